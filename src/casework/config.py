@@ -1,0 +1,179 @@
+"""Typed settings, read once and passed in.
+
+Precedence (highest first): explicit overrides, ``CASEWORK_*`` environment variables, a
+``casework.toml`` file (``./casework.toml`` or the path in ``CASEWORK_CONFIG``), defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from casework.errors import ConfigError
+
+__all__ = ["Limits", "Models", "Settings", "config_sources", "get_settings"]
+
+LOCAL_MODEL = "local:qwen2.5-coder-1.5b"
+
+
+class Models(BaseModel):
+    """Model per role, as ``provider:name`` (see ``casework.llm.resolve_model``)."""
+
+    default: str = LOCAL_MODEL
+    """Used by any role left unset. Default: the bundled offline model."""
+    orchestrator: str | None = None
+    """Supervisors and case managers (the specs use a large model here)."""
+    specialist: str | None = None
+    """Specialist sub-agents (a small model is fine)."""
+    judge: str | None = None
+    """LLM judges; should differ from the model it judges."""
+    annotator: str | None = None
+    """Generators of annotations (HED)."""
+
+    def for_role(self, role: str) -> str:
+        value = getattr(self, role, None) if role in type(self).model_fields else None
+        return value or self.default
+
+
+class Limits(BaseModel):
+    """Limits and budgets applied to every agent run unless an app asks for less."""
+
+    max_model_calls: int = 12
+    """Model calls per run before it ends as NEEDS_REVIEW. Default 12."""
+    max_tool_calls: int = 30
+    """Tool calls per run. Default 30."""
+    recursion_limit: int = 60
+    """LangGraph super-steps per run. Default 60."""
+    max_tokens: int | None = None
+    """Token budget per run (prompt + completion). Default: none."""
+    max_cost_usd: float | None = None
+    """Cost budget per run in USD, where the price table knows the model. Default: none."""
+    max_seconds: float | None = None
+    """Wall-time budget per run. Default: none."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="CASEWORK_",
+        env_nested_delimiter="__",
+        extra="ignore",
+    )
+
+    home: Path = Path(".casework")
+    """Working directory for the database, vectors, traces and model cache. Default ./.casework"""
+    database_url: str | None = None
+    """SQLAlchemy URL. Default: sqlite file ``<home>/casework.db``."""
+    vector_path: Path | None = None
+    """Chroma persistent directory. Default ``<home>/chroma``."""
+    model_path: Path | None = None
+    """Where the joined bundled GGUF lives. Default ``<home>/models``."""
+    models: Models = Field(default_factory=Models)
+    limits: Limits = Field(default_factory=Limits)
+    local_threads: int = 2
+    """CPU threads for the bundled model. Default 2 (the machines have 2 cores)."""
+    local_ctx: int = 8192
+    """Context window for the bundled model, in tokens. Default 8192."""
+    trace_dir: Path | None = None
+    """Where JSONL run traces go. Default ``<home>/traces``."""
+    allow_network_models: bool = True
+    """Tests set this false so nothing reaches a real provider."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (
+            init_settings,
+            env_settings,
+            TomlConfigSettingsSource(settings_cls, toml_file=_toml_path()),
+        )
+
+    # Derived paths: one place computes each default.
+    @property
+    def db_url(self) -> str:
+        return self.database_url or f"sqlite:///{(self.home / 'casework.db').as_posix()}"
+
+    @property
+    def vectors_dir(self) -> Path:
+        return self.vector_path or self.home / "chroma"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.model_path or self.home / "models"
+
+    @property
+    def traces_dir(self) -> Path:
+        return self.trace_dir or self.home / "traces"
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.home / "checkpoints.sqlite"
+
+
+def _toml_path() -> Path | None:
+    explicit = os.environ.get("CASEWORK_CONFIG")
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"CASEWORK_CONFIG points at {path}, which is not a file.")
+        return path
+    path = Path("casework.toml")
+    return path if path.is_file() else None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings (tests call ``get_settings.cache_clear()``)."""
+    try:
+        return Settings()
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"casework.toml is not valid TOML: {exc}.") from exc
+    except ValueError as exc:
+        raise ConfigError(f"Invalid casework settings: {exc}".splitlines()[0]) from exc
+
+
+def config_sources(settings: Settings) -> list[tuple[str, Any, str]]:
+    """Every effective value with where it came from: (dotted key, value, source)."""
+    toml_file = _toml_path()
+    toml_data: dict[str, Any] = tomllib.loads(toml_file.read_text()) if toml_file else {}
+    rows: list[tuple[str, Any, str]] = []
+
+    def source(path: list[str]) -> str:
+        env_name = "CASEWORK_" + "__".join(p.upper() for p in path)
+        if env_name in os.environ or (len(path) == 1 and f"CASEWORK_{path[0].upper()}" in os.environ):
+            return f"env {env_name}"
+        node: Any = toml_data
+        for part in path:
+            if not isinstance(node, dict) or part not in node:
+                return "default"
+            node = node[part]
+        return f"file {toml_file}"
+
+    for name in Settings.model_fields:
+        value = getattr(settings, name)
+        if isinstance(value, BaseModel):
+            for sub in type(value).model_fields:
+                rows.append((f"{name}.{sub}", getattr(value, sub), source([name, sub])))
+        else:
+            rows.append((name, value, source([name])))
+    rows.append(("(effective) database url", settings.db_url, "derived"))
+    rows.append(("(effective) vector path", settings.vectors_dir, "derived"))
+    for role in ("orchestrator", "specialist", "judge", "annotator"):
+        rows.append((f"(effective) model for {role}", settings.models.for_role(role), "derived"))
+    return rows

@@ -1,0 +1,65 @@
+"""Errors, grouped by who must act.
+
+Every error a user can cause ends in one clear sentence (the CLI prints ``str(err)`` and exits
+non-zero); messages name the variable, command or id that fixes it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetExceeded",
+    "CaseworkError",
+    "ConfigError",
+    "InputError",
+    "ModelError",
+    "NotFoundError",
+    "ReplayDriftError",
+    "RunError",
+    "ToolRetry",
+]
+
+
+class CaseworkError(Exception):
+    """Base class of every error casework raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(CaseworkError):
+    """Settings or set-up are wrong (missing model, bad URL, unknown provider): fix config."""
+
+    exit_code = 2
+
+
+class InputError(CaseworkError):
+    """The user passed something malformed (bad path, bad SQL, invalid id format)."""
+
+    exit_code = 2
+
+
+class NotFoundError(InputError):
+    """An id the user named does not exist."""
+
+
+class ModelError(CaseworkError):
+    """A model could not be reached or produced unusable output."""
+
+
+class ReplayDriftError(ModelError):
+    """A replayed run asked the model something the cassette did not record."""
+
+
+class RunError(CaseworkError):
+    """A run failed; carries the run's identifiers for the trace."""
+
+    def __init__(self, message: str, *, run_id: str | None = None) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+
+class BudgetExceeded(RunError):
+    """A run used up its token, cost, call or time budget."""
+
+
+class ToolRetry(CaseworkError):
+    """Raised inside a tool to send a correction back to the model instead of failing."""
