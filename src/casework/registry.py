@@ -1,0 +1,80 @@
+"""Apps plug in through a registry; built-in apps register like external ones.
+
+An app package exposes ``APP = AppSpec(...)`` in its ``__init__``. Built-in apps are listed in
+``BUILTIN_APPS``; external packages add an entry point in the ``casework.apps`` group that
+points at their ``AppSpec``. Nothing here imports an app until it is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+__all__ = ["BUILTIN_APPS", "AppSpec", "all_apps", "get_app", "migration_dirs"]
+
+BUILTIN_APPS = ["casework.apps.receipts"]
+
+# Components below the apps that own tables too.
+_COMPONENT_MIGRATIONS = [Path(__file__).parent / "evals" / "migrations" / "versions"]
+
+
+@dataclass(frozen=True)
+class AppSpec:
+    """What an app offers the platform. Every hook is lazy so start-up stays cheap."""
+
+    name: str
+    description: str
+    migrations: Path | None = None
+    """The app's Alembic ``versions`` folder (its first revision has ``branch_labels=(name,)``)."""
+    cli: Callable[[], Any] | None = None
+    """Returns the app's Typer sub-app, mounted as ``casework <name>``."""
+    router: Callable[[], Any] | None = None
+    """Returns the app's FastAPI ``APIRouter``, mounted under ``/<name>``."""
+    demo: Callable[[], None] | None = None
+    """Runs the app's demo on embedded defaults and the bundled model."""
+    eval_suite: Callable[[], Any] | None = None
+    """Returns the app's ``casework.evals.EvalSuite`` (datasets, strategies, evaluators, targets)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_cache: dict[str, AppSpec] | None = None
+
+
+def all_apps() -> dict[str, AppSpec]:
+    global _cache
+    if _cache is None:
+        apps: dict[str, AppSpec] = {}
+        for module_name in BUILTIN_APPS:
+            try:
+                module = importlib.import_module(module_name)
+            except ModuleNotFoundError as exc:
+                if exc.name == module_name:
+                    continue
+                raise
+            spec: AppSpec = module.APP
+            apps[spec.name] = spec
+        for ep in entry_points(group="casework.apps"):
+            spec = ep.load()
+            apps.setdefault(spec.name, spec)
+        _cache = apps
+    return _cache
+
+
+def get_app(name: str) -> AppSpec:
+    from casework.errors import InputError
+
+    apps = all_apps()
+    if name not in apps:
+        known = ", ".join(sorted(apps)) or "none"
+        raise InputError(f"Unknown app {name!r}; registered apps: {known}.")
+    return apps[name]
+
+
+def migration_dirs() -> list[Path]:
+    dirs = [d for d in _COMPONENT_MIGRATIONS if d.is_dir()]
+    dirs += [a.migrations for a in all_apps().values() if a.migrations and a.migrations.is_dir()]
+    return dirs
