@@ -44,9 +44,13 @@ def resolve_model(spec: str, *, settings: Settings | None = None, **kwargs: Any)
     settings = settings or get_settings()
     provider, sep, name = spec.partition(":")
     if not sep or not name:
-        raise ConfigError(f"Model {spec!r} is not of the form provider:name (e.g. local:qwen2.5-coder-1.5b).")
+        raise ConfigError(
+            f"Model {spec!r} is not of the form provider:name (e.g. local:qwen2.5-coder-1.5b)."
+        )
     if provider not in PROVIDERS:
-        raise ConfigError(f"Unknown model provider {provider!r}; use one of {', '.join(PROVIDERS)}.")
+        raise ConfigError(
+            f"Unknown model provider {provider!r}; use one of {', '.join(PROVIDERS)}."
+        )
     if provider == "local":
         from casework.llm.local import load_local_model
 
@@ -54,7 +58,9 @@ def resolve_model(spec: str, *, settings: Settings | None = None, **kwargs: Any)
     if provider == "replay":
         return ReplayChatModel.from_path(name)
     if not settings.allow_network_models:
-        raise ConfigError(f"Network models are disabled here (CASEWORK_ALLOW_NETWORK_MODELS=false); {spec} was asked for.")
+        raise ConfigError(
+            f"Network models are disabled here (CASEWORK_ALLOW_NETWORK_MODELS=false); {spec} was asked for."
+        )
     key_var = PROVIDERS[provider]
     if key_var and not os.environ.get(key_var):
         raise ConfigError(f"{spec} needs {key_var} set in the environment.")
@@ -81,7 +87,9 @@ def resolve_model(spec: str, *, settings: Settings | None = None, **kwargs: Any)
     return ChatOllama(model=name, base_url=os.environ.get("OLLAMA_HOST"), **kwargs)
 
 
-def model_for_role(role: str, *, override: str | None = None, settings: Settings | None = None) -> BaseChatModel:
+def model_for_role(
+    role: str, *, override: str | None = None, settings: Settings | None = None
+) -> BaseChatModel:
     """The model configured for a role (orchestrator, specialist, judge, annotator, default)."""
     settings = settings or get_settings()
     return resolve_model(override or settings.models.for_role(role), settings=settings)

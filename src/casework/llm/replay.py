@@ -41,7 +41,11 @@ def _norm_message(m: BaseMessage) -> dict[str, Any]:
 def fingerprint(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> dict[str, str]:
     """Hashes of the prompt and of the tool schemas, and of both together."""
     prompt = json.dumps([_norm_message(m) for m in messages], sort_keys=True, default=str)
-    schemas = json.dumps(sorted(tools, key=lambda t: t.get("function", {}).get("name", "")), sort_keys=True, default=str)
+    schemas = json.dumps(
+        sorted(tools, key=lambda t: t.get("function", {}).get("name", "")),
+        sort_keys=True,
+        default=str,
+    )
     h = lambda s: hashlib.sha256(s.encode()).hexdigest()[:16]  # noqa: E731
     return {"prompt": h(prompt), "tools": h(schemas), "key": h(prompt + schemas)}
 
@@ -60,7 +64,9 @@ class Cassette:
         for e in self.entries:
             self._by_key[e["fingerprint"]["key"]].append(e)
 
-    def append(self, fp: dict[str, str], response: AIMessage, messages: Sequence[BaseMessage]) -> None:
+    def append(
+        self, fp: dict[str, str], response: AIMessage, messages: Sequence[BaseMessage]
+    ) -> None:
         entry = {
             "fingerprint": fp,
             "last_message": _norm_message(messages[-1]) if messages else None,
@@ -102,9 +108,13 @@ class _CassetteModel(BaseChatModel):
 
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
         schemas = [convert_to_openai_tool(t) for t in tools]
-        return self.model_copy(update={"tool_schemas": schemas, **self._bind_extra(tools, tool_choice, kwargs)})
+        return self.model_copy(
+            update={"tool_schemas": schemas, **self._bind_extra(tools, tool_choice, kwargs)}
+        )
 
-    def _bind_extra(self, tools: Sequence[Any], tool_choice: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def _bind_extra(
+        self, tools: Sequence[Any], tool_choice: Any, kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
         return {}
 
     def _result(self, message: AIMessage) -> ChatResult:
@@ -125,8 +135,13 @@ class ReplayChatModel(_CassetteModel):
             raise ConfigError(f"No cassette at {path}: record one with `--record` first.")
         return cls(cassette=Cassette(path))
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         fp = fingerprint(messages, self.tool_schemas)
         return self._result(self.cassette.take(fp, messages))
 
@@ -143,20 +158,36 @@ class RecordingChatModel(_CassetteModel):
 
     @classmethod
     def wrap(cls, inner: BaseChatModel, path: str | Path) -> RecordingChatModel:
-        return cls(cassette=Cassette(Path(path)), inner=inner, model_name=getattr(inner, "model_name", "recorded"))
+        return cls(
+            cassette=Cassette(Path(path)),
+            inner=inner,
+            model_name=getattr(inner, "model_name", "recorded"),
+        )
 
-    def _bind_extra(self, tools: Sequence[Any], tool_choice: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def _bind_extra(
+        self, tools: Sequence[Any], tool_choice: Any, kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
         return {"bound_inner": self.inner.bind_tools(tools, tool_choice=tool_choice, **kwargs)}
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         runnable = self.bound_inner or self.inner
         response = runnable.invoke(messages)
         self.cassette.append(fingerprint(messages, self.tool_schemas), response, messages)
         return self._result(response)
 
-    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                         run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         runnable = self.bound_inner or self.inner
         response = await runnable.ainvoke(messages)
         self.cassette.append(fingerprint(messages, self.tool_schemas), response, messages)

@@ -28,7 +28,9 @@ def call(name: str, /, **args: Any) -> AIMessage:
     """One scripted turn that calls tool ``name`` with ``args``."""
     return AIMessage(
         content="",
-        tool_calls=[{"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:10]}", "type": "tool_call"}],
+        tool_calls=[
+            {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:10]}", "type": "tool_call"}
+        ],
     )
 
 
@@ -66,12 +68,13 @@ class ScriptedChatModel(BaseChatModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    steps: list[Any] = Field(default_factory=list)
-    responder: Any = None
+    # repr=False: LangChain serialises the model on every call; a long script must not cost.
+    steps: list[Any] = Field(default_factory=list, repr=False)
+    responder: Any = Field(default=None, repr=False)
     latency: float = 0.0
     model_name: str = "scripted"
     bound_tools: list[str] = Field(default_factory=list)
-    script: Any = None
+    script: Any = Field(default=None, repr=False)
 
     def model_post_init(self, __context: Any) -> None:
         if self.script is None:
@@ -106,12 +109,21 @@ class ScriptedChatModel(BaseChatModel):
                     f"(bound: {', '.join(self.bound_tools)})."
                 )
         n_in = sum(len(str(m.content).split()) for m in messages)
-        n_out = len(str(message.content).split()) + sum(len(str(tc["args"])) // 4 for tc in message.tool_calls)
+        n_out = len(str(message.content).split()) + sum(
+            len(str(tc["args"])) // 4 for tc in message.tool_calls
+        )
         message = message.model_copy(
             update={
                 "id": None,
-                "tool_calls": [{**tc, "id": tc.get("id") or f"call_{uuid.uuid4().hex[:10]}"} for tc in message.tool_calls],
-                "usage_metadata": {"input_tokens": n_in, "output_tokens": n_out, "total_tokens": n_in + n_out},
+                "tool_calls": [
+                    {**tc, "id": tc.get("id") or f"call_{uuid.uuid4().hex[:10]}"}
+                    for tc in message.tool_calls
+                ],
+                "usage_metadata": {
+                    "input_tokens": n_in,
+                    "output_tokens": n_out,
+                    "total_tokens": n_in + n_out,
+                },
                 "response_metadata": {"model_name": self.model_name},
             }
         )

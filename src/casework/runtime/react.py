@@ -253,6 +253,7 @@ class ReactAgent(Generic[DecisionT]):
         approvals: ``{tool_name: True | {"allowed_decisions": [...]}}`` pauses before those tools.
         checkpointer: a LangGraph checkpointer; required for approvals and resume.
         trace_dir: where JSONL traces go; ``None`` disables traces.
+        durability: LangGraph checkpoint durability (``sync`` survives a killed process).
     """
 
     def __init__(
@@ -273,8 +274,12 @@ class ReactAgent(Generic[DecisionT]):
         checkpointer: Any = None,
         middleware: Sequence[AgentMiddleware] = (),
         trace_dir: Path | None = None,
+        durability: str = "sync",
     ) -> None:
         self.name = name
+        # "sync": each step is on disk before the next starts, so a killed process resumes
+        # from its last step (LangGraph's default "async" can lose the last writes).
+        self.durability = durability
         self.model = model
         self.decision_model = decision_model
         self.submit_name = submit_name
@@ -399,7 +404,7 @@ class ReactAgent(Generic[DecisionT]):
         recursion = False
         try:
             for mode, chunk in self.graph.stream(
-                payload, config, context=context, stream_mode=["updates", "values"]
+                payload, config, context=context, stream_mode=["updates", "values"], durability=self.durability
             ):
                 if mode == "values":
                     values = chunk
@@ -436,7 +441,7 @@ class ReactAgent(Generic[DecisionT]):
         recursion = False
         try:
             async for mode, chunk in self.graph.astream(
-                payload, config, context=context, stream_mode=["updates", "values"]
+                payload, config, context=context, stream_mode=["updates", "values"], durability=self.durability
             ):
                 if mode == "values":
                     values = chunk

@@ -1,0 +1,1 @@
+"""Benchmarks: measured figures for the runtime and the bundled local model."""

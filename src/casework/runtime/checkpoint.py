@@ -1,0 +1,49 @@
+"""Checkpointers: SQLite by default, PostgreSQL when the database URL is PostgreSQL."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from casework.config import Settings
+
+__all__ = ["open_checkpointer", "postgres_checkpointer", "sqlite_checkpointer"]
+
+
+def sqlite_checkpointer(path: Path) -> Any:
+    """A SQLite saver on a file; the connection lives as long as the saver."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), check_same_thread=False)
+    saver = SqliteSaver(conn)
+    saver.setup()
+    return saver
+
+
+@contextmanager
+def postgres_checkpointer(url: str) -> Iterator[Any]:
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    url = url.replace("postgresql+psycopg://", "postgresql://", 1)
+    with PostgresSaver.from_conn_string(url) as saver:
+        saver.setup()
+        yield saver
+
+
+@contextmanager
+def open_checkpointer(settings: Settings) -> Iterator[Any]:
+    """The checkpointer that matches the configured database."""
+    url = settings.db_url
+    if url.startswith(("postgresql", "postgres")):
+        with postgres_checkpointer(url) as saver:
+            yield saver
+    else:
+        saver = sqlite_checkpointer(settings.checkpoint_path)
+        try:
+            yield saver
+        finally:
+            saver.conn.close()

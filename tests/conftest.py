@@ -1,0 +1,54 @@
+"""Test-wide guards: no network but loopback, no real providers, a private casework home."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+
+import pytest
+
+from casework.config import get_settings
+
+_real_connect = socket.socket.connect
+
+
+def _loopback_only(self: socket.socket, address) -> None:  # type: ignore[no-untyped-def]
+    host = address[0] if isinstance(address, tuple) else None
+    if host is not None:
+        try:
+            ok = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            ok = host == "localhost"
+        if not ok:
+            raise OSError(f"tests may only reach loopback, not {host}")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _guards(tmp_path_factory: pytest.TempPathFactory):
+    mp = pytest.MonkeyPatch()
+    home = tmp_path_factory.mktemp("casework-home")
+    mp.setenv("CASEWORK_HOME", str(home))
+    mp.setenv("CASEWORK_ALLOW_NETWORK_MODELS", "false")
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    mp.setenv("TRANSFORMERS_OFFLINE", "1")
+    mp.setenv("ANONYMIZED_TELEMETRY", "False")
+    # The bundled model lives in the project's .casework; tests share it rather than re-join 1 GB.
+    from pathlib import Path
+
+    project_models = Path(__file__).resolve().parents[1] / ".casework" / "models"
+    mp.setenv("CASEWORK_MODEL_PATH", str(project_models))
+    mp.setattr(socket.socket, "connect", _loopback_only)
+    get_settings.cache_clear()
+    yield
+    mp.undo()
+    get_settings.cache_clear()
+
+
+@pytest.fixture
+def settings(tmp_path, monkeypatch):
+    """Settings on a fresh home directory for one test."""
+    monkeypatch.setenv("CASEWORK_HOME", str(tmp_path / "home"))
+    get_settings.cache_clear()
+    yield get_settings()
+    get_settings.cache_clear()
