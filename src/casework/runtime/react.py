@@ -279,7 +279,7 @@ class ReactAgent(Generic[DecisionT]):
         self.name = name
         # "sync": each step is on disk before the next starts, so a killed process resumes
         # from its last step (LangGraph's default "async" can lose the last writes).
-        self.durability = durability
+        self._stream_kwargs = {"durability": durability} if checkpointer is not None else {}
         self.model = model
         self.decision_model = decision_model
         self.submit_name = submit_name
@@ -404,7 +404,7 @@ class ReactAgent(Generic[DecisionT]):
         recursion = False
         try:
             for mode, chunk in self.graph.stream(
-                payload, config, context=context, stream_mode=["updates", "values"], durability=self.durability
+                payload, config, context=context, stream_mode=["updates", "values"], **self._stream_kwargs
             ):
                 if mode == "values":
                     values = chunk
@@ -441,7 +441,7 @@ class ReactAgent(Generic[DecisionT]):
         recursion = False
         try:
             async for mode, chunk in self.graph.astream(
-                payload, config, context=context, stream_mode=["updates", "values"], durability=self.durability
+                payload, config, context=context, stream_mode=["updates", "values"], **self._stream_kwargs
             ):
                 if mode == "values":
                     values = chunk
