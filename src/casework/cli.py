@@ -14,8 +14,8 @@ from rich.table import Table
 from casework.config import config_sources, get_settings
 from casework.errors import CaseworkError
 
-console = Console()
-err_console = Console(stderr=True)
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 app = typer.Typer(
     name="casework",

@@ -55,8 +55,9 @@ def all_apps() -> dict[str, AppSpec]:
                 if exc.name == module_name:
                     continue
                 raise
-            spec: AppSpec = module.APP
-            apps[spec.name] = spec
+            spec = getattr(module, "APP", None)
+            if isinstance(spec, AppSpec):
+                apps[spec.name] = spec
         for ep in entry_points(group="casework.apps"):
             spec = ep.load()
             apps.setdefault(spec.name, spec)

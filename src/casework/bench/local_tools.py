@@ -180,7 +180,13 @@ def _prefix_cache_run(chat: BaseChatModel, data: dict[str, Any], steps: int = 3)
             break
         tool, args = _outcome(reply)
         metrics = _metrics(reply)
-        row: dict[str, Any] = {"step": step, "tool": tool, "seconds": round(seconds, 3), **metrics}
+        row: dict[str, Any] = {
+            "step": step,
+            "tool": tool,
+            "args": args,
+            "seconds": round(seconds, 3),
+            **metrics,
+        }
         if previous is not None and metrics["prompt_tokens"] is not None:
             row["new_tokens"] = metrics["prompt_tokens"] - (
                 previous["prompt_tokens"] + previous["completion_tokens"]
@@ -252,7 +258,16 @@ def print_local_tools_report(result: dict[str, Any], console: Any = None) -> Non
     console.print(summary)
 
     rows = Table(title="cases")
-    for col in ("case", "expected", "got", "tool", "args", "s", "tokens eval.", "arguments / error"):
+    for col in (
+        "case",
+        "expected",
+        "got",
+        "tool",
+        "args",
+        "s",
+        "tokens eval.",
+        "arguments / error",
+    ):
         rows.add_column(col)
     for r in result["rows"]:
         detail = r["error"] or json.dumps(r["args"], ensure_ascii=False)

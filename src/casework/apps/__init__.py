@@ -1,0 +1,1 @@
+"""Built-in casework apps: one package per app, each exposing ``APP = AppSpec(...)``."""
