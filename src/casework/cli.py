@@ -73,6 +73,19 @@ def demo() -> None:
     run_demo(console)
 
 
+@app.command()
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Interface to bind."),
+    port: int = typer.Option(8000, help="Port."),
+) -> None:
+    """Serve the HTTP API (every app's routes under /<app>, /health, /docs)."""
+    import uvicorn
+
+    from casework.server import create_app
+
+    uvicorn.run(create_app(), host=host, port=port)
+
+
 @bench_app.command("runtime")
 def bench_runtime(
     steps: int = typer.Option(200, help="Tool steps per run."),
