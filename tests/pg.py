@@ -46,7 +46,9 @@ class PostgresServer:
         data = self.dir / "data"
         self._run(self.initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
         opts = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir} -c fsync=off"
-        self._run(self.pg_ctl, "-D", str(data), "-o", opts, "-l", str(self.dir / "log"), "-w", "start")
+        self._run(
+            self.pg_ctl, "-D", str(data), "-o", opts, "-l", str(self.dir / "log"), "-w", "start"
+        )
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
 
     def stop(self) -> None:

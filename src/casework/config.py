@@ -156,7 +156,9 @@ def config_sources(settings: Settings) -> list[tuple[str, Any, str]]:
 
     def source(path: list[str]) -> str:
         env_name = "CASEWORK_" + "__".join(p.upper() for p in path)
-        if env_name in os.environ or (len(path) == 1 and f"CASEWORK_{path[0].upper()}" in os.environ):
+        if env_name in os.environ or (
+            len(path) == 1 and f"CASEWORK_{path[0].upper()}" in os.environ
+        ):
             return f"env {env_name}"
         node: Any = toml_data
         for part in path:

@@ -31,10 +31,15 @@ def _check_model(settings: Settings) -> Check:
     if not status["present"]:
         return Check("bundled model", "fail", f"not prepared at {status['path']}: run `make model`")
     if not status["size_ok"]:
-        return Check("bundled model", "fail", f"{status['path']} has the wrong size: run `casework model prepare`")
-    if not status["verified_stamp"]:
-        if not verify_model(status["path"]):
-            return Check("bundled model", "fail", "SHA-256 does not match: run `casework model prepare`")
+        return Check(
+            "bundled model",
+            "fail",
+            f"{status['path']} has the wrong size: run `casework model prepare`",
+        )
+    if not status["verified_stamp"] and not verify_model(status["path"]):
+        return Check(
+                "bundled model", "fail", "SHA-256 does not match: run `casework model prepare`"
+            )
     return Check("bundled model", "ok", f"{status['path']} (sha256 verified)")
 
 
@@ -53,8 +58,14 @@ def _check_database(settings: Settings) -> Check:
     migrate(engine)
     applied, expected = migration_status(engine)
     if applied != expected:
-        return Check("database", "fail", f"migrations not at head ({sorted(applied)} vs {sorted(expected)})")
-    return Check("database", "ok", f"{engine.url.render_as_string()} migrated ({', '.join(sorted(expected))})")
+        return Check(
+            "database", "fail", f"migrations not at head ({sorted(applied)} vs {sorted(expected)})"
+        )
+    return Check(
+        "database",
+        "ok",
+        f"{engine.url.render_as_string()} migrated ({', '.join(sorted(expected))})",
+    )
 
 
 def _check_vectors(settings: Settings) -> Check:
@@ -66,7 +77,11 @@ def _check_vectors(settings: Settings) -> Check:
     hit = collection.query(query_texts=["total"], n_results=1)["ids"][0]
     if hit != ["probe"]:
         return Check("vector store", "fail", "Chroma returned no match for the probe document")
-    return Check("vector store", "ok", f"Chroma at {settings.vectors_dir}, MiniLM embeds offline ({time.perf_counter() - t0:.1f} s)")
+    return Check(
+        "vector store",
+        "ok",
+        f"Chroma at {settings.vectors_dir}, MiniLM embeds offline ({time.perf_counter() - t0:.1f} s)",
+    )
 
 
 def _check_checkpointer(settings: Settings) -> Check:
@@ -108,7 +123,9 @@ def run_doctor(console: Console, settings: Settings | None = None) -> list[Check
             check = Check(name, "fail", str(exc))
         except Exception as exc:  # a broken component must not print a traceback
             check = Check(name, "fail", f"{type(exc).__name__}: {exc}")
-        mark = {"ok": "[green]ok  [/]", "info": "[cyan]info[/]", "fail": "[red]FAIL[/]"}[check.status]
+        mark = {"ok": "[green]ok  [/]", "info": "[cyan]info[/]", "fail": "[red]FAIL[/]"}[
+            check.status
+        ]
         console.print(f"{mark} {check.name:<15} {check.detail}", highlight=False)
         results.append(check)
         if check.status == "fail":
@@ -124,7 +141,9 @@ def run_demo(console: Console) -> None:
     run_doctor(console)
     demos = {name: spec.demo for name, spec in all_apps().items() if spec.demo}
     if not demos:
-        console.print("No app with a demo is registered yet; running the local-model agent smoke run.")
+        console.print(
+            "No app with a demo is registered yet; running the local-model agent smoke run."
+        )
     console.rule("local model smoke run")
     smoke_run(console)
     for name, fn in demos.items():

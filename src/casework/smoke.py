@@ -20,10 +20,18 @@ from casework.runtime.react import ReactAgent
 __all__ = ["ORDERS", "OrderRef", "SmokeDecision", "build_smoke_agent"]
 
 ORDERS = {
-    "A-1001": {"status": "delivered", "carrier": "UPS", "delivered_on": "2026-11-18", "customer": "C-7"},
+    "A-1001": {
+        "status": "delivered",
+        "carrier": "UPS",
+        "delivered_on": "2026-11-18",
+        "customer": "C-7",
+    },
     "A-1002": {"status": "in transit", "carrier": "USPS", "delivered_on": None, "customer": "C-9"},
 }
-CUSTOMERS = {"C-7": {"name": "Dana Ruiz", "open_claims": 0}, "C-9": {"name": "Lee Park", "open_claims": 3}}
+CUSTOMERS = {
+    "C-7": {"name": "Dana Ruiz", "open_claims": 0},
+    "C-9": {"name": "Lee Park", "open_claims": 3},
+}
 
 
 @dataclass(frozen=True)
@@ -34,7 +42,9 @@ class OrderRef:
 class SmokeDecision(BaseModel):
     """Your decision on the claim."""
 
-    verdict: Literal["VALID", "INVALID", "NEEDS_REVIEW"] = Field(description="VALID, INVALID or NEEDS_REVIEW.")
+    verdict: Literal["VALID", "INVALID", "NEEDS_REVIEW"] = Field(
+        description="VALID, INVALID or NEEDS_REVIEW."
+    )
     confidence: float = Field(ge=0, le=100, description="0 to 100.")
     reasoning: str = Field(max_length=300, description="One or two sentences.")
 
@@ -58,7 +68,9 @@ SYSTEM = (
 )
 
 
-def build_smoke_agent(model: BaseChatModel, *, trace_dir: Path | None = None, checkpointer=None) -> ReactAgent[SmokeDecision]:
+def build_smoke_agent(
+    model: BaseChatModel, *, trace_dir: Path | None = None, checkpointer=None
+) -> ReactAgent[SmokeDecision]:
     return ReactAgent(
         model=model,
         tools=[get_order_status, get_customer],

@@ -15,14 +15,20 @@ from casework.errors import ConfigError
 
 def cli(*args: str, cwd=None, env=None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "casework.cli", *args], capture_output=True, text=True, timeout=300,
-        cwd=cwd, env={**os.environ, **(env or {})},
+        [sys.executable, "-m", "casework.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
     )
 
 
 def test_env_beats_toml_beats_default(tmp_path, monkeypatch):
     toml = tmp_path / "casework.toml"
-    toml.write_text('[models]\ndefault = "ollama:llama3"\njudge = "openai:gpt-4o-mini"\n[limits]\nmax_model_calls = 7\n')
+    toml.write_text(
+        '[models]\ndefault = "ollama:llama3"\njudge = "openai:gpt-4o-mini"\n[limits]\nmax_model_calls = 7\n'
+    )
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CASEWORK_MODELS__JUDGE", "anthropic:claude-3-5-haiku")
     s = Settings()
@@ -46,7 +52,11 @@ def test_config_json_names_sources(tmp_path):
     out = cli("config", "--json", env={"CASEWORK_LIMITS__MAX_TOOL_CALLS": "9"})
     assert out.returncode == 0, out.stderr
     rows = {r["key"]: r for r in json.loads(out.stdout)}
-    assert rows["limits.max_tool_calls"] == {"key": "limits.max_tool_calls", "value": 9, "source": "env CASEWORK_LIMITS__MAX_TOOL_CALLS"}
+    assert rows["limits.max_tool_calls"] == {
+        "key": "limits.max_tool_calls",
+        "value": 9,
+        "source": "env CASEWORK_LIMITS__MAX_TOOL_CALLS",
+    }
 
 
 def test_doctor_fails_in_one_sentence_on_a_missing_model(tmp_path):

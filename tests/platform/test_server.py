@@ -19,8 +19,15 @@ def test_health_and_error_mapping_and_sse():
 
     @router.get("/run")
     def run():
-        model = ScriptedChatModel(steps=[call("get_order_status"), call("submit_decision", verdict="VALID", confidence=90, reasoning="r")])
-        return sse_response(build_smoke_agent(model).iter_events("check", context=OrderRef(), trace=False))
+        model = ScriptedChatModel(
+            steps=[
+                call("get_order_status"),
+                call("submit_decision", verdict="VALID", confidence=90, reasoning="r"),
+            ]
+        )
+        return sse_response(
+            build_smoke_agent(model).iter_events("check", context=OrderRef(), trace=False)
+        )
 
     app.include_router(router, prefix="/t")
     client = TestClient(app)
@@ -28,7 +35,15 @@ def test_health_and_error_mapping_and_sse():
     r = client.get("/t/missing")
     assert r.status_code == 404 and r.json()["error"] == "No receipt 9."
     body = client.get("/t/run").text
-    events = [line.removeprefix("event: ").strip() for line in body.splitlines() if line.startswith("event:")]
+    events = [
+        line.removeprefix("event: ").strip()
+        for line in body.splitlines()
+        if line.startswith("event:")
+    ]
     assert events == ["tool", "tool_result", "tool", "tool_result", "complete"]
-    data = [json.loads(line.removeprefix("data: ")) for line in body.splitlines() if line.startswith("data:")]
+    data = [
+        json.loads(line.removeprefix("data: "))
+        for line in body.splitlines()
+        if line.startswith("data:")
+    ]
     assert data[-1]["result"]["verdict"] == "VALID" and data[-1]["usage"]["model_calls"] == 2

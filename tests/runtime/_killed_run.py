@@ -19,7 +19,10 @@ def responder(messages, tools):
     return call("submit_decision", verdict="VALID", confidence=90, reasoning="delivered, no claims")
 
 
-agent = build_smoke_agent(ScriptedChatModel(responder=responder), checkpointer=sqlite_checkpointer(__import__("pathlib").Path(sys.argv[1])))
+agent = build_smoke_agent(
+    ScriptedChatModel(responder=responder),
+    checkpointer=sqlite_checkpointer(__import__("pathlib").Path(sys.argv[1])),
+)
 if sys.argv[2] == "die":
     agent.run("check A-1001", context=OrderRef("A-1001"), thread_id="killed", trace=False)
 else:

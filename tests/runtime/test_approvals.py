@@ -43,17 +43,26 @@ def build(journal: SideEffectJournal, steps):
         return journal.once(
             effect_key(thread, "send_email", args),
             lambda: OUTBOX.append(args) or f"sent to {to}",
-            thread_id=thread, action="send_email", args=args,
+            thread_id=thread,
+            action="send_email",
+            args=args,
         )
 
     return ReactAgent(
-        model=ScriptedChatModel(steps=steps), tools=[send_email], decision_model=Outcome,
-        system_prompt="s", approvals={"send_email": True}, checkpointer=InMemorySaver(),
+        model=ScriptedChatModel(steps=steps),
+        tools=[send_email],
+        decision_model=Outcome,
+        system_prompt="s",
+        approvals={"send_email": True},
+        checkpointer=InMemorySaver(),
     )
 
 
 def steps():
-    return [call("send_email", to="a@x.org", body="hi"), call("submit_decision", verdict="DONE", confidence=90, reasoning="r")]
+    return [
+        call("send_email", to="a@x.org", body="hi"),
+        call("submit_decision", verdict="DONE", confidence=90, reasoning="r"),
+    ]
 
 
 def test_approve_sends_once(journal):
@@ -82,7 +91,7 @@ def test_reject_sends_nothing(journal):
     agent.run("email a", thread_id="t3", trace=False)
     done = agent.resume("t3", [{"type": "reject", "message": "not this one"}], trace=False)
     assert done.ended_by == "submit" and OUTBOX == []
-    rejected = [c for c in done.tool_calls if c.name == "send_email"][0]
+    rejected = next(c for c in done.tool_calls if c.name == "send_email")
     assert rejected.ok is False
 
 

@@ -51,12 +51,24 @@ class Decision(BaseModel):
 
 
 def agent(model, **kw) -> ReactAgent[Decision]:
-    return ReactAgent(model=model, tools=[get_word, flaky], decision_model=Decision, system_prompt="s", context_schema=WordRef, **kw)
+    return ReactAgent(
+        model=model,
+        tools=[get_word, flaky],
+        decision_model=Decision,
+        system_prompt="s",
+        context_schema=WordRef,
+        **kw,
+    )
 
 
 def test_scripted_run_reaches_decision_and_tools_read_context():
     SEEN.clear()
-    model = ScriptedChatModel(steps=[call("get_word"), call("submit_decision", decision="VALID", confidence=91, reasoning="r")])
+    model = ScriptedChatModel(
+        steps=[
+            call("get_word"),
+            call("submit_decision", decision="VALID", confidence=91, reasoning="r"),
+        ]
+    )
     result = agent(model).run("validate", context=WordRef(42), trace=False)
     assert result.ended_by == "submit"
     assert result.decision == Decision(decision="VALID", confidence=91, reasoning="r")
@@ -74,7 +86,9 @@ def test_scoped_ids_are_not_in_the_tool_schema():
 
 def test_model_call_limit_ends_with_needs_review():
     model = ScriptedChatModel(steps=[call("get_word")] * 10)
-    result = agent(model, limits=Limits(max_model_calls=3)).run("v", context=WordRef(1), trace=False)
+    result = agent(model, limits=Limits(max_model_calls=3)).run(
+        "v", context=WordRef(1), trace=False
+    )
     assert result.ended_by == "limit:model_calls"
     assert result.decision.decision == "NEEDS_REVIEW" and result.decision.confidence == 0
     assert model.calls == 3
@@ -82,7 +96,9 @@ def test_model_call_limit_ends_with_needs_review():
 
 def test_token_budget_ends_cleanly():
     model = ScriptedChatModel(steps=[call("get_word")] * 10)
-    result = agent(model, limits=Limits(max_tokens=5)).run("validate this word please", context=WordRef(1), trace=False)
+    result = agent(model, limits=Limits(max_tokens=5)).run(
+        "validate this word please", context=WordRef(1), trace=False
+    )
     assert result.ended_by == "budget:tokens"
     assert result.decision.decision == "NEEDS_REVIEW"
     assert model.calls < 10
@@ -90,7 +106,12 @@ def test_token_budget_ends_cleanly():
 
 def test_per_tool_cap_answers_the_model_with_an_error():
     model = ScriptedChatModel(
-        steps=[call("get_word"), call("get_word"), call("get_word"), call("submit_decision", decision="INVALID", confidence=85, reasoning="r")]
+        steps=[
+            call("get_word"),
+            call("get_word"),
+            call("get_word"),
+            call("submit_decision", decision="INVALID", confidence=85, reasoning="r"),
+        ]
     )
     result = agent(model, tool_caps={"get_word": 2}).run("v", context=WordRef(1), trace=False)
     assert result.ended_by == "submit"
@@ -99,8 +120,12 @@ def test_per_tool_cap_answers_the_model_with_an_error():
 
 def test_tool_errors_go_back_to_the_model():
     model = ScriptedChatModel(
-        steps=[call("flaky", attempt=1), call("flaky", attempt=99), call("flaky", attempt=2),
-               call("submit_decision", decision="VALID", confidence=90, reasoning="r")]
+        steps=[
+            call("flaky", attempt=1),
+            call("flaky", attempt=99),
+            call("flaky", attempt=2),
+            call("submit_decision", decision="VALID", confidence=90, reasoning="r"),
+        ]
     )
     result = agent(model).run("v", context=WordRef(1), trace=False)
     oks = [(c.ok, c.output) for c in result.tool_calls if c.name == "flaky"]
@@ -111,8 +136,10 @@ def test_tool_errors_go_back_to_the_model():
 
 def test_invalid_submit_is_corrected_by_the_model():
     model = ScriptedChatModel(
-        steps=[call("submit_decision", decision="MAYBE", confidence=50, reasoning="r"),
-               call("submit_decision", decision="INVALID", confidence=88, reasoning="r")]
+        steps=[
+            call("submit_decision", decision="MAYBE", confidence=50, reasoning="r"),
+            call("submit_decision", decision="INVALID", confidence=88, reasoning="r"),
+        ]
     )
     result = agent(model).run("v", context=WordRef(1), trace=False)
     assert result.ended_by == "submit" and result.decision.decision == "INVALID"
@@ -123,12 +150,19 @@ def test_text_without_submit_is_nudged_once_then_needs_review():
     model = ScriptedChatModel(steps=[say("I think it is fine"), say("still fine")])
     result = agent(model).run("v", context=WordRef(1), trace=False)
     assert result.ended_by == "no_decision" and result.decision.decision == "NEEDS_REVIEW"
-    nudged = ScriptedChatModel(steps=[say("fine"), call("submit_decision", decision="VALID", confidence=95, reasoning="r")])
+    nudged = ScriptedChatModel(
+        steps=[say("fine"), call("submit_decision", decision="VALID", confidence=95, reasoning="r")]
+    )
     assert agent(nudged).run("v", context=WordRef(1), trace=False).ended_by == "submit"
 
 
 def test_event_stream_and_trace(tmp_path):
-    model = ScriptedChatModel(steps=[call("get_word"), call("submit_decision", decision="VALID", confidence=91, reasoning="r")])
+    model = ScriptedChatModel(
+        steps=[
+            call("get_word"),
+            call("submit_decision", decision="VALID", confidence=91, reasoning="r"),
+        ]
+    )
     events = list(agent(model, trace_dir=tmp_path).iter_events("v", context=WordRef(3)))
     kinds = [e["type"] for e in events]
     assert kinds == ["tool", "tool_result", "tool", "tool_result", "complete"]
@@ -150,7 +184,9 @@ def test_async_runs_concurrently():
     a = agent(model)
 
     async def main():
-        return await asyncio.gather(*(a.arun("v", context=WordRef(i), trace=False) for i in range(10)))
+        return await asyncio.gather(
+            *(a.arun("v", context=WordRef(i), trace=False) for i in range(10))
+        )
 
     import time
 

@@ -9,12 +9,11 @@ import pytest
 from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from pg import PostgresServer  # noqa: E402
-
-from casework.llm import ScriptedChatModel, call  # noqa: E402
-from casework.runtime.checkpoint import postgres_checkpointer  # noqa: E402
-from casework.smoke import OrderRef, build_smoke_agent  # noqa: E402
-from casework.stores.sql import get_engine, migrate, migration_status  # noqa: E402
+from casework.llm import ScriptedChatModel, call
+from casework.runtime.checkpoint import postgres_checkpointer
+from casework.smoke import OrderRef, build_smoke_agent
+from casework.stores.sql import get_engine, migrate, migration_status
+from pg import PostgresServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -35,7 +34,11 @@ def test_migrations_reach_every_head(pg_url):
     applied, expected = migration_status(engine)
     assert applied == expected and "core_0001" in applied
     with engine.connect() as conn:
-        tables = set(conn.execute(text("SELECT tablename FROM pg_tables WHERE schemaname='public'")).scalars())
+        tables = set(
+            conn.execute(
+                text("SELECT tablename FROM pg_tables WHERE schemaname='public'")
+            ).scalars()
+        )
     assert "casework_side_effects" in tables
 
 

@@ -14,7 +14,11 @@ def test_chroma_embed_and_query_offline(tmp_path):
     col.upsert(
         ids=["1", "2", "3"],
         documents=["GRAND TOTAL 24.50", "ORGANIC BANANAS 1.29", "VISA ending 4421"],
-        metadatas=[{"label": "GRAND_TOTAL"}, {"label": "PRODUCT_NAME"}, {"label": "PAYMENT_METHOD"}],
+        metadatas=[
+            {"label": "GRAND_TOTAL"},
+            {"label": "PRODUCT_NAME"},
+            {"label": "PAYMENT_METHOD"},
+        ],
     )
     hit = col.query(query_texts=["total amount due"], n_results=1)
     assert hit["metadatas"][0][0]["label"] == "GRAND_TOTAL"

@@ -51,7 +51,10 @@ def _casework_once(steps: int) -> float:
     model = ScriptedChatModel(steps=_script(steps))
     big = 10**6
     agent = ReactAgent(
-        model=model, tools=[lookup], decision_model=BenchDecision, system_prompt="bench",
+        model=model,
+        tools=[lookup],
+        decision_model=BenchDecision,
+        system_prompt="bench",
         limits=Limits(max_model_calls=big, max_tool_calls=big, recursion_limit=big),
     )
     t0 = time.perf_counter()
@@ -118,7 +121,11 @@ def run_runtime_bench(*, steps: int = 200, repeats: int = 5) -> dict[str, Any]:
 
 
 def print_runtime_report(result: dict[str, Any], console: Console) -> None:
-    table = Table("metric", "value", title=f"ReAct runtime, {result['steps']} steps, median of {result['repeats']}")
+    table = Table(
+        "metric",
+        "value",
+        title=f"ReAct runtime, {result['steps']} steps, median of {result['repeats']}",
+    )
     table.add_row("casework ms / step", f"{result['casework_ms_per_step']:.3f}")
     table.add_row("bare LangGraph ms / step", f"{result['bare_langgraph_ms_per_step']:.3f}")
     ok = "[green]" if result["meets_target"] else "[red]"

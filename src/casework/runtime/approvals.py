@@ -38,7 +38,12 @@ def request_approval(action: str, args: dict[str, Any], description: str = "") -
     The interrupt value is ``{"action", "args", "description", "allowed": [...]}``.
     """
     answer = interrupt(
-        {"action": action, "args": args, "description": description, "allowed": ["approve", "edit", "reject"]}
+        {
+            "action": action,
+            "args": args,
+            "description": description,
+            "allowed": ["approve", "edit", "reject"],
+        }
     )
     if isinstance(answer, dict) and "decisions" in answer:  # HITL-middleware style payload
         answer = answer["decisions"][0]
@@ -63,13 +68,25 @@ class SideEffectJournal:
     def get(self, key: str) -> dict[str, Any] | None:
         with self.engine.connect() as conn:
             row = conn.execute(
-                text("SELECT status, result_json FROM casework_side_effects WHERE key = :k"), {"k": key}
+                text("SELECT status, result_json FROM casework_side_effects WHERE key = :k"),
+                {"k": key},
             ).first()
         if row is None:
             return None
-        return {"status": row.status, "result": json.loads(row.result_json) if row.result_json else None}
+        return {
+            "status": row.status,
+            "result": json.loads(row.result_json) if row.result_json else None,
+        }
 
-    def once(self, key: str, fn: Callable[[], Any], *, thread_id: str = "", action: str = "", args: dict[str, Any] | None = None) -> Any:
+    def once(
+        self,
+        key: str,
+        fn: Callable[[], Any],
+        *,
+        thread_id: str = "",
+        action: str = "",
+        args: dict[str, Any] | None = None,
+    ) -> Any:
         """Run ``fn`` at most once per key; returns its (recorded) result."""
         done = self.get(key)
         if done and done["status"] == "done":
@@ -83,7 +100,13 @@ class SideEffectJournal:
                             "INSERT INTO casework_side_effects (key, thread_id, action, args_json, status, created_at)"
                             " VALUES (:k, :t, :a, :j, 'started', :now)"
                         ),
-                        {"k": key, "t": thread_id, "a": action, "j": json.dumps(args or {}, default=str), "now": now},
+                        {
+                            "k": key,
+                            "t": thread_id,
+                            "a": action,
+                            "j": json.dumps(args or {}, default=str),
+                            "now": now,
+                        },
                     )
             except IntegrityError:
                 # Another worker claimed it first: report what it recorded.

@@ -44,7 +44,12 @@ def events_from_update(update: dict[str, Any]) -> list[Event]:
                     events.append({"type": "text", "text": text, "node": node})
                 for call in msg.tool_calls:
                     events.append(
-                        {"type": "tool", "tool": call["name"], "input": call["args"], "id": call["id"]}
+                        {
+                            "type": "tool",
+                            "tool": call["name"],
+                            "input": call["args"],
+                            "id": call["id"],
+                        }
                     )
             elif isinstance(msg, ToolMessage):
                 events.append(

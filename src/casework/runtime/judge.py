@@ -34,8 +34,13 @@ class JudgeVerdict(BaseModel):
 
 
 class LLMJudge:
-    def __init__(self, model: BaseChatModel, rubric: str, *, max_calls: int = 50, pass_threshold: float = 0.5) -> None:
-        self.model = model.bind_tools([JudgeVerdict.model_json_schema() | {"title": "submit_judgement"}], tool_choice="submit_judgement")
+    def __init__(
+        self, model: BaseChatModel, rubric: str, *, max_calls: int = 50, pass_threshold: float = 0.5
+    ) -> None:
+        self.model = model.bind_tools(
+            [JudgeVerdict.model_json_schema() | {"title": "submit_judgement"}],
+            tool_choice="submit_judgement",
+        )
         self.rubric = rubric
         self.max_calls = max_calls
         self.pass_threshold = pass_threshold

@@ -191,7 +191,9 @@ def _cost(ai_messages: list[AIMessage]) -> float:
         price = price_for(m.response_metadata.get("model_name"))
         meta = m.usage_metadata or {}
         if price:
-            total += (meta.get("input_tokens", 0) * price[0] + meta.get("output_tokens", 0) * price[1]) / 1e6
+            total += (
+                meta.get("input_tokens", 0) * price[0] + meta.get("output_tokens", 0) * price[1]
+            ) / 1e6
     return total
 
 
@@ -232,7 +234,9 @@ def _default_fallback(decision_model: type[BaseModel]) -> Callable[[str], BaseMo
         if "confidence" in fields:
             data["confidence"] = 0
         if "reasoning" in fields:
-            data["reasoning"] = f"The run ended before a decision ({reason}); a person should review it."
+            data["reasoning"] = (
+                f"The run ended before a decision ({reason}); a person should review it."
+            )
         return decision_model.model_validate(data)
 
     return fallback
@@ -295,9 +299,15 @@ class ReactAgent(Generic[DecisionT]):
             args_schema=decision_model,
         )
         self.tools = [*tools, submit]
-        mw: list[AgentMiddleware] = [_CaseworkMiddleware(limits=self.limits, submit_name=submit_name)]
+        mw: list[AgentMiddleware] = [
+            _CaseworkMiddleware(limits=self.limits, submit_name=submit_name)
+        ]
         for tool_name, cap in (tool_caps or {}).items():
-            mw.append(ToolCallLimitMiddleware(tool_name=tool_name, run_limit=cap, exit_behavior="continue"))
+            mw.append(
+                ToolCallLimitMiddleware(
+                    tool_name=tool_name, run_limit=cap, exit_behavior="continue"
+                )
+            )
         if approvals:
             mw.append(HumanInTheLoopMiddleware(interrupt_on=approvals))
         mw.extend(middleware)
@@ -384,7 +394,13 @@ class ReactAgent(Generic[DecisionT]):
         if not (trace and self.trace_dir):
             return None
         writer = TraceWriter(self.trace_dir / f"{run_id}.jsonl")
-        writer.start(run_id=run_id, thread_id=thread_id, agent=self.name, model=_model_name(self.model), payload=payload)
+        writer.start(
+            run_id=run_id,
+            thread_id=thread_id,
+            agent=self.name,
+            model=_model_name(self.model),
+            payload=payload,
+        )
         return writer
 
     def iter_events(
@@ -404,7 +420,11 @@ class ReactAgent(Generic[DecisionT]):
         recursion = False
         try:
             for mode, chunk in self.graph.stream(
-                payload, config, context=context, stream_mode=["updates", "values"], **self._stream_kwargs
+                payload,
+                config,
+                context=context,
+                stream_mode=["updates", "values"],
+                **self._stream_kwargs,
             ):
                 if mode == "values":
                     values = chunk
@@ -419,8 +439,14 @@ class ReactAgent(Generic[DecisionT]):
             recursion = True
             values = self._state_values(config) or values
         result = self._finish(
-            run_id=run_id, thread_id=thread_id, values=values, interrupts=interrupts,
-            callback=callback, started=started, recursion=recursion, trace=writer,
+            run_id=run_id,
+            thread_id=thread_id,
+            values=values,
+            interrupts=interrupts,
+            callback=callback,
+            started=started,
+            recursion=recursion,
+            trace=writer,
         )
         yield {"type": "complete", "result": result}
 
@@ -441,7 +467,11 @@ class ReactAgent(Generic[DecisionT]):
         recursion = False
         try:
             async for mode, chunk in self.graph.astream(
-                payload, config, context=context, stream_mode=["updates", "values"], **self._stream_kwargs
+                payload,
+                config,
+                context=context,
+                stream_mode=["updates", "values"],
+                **self._stream_kwargs,
             ):
                 if mode == "values":
                     values = chunk
@@ -456,8 +486,14 @@ class ReactAgent(Generic[DecisionT]):
             recursion = True
             values = (await self._astate_values(config)) or values
         result = self._finish(
-            run_id=run_id, thread_id=thread_id, values=values, interrupts=interrupts,
-            callback=callback, started=started, recursion=recursion, trace=writer,
+            run_id=run_id,
+            thread_id=thread_id,
+            values=values,
+            interrupts=interrupts,
+            callback=callback,
+            started=started,
+            recursion=recursion,
+            trace=writer,
         )
         yield {"type": "complete", "result": result}
 
@@ -481,7 +517,9 @@ class ReactAgent(Generic[DecisionT]):
         trace: bool = True,
     ) -> RunResult[DecisionT]:
         last: Any = None
-        async for event in self.aiter_events(input, context=context, thread_id=thread_id, trace=trace):
+        async for event in self.aiter_events(
+            input, context=context, thread_id=thread_id, trace=trace
+        ):
             last = event
         return last["result"]
 

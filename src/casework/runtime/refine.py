@@ -55,7 +55,12 @@ def build_refinement_loop(
 
     def generate_node(state: RefineState) -> dict[str, Any]:
         candidate = generate(state["request"], state.get("feedback", ""))
-        return {"candidate": candidate, "attempts": state.get("attempts", 0) + 1, "validation": None, "evaluation": None}
+        return {
+            "candidate": candidate,
+            "attempts": state.get("attempts", 0) + 1,
+            "validation": None,
+            "evaluation": None,
+        }
 
     def validate_node(state: RefineState) -> dict[str, Any]:
         check = validate(state["candidate"], state["request"])
@@ -70,7 +75,11 @@ def build_refinement_loop(
         return {"evaluation": check, "history": [_attempt(state, state["validation"], check)]}
 
     def feedback_node(state: RefineState) -> dict[str, Any]:
-        errors = list(state["validation"].errors if state.get("validation") and not state["validation"].ok else [])
+        errors = list(
+            state["validation"].errors
+            if state.get("validation") and not state["validation"].ok
+            else []
+        )
         if state.get("evaluation") and not state["evaluation"].ok:
             errors += state["evaluation"].errors
         text = summarize(errors) if summarize else "\n".join(f"- {e}" for e in errors)
@@ -87,7 +96,9 @@ def build_refinement_loop(
         return FEEDBACK
 
     def finish(state: RefineState) -> dict[str, Any]:
-        ok = state["validation"].ok and (evaluate is None or (state.get("evaluation") and state["evaluation"].ok))
+        ok = state["validation"].ok and (
+            evaluate is None or (state.get("evaluation") and state["evaluation"].ok)
+        )
         return {"status": "accepted" if ok else "max_attempts"}
 
     graph = StateGraph(RefineState)
@@ -97,7 +108,13 @@ def build_refinement_loop(
     graph.add_node("finish", finish)
     graph.add_edge(START, GENERATE)
     graph.add_edge(GENERATE, VALIDATE)
-    graph.add_conditional_edges(VALIDATE, after_validate, {EVALUATE: EVALUATE, FEEDBACK: FEEDBACK, END: "finish"} if evaluate else {FEEDBACK: FEEDBACK, END: "finish"})
+    graph.add_conditional_edges(
+        VALIDATE,
+        after_validate,
+        {EVALUATE: EVALUATE, FEEDBACK: FEEDBACK, END: "finish"}
+        if evaluate
+        else {FEEDBACK: FEEDBACK, END: "finish"},
+    )
     if evaluate is not None:
         graph.add_node(EVALUATE, evaluate_node)
         graph.add_conditional_edges(EVALUATE, after_evaluate, {FEEDBACK: FEEDBACK, END: "finish"})
@@ -106,7 +123,9 @@ def build_refinement_loop(
     return graph.compile(checkpointer=checkpointer)
 
 
-def _attempt(state: RefineState, validation: Check | None, evaluation: Check | None) -> dict[str, Any]:
+def _attempt(
+    state: RefineState, validation: Check | None, evaluation: Check | None
+) -> dict[str, Any]:
     return {
         "attempt": state.get("attempts", 0),
         "candidate": state.get("candidate"),

@@ -27,7 +27,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.exception_handler(CaseworkError)
     async def _casework_error(request: Request, exc: CaseworkError) -> JSONResponse:
-        status = 404 if isinstance(exc, NotFoundError) else 422 if isinstance(exc, InputError) else 500
+        status = (
+            404 if isinstance(exc, NotFoundError) else 422 if isinstance(exc, InputError) else 500
+        )
         return JSONResponse({"error": str(exc), "kind": type(exc).__name__}, status_code=status)
 
     @app.get("/health")

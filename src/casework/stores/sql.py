@@ -76,7 +76,9 @@ def get_engine(url: str) -> Engine:
                 url = url.replace("postgresql://", "postgresql+psycopg://", 1)
             engine = create_engine(url, pool_pre_ping=True)
         else:
-            raise ConfigError(f"Unsupported database URL {url!r}: use sqlite:///PATH or postgresql://…")
+            raise ConfigError(
+                f"Unsupported database URL {url!r}: use sqlite:///PATH or postgresql://…"
+            )
         _engines[url] = engine
         return engine
 
@@ -117,7 +119,9 @@ def migrate(engine: Engine, locations: Sequence[Path] | None = None) -> None:
     try:
         command.upgrade(cfg, "heads")
     except OperationalError as exc:
-        raise ConfigError(f"The database at {engine.url.render_as_string()} is not reachable: {exc.orig}.") from exc
+        raise ConfigError(
+            f"The database at {engine.url.render_as_string()} is not reachable: {exc.orig}."
+        ) from exc
 
 
 def current_heads(engine: Engine) -> set[str]:
@@ -125,7 +129,11 @@ def current_heads(engine: Engine) -> set[str]:
         return set(MigrationContext.configure(conn).get_current_heads())
 
 
-def migration_status(engine: Engine, locations: Sequence[Path] | None = None) -> tuple[set[str], set[str]]:
+def migration_status(
+    engine: Engine, locations: Sequence[Path] | None = None
+) -> tuple[set[str], set[str]]:
     """(applied heads, expected heads)."""
-    script = ScriptDirectory.from_config(_alembic_config(engine, locations or migration_locations()))
+    script = ScriptDirectory.from_config(
+        _alembic_config(engine, locations or migration_locations())
+    )
     return current_heads(engine), set(script.get_heads())

