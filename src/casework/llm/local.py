@@ -1,16 +1,20 @@
 """The bundled model as a LangChain chat model with real tool calling, on llama.cpp (CPU).
 
 Binding choice — ``xllamacpp`` (prebuilt wheel) over ``llama-cpp-python`` (source build).
-Measured on the 2-core build machine with Qwen2.5-Coder-1.5B Q4_K_M (xllamacpp 2026.10):
-model load 3.6 s (warm page cache), prompt ~60-68 tok/s, generation ~30 tok/s, and the
-llama.cpp server's prompt cache reuses the common prefix of consecutive requests (step 2 of
-a tool loop evaluates only the new tokens). JSON-schema constraints are compiled natively by
-LLGuidance (no Python grammar converter on the hot path), and the server API is thread safe.
-``llama-cpp-python`` would need a ~7-minute compile on every fresh machine and offers nothing
-we need on top, so it was not built. One xllamacpp caveat shapes the code below: when a schema
-fails to compile, llama.cpp logs an error and silently samples *unconstrained* — so schemas are
-reduced to a keyword whitelist LLGuidance supports (``lenient`` as a safety net) and every
-output is checked against the bound tools before it becomes a tool call.
+Measured on the 2-core build machine with Qwen2.5-Coder-1.5B Q4_K_M (xllamacpp 2026.10.11549,
+2 threads): model load 1.9-3.6 s (file in page cache), prompt ~60-68 tok/s, generation
+~30 tok/s, one tool-choice turn with 3-5 tools ~6.4 s mean (``casework bench local-tools``),
+and the llama.cpp server's prompt cache reuses the common prefix of consecutive requests
+(step 2 of a tool loop evaluated 82 of 558 prompt tokens). JSON-schema constraints are
+compiled natively by LLGuidance (no Python grammar converter on the hot path), and the server
+API is thread safe. ``llama-cpp-python`` would need a ~7-minute compile on every fresh machine
+and offers nothing we need on top, so it was not built or measured. Known trade-off: the
+wheel's CPU kernels stop at AVX2/FMA (``get_system_info()``), while these EPYC machines have
+AVX-512, so a native build might evaluate prompts somewhat faster. One xllamacpp caveat
+shapes the code below: when a schema fails to compile, llama.cpp logs an error and silently
+samples *unconstrained* — so schemas are reduced to a keyword whitelist LLGuidance supports
+(``lenient`` as a safety net) and every output is checked against the bound tools before it
+becomes a tool call.
 
 Protocol with the model (one call per turn). The system turn lists the tools; the model
 answers with exactly one JSON object, constrained by an ``anyOf`` schema:
@@ -239,8 +243,10 @@ def sanitize_schema(
         types = node.get("type")
         type_set = set(types) if isinstance(types, list) else {types} if types else set()
         free_text = "enum" not in node and "const" not in node and "format" not in node
+        if "items" in node or "prefixItems" in node:
+            type_set.add("array")
         if "string" in type_set and free_text and "maxLength" not in node:
-            node["maxLength"] = max_string_length
+            node["maxLength"] = max(max_string_length, node.get("minLength", 0))
         if "array" in type_set and "maxItems" not in node:
             node["maxItems"] = max(max_items, node.get("minItems", 0))
         if "array" in type_set and "items" not in node and "prefixItems" not in node:
@@ -507,7 +513,8 @@ def parse_output(text: str, specs: Sequence[ToolSpec], tool_choice: Any = None) 
     if name not in allowed:
         raise ModelError(f"The local model chose {name!r}, which is not allowed this turn.")
     spec = next(s for s in specs if s.name == name)
-    missing = [r for r in spec.parameters.get("required", []) if r not in args]
+    required = sanitize_schema(spec.parameters).get("required", [])  # as the grammar saw it
+    missing = [r for r in required if r not in args]
     if missing:
         raise ModelError(f"The local model called {name} without {', '.join(missing)}.")
     call = {"name": name, "args": args, "id": f"call_{uuid.uuid4().hex}", "type": "tool_call"}
@@ -669,6 +676,10 @@ class LocalChatModel(BaseChatModel):
         if not Path(self.model_path).is_file():
             raise ConfigError(_MISSING_MODEL)
         return _engine(Path(self.model_path), self.n_ctx, self.n_threads)
+
+    def load(self) -> float:
+        """Load the model now (once per process) and return the seconds the load took."""
+        return self._get_engine().load_seconds
 
     def _generate(
         self,
