@@ -45,8 +45,11 @@ class ModelError(CaseworkError):
     """A model could not be reached or produced unusable output."""
 
 
-class ReplayDriftError(ModelError):
-    """A replayed run asked the model something the cassette did not record."""
+class ReplayDriftError(CaseworkError):
+    """A replayed run asked the model something the cassette did not record.
+
+    Deliberately not a ``ModelError``: runs end cleanly on model errors, but drift must fail loudly.
+    """
 
 
 class RunError(CaseworkError):

@@ -211,3 +211,18 @@ def test_network_models_are_blocked_in_tests():
 
     with pytest.raises(ConfigError, match="disabled"):
         resolve_model("openai:gpt-4o-mini")
+
+
+def test_unusable_model_output_is_retried_once_then_ends_as_needs_review():
+    from casework.errors import ModelError
+
+    def broken(messages):
+        raise ModelError("output cut off at max_tokens")
+
+    model = ScriptedChatModel(steps=[broken, broken])
+    result = agent(model).run("v", context=WordRef(1), trace=False)
+    assert result.ended_by.startswith("error:model") and result.decision.decision == "NEEDS_REVIEW"
+    recovered = ScriptedChatModel(
+        steps=[broken, call("submit_decision", decision="VALID", confidence=90, reasoning="r")]
+    )
+    assert agent(recovered).run("v", context=WordRef(1), trace=False).ended_by == "submit"

@@ -33,7 +33,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
 from casework.config import Limits
-from casework.errors import ToolRetry
+from casework.errors import ModelError, ToolRetry
 from casework.runtime.decision import Verdict
 from casework.runtime.events import Event, events_from_update
 from casework.runtime.traces import TraceWriter
@@ -69,7 +69,8 @@ class RunResult(Generic[DecisionT]):
     decision: DecisionT | None
     ended_by: str
     """``submit``, ``limit:model_calls``, ``limit:tool_calls``, ``limit:recursion``,
-    ``budget:tokens``, ``budget:cost``, ``budget:seconds``, ``no_decision`` or ``interrupted``."""
+    ``budget:tokens``, ``budget:cost``, ``budget:seconds``, ``no_decision``, ``interrupted``
+    or ``error:model (...)`` (the model's output was unusable twice in a row)."""
     messages: list[BaseMessage] = field(default_factory=list)
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
@@ -158,6 +159,18 @@ class _CaseworkMiddleware(AgentMiddleware):
         if lim.max_seconds is not None and started and time.time() - started >= lim.max_seconds:
             return "budget:seconds"
         return None
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        try:
+            return handler(request)
+        except ModelError:  # a small model's malformed turn: one more try, then give up
+            return handler(request)
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        try:
+            return await handler(request)
+        except ModelError:
+            return await handler(request)
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         try:
@@ -438,6 +451,12 @@ class ReactAgent(Generic[DecisionT]):
         except GraphRecursionError:
             recursion = True
             values = self._state_values(config) or values
+        except ModelError as exc:
+            # Unusable model output twice in a row: end like a limit, not with a traceback.
+            values = {
+                **(self._state_values(config) or values),
+                "ended_by": f"error:model ({exc})"[:200],
+            }
         result = self._finish(
             run_id=run_id,
             thread_id=thread_id,
@@ -485,6 +504,11 @@ class ReactAgent(Generic[DecisionT]):
         except GraphRecursionError:
             recursion = True
             values = (await self._astate_values(config)) or values
+        except ModelError as exc:
+            values = {
+                **((await self._astate_values(config)) or values),
+                "ended_by": f"error:model ({exc})"[:200],
+            }
         result = self._finish(
             run_id=run_id,
             thread_id=thread_id,
