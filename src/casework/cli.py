@@ -123,8 +123,16 @@ def _mount_plugins() -> None:
     from casework.registry import all_apps
 
     for spec in all_apps().values():
-        if spec.cli is not None:
-            app.add_typer(spec.cli(), name=spec.name, help=spec.description)
+        if spec.cli is None:
+            continue
+        try:
+            sub = spec.cli()
+        except Exception as exc:  # one broken app must not take the other commands down
+            err_console.print(
+                f"[yellow]warning:[/] app {spec.name!r} has no CLI: {type(exc).__name__}: {exc}"
+            )
+            continue
+        app.add_typer(sub, name=spec.name, help=spec.description)
 
 
 def main() -> None:
