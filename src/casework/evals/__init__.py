@@ -1,5 +1,79 @@
-"""Evaluation harness: datasets, runner, evaluators, reports."""
+"""Evaluation harness: datasets, runner, evaluators, reports, stored runs and A/B comparison.
 
+An app hands the harness an ``EvalSuite`` (its dataset, strategies, verdict labels, domain
+evaluators and targets); ``run_suite`` does the rest. Evaluators live in
+``casework.evals.evaluators`` as plain functions. The runner, store, report and compare
+modules load on first use, so ``casework --help`` stays quick.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from casework.evals.datasets import dump_dataset, load_dataset
+from casework.evals.results import CaseResult, EvalRun, TargetResult
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, StrategyOptions
 
-__all__ = ["CaseOutput", "EvalCase", "EvalSuite", "StrategyOptions"]
+if TYPE_CHECKING:
+    from casework.evals.compare import Comparison, compare_runs, mcnemar_exact
+    from casework.evals.metrics import check_targets, score_case, summarize
+    from casework.evals.report import render_html, report_json, write_report
+    from casework.evals.runner import TokenBucket, arun_suite, is_transient, run_suite
+    from casework.evals.store import list_runs, load_run, save_run
+
+__all__ = [
+    "CaseOutput",
+    "CaseResult",
+    "Comparison",
+    "EvalCase",
+    "EvalRun",
+    "EvalSuite",
+    "StrategyOptions",
+    "TargetResult",
+    "TokenBucket",
+    "arun_suite",
+    "check_targets",
+    "compare_runs",
+    "dump_dataset",
+    "is_transient",
+    "list_runs",
+    "load_dataset",
+    "load_run",
+    "mcnemar_exact",
+    "render_html",
+    "report_json",
+    "run_suite",
+    "save_run",
+    "score_case",
+    "summarize",
+    "write_report",
+]
+
+_LAZY = {
+    "Comparison": "compare",
+    "compare_runs": "compare",
+    "mcnemar_exact": "compare",
+    "check_targets": "metrics",
+    "score_case": "metrics",
+    "summarize": "metrics",
+    "render_html": "report",
+    "report_json": "report",
+    "write_report": "report",
+    "TokenBucket": "runner",
+    "arun_suite": "runner",
+    "is_transient": "runner",
+    "run_suite": "runner",
+    "list_runs": "store",
+    "load_run": "store",
+    "save_run": "store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'casework.evals' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"casework.evals.{module}"), name)
+    globals()[name] = value
+    return value

@@ -17,7 +17,15 @@ from langchain_core.language_models import BaseChatModel
 from casework.runtime.react import RunResult
 from casework.runtime.usage import Usage
 
-__all__ = ["CaseOutput", "EvalCase", "EvalSuite", "Evaluator", "Strategy", "StrategyFactory", "StrategyOptions"]
+__all__ = [
+    "CaseOutput",
+    "EvalCase",
+    "EvalSuite",
+    "Evaluator",
+    "Strategy",
+    "StrategyFactory",
+    "StrategyOptions",
+]
 
 
 @dataclass
@@ -75,8 +83,19 @@ class EvalSuite:
     """0-100 confidence in the output, for calibration; None when the app has none."""
     evaluators: list[Evaluator] = field(default_factory=list)
     targets: dict[str, float] = field(default_factory=dict)
-    """Headline metric -> target, e.g. ``{"verdict_accuracy": 0.95}`` (>= unless it ends in ``_rate_max``)."""
+    """Headline metric -> target, e.g. ``{"verdict_accuracy": 0.95}``: the metric must be >= the
+    target, unless the key ends in ``_max`` (``{"redundant_call_rate_max": 0.05}``: <=)."""
     judge_rubric: str | None = None
     """When set and a judge model is given, an LLM judge scores each output with this rubric."""
     setup: Callable[[Any], None] | None = None
     """Prepares stores before a run (e.g. seeds the sample data); receives the settings."""
+    datasets: dict[str, Path] = field(default_factory=dict)
+    """Further named datasets (``--dataset NAME``); ``dataset`` is the default one."""
+    match_fields: list[str] | None = None
+    """Expected fields compared exactly with the output (field match / exact match); a field the
+    output lacks is a mismatch. None: the verdict field, and every other expected field the
+    output has (not ``tools``, ``tool_args``, ``confidence``, ``reasoning``, ``notes``)."""
+    confidence_scale: float = 100.0
+    """What a confidence of 100% is in the output (100 for 0-100, 1 for 0-1)."""
+    submit_tool: str = "submit_decision"
+    """The terminal tool; left out of trajectory comparisons unless the reference names it."""

@@ -20,6 +20,7 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackMana
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, message_to_dict, messages_from_dict
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
@@ -169,6 +170,11 @@ class RecordingChatModel(_CassetteModel):
     ) -> dict[str, Any]:
         return {"bound_inner": self.inner.bind_tools(tools, tool_choice=tool_choice, **kwargs)}
 
+    # The inner call must not report to the run's callbacks: the recording model's own call
+    # already counts, so the usage would double and a replay would disagree with its
+    # recording. LangChain hands a parent's callbacks to nested calls through a context
+    # variable (a ``RunnableBinding`` merges them back even with ``callbacks=[]``), so the
+    # inner call runs with that variable cleared.
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -176,8 +182,11 @@ class RecordingChatModel(_CassetteModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        runnable = self.bound_inner or self.inner
-        response = runnable.invoke(messages)
+        token = var_child_runnable_config.set(None)
+        try:
+            response = (self.bound_inner or self.inner).invoke(messages, {"callbacks": []})
+        finally:
+            var_child_runnable_config.reset(token)
         self.cassette.append(fingerprint(messages, self.tool_schemas), response, messages)
         return self._result(response)
 
@@ -188,7 +197,10 @@ class RecordingChatModel(_CassetteModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        runnable = self.bound_inner or self.inner
-        response = await runnable.ainvoke(messages)
+        token = var_child_runnable_config.set(None)
+        try:
+            response = await (self.bound_inner or self.inner).ainvoke(messages, {"callbacks": []})
+        finally:
+            var_child_runnable_config.reset(token)
         self.cassette.append(fingerprint(messages, self.tool_schemas), response, messages)
         return self._result(response)

@@ -94,6 +94,9 @@ class UsageCallback(BaseCallbackHandler):
     """Collects usage from LangChain callbacks; thread-safe, one instance per run."""
 
     raise_error = False
+    # Counting is cheap and lock-guarded: run it inline rather than hop to a thread per
+    # event in async runs (measured: eval throughput 1.24x -> 1.14x of ideal).
+    run_inline = True
 
     def __init__(self) -> None:
         self.usage = Usage()

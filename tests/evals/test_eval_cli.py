@@ -1,0 +1,151 @@
+"""``casework eval``: a command per registered app, list, show, compare, validate, delete."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from evals_toy import make_cases, make_suite, toy_models, write_dataset
+from typer.testing import CliRunner
+
+from casework import registry
+from casework.config import Settings
+from casework.errors import ConfigError, InputError, NotFoundError
+from casework.evals import EvalRun, run_suite
+from casework.evals.cli import build_app
+from casework.evals.suite import EvalSuite
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def toy_app(tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> EvalSuite:
+    suite = make_suite(write_dataset(tmp_path / "toy.jsonl", make_cases()))
+    spec = registry.AppSpec(name="toy", description="toy app", eval_suite=lambda: suite)
+    monkeypatch.setattr(
+        registry, "_cache", {"toy": spec, "plain": registry.AppSpec(name="plain", description="")}
+    )
+    monkeypatch.setenv("COLUMNS", "160")
+    return suite
+
+
+@pytest.fixture
+def recorded(toy_app: EvalSuite) -> EvalRun:
+    return run_suite(
+        toy_app, base_model=toy_models, judge_model="scripted:judge", record=True, progress=False
+    )
+
+
+def invoke(*args: str):
+    result = runner.invoke(build_app(), list(args))
+    return result
+
+
+def test_one_command_per_app_with_a_suite(toy_app: EvalSuite) -> None:
+    result = invoke("--help")
+    assert result.exit_code == 0
+    for name in ("toy", "run", "list", "show", "compare", "validate", "delete"):
+        assert name in result.output
+    assert "plain" not in result.output
+    help_text = invoke("toy", "--help").output
+    for option in (
+        "--strategy",
+        "--model",
+        "--judge-model",
+        "--dataset",
+        "--limit",
+        "--concurrency",
+        "--record",
+        "--replay",
+        "--json",
+        "--out",
+        "--rate",
+        "--check",
+        "--workers",
+    ):
+        assert option in help_text
+
+
+def test_replay_through_the_cli_prints_json_and_checks_targets(
+    recorded: EvalRun, tmp_path: Path
+) -> None:
+    result = invoke(
+        "toy",
+        "--replay",
+        recorded.run_id,
+        "--json",
+        "--no-progress",
+        "--out",
+        str(tmp_path / "replayed"),
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["metrics"]["verdict_accuracy"] == recorded.metrics["verdict_accuracy"]
+    assert data["judge_model"] == "scripted:judge" and data["targets_met"] is False
+    assert data["failed_cases"] == ["c06", "c07"]
+    assert Path(data["report_html"]).is_file() and data["run_dir"] == str(tmp_path / "replayed")
+    checked = invoke("run", "toy", "--replay", "latest:toy", "--check", "--no-progress")
+    assert checked.exit_code == 1
+    assert "Verdict accuracy" in checked.output and "report:" in checked.output
+
+
+def test_list_show_and_case(recorded: EvalRun) -> None:
+    listed = invoke("list", "--json")
+    assert [r["run_id"] for r in json.loads(listed.output)] == [recorded.run_id]
+    table = invoke("list")
+    assert recorded.run_id in table.output and "75.0%" in table.output
+    shown = json.loads(invoke("show", "latest", "--json").output)
+    assert shown["run_id"] == recorded.run_id and shown["cases"] == 8
+    case = invoke("show", recorded.run_id, "--case", "c04")
+    assert case.exit_code == 0
+    assert (
+        "lookup_word -> lookup_word -> submit_decision" in case.output and "circular" in case.output
+    )
+    assert "c04.html" in case.output
+    case_json = json.loads(invoke("show", recorded.run_id, "--case", "c03", "--json").output)
+    assert case_json["trajectory"]["type"] == "recovery"
+    rewritten = invoke("show", recorded.run_id, "--html")
+    assert "report.html" in rewritten.output
+
+
+def test_compare_two_runs(recorded: EvalRun, toy_app: EvalSuite, tmp_path: Path) -> None:
+    base = run_suite(toy_app, strategy="baseline", progress=False)
+    out = invoke("compare", recorded.run_id, base.run_id, "--json")
+    data = json.loads(out.output)
+    assert data["mcnemar"]["b_only"] == 2 and data["paired_cases"] == 8
+    page = tmp_path / "cmp.html"
+    text = invoke("compare", recorded.run_id, base.run_id, "--html", str(page))
+    assert "McNemar exact p" in text.output and "fixed" in text.output
+    assert page.is_file() and "McNemar" in page.read_text()
+
+
+def test_validate_file_and_app(toy_app: EvalSuite, tmp_path: Path) -> None:
+    ok = invoke("validate", str(toy_app.dataset))
+    assert ok.exit_code == 0 and "8 cases" in ok.output and "trap 2" in ok.output
+    assert json.loads(invoke("validate", "toy", "--json").output)["cases"] == 8
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"inputs": {}}\n{"inputs": 3}\n')
+    result = invoke("validate", str(bad))
+    assert isinstance(result.exception, InputError)
+    assert str(result.exception) == "bad.jsonl line 2: inputs must be a JSON object."
+
+
+def test_user_errors_are_casework_errors(toy_app: EvalSuite) -> None:
+    for args, error in (
+        (["show", "nope"], NotFoundError),
+        (["run", "nope"], InputError),
+        (["run", "plain"], InputError),
+        (["toy", "--strategy", "x", "--no-progress"], InputError),
+        (["toy", "--model", "openai:gpt-4o-mini", "--no-progress"], ConfigError),
+        (["toy", "--model", "gpt4", "--no-progress"], ConfigError),
+        (["toy", "--workers", "fibers", "--strategy", "baseline", "--no-progress"], InputError),
+    ):
+        result = invoke(*args)
+        assert isinstance(result.exception, error), (args, result.exception)
+        assert "\n" not in str(result.exception)
+
+
+def test_delete(recorded: EvalRun) -> None:
+    assert recorded.run_id in invoke("delete", recorded.run_id).output
+    assert json.loads(invoke("list", "--json").output) == []
