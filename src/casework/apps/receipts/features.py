@@ -5,19 +5,25 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "KEYWORDS",
     "TOTAL_KEYWORDS",
+    "amount_role",
     "column",
+    "context_checks",
     "line_keywords",
     "normalize",
     "sections",
+    "shape_fits",
     "word_shape",
 ]
 
-_AMOUNT = re.compile(r"[-(]?\$?\d{0,6}([.,]\d{2})[-)]?(-?[A-Z]{1,2})?")
+_AMOUNT = re.compile(r"[-(]?\$?\d{0,6}([.,]\d{2,3})[-)]?(-?[A-Z]{1,2})?")
 _PERCENT = re.compile(r"\d+(\.\d+)?%")
 _DATE = re.compile(r"\d{1,4}[/\-.]\d{1,2}([/\-.]\d{2,4})?")
 _TIME = re.compile(r"\d{1,2}:\d{2}(:\d{2})?([AaPp][Mm])?")
-_PHONE = re.compile(r"[(]?\d{3}[)]?[\-.\s]?\d{3}[\-.]\d{4}|\d{3}-\d{4}|1-\d{3}-\d{3}-\d{4}|\(\d{3}\)")
+_PHONE = re.compile(
+    r"[(]?\d{3}[)]?[\-.\s]?\d{3}[\-.]\d{4}|\d{3}-\d{4}|1-\d{3}-\d{3}-\d{4}|\(\d{3}\)"
+)
 _URL = re.compile(r"(www\.)?[A-Za-z0-9\-]+\.(com|net|org|us|co)(/\S*)?", re.IGNORECASE)
 _MASKED = re.compile(r"[*Xx#]{3,}\d{2,}")
 
@@ -40,6 +46,37 @@ TOTAL_KEYWORDS = (
     "GAL",
     "TIP",
 )
+# Words that say what a number on the line is (card, loyalty, a count, a table...).
+CONTEXT_KEYWORDS = (
+    "VISA",
+    "MASTERCARD",
+    "DEBIT",
+    "CREDIT",
+    "AMEX",
+    "CASH",
+    "CARD",
+    "ACCOUNT",
+    "TENDER",
+    "REWARDS",
+    "MEMBER",
+    "LOYALTY",
+    "ITEMS",
+    "GUESTS",
+    "TABLE",
+    "PUMP",
+    "SERVER",
+    "CASHIER",
+    "THANK",
+    "HOURS",
+    "OPEN",
+    "DAILY",
+    "CLUB",
+    "POINTS",
+    "CIRCLE",
+    "EXTRACARE",
+)
+KEYWORDS = TOTAL_KEYWORDS + CONTEXT_KEYWORDS
+_TENDER = {"VISA", "MASTERCARD", "DEBIT", "CREDIT", "AMEX", "CASH", "TENDER", "PAY", "CHARGE"}
 
 
 def normalize(text: str) -> str:
@@ -56,7 +93,11 @@ def word_shape(text: str) -> str:
     if _MASKED.fullmatch(t):
         return "masked_number"
     if _AMOUNT.fullmatch(t):
-        return "negative_amount" if t.startswith(("-", "(")) or t.rstrip("AN").endswith("-") else "amount"
+        return (
+            "negative_amount"
+            if t.startswith(("-", "(")) or t.rstrip("AN").endswith("-")
+            else "amount"
+        )
     if _PERCENT.fullmatch(t):
         return "percent"
     if _TIME.fullmatch(t):
@@ -77,13 +118,14 @@ def word_shape(text: str) -> str:
 
 
 def line_keywords(line_text: str) -> list[str]:
-    """Total/price keywords present on a line, e.g. ['SUBTOTAL'] or ['@', 'EA']."""
+    """Keywords present on a line that say what its numbers are, e.g. ['SUBTOTAL'],
+    ['@', 'EA'] or ['REWARDS', 'CARD']."""
     upper = line_text.upper()
     tokens = [t for t in re.split(r"[^A-Z]+", upper) if t]
     if "SUB" in tokens and "TOTAL" in tokens:
         tokens = [t for t in tokens if t not in ("SUB", "TOTAL")] + ["SUBTOTAL"]
     found = []
-    for kw in TOTAL_KEYWORDS:
+    for kw in KEYWORDS:
         if kw in ("@", "/LB"):
             if kw in upper:
                 found.append(kw)
@@ -111,7 +153,9 @@ def sections(lines: list[str]) -> list[str]:
     change; footer: after the last totals line; items: the rest.
     """
     n = len(lines)
-    has_amount = [any(word_shape(w) in ("amount", "negative_amount") for w in line.split()) for line in lines]
+    has_amount = [
+        any(word_shape(w) in ("amount", "negative_amount") for w in line.split()) for line in lines
+    ]
     is_total = [
         bool({"SUBTOTAL", "TOTAL", "TAX", "BALANCE", "DUE", "CHANGE"} & set(line_keywords(line)))
         for line in lines
@@ -129,3 +173,159 @@ def sections(lines: list[str]) -> list[str]:
         else:
             out.append("items")
     return out
+
+
+_SHAPES: dict[str, set[str]] = {
+    "UNIT_PRICE": {"amount"},
+    "LINE_TOTAL": {"amount", "negative_amount"},
+    "SUBTOTAL": {"amount"},
+    "TAX": {"amount"},
+    "GRAND_TOTAL": {"amount"},
+    "CHANGE": {"amount"},
+    "DISCOUNT": {"amount", "negative_amount"},
+    "DATE": {"date", "alpha", "integer", "alnum"},
+    "TIME": {"time", "alpha", "alnum"},
+    "PHONE_NUMBER": {"phone", "integer", "alnum"},
+    "WEBSITE": {"url"},
+    "QUANTITY": {"integer", "amount", "alnum"},
+    "LOYALTY_ID": {"integer", "masked_number", "alnum", "alpha"},
+    "PAYMENT_METHOD": {"alpha", "masked_number", "alnum"},
+}
+
+
+def shape_fits(label: str, shape: str) -> bool | None:
+    """Whether a word of ``shape`` can carry ``label`` at all (None: any shape can)."""
+    allowed = _SHAPES.get(label)
+    return None if allowed is None else shape in allowed
+
+
+def amount_role(
+    text: str, line_text: str, *, rightmost: bool, amounts_on_line: int, section: str
+) -> str | None:
+    """What the line says an amount is: SUBTOTAL, TAX, GRAND_TOTAL, CHANGE, DISCOUNT,
+    LINE_TOTAL, UNIT_PRICE, QUANTITY (a number followed by a unit or '@'), 'tender' (an
+    amount paid), 'rate' (a percentage) or None."""
+    shape = word_shape(text)
+    if shape == "percent" or text.endswith("%"):
+        return "rate"
+    if shape not in ("amount", "negative_amount"):
+        return None
+    kws = set(line_keywords(line_text))
+    tokens = [t for t in re.split(r"[^A-Z@]+", line_text.upper()) if t]
+    before, _, rest = line_text.partition(text)
+    before_words, after_words = before.split(), rest.split()
+    unit = after_words[0].upper().strip(".") if after_words else ""
+    if unit in {"@", "LB", "LBS", "GAL", "X", "KG", "OZ"}:
+        return "QUANTITY"
+    if unit in {"EA", "EACH", "/LB", "/GAL"}:
+        return "UNIT_PRICE"
+    if shape == "negative_amount" or kws & {"SAVINGS", "DISCOUNT", "COUPON"}:
+        return "DISCOUNT"
+    if "SUBTOTAL" in kws:
+        return "SUBTOTAL"
+    if "TAX" in kws:
+        return "TAX"
+    if "CHANGE" in kws:
+        return "CHANGE"
+    if kws & {"TOTAL", "BALANCE", "DUE", "AMOUNT"}:
+        return "GRAND_TOTAL"
+    if set(tokens) & _TENDER:
+        return "tender"
+    if (before_words and before_words[-1].lower() in ("@", "x")) or (
+        kws & {"@", "/LB", "EA", "GAL"}
+        and not (rightmost and amounts_on_line == 1 and "@" not in line_text)
+    ):
+        return "UNIT_PRICE"
+    if section in ("items", "totals"):
+        if amounts_on_line >= 2 and not rightmost:
+            return "UNIT_PRICE"
+        return "LINE_TOTAL"
+    return None
+
+
+_ROLE_LABELS = {
+    "SUBTOTAL",
+    "TAX",
+    "GRAND_TOTAL",
+    "CHANGE",
+    "DISCOUNT",
+    "LINE_TOTAL",
+    "UNIT_PRICE",
+    "QUANTITY",
+}
+_NOT_QUANTITY = {
+    "GUESTS": "a guest count",
+    "TABLE": "a table number",
+    "PUMP": "a pump number",
+    "ITEMS": "an item count",
+}
+_LOYALTY = {"REWARDS", "MEMBER", "LOYALTY", "CLUB", "POINTS", "CIRCLE", "EXTRACARE"}
+_PAYMENT_WORDS = {
+    "visa",
+    "mastercard",
+    "debit",
+    "credit",
+    "amex",
+    "discover",
+    "cash",
+    "eftdebit",
+    "contactless",
+}
+_HEADER_LABELS = {"MERCHANT_NAME", "ADDRESS_LINE", "PHONE_NUMBER", "STORE_HOURS", "WEBSITE"}
+_CARD = {"CARD", "ACCOUNT", "VISA", "MASTERCARD", "DEBIT", "CREDIT", "AMEX"}
+
+
+def context_checks(
+    label: str, text: str, line_text: str, shape: str, role: str | None, section: str = "items"
+) -> dict[str, list[str]]:
+    """Plain-language facts about whether the word's own shape and line fit ``label``:
+    ``{"supports": [...], "conflicts": [...]}`` (each at most a few short sentences)."""
+    supports: list[str] = []
+    conflicts: list[str] = []
+    fits = shape_fits(label, shape)
+    if fits is False:
+        conflicts.append(f"a word shaped like {shape.replace('_', ' ')} cannot be {label}")
+    kws = set(line_keywords(line_text))
+    if role in _ROLE_LABELS:
+        if role == label:
+            supports.append(f"the line makes this amount {role}")
+        elif role == "LINE_TOTAL" and label == "DISCOUNT":
+            pass  # a positive amount on a coupon line may be a discount; the line can't tell
+        elif label in _ROLE_LABELS or label in ("PAYMENT_METHOD", "LOYALTY_ID"):
+            conflicts.append(f"the line makes this amount {role}, not {label}")
+    elif role == "tender" and label in _ROLE_LABELS:
+        conflicts.append(f"this amount is a payment tendered, not {label}")
+    elif role == "rate" and label in _ROLE_LABELS:
+        conflicts.append(f"this is a percentage rate, not {label}")
+    if label == "QUANTITY":
+        for kw, what in _NOT_QUANTITY.items():
+            if kw in kws:
+                conflicts.append(f"the line says this number is {what}, not an item quantity")
+                break
+    if shape == "masked_number" and label in ("PAYMENT_METHOD", "LOYALTY_ID"):
+        if kws & _LOYALTY:
+            (supports if label == "LOYALTY_ID" else conflicts).append(
+                "the line names a loyalty program"
+            )
+        elif kws & _CARD:
+            (supports if label == "PAYMENT_METHOD" else conflicts).append(
+                "the line names a payment card"
+            )
+    n = normalize(text)
+    if n in _PAYMENT_WORDS and label not in ("PAYMENT_METHOD", "PRODUCT_NAME"):
+        conflicts.append(f"{text} is a payment method word")
+    if label == "DATE" and n in ("am", "pm"):
+        conflicts.append("AM/PM belongs to a time, not a date")
+    if label in ("TIME", "DATE") and kws & {"HOURS", "OPEN", "DAILY"}:
+        conflicts.append("the line gives store hours, not the transaction")
+    has_amount = any(word_shape(w) in ("amount", "negative_amount") for w in line_text.split())
+    if label in _HEADER_LABELS and section == "items" and has_amount:
+        conflicts.append("the word is on an item line with a price")
+    if label == "PRODUCT_NAME" and section in ("header", "footer"):
+        conflicts.append(f"the word is in the receipt {section}, not on an item line")
+    # Lead with the verdict on the label itself: small models read "X is wrong" better than
+    # a fact they must compare with the label.
+    return {
+        "supports": [f"{label} fits: {s}" for s in supports[:3]],
+        "conflicts": [f"{label} is wrong: {c}" for c in conflicts[:3]],
+    }

@@ -63,7 +63,9 @@ class LineRow(Base):
     __table_args__ = (UniqueConstraint("receipt_pk", "line_id", name="uq_receipts_lines_key"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    receipt_pk: Mapped[int] = mapped_column(ForeignKey("receipts_receipts.id", ondelete="CASCADE"), index=True)
+    receipt_pk: Mapped[int] = mapped_column(
+        ForeignKey("receipts_receipts.id", ondelete="CASCADE"), index=True
+    )
     line_id: Mapped[int] = mapped_column(Integer)
     text: Mapped[str] = mapped_column(Text)
     x0: Mapped[float] = mapped_column(Float)
@@ -74,10 +76,14 @@ class LineRow(Base):
 
 class WordRow(Base):
     __tablename__ = "receipts_words"
-    __table_args__ = (UniqueConstraint("receipt_pk", "line_id", "word_id", name="uq_receipts_words_key"),)
+    __table_args__ = (
+        UniqueConstraint("receipt_pk", "line_id", "word_id", name="uq_receipts_words_key"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    receipt_pk: Mapped[int] = mapped_column(ForeignKey("receipts_receipts.id", ondelete="CASCADE"), index=True)
+    receipt_pk: Mapped[int] = mapped_column(
+        ForeignKey("receipts_receipts.id", ondelete="CASCADE"), index=True
+    )
     line_id: Mapped[int] = mapped_column(Integer)
     word_id: Mapped[int] = mapped_column(Integer)
     token_index: Mapped[int] = mapped_column(Integer)
@@ -92,8 +98,12 @@ class LabelRow(Base):
     __tablename__ = "receipts_labels"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    receipt_pk: Mapped[int] = mapped_column(ForeignKey("receipts_receipts.id", ondelete="CASCADE"), index=True)
-    word_pk: Mapped[int] = mapped_column(ForeignKey("receipts_words.id", ondelete="CASCADE"), index=True)
+    receipt_pk: Mapped[int] = mapped_column(
+        ForeignKey("receipts_receipts.id", ondelete="CASCADE"), index=True
+    )
+    word_pk: Mapped[int] = mapped_column(
+        ForeignKey("receipts_words.id", ondelete="CASCADE"), index=True
+    )
     label_type: Mapped[str] = mapped_column(String(40), index=True)
     status: Mapped[str] = mapped_column(String(20), index=True)
     reasoning: Mapped[str] = mapped_column(Text, default="")

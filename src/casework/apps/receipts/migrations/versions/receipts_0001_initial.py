@@ -21,10 +21,24 @@ _MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|s
 # Known invalid patterns (regex, matched against the whole word, case-insensitive). Editable:
 # `casework receipts edge-cases add|remove`.
 DEFAULT_EDGE_CASES = [
-    ("MERCHANT_NAME", r"[*#$()\d.,:/\-]*\d[*#$()\d.,:/\-]*", "Digits and punctuation only: a number is not a merchant name."),
+    (
+        "MERCHANT_NAME",
+        r"[*#$()\d.,:/\-]*\d[*#$()\d.,:/\-]*",
+        "Digits and punctuation only: a number is not a merchant name.",
+    ),
     ("PRODUCT_NAME", _AMOUNT, "A price is not a product name."),
-    *[(label, r"[^0-9]*", "An amount label needs digits; the keyword next to the amount is not the amount.") for label in _MONEY],
-    *[(label, r"\d+(\.\d+)?%", "A percentage is a rate, not an amount.") for label in ("UNIT_PRICE", "LINE_TOTAL", "SUBTOTAL", "GRAND_TOTAL", "TAX")],
+    *[
+        (
+            label,
+            r"[^0-9]*",
+            "An amount label needs digits; the keyword next to the amount is not the amount.",
+        )
+        for label in _MONEY
+    ],
+    *[
+        (label, r"\d+(\.\d+)?%", "A percentage is a rate, not an amount.")
+        for label in ("UNIT_PRICE", "LINE_TOTAL", "SUBTOTAL", "GRAND_TOTAL", "TAX")
+    ],
     ("DATE", rf"(?!({_MONTHS}))[^0-9]*", "A date needs digits or a month or day name."),
     ("TIME", r"(?!(am|pm|a\.m\.|p\.m\.)$)[^0-9]*", "A time needs digits (or AM/PM)."),
     ("PHONE_NUMBER", r"[^0-9]*", "A phone number needs digits."),
@@ -64,7 +78,9 @@ def upgrade() -> None:
         sa.Column(
             "place_id",
             sa.Integer,
-            sa.ForeignKey("receipts_places.id", name="fk_receipts_receipts_place_id_receipts_places"),
+            sa.ForeignKey(
+                "receipts_places.id", name="fk_receipts_receipts_place_id_receipts_places"
+            ),
             nullable=True,
         ),
         sa.Column("width", sa.Float, nullable=False),
@@ -77,23 +93,36 @@ def upgrade() -> None:
     op.create_index("ix_receipts_receipts_merchant_name", "receipts_receipts", ["merchant_name"])
     for table in ("receipts_lines", "receipts_words"):
         extra = (
-            [sa.Column("word_id", sa.Integer, nullable=False), sa.Column("token_index", sa.Integer, nullable=False)]
+            [
+                sa.Column("word_id", sa.Integer, nullable=False),
+                sa.Column("token_index", sa.Integer, nullable=False),
+            ]
             if table == "receipts_words"
             else []
         )
-        key = ["receipt_pk", "line_id", "word_id"] if table == "receipts_words" else ["receipt_pk", "line_id"]
+        key = (
+            ["receipt_pk", "line_id", "word_id"]
+            if table == "receipts_words"
+            else ["receipt_pk", "line_id"]
+        )
         op.create_table(
             table,
             sa.Column("id", sa.Integer, primary_key=True),
             sa.Column(
                 "receipt_pk",
                 sa.Integer,
-                sa.ForeignKey("receipts_receipts.id", ondelete="CASCADE", name=f"fk_{table}_receipt_pk_receipts_receipts"),
+                sa.ForeignKey(
+                    "receipts_receipts.id",
+                    ondelete="CASCADE",
+                    name=f"fk_{table}_receipt_pk_receipts_receipts",
+                ),
                 nullable=False,
             ),
             sa.Column("line_id", sa.Integer, nullable=False),
             *extra,
-            sa.Column("text", sa.Text if table == "receipts_lines" else sa.String(400), nullable=False),
+            sa.Column(
+                "text", sa.Text if table == "receipts_lines" else sa.String(400), nullable=False
+            ),
             sa.Column("x0", sa.Float, nullable=False),
             sa.Column("y0", sa.Float, nullable=False),
             sa.Column("x1", sa.Float, nullable=False),
@@ -107,13 +136,21 @@ def upgrade() -> None:
         sa.Column(
             "receipt_pk",
             sa.Integer,
-            sa.ForeignKey("receipts_receipts.id", ondelete="CASCADE", name="fk_receipts_labels_receipt_pk_receipts_receipts"),
+            sa.ForeignKey(
+                "receipts_receipts.id",
+                ondelete="CASCADE",
+                name="fk_receipts_labels_receipt_pk_receipts_receipts",
+            ),
             nullable=False,
         ),
         sa.Column(
             "word_pk",
             sa.Integer,
-            sa.ForeignKey("receipts_words.id", ondelete="CASCADE", name="fk_receipts_labels_word_pk_receipts_words"),
+            sa.ForeignKey(
+                "receipts_words.id",
+                ondelete="CASCADE",
+                name="fk_receipts_labels_word_pk_receipts_words",
+            ),
             nullable=False,
         ),
         sa.Column("label_type", sa.String(40), nullable=False),
@@ -127,13 +164,17 @@ def upgrade() -> None:
         sa.Column(
             "replaces_id",
             sa.Integer,
-            sa.ForeignKey("receipts_labels.id", name="fk_receipts_labels_replaces_id_receipts_labels"),
+            sa.ForeignKey(
+                "receipts_labels.id", name="fk_receipts_labels_replaces_id_receipts_labels"
+            ),
             nullable=True,
         ),
         sa.Column(
             "consolidated_from_id",
             sa.Integer,
-            sa.ForeignKey("receipts_labels.id", name="fk_receipts_labels_consolidated_from_id_receipts_labels"),
+            sa.ForeignKey(
+                "receipts_labels.id", name="fk_receipts_labels_consolidated_from_id_receipts_labels"
+            ),
             nullable=True,
         ),
         sa.UniqueConstraint("replaces_id", name="uq_receipts_labels_replaces_id"),

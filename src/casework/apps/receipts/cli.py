@@ -1,0 +1,628 @@
+"""``casework receipts …``: import, seed, inspect, validate, review, harmonise, evaluate.
+
+Thin: every command builds deps, calls ``service`` / ``harmonizer`` / ``evalsuite`` and
+prints. Errors a user can cause raise CaseworkError subclasses; the root CLI prints them as
+one sentence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from casework.apps.receipts.models import LABEL_DEFINITIONS, ValidationResult, ValidationStatus
+from casework.errors import InputError
+
+__all__ = ["app"]
+
+# Piped output (README examples, CI logs) gets 120 columns rather than Rich's 80.
+console = Console(width=None if sys.stdout.isatty() else 120)
+app = typer.Typer(
+    help="Validate suggested labels of receipt words. Start with `casework receipts seed`, then "
+    "`casework receipts show costco` and `casework receipts validate costco 40 2 GRAND_TOTAL`.",
+    no_args_is_help=True,
+)
+review_app = typer.Typer(
+    help="The NEEDS_REVIEW queue: list, accept, reject.", invoke_without_command=True
+)
+edge_app = typer.Typer(
+    help="Known invalid patterns (label + regex) used by check_edge_cases.", no_args_is_help=True
+)
+app.add_typer(review_app, name="review")
+app.add_typer(edge_app, name="edge-cases")
+
+
+def _deps(*, with_vectors: bool = True) -> Any:
+    from casework.apps.receipts.deps import build_deps
+
+    return build_deps(with_vectors=with_vectors)
+
+
+def _json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+# ---------------------------------------------------------------------- data
+@app.command("import")
+def import_cmd(
+    files: list[Path] = typer.Argument(
+        ..., help="Labelled receipt JSON files (tokens, bboxes, ner_tags, merchant_name)."
+    ),
+    pending: bool = typer.Option(
+        False, "--pending", help="Store the labels as PENDING instead of VALID."
+    ),
+    no_index: bool = typer.Option(
+        False, "--no-index", help="Skip embedding the words (run `receipts index` later)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Import labelled receipts: all files in one transaction, then embed their words."""
+    from casework.apps.receipts.service import import_files
+
+    deps = _deps(with_vectors=not no_index)
+    status = ValidationStatus.PENDING if pending else ValidationStatus.VALID
+    report = import_files(deps, files, status=status, index=not no_index)
+    _print_import(report, as_json)
+
+
+@app.command()
+def seed(
+    no_index: bool = typer.Option(False, "--no-index", help="Skip embedding the words."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Import the bundled sample receipts (idempotent) and index every receipt."""
+    from casework.apps.receipts.service import seed as seed_fn
+
+    report = seed_fn(_deps(with_vectors=not no_index), index=not no_index)
+    _print_import(report, as_json)
+
+
+def _print_import(report: Any, as_json: bool) -> None:
+    if as_json:
+        _json(
+            {
+                "added": [
+                    {
+                        "slug": r.slug,
+                        "key": r.key,
+                        "merchant": r.merchant_name,
+                        "lines": r.line_count,
+                        "words": r.word_count,
+                    }
+                    for r in report.added
+                ],
+                "skipped": report.skipped,
+                "indexed_words": report.indexed_words,
+                "vector_error": report.vector_error,
+            }
+        )
+        return
+    for r in report.added:
+        console.print(
+            f"[green]imported[/] {r.slug}  {r.merchant_name}  ({r.line_count} lines, {r.word_count} words)"
+        )
+    for key in report.skipped:
+        console.print(f"[dim]already imported, skipped[/] {key}")
+    console.print(
+        f"{len(report.added)} receipts imported, {len(report.skipped)} skipped, {report.indexed_words} words embedded."
+    )
+    if report.vector_error:
+        console.print(
+            f"[yellow]warning:[/] words not embedded ({report.vector_error}); run `casework receipts index` later."
+        )
+
+
+@app.command()
+def index(
+    everything: bool = typer.Option(
+        False, "--all", help="Re-embed every receipt (repairs stale label metadata)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Embed the words of receipts missing from the vector store (idempotent)."""
+    from casework.apps.receipts.service import ensure_indexed
+    from casework.apps.receipts.vectors import VectorsUnavailable, index_receipts
+
+    deps = _deps()
+    try:
+        n = (
+            index_receipts(deps.repo, deps.vectors, deps.repo.list_receipts())
+            if everything
+            else ensure_indexed(deps)
+        )
+    except VectorsUnavailable as exc:
+        raise InputError(f"The vector store is unavailable: {exc}.") from exc
+    _json({"indexed_words": n}) if as_json else console.print(f"{n} words embedded.")
+
+
+@app.command("list")
+def list_cmd(
+    merchant: str | None = typer.Option(None, help="Only this merchant."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List imported receipts with their slugs (use a slug wherever RECEIPT is asked)."""
+    receipts = _deps(with_vectors=False).repo.list_receipts(merchant=merchant)
+    if as_json:
+        _json([r.model_dump(mode="json") | {"key": r.key} for r in receipts])
+        return
+    table = Table("slug", "merchant", "lines", "words", "key")
+    for r in receipts:
+        table.add_row(r.slug, r.merchant_name, str(r.line_count), str(r.word_count), r.key)
+    console.print(table)
+    if not receipts:
+        console.print(
+            "No receipts yet: run `casework receipts seed` or `casework receipts import FILE`."
+        )
+
+
+@app.command()
+def show(
+    receipt: str = typer.Argument(..., help="Receipt slug or key."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Print a receipt line by line with word ids and current labels."""
+    deps = _deps(with_vectors=False)
+    r = deps.repo.resolve_receipt(receipt)
+    words = deps.repo.words(r.id)
+    labels: dict[int, list[str]] = {}
+    for lab in deps.repo.current_labels(receipt_pk=r.id):
+        mark = "" if lab.status == ValidationStatus.VALID else f"?{lab.status.value}"
+        labels.setdefault(lab.word_pk, []).append(f"{lab.label_type}{mark}")
+    if as_json:
+        _json(
+            {
+                "receipt": r.slug,
+                "key": r.key,
+                "merchant": r.merchant_name,
+                "words": [
+                    {
+                        "line_id": w.line_id,
+                        "word_id": w.word_id,
+                        "text": w.text,
+                        "labels": labels.get(w.id, []),
+                    }
+                    for w in words
+                ],
+            }
+        )
+        return
+    console.print(f"[bold]{r.slug}[/]  {r.merchant_name}  key {r.key}")
+    by_line: dict[int, list[str]] = {}
+    for w in words:
+        tag = f"[cyan][{','.join(labels[w.id])}][/]" if w.id in labels else ""
+        by_line.setdefault(w.line_id, []).append(f"[dim]{w.word_id}:[/]{_esc(w.text)}{tag}")
+    for line_id, parts in by_line.items():
+        console.print(f"L{line_id:<3} " + "  ".join(parts), highlight=False)
+
+
+def _esc(text: str) -> str:
+    return text.replace("[", r"\[")
+
+
+@app.command()
+def history(
+    receipt: str = typer.Argument(..., help="Receipt slug or key."),
+    line: int = typer.Argument(..., help="Line id (see `receipts show`)."),
+    word: int = typer.Argument(..., help="Word id within the line."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """The audit trail of one word: every label row, who proposed and validated it, and what replaced what."""
+    deps = _deps(with_vectors=False)
+    r = deps.repo.resolve_receipt(receipt)
+    w = deps.repo.get_word(r.id, line, word)
+    labels = deps.repo.labels_for_word(w.id)
+    if as_json:
+        _json([lab.model_dump(mode="json") for lab in labels])
+        return
+    console.print(f"{r.slug} line {line} word {word}: {_esc(w.text)!r}  (* = current)")
+    table = Table(
+        "id",
+        "label",
+        "status",
+        "proposed by",
+        "validated by",
+        "replaces",
+        "from",
+        "at",
+        "reasoning",
+    )
+    for col in table.columns[:8]:
+        col.no_wrap = True
+    for lab in labels:
+        table.add_row(
+            f"{lab.id}{'*' if lab.current else ''}",
+            lab.label_type,
+            lab.status.value,
+            lab.proposed_by,
+            lab.validated_by or "",
+            str(lab.replaces_id or ""),
+            str(lab.consolidated_from_id or ""),
+            lab.created_at.strftime("%Y-%m-%d %H:%M"),
+            _esc(lab.reasoning[:100]),
+        )
+    console.print(table)
+
+
+# ---------------------------------------------------------------------- validate
+@app.command()
+def validate(
+    receipt: str = typer.Argument(..., help="Receipt slug or key (see `receipts list`)."),
+    line: int = typer.Argument(..., help="Line id (see `receipts show RECEIPT`)."),
+    word: int = typer.Argument(..., help="Word id within the line."),
+    label: str = typer.Argument(
+        ..., help=f"Suggested label, one of: {', '.join(LABEL_DEFINITIONS)}."
+    ),
+    strategy: str = typer.Option(
+        "agent", help="agent (ReAct with tools) or baseline (similarity votes)."
+    ),
+    model: str | None = typer.Option(
+        None, help="provider:name for the agent; default: the specialist model setting."
+    ),
+    reason: str = typer.Option("", help="Why the label was suggested (passed to the agent)."),
+    record: bool = typer.Option(
+        False,
+        "--record",
+        help="Append the decision to the word's label history (NEEDS_REVIEW enters the review queue).",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Validate a suggested LABEL for one word; prints decision, confidence, reasoning and tool calls."""
+    from casework.apps.receipts.service import make_validator, record_result, resolve_ref
+
+    deps = _deps()
+    ref = resolve_ref(deps, receipt, line, word, label, reason=reason)
+    validator = make_validator(strategy, deps, model=model)
+    result = validator.validate(ref)
+    calls = _tool_calls(validator)
+    recorded = record_result(deps, ref, result, proposed_by="cli") if record else []
+    if as_json:
+        _json(
+            {
+                **result.model_dump(mode="json"),
+                "tool_call_details": calls,
+                "recorded_label_ids": [lab.id for lab in recorded],
+            }
+        )
+        return
+    _print_result(result, calls)
+    if recorded:
+        console.print(f"recorded as label {recorded[-1].id} ({recorded[-1].status.value})")
+
+
+def _tool_calls(validator: Any) -> list[dict[str, Any]]:
+    run = getattr(validator, "last_run", None)
+    if run is None:
+        return []
+    return [
+        {"tool": c.name, "args": c.args, "ok": c.ok, "output": c.output[:160]}
+        for c in run.tool_calls
+    ]
+
+
+def _print_result(result: ValidationResult, calls: list[dict[str, Any]]) -> None:
+    colour = {"VALID": "green", "INVALID": "red"}.get(result.decision, "yellow")
+    console.print(
+        f"[bold {colour}]{result.decision}[/] {result.confidence:.0f}%  {_esc(result.word_text)!r} as {result.suggested_label}"
+        f"  ({result.strategy}{': ' + result.model if result.model else ''}, {result.seconds:.1f}s)",
+        highlight=False,
+    )
+    console.print(f"reasoning: {_esc(result.reasoning)}", highlight=False)
+    if calls:
+        console.print("tool calls:")
+        for c in calls:
+            if c["tool"] == "submit_decision":
+                a = c["args"]
+                console.print(
+                    f"  - submit_decision(decision={a.get('decision')}, confidence={a.get('confidence')})",
+                    highlight=False,
+                )
+                continue
+            args = ", ".join(f"{k}={v}" for k, v in c["args"].items())
+            console.print(f"  - {c['tool']}({args}) -> {_esc(c['output'][:100])}…", highlight=False)
+    else:
+        console.print(f"tool calls: {', '.join(result.tool_calls) or 'none'}")
+    if result.unavailable:
+        console.print(f"[yellow]unavailable sources:[/] {', '.join(result.unavailable)}")
+
+
+# ---------------------------------------------------------------------- review
+@review_app.callback()
+def review(
+    ctx: typer.Context,
+    merchant: str | None = typer.Option(None, help="Only this merchant."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List the NEEDS_REVIEW queue (then `review accept ID` or `review reject ID`)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    deps = _deps(with_vectors=False)
+    queue = deps.repo.review_queue(merchant=merchant)
+    receipts = {r.id: r for r in deps.repo.list_receipts()}
+    if as_json:
+        _json(
+            [
+                lab.model_dump(mode="json") | {"receipt": receipts[lab.receipt_pk].slug}
+                for lab in queue
+            ]
+        )
+        return
+    if not queue:
+        console.print("The review queue is empty.")
+        return
+    table = Table(
+        "id", "receipt", "line", "word", "text", "label", "instead of", "confidence", "reasoning"
+    )
+    for lab in queue:
+        instead = ""
+        if lab.consolidated_from_id:
+            instead = deps.repo.get_label(lab.consolidated_from_id).label_type
+        table.add_row(
+            str(lab.id),
+            receipts[lab.receipt_pk].slug,
+            str(lab.line_id),
+            str(lab.word_id),
+            _esc(lab.word_text),
+            lab.label_type,
+            instead,
+            f"{lab.confidence:.0f}" if lab.confidence is not None else "",
+            _esc(lab.reasoning[:90]),
+        )
+    console.print(table)
+
+
+def _decide(label_id: int, accept: bool, reviewer: str, note: str, as_json: bool) -> None:
+    from casework.apps.receipts.service import review_decide
+
+    rows = review_decide(_deps(), label_id, accept=accept, reviewer=reviewer, note=note)
+    if as_json:
+        _json([lab.model_dump(mode="json") for lab in rows])
+        return
+    for lab in rows:
+        console.print(
+            f"label {lab.id}: {lab.label_type} {lab.status.value} (replaces {lab.replaces_id or '-'}) by {lab.validated_by}"
+        )
+
+
+@review_app.command()
+def accept(
+    label_id: int = typer.Argument(..., help="Label id from `receipts review`."),
+    reviewer: str = typer.Option("reviewer", help="Who decided (written to the audit trail)."),
+    note: str = typer.Option("", help="Why."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Accept a label under review: it becomes VALID (and the label it replaces INVALID)."""
+    _decide(label_id, True, reviewer, note, as_json)
+
+
+@review_app.command()
+def reject(
+    label_id: int = typer.Argument(..., help="Label id from `receipts review`."),
+    reviewer: str = typer.Option("reviewer", help="Who decided (written to the audit trail)."),
+    note: str = typer.Option("", help="Why."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Reject a label under review: it becomes INVALID; the label it would replace stays."""
+    _decide(label_id, False, reviewer, note, as_json)
+
+
+# ---------------------------------------------------------------------- edge cases
+@edge_app.command("list")
+def edge_list(
+    label: str | None = typer.Option(None, help="Only this label type."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List active known invalid patterns."""
+    cases = _deps(with_vectors=False).repo.edge_cases(label.upper() if label else None)
+    if as_json:
+        _json([c.model_dump() for c in cases])
+        return
+    table = Table("id", "label", "pattern", "merchant", "reason")
+    for c in cases:
+        table.add_row(str(c.id), c.label_type, _esc(c.pattern), c.merchant_name or "any", c.reason)
+    console.print(table)
+
+
+@edge_app.command("add")
+def edge_add(
+    label: str = typer.Argument(..., help="Label type the pattern can't carry."),
+    pattern: str = typer.Argument(
+        ..., help="Regular expression matched against the whole word (case-insensitive)."
+    ),
+    reason: str = typer.Argument(..., help="Why: shown to the agent and in reviews."),
+    merchant: str | None = typer.Option(None, help="Only for this merchant."),
+) -> None:
+    """Add a known invalid pattern."""
+    case = _deps(with_vectors=False).repo.add_edge_case(
+        label.upper(), pattern, reason, merchant=merchant
+    )
+    console.print(f"edge case {case.id} added: {case.label_type} / {_esc(case.pattern)}")
+
+
+@edge_app.command("remove")
+def edge_remove(edge_case_id: int = typer.Argument(..., help="Id from `edge-cases list`.")) -> None:
+    """Switch a known invalid pattern off (kept for the record)."""
+    case = _deps(with_vectors=False).repo.deactivate_edge_case(edge_case_id)
+    console.print(f"edge case {case.id} removed ({case.label_type} / {_esc(case.pattern)})")
+
+
+# ---------------------------------------------------------------------- harmonise
+@app.command()
+def harmonize(
+    merchant: str | None = typer.Option(None, help="Only this merchant's labels (default: all)."),
+    strategy: str = typer.Option(
+        "baseline", help="Validator for the suggestions: baseline or agent."
+    ),
+    model: str | None = typer.Option(None, help="provider:name for the agent."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Plan the fixes without writing them."),
+    concurrency: int = typer.Option(2, min=1, max=16, help="Validations in flight."),
+    limit: int | None = typer.Option(None, min=1, help="Validate at most this many outliers."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Find outlier labels, validate a replacement for each, apply fixes by confidence."""
+    from casework.apps.receipts.deps import LookupCache
+    from casework.apps.receipts.harmonizer import harmonize as run_harmonize
+    from casework.apps.receipts.service import make_validator
+
+    deps = _deps().with_cache(LookupCache())
+    if merchant and merchant.lower() not in {m.lower() for m in deps.repo.merchants()}:
+        from casework.errors import NotFoundError
+
+        raise NotFoundError(
+            f"No receipts of merchant {merchant!r}; known merchants: {', '.join(deps.repo.merchants())}."
+        )
+    validator = make_validator(strategy, deps, model=model)
+    progress = Progress(
+        TextColumn("[bold]harmonising[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        disable=as_json,
+    )
+    with progress:
+        task = progress.add_task("validate", total=None)
+        report = asyncio.run(
+            run_harmonize(
+                deps,
+                validator,
+                merchant=merchant,
+                dry_run=dry_run,
+                concurrency=concurrency,
+                limit=limit,
+                on_found=lambda n: progress.update(task, total=n),
+                on_done=lambda o, r: progress.advance(task),
+            )
+        )
+    if as_json:
+        _json(report.to_dict())
+        return
+    _print_harmonize(report)
+
+
+def _print_harmonize(report: Any) -> None:
+    data = report.to_dict()
+    table = Table(
+        "receipt",
+        "line",
+        "word",
+        "text",
+        "label",
+        "suggestion",
+        "decision",
+        "conf",
+        "outcome",
+        title="outliers",
+    )
+    for f in data["fixes"][:40]:
+        table.add_row(
+            f["receipt"],
+            str(f["line_id"]),
+            str(f["word_id"]),
+            _esc(f["word"]),
+            f["label"],
+            f["suggestion"] or "-",
+            f["decision"] or "error",
+            f"{f['confidence']:.0f}" if f["confidence"] is not None else "",
+            f["outcome"],
+        )
+    if data["fixes"]:
+        console.print(table)
+    if len(data["fixes"]) > 40:
+        console.print(f"... and {len(data['fixes']) - 40} more (--json for all)")
+    summary = Table(
+        "", "count", title="summary" + (" (dry run: nothing written)" if report.dry_run else "")
+    )
+    summary.add_row("labels scanned", str(data["labels_scanned"]))
+    summary.add_row("outliers", str(data["outliers"]))
+    for outcome, n in data["outcomes"].items():
+        summary.add_row(outcome, str(n))
+    summary.add_row("cache hits / misses", f"{data['cache']['hits']} / {data['cache']['misses']}")
+    summary.add_row("seconds", f"{data['seconds']:.1f}")
+    console.print(summary)
+    if report.vector_error:
+        console.print(
+            f"[yellow]warning:[/] similar words unavailable ({report.vector_error}); only edge cases found outliers."
+        )
+
+
+# ---------------------------------------------------------------------- evaluate
+@app.command()
+def evaluate(
+    strategy: list[str] = typer.Option(
+        ["baseline"], help="baseline and/or agent (repeat to compare side by side)."
+    ),
+    model: str | None = typer.Option(None, help="provider:name for the agent."),
+    limit: int | None = typer.Option(None, min=1, help="Only the first N cases."),
+    plot: Path | None = typer.Option(
+        None, help="Write the confidence distribution plot (PNG) here."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """The spec's success metrics on the bundled dataset, per strategy, side by side.
+
+    (`casework eval receipts` runs the same suite through the evaluation harness.)"""
+    from casework.apps.receipts.evalsuite import plot_confidence, run_cases, summarize
+
+    results: dict[str, Any] = {}
+    series: dict[str, list[float]] = {}
+    for name in strategy:
+        with Progress(
+            TextColumn(f"[bold]{name}[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            disable=as_json,
+        ) as progress:
+            task = progress.add_task(name, total=limit)
+            cases, outputs = run_cases(
+                name, model=model, limit=limit, on_case=lambda c, o, t=task: progress.advance(t)
+            )
+        label = f"agent ({model or 'specialist'})" if name == "agent" else name
+        results[label] = summarize(cases, outputs)
+        series[label] = [float(o.output.get("confidence") or 0) for o in outputs]
+    if plot:
+        plot_confidence(series, plot)
+    if as_json:
+        _json(results | ({"plot": str(plot)} if plot else {}))
+        return
+    names = list(results)
+    table = Table("metric", *names, title="receipts evaluation")
+    rows = [
+        "cases",
+        "verdict_accuracy",
+        "validation_success_rate",
+        "needs_review_rate",
+        "false_positive_rate",
+        "false_negative_rate",
+        "decided_accuracy",
+        "tool_calls_per_decision",
+        "seconds_per_decision",
+        "confidence_mean",
+    ]
+    for row in rows:
+        table.add_row(row, *[_fmt(results[n].get(row)) for n in names])
+    table.add_row(
+        "confidence histogram",
+        *[
+            " ".join(f"{k}:{v}" for k, v in results[n]["confidence_histogram"].items() if v)
+            for n in names
+        ],
+    )
+    console.print(table)
+    if plot:
+        console.print(f"confidence plot: {plot}")
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return "-" if value is None else str(value)

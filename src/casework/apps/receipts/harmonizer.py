@@ -1,0 +1,428 @@
+"""The batch harmoniser: find outlier labels, validate a replacement, apply fixes by confidence.
+
+``find_outliers`` walks the current labels of a merchant (or all) and flags a label when it
+matches a known invalid pattern or when similar words overwhelmingly carry another label;
+the replacement it suggests is the label those similar words carry (or what an amount's
+line says it is: SUBTOTAL, TAX, TOTAL...). ``validate_outliers`` validates each suggestion
+with the chosen strategy (bounded concurrency, one look-up cache per run). ``plan_fixes``
+turns validations into outcomes as the spec's ``apply_fixes_from_results`` does
+(``policy.fix_outcome``) and ``apply_fixes`` appends the label rows in one transaction:
+RELABEL (old label marked INVALID, new label VALID, linked by ``consolidated_from``),
+MARK_INVALID, REVIEW (the suggestion enters the NEEDS_REVIEW queue) or KEEP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from casework.apps.receipts import evidence
+from casework.apps.receipts.deps import LookupCache, ReceiptsDeps
+from casework.apps.receipts.features import amount_role
+from casework.apps.receipts.models import (
+    MONEY_LABELS,
+    FixOutcome,
+    Label,
+    Receipt,
+    ValidationResult,
+    ValidationStatus,
+    WordRef,
+)
+from casework.apps.receipts.policy import fix_outcome
+from casework.apps.receipts.repository import LabelChange
+from casework.apps.receipts.service import Validator, _refresh
+from casework.apps.receipts.vectors import (
+    Neighbour,
+    VectorsUnavailable,
+    similar_words_batch,
+    word_doc_id,
+)
+
+__all__ = [
+    "HarmonizeReport",
+    "Outlier",
+    "PlannedFix",
+    "apply_fixes",
+    "find_outliers",
+    "harmonize",
+    "plan_fixes",
+    "suggest_from_context",
+    "validate_outliers",
+]
+
+NEIGHBOURS = 10
+OUTLIER_SHARE = 0.2
+"""A label is an outlier when at most this share of its similar words carries it..."""
+DOMINANT_SHARE = 0.5
+"""...and at least this share carries one other label (or none)."""
+SUGGEST_SHARE = 0.3
+_KEYWORD_ROLES = {"SUBTOTAL", "TAX", "GRAND_TOTAL", "CHANGE"}
+
+
+@dataclass
+class Outlier:
+    label: Label
+    receipt: Receipt
+    line_text: str
+    reasons: list[str]
+    suggestion: str | None
+    votes: dict[str, float] = field(default_factory=dict)
+
+    def ref(self) -> WordRef:
+        """The validation to run: the suggestion, or (without one) the current label itself."""
+        return WordRef(
+            image_id=self.receipt.image_id,
+            receipt_id=self.receipt.receipt_id,
+            line_id=self.label.line_id,
+            word_id=self.label.word_id,
+            suggested_label=self.suggestion or self.label.label_type,
+            word_text=self.label.word_text,
+            merchant_name=self.receipt.merchant_name,
+            original_reasoning="; ".join(self.reasons)[:300],
+        )
+
+
+@dataclass
+class PlannedFix:
+    outlier: Outlier
+    validation: ValidationResult | None
+    outcome: FixOutcome
+    changes: list[LabelChange]
+    applied_ids: list[int] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class HarmonizeReport:
+    strategy: str
+    model: str | None
+    merchant: str | None
+    dry_run: bool
+    labels_scanned: int = 0
+    fixes: list[PlannedFix] = field(default_factory=list)
+    seconds: float = 0.0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    vector_error: str | None = None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        c = Counter(f.outcome.value for f in self.fixes)
+        return {o.value: c.get(o.value, 0) for o in FixOutcome}
+
+    def to_dict(self) -> dict:
+        return {
+            "strategy": self.strategy,
+            "model": self.model,
+            "merchant": self.merchant,
+            "dry_run": self.dry_run,
+            "labels_scanned": self.labels_scanned,
+            "outliers": len(self.fixes),
+            "outcomes": self.counts,
+            "seconds": round(self.seconds, 2),
+            "cache": {"hits": self.cache_hits, "misses": self.cache_misses},
+            "vector_error": self.vector_error,
+            "fixes": [
+                {
+                    "label_id": f.outlier.label.id,
+                    "receipt": f.outlier.receipt.slug,
+                    "line_id": f.outlier.label.line_id,
+                    "word_id": f.outlier.label.word_id,
+                    "word": f.outlier.label.word_text,
+                    "label": f.outlier.label.label_type,
+                    "suggestion": f.outlier.suggestion,
+                    "reasons": f.outlier.reasons,
+                    "decision": f.validation.decision if f.validation else None,
+                    "confidence": f.validation.confidence if f.validation else None,
+                    "outcome": f.outcome.value,
+                    "applied_label_ids": f.applied_ids,
+                    "error": f.error,
+                }
+                for f in self.fixes
+            ],
+        }
+
+
+def suggest_from_context(text: str, line_text: str) -> str | None:
+    """What an amount's line says it is (SUBTOTAL, TAX, GRAND_TOTAL, CHANGE, DISCOUNT), if anything."""
+    role = amount_role(text, line_text, rightmost=True, amounts_on_line=1, section="totals")
+    return role if role in ("SUBTOTAL", "TAX", "GRAND_TOTAL", "CHANGE", "DISCOUNT") else None
+
+
+def _votes(found: list[Neighbour]) -> dict[str, float]:
+    total = sum(max(nb.similarity, 0.0) for nb in found) or 1.0
+    votes: dict[str, float] = defaultdict(float)
+    for nb in found:
+        if nb.status in ("VALID", "PENDING", "NONE"):
+            votes[nb.label] += max(nb.similarity, 0.0) / total
+    return dict(sorted(votes.items(), key=lambda kv: -kv[1]))
+
+
+def find_outliers(
+    deps: ReceiptsDeps, *, merchant: str | None = None, limit: int | None = None
+) -> tuple[list[Outlier], int]:
+    """(outliers, labels scanned). Labels with a pending review are skipped."""
+    receipts = deps.repo.list_receipts(merchant=merchant)
+    if merchant and not receipts:
+        from casework.errors import NotFoundError
+
+        known = ", ".join(deps.repo.merchants())
+        raise NotFoundError(f"No receipts of merchant {merchant!r}; known merchants: {known}.")
+    outliers: list[Outlier] = []
+    scanned = 0
+    for receipt in receipts:
+        labels = deps.repo.current_labels(receipt_pk=receipt.id)
+        under_review = {
+            lab.word_pk for lab in labels if lab.status == ValidationStatus.NEEDS_REVIEW
+        }
+        rejected: dict[int, set[str]] = defaultdict(set)
+        for lab in labels:
+            if lab.status == ValidationStatus.INVALID:
+                rejected[lab.word_pk].add(lab.label_type)
+        # A person's decision is final: labels a reviewer confirmed are not questioned again.
+        candidates = [
+            lab
+            for lab in labels
+            if lab.status in (ValidationStatus.VALID, ValidationStatus.PENDING)
+            and lab.word_pk not in under_review
+            and not (lab.validated_by or "").startswith("human:")
+        ]
+        scanned += len(candidates)
+        lines = {ln.line_id: ln.text for ln in deps.repo.lines(receipt.id)}
+        ids = {
+            lab.id: word_doc_id(receipt.image_id, receipt.receipt_id, lab.line_id, lab.word_id)
+            for lab in candidates
+        }
+        try:
+            near = (
+                similar_words_batch(deps.vectors, list(ids.values()), n=NEIGHBOURS)
+                if candidates
+                else {}
+            )
+        except VectorsUnavailable:
+            near = {}
+        for lab in candidates:
+            reasons = []
+            edges = evidence.edge_case_matches(
+                evidence.edge_cases_for(deps, lab.label_type), lab.word_text, receipt.merchant_name
+            )
+            if edges:
+                reasons.append(f"edge case: {edges[0].reason}")
+            votes = _votes(near.get(ids[lab.id], []))
+            own = votes.get(lab.label_type, 0.0)
+            others = [(k, v) for k, v in votes.items() if k != lab.label_type]
+            if votes and own <= OUTLIER_SHARE and others and others[0][1] >= DOMINANT_SHARE:
+                top = others[0][0]
+                what = "no label" if top == "NONE" else top
+                reasons.append(
+                    f"{own:.0%} of similar words are {lab.label_type}, {others[0][1]:.0%} are {what}"
+                )
+            line_text = lines.get(lab.line_id, "")
+            context = suggest_from_context(lab.word_text, line_text)
+            if (
+                lab.label_type in MONEY_LABELS
+                and context in _KEYWORD_ROLES
+                and context != lab.label_type
+            ):
+                reasons.append(f"the line makes this amount {context}")
+            if not reasons:
+                continue
+            suggestion = next((k for k, v in others if k != "NONE" and v >= SUGGEST_SHARE), None)
+            if (
+                context
+                and context != lab.label_type
+                and (suggestion is None or lab.label_type in MONEY_LABELS)
+            ):
+                suggestion = context
+            if suggestion == lab.label_type:
+                suggestion = None
+            if suggestion in rejected[lab.word_pk]:
+                # Already rejected for this word: don't ask again; keep only pattern evidence.
+                suggestion = None
+                reasons = [r for r in reasons if r.startswith("edge case")]
+                if not reasons:
+                    continue
+            outliers.append(
+                Outlier(
+                    label=lab,
+                    receipt=receipt,
+                    line_text=line_text,
+                    reasons=reasons,
+                    suggestion=suggestion,
+                    votes={k: round(v, 2) for k, v in list(votes.items())[:4]},
+                )
+            )
+            if limit is not None and len(outliers) >= limit:
+                return outliers, scanned
+    return outliers, scanned
+
+
+async def validate_outliers(
+    outliers: list[Outlier],
+    validator: Validator,
+    *,
+    concurrency: int = 2,
+    on_done: Callable[[Outlier, ValidationResult | None], None] | None = None,
+) -> list[tuple[Outlier, ValidationResult | None, str | None]]:
+    """Validate each outlier's suggestion with at most ``concurrency`` in flight. A failure of
+    one validation is recorded (and sends that outlier to review), never raised."""
+    sem = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(o: Outlier) -> tuple[Outlier, ValidationResult | None, str | None]:
+        async with sem:
+            try:
+                result, error = await validator.avalidate(o.ref()), None
+            except Exception as exc:
+                result, error = None, f"{type(exc).__name__}: {exc}"
+        if on_done:
+            on_done(o, result)
+        return o, result, error
+
+    return list(await asyncio.gather(*(one(o) for o in outliers)))
+
+
+def plan_fixes(
+    results: list[tuple[Outlier, ValidationResult | None, str | None]],
+) -> list[PlannedFix]:
+    """The spec's ``apply_fixes_from_results``: an outcome and the label rows it would append."""
+    plans = []
+    for o, v, error in results:
+        lab = o.label
+        has_suggestion = o.suggestion is not None
+        if v is None:
+            outcome = FixOutcome.REVIEW
+        else:
+            outcome = fix_outcome(
+                v.decision,
+                v.confidence,
+                has_suggestion=has_suggestion,
+                decided=v.ended_by in ("submit", "rule"),
+            )
+        who = (
+            f"{v.strategy}:{v.model}"
+            if v is not None and v.model
+            else (v.strategy if v else "harmonizer")
+        )
+        why = (v.reasoning if v else f"validation failed: {error}")[:1500]
+        evidence_note = "; ".join(o.reasons)
+        conf = v.confidence if v else None
+        changes: list[LabelChange] = []
+        if outcome == FixOutcome.RELABEL:
+            changes = [
+                LabelChange(
+                    word_pk=lab.word_pk,
+                    label_type=lab.label_type,
+                    status=ValidationStatus.INVALID,
+                    proposed_by=lab.proposed_by,
+                    reasoning=f"Replaced by {o.suggestion}: {evidence_note}",
+                    confidence=conf,
+                    validated_by=who,
+                    replaces_id=lab.id,
+                ),
+                LabelChange(
+                    word_pk=lab.word_pk,
+                    label_type=o.suggestion or lab.label_type,
+                    status=ValidationStatus.VALID,
+                    proposed_by="harmonizer",
+                    reasoning=why,
+                    confidence=conf,
+                    validated_by=who,
+                    consolidated_from_id=lab.id,
+                ),
+            ]
+        elif outcome == FixOutcome.MARK_INVALID:
+            changes = [
+                LabelChange(
+                    word_pk=lab.word_pk,
+                    label_type=lab.label_type,
+                    status=ValidationStatus.INVALID,
+                    proposed_by=lab.proposed_by,
+                    reasoning=f"{evidence_note}. {why}",
+                    confidence=conf,
+                    validated_by=who,
+                    replaces_id=lab.id,
+                ),
+            ]
+        elif outcome == FixOutcome.REVIEW:
+            if has_suggestion:
+                changes = [
+                    LabelChange(
+                        word_pk=lab.word_pk,
+                        label_type=o.suggestion or lab.label_type,
+                        status=ValidationStatus.NEEDS_REVIEW,
+                        proposed_by="harmonizer",
+                        reasoning=f"Suggested instead of {lab.label_type} ({evidence_note}). {why}",
+                        confidence=conf,
+                        validated_by=who,
+                        consolidated_from_id=lab.id,
+                    ),
+                ]
+            else:
+                changes = [
+                    LabelChange(
+                        word_pk=lab.word_pk,
+                        label_type=lab.label_type,
+                        status=ValidationStatus.NEEDS_REVIEW,
+                        proposed_by=lab.proposed_by,
+                        reasoning=f"{evidence_note}. {why}",
+                        confidence=conf,
+                        validated_by=who,
+                        replaces_id=lab.id,
+                    ),
+                ]
+        plans.append(
+            PlannedFix(outlier=o, validation=v, outcome=outcome, changes=changes, error=error)
+        )
+    return plans
+
+
+def apply_fixes(deps: ReceiptsDeps, plans: list[PlannedFix]) -> None:
+    """Append every planned label row in one transaction, then refresh the vector metadata."""
+    changes = [ch for p in plans for ch in p.changes]
+    if not changes:
+        return
+    rows = deps.repo.append_labels(changes)
+    it = iter(rows)
+    for p in plans:
+        p.applied_ids = [next(it).id for _ in p.changes]
+    by_receipt: dict[int, set[int]] = defaultdict(set)
+    for p in plans:
+        if p.changes:
+            by_receipt[p.outlier.receipt.id].add(p.outlier.label.word_pk)
+    for receipt_pk, word_pks in by_receipt.items():
+        _refresh(deps, receipt_pk, word_pks)
+
+
+async def harmonize(
+    deps: ReceiptsDeps,
+    validator: Validator,
+    *,
+    merchant: str | None = None,
+    dry_run: bool = False,
+    concurrency: int = 2,
+    limit: int | None = None,
+    on_found: Callable[[int], None] | None = None,
+    on_done: Callable[[Outlier, ValidationResult | None], None] | None = None,
+) -> HarmonizeReport:
+    """Find outliers, validate, plan, and (unless ``dry_run``) apply. ``validator`` should be
+    built on ``deps`` (the same cache)."""
+    started = time.perf_counter()
+    cache = deps.cache or LookupCache()
+    report = HarmonizeReport(
+        strategy=validator.name, model=validator.model, merchant=merchant, dry_run=dry_run
+    )
+    if deps.vectors is None:
+        report.vector_error = deps.vectors_error or "no vector store"
+    outliers, report.labels_scanned = find_outliers(deps, merchant=merchant, limit=limit)
+    if on_found:
+        on_found(len(outliers))
+    results = await validate_outliers(outliers, validator, concurrency=concurrency, on_done=on_done)
+    report.fixes = plan_fixes(results)
+    if not dry_run:
+        apply_fixes(deps, report.fixes)
+    report.cache_hits, report.cache_misses = cache.hits, cache.misses
+    report.seconds = time.perf_counter() - started
+    return report

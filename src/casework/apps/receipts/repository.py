@@ -1,0 +1,578 @@
+"""Receipts, words, places, labels and edge cases in SQL; returns domain models.
+
+Labels are append-only. Every change (validation, relabel, review) is a new row linked to
+the row it supersedes; nothing here ever UPDATEs or DELETEs a label.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from sqlalchemy import Engine, and_, exists, func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, aliased
+
+from casework.apps.receipts.features import normalize
+from casework.apps.receipts.importer import ParsedReceipt
+from casework.apps.receipts.models import (
+    Box,
+    EdgeCase,
+    Label,
+    Line,
+    Place,
+    Receipt,
+    ValidationStatus,
+    Word,
+)
+from casework.apps.receipts.tables import (
+    EdgeCaseRow,
+    LabelRow,
+    LineRow,
+    PlaceRow,
+    ReceiptRow,
+    WordRow,
+)
+from casework.errors import InputError, NotFoundError
+from casework.stores.sql import session_scope
+
+__all__ = ["LabelChange", "ReceiptsRepository", "ReceiptsStore", "SqlReceiptsRepository"]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class LabelChange:
+    """One new label row to append."""
+
+    word_pk: int
+    label_type: str
+    status: ValidationStatus
+    proposed_by: str
+    reasoning: str = ""
+    confidence: float | None = None
+    validated_by: str | None = None
+    replaces_id: int | None = None
+    consolidated_from_id: int | None = None
+
+
+class ReceiptsStore(Protocol):
+    """What the tools, baseline and harmoniser need from storage (tests may fake it)."""
+
+    def get_receipt_by_key(self, image_id: str, receipt_id: int) -> Receipt: ...
+    def lines(self, receipt_pk: int) -> list[Line]: ...
+    def words(self, receipt_pk: int) -> list[Word]: ...
+    def get_word(self, receipt_pk: int, line_id: int, word_id: int) -> Word: ...
+    def labels_for_word(self, word_pk: int) -> list[Label]: ...
+    def current_labels(
+        self, *, receipt_pk: int | None = None, merchant: str | None = None
+    ) -> list[Label]: ...
+    def place(self, place_id: int) -> Place | None: ...
+    def edge_cases(self, label_type: str | None = None) -> list[EdgeCase]: ...
+    def append_labels(self, changes: Sequence[LabelChange]) -> list[Label]: ...
+
+
+class SqlReceiptsRepository:
+    """The SQLAlchemy implementation (SQLite or PostgreSQL)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    # ------------------------------------------------------------------ import
+    def add_receipts(
+        self,
+        parsed: Sequence[ParsedReceipt],
+        *,
+        status: ValidationStatus = ValidationStatus.VALID,
+        proposed_by: str = "import",
+    ) -> tuple[list[Receipt], list[str]]:
+        """Write receipts (lines, words, labels, places) in one transaction.
+
+        Receipts whose key is already stored are skipped (re-importing is idempotent); returns
+        (added, skipped keys).
+        """
+        added: list[Receipt] = []
+        skipped: list[str] = []
+        now = _now()
+        with session_scope(self.engine) as s:
+            seen: set[tuple[str, int]] = set()
+            for rec in parsed:
+                key = (rec.image_id, rec.receipt_id)
+                exists_row = s.scalar(
+                    select(ReceiptRow.id).where(
+                        ReceiptRow.image_id == key[0], ReceiptRow.receipt_id == key[1]
+                    )
+                )
+                if exists_row is not None or key in seen:
+                    skipped.append(rec.key)
+                    continue
+                seen.add(key)
+                place = self._upsert_place(s, rec.place, now)
+                row = ReceiptRow(
+                    image_id=rec.image_id,
+                    receipt_id=rec.receipt_id,
+                    slug=self._free_slug(s, rec.slug),
+                    merchant_name=rec.merchant_name,
+                    source=rec.source[:400],
+                    place_id=place.id,
+                    width=rec.width,
+                    height=rec.height,
+                    extra_json=json.dumps(rec.extra, default=str)[:20000],
+                    imported_at=now,
+                )
+                s.add(row)
+                s.flush()
+                for line in rec.lines:
+                    b = line.box
+                    s.add(
+                        LineRow(
+                            receipt_pk=row.id,
+                            line_id=line.line_id,
+                            text=line.text,
+                            x0=b.x0,
+                            y0=b.y0,
+                            x1=b.x1,
+                            y1=b.y1,
+                        )
+                    )
+                    for w in line.words:
+                        wrow = WordRow(
+                            receipt_pk=row.id,
+                            line_id=w.line_id,
+                            word_id=w.word_id,
+                            token_index=w.token_index,
+                            text=w.text,
+                            x0=w.box.x0,
+                            y0=w.box.y0,
+                            x1=w.box.x1,
+                            y1=w.box.y1,
+                        )
+                        s.add(wrow)
+                        if w.label:
+                            s.flush()
+                            validated = status == ValidationStatus.VALID
+                            s.add(
+                                LabelRow(
+                                    receipt_pk=row.id,
+                                    word_pk=wrow.id,
+                                    label_type=w.label,
+                                    status=status.value,
+                                    reasoning=f"Imported from {Path(rec.source.split('[')[0]).name}.",
+                                    proposed_by=proposed_by,
+                                    validated_by=proposed_by if validated else None,
+                                    created_at=now,
+                                    validated_at=now if validated else None,
+                                )
+                            )
+                s.flush()
+                added.append(self._receipt(s, row))
+        return added, skipped
+
+    @staticmethod
+    def _free_slug(s: Session, slug: str) -> str:
+        candidate, n = slug[:70], 2
+        while s.scalar(select(ReceiptRow.id).where(ReceiptRow.slug == candidate)) is not None:
+            candidate = f"{slug[:70]}-{n}"
+            n += 1
+        return candidate
+
+    @staticmethod
+    def _upsert_place(s: Session, place: Place, now: datetime) -> PlaceRow:
+        key = f"{normalize(place.name)}|{normalize(place.address or place.phone)[:120]}"
+        row = s.scalar(select(PlaceRow).where(PlaceRow.place_key == key))
+        if row is None:
+            row = PlaceRow(
+                place_key=key,
+                name=place.name,
+                address=place.address[:400],
+                phone=place.phone[:60],
+                website=place.website[:200],
+                hours=place.hours[:200],
+                source=place.source,
+                created_at=now,
+            )
+            s.add(row)
+            s.flush()
+        else:
+            # A later receipt of the same place may know what an earlier one did not.
+            for field in ("phone", "website", "hours"):
+                if not getattr(row, field) and getattr(place, field):
+                    setattr(row, field, getattr(place, field))
+        return row
+
+    # ------------------------------------------------------------------ receipts
+    def _receipt(self, s: Session, row: ReceiptRow) -> Receipt:
+        lines = (
+            s.scalar(select(func.count()).select_from(LineRow).where(LineRow.receipt_pk == row.id))
+            or 0
+        )
+        words = (
+            s.scalar(select(func.count()).select_from(WordRow).where(WordRow.receipt_pk == row.id))
+            or 0
+        )
+        return Receipt(
+            id=row.id,
+            image_id=row.image_id,
+            receipt_id=row.receipt_id,
+            slug=row.slug,
+            merchant_name=row.merchant_name,
+            source=row.source,
+            place_id=row.place_id,
+            line_count=lines,
+            word_count=words,
+            imported_at=row.imported_at,
+        )
+
+    def list_receipts(self, merchant: str | None = None) -> list[Receipt]:
+        with session_scope(self.engine) as s:
+            q = select(ReceiptRow).order_by(ReceiptRow.id)
+            if merchant:
+                q = q.where(func.lower(ReceiptRow.merchant_name) == merchant.lower())
+            return [self._receipt(s, r) for r in s.scalars(q)]
+
+    def merchants(self) -> list[str]:
+        with session_scope(self.engine) as s:
+            return sorted(set(s.scalars(select(ReceiptRow.merchant_name))))
+
+    def get_receipt(self, receipt_pk: int) -> Receipt:
+        with session_scope(self.engine) as s:
+            row = s.get(ReceiptRow, receipt_pk)
+            if row is None:
+                raise NotFoundError(f"No receipt with id {receipt_pk}.")
+            return self._receipt(s, row)
+
+    def get_receipt_by_key(self, image_id: str, receipt_id: int) -> Receipt:
+        with session_scope(self.engine) as s:
+            row = s.scalar(
+                select(ReceiptRow).where(
+                    ReceiptRow.image_id == image_id, ReceiptRow.receipt_id == receipt_id
+                )
+            )
+            if row is None:
+                raise NotFoundError(
+                    f"No receipt {image_id}#{receipt_id}; see `casework receipts list`."
+                )
+            return self._receipt(s, row)
+
+    def resolve_receipt(self, ref: str) -> Receipt:
+        """A receipt by slug, ``image_id#n`` key, image id or a unique image-id prefix."""
+        ref = ref.strip()
+        if not ref:
+            raise InputError("Name a receipt by its slug or key; see `casework receipts list`.")
+        with session_scope(self.engine) as s:
+            row = s.scalar(select(ReceiptRow).where(ReceiptRow.slug == ref.lower()))
+            if row is None and "#" in ref:
+                image_id, _, n = ref.rpartition("#")
+                if n.isdigit():
+                    row = s.scalar(
+                        select(ReceiptRow).where(
+                            ReceiptRow.image_id == image_id, ReceiptRow.receipt_id == int(n)
+                        )
+                    )
+            if row is None and re.fullmatch(r"[A-Za-z0-9_\-.]{4,80}", ref):
+                rows = list(
+                    s.scalars(
+                        select(ReceiptRow).where(ReceiptRow.image_id.startswith(ref)).limit(3)
+                    )
+                )
+                if len(rows) > 1:
+                    raise InputError(f"Receipt {ref!r} is ambiguous; use its slug or full key.")
+                row = rows[0] if rows else None
+            if row is None:
+                raise NotFoundError(f"No receipt {ref!r}; see `casework receipts list`.")
+            return self._receipt(s, row)
+
+    def lines(self, receipt_pk: int) -> list[Line]:
+        with session_scope(self.engine) as s:
+            rows = s.scalars(
+                select(LineRow).where(LineRow.receipt_pk == receipt_pk).order_by(LineRow.line_id)
+            )
+            return [
+                Line(line_id=r.line_id, text=r.text, box=Box(x0=r.x0, y0=r.y0, x1=r.x1, y1=r.y1))
+                for r in rows
+            ]
+
+    @staticmethod
+    def _word(r: WordRow) -> Word:
+        return Word(
+            id=r.id,
+            receipt_pk=r.receipt_pk,
+            line_id=r.line_id,
+            word_id=r.word_id,
+            token_index=r.token_index,
+            text=r.text,
+            box=Box(x0=r.x0, y0=r.y0, x1=r.x1, y1=r.y1),
+        )
+
+    def words(self, receipt_pk: int) -> list[Word]:
+        with session_scope(self.engine) as s:
+            rows = s.scalars(
+                select(WordRow)
+                .where(WordRow.receipt_pk == receipt_pk)
+                .order_by(WordRow.line_id, WordRow.word_id)
+            )
+            return [self._word(r) for r in rows]
+
+    def get_word(self, receipt_pk: int, line_id: int, word_id: int) -> Word:
+        with session_scope(self.engine) as s:
+            row = s.scalar(
+                select(WordRow).where(
+                    WordRow.receipt_pk == receipt_pk,
+                    WordRow.line_id == line_id,
+                    WordRow.word_id == word_id,
+                )
+            )
+            if row is None:
+                slug = s.scalar(select(ReceiptRow.slug).where(ReceiptRow.id == receipt_pk))
+                raise NotFoundError(
+                    f"Receipt {slug} has no word {word_id} on line {line_id}; see `casework receipts show {slug}`."
+                )
+            return self._word(row)
+
+    def word_by_pk(self, word_pk: int) -> Word:
+        with session_scope(self.engine) as s:
+            row = s.get(WordRow, word_pk)
+            if row is None:
+                raise NotFoundError(f"No word with id {word_pk}.")
+            return self._word(row)
+
+    # ------------------------------------------------------------------ places
+    def place(self, place_id: int) -> Place | None:
+        with session_scope(self.engine) as s:
+            row = s.get(PlaceRow, place_id)
+            if row is None:
+                return None
+            return Place(
+                id=row.id,
+                name=row.name,
+                address=row.address,
+                phone=row.phone,
+                website=row.website,
+                hours=row.hours,
+                source=row.source,
+            )
+
+    # ------------------------------------------------------------------ labels
+    def _labels(self, s: Session, where: Iterable, *, current_only: bool) -> list[Label]:
+        successor = aliased(LabelRow)
+        has_successor = exists().where(successor.replaces_id == LabelRow.id)
+        q = (
+            select(LabelRow, WordRow.line_id, WordRow.word_id, WordRow.text, has_successor)
+            .join(WordRow, WordRow.id == LabelRow.word_pk)
+            .where(*where)
+            .order_by(LabelRow.id)
+        )
+        if current_only:
+            q = q.where(~has_successor)
+        out = []
+        for row, line_id, word_id, text, superseded in s.execute(q):
+            out.append(
+                Label(
+                    id=row.id,
+                    receipt_pk=row.receipt_pk,
+                    word_pk=row.word_pk,
+                    line_id=line_id,
+                    word_id=word_id,
+                    word_text=text,
+                    label_type=row.label_type,
+                    status=ValidationStatus(row.status),
+                    reasoning=row.reasoning,
+                    confidence=row.confidence,
+                    proposed_by=row.proposed_by,
+                    validated_by=row.validated_by,
+                    created_at=row.created_at,
+                    validated_at=row.validated_at,
+                    replaces_id=row.replaces_id,
+                    consolidated_from_id=row.consolidated_from_id,
+                    current=not superseded,
+                )
+            )
+        return out
+
+    def labels_for_word(self, word_pk: int) -> list[Label]:
+        """Every label row of a word, oldest first (current and superseded)."""
+        with session_scope(self.engine) as s:
+            return self._labels(s, [LabelRow.word_pk == word_pk], current_only=False)
+
+    def get_label(self, label_id: int) -> Label:
+        with session_scope(self.engine) as s:
+            labels = self._labels(s, [LabelRow.id == label_id], current_only=False)
+            if not labels:
+                raise NotFoundError(f"No label with id {label_id}.")
+            return labels[0]
+
+    def current_labels(
+        self,
+        *,
+        receipt_pk: int | None = None,
+        merchant: str | None = None,
+        statuses: Sequence[ValidationStatus] | None = None,
+    ) -> list[Label]:
+        """Labels nobody superseded, optionally for one receipt or merchant."""
+        where: list = []
+        if receipt_pk is not None:
+            where.append(LabelRow.receipt_pk == receipt_pk)
+        if merchant:
+            where.append(
+                LabelRow.receipt_pk.in_(
+                    select(ReceiptRow.id).where(
+                        func.lower(ReceiptRow.merchant_name) == merchant.lower()
+                    )
+                )
+            )
+        if statuses:
+            where.append(LabelRow.status.in_([s.value for s in statuses]))
+        with session_scope(self.engine) as s:
+            return self._labels(s, where, current_only=True)
+
+    def known_label_types(self) -> set[str]:
+        with session_scope(self.engine) as s:
+            return set(s.scalars(select(LabelRow.label_type).distinct()))
+
+    def count_labels(self) -> int:
+        with session_scope(self.engine) as s:
+            return s.scalar(select(func.count()).select_from(LabelRow)) or 0
+
+    def append_labels(self, changes: Sequence[LabelChange]) -> list[Label]:
+        """Append label rows in one transaction. A label already superseded can't be again."""
+        now = _now()
+        with session_scope(self.engine) as s:
+            rows = []
+            for ch in changes:
+                word = s.get(WordRow, ch.word_pk)
+                if word is None:
+                    raise NotFoundError(f"No word with id {ch.word_pk}.")
+                for ref in (ch.replaces_id, ch.consolidated_from_id):
+                    if ref is not None and s.get(LabelRow, ref) is None:
+                        raise NotFoundError(f"No label with id {ref}.")
+                decided = ch.status in (ValidationStatus.VALID, ValidationStatus.INVALID)
+                row = LabelRow(
+                    receipt_pk=word.receipt_pk,
+                    word_pk=ch.word_pk,
+                    label_type=ch.label_type,
+                    status=ch.status.value,
+                    reasoning=ch.reasoning[:4000],
+                    confidence=ch.confidence,
+                    proposed_by=ch.proposed_by,
+                    validated_by=ch.validated_by,
+                    created_at=now,
+                    validated_at=now if decided and ch.validated_by else None,
+                    replaces_id=ch.replaces_id,
+                    consolidated_from_id=ch.consolidated_from_id,
+                )
+                s.add(row)
+                try:
+                    s.flush()
+                except IntegrityError as exc:
+                    raise InputError(
+                        f"Label {ch.replaces_id} was already changed by another label; reload and retry."
+                    ) from exc
+                rows.append(row.id)
+            labels = self._labels(s, [LabelRow.id.in_(rows)], current_only=False)
+        return labels
+
+    def review_queue(self, *, merchant: str | None = None, limit: int = 100) -> list[Label]:
+        labels = self.current_labels(merchant=merchant, statuses=[ValidationStatus.NEEDS_REVIEW])
+        return labels[:limit]
+
+    # ------------------------------------------------------------------ edge cases
+    def edge_cases(
+        self, label_type: str | None = None, *, include_inactive: bool = False
+    ) -> list[EdgeCase]:
+        with session_scope(self.engine) as s:
+            q = select(EdgeCaseRow).order_by(EdgeCaseRow.id)
+            if label_type:
+                q = q.where(EdgeCaseRow.label_type == label_type)
+            if not include_inactive:
+                q = q.where(EdgeCaseRow.active.is_(True))
+            return [
+                EdgeCase(
+                    id=r.id,
+                    label_type=r.label_type,
+                    pattern=r.pattern,
+                    reason=r.reason,
+                    merchant_name=r.merchant_name,
+                )
+                for r in s.scalars(q)
+            ]
+
+    def add_edge_case(
+        self,
+        label_type: str,
+        pattern: str,
+        reason: str,
+        *,
+        merchant: str | None = None,
+        created_by: str = "cli",
+    ) -> EdgeCase:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise InputError(
+                f"Pattern {pattern!r} is not a valid regular expression ({exc})."
+            ) from exc
+        if not re.fullmatch(r"[A-Z][A-Z0-9_]*", label_type):
+            raise InputError(
+                f"Label {label_type!r} is not an upper-case label name such as GRAND_TOTAL."
+            )
+        with session_scope(self.engine) as s:
+            dup = s.scalar(
+                select(EdgeCaseRow.id).where(
+                    and_(
+                        EdgeCaseRow.label_type == label_type,
+                        EdgeCaseRow.pattern == pattern,
+                        EdgeCaseRow.active.is_(True),
+                        EdgeCaseRow.merchant_name.is_(None)
+                        if merchant is None
+                        else EdgeCaseRow.merchant_name == merchant,
+                    )
+                )
+            )
+            if dup is not None:
+                raise InputError(f"Edge case {dup} already has this label and pattern.")
+            row = EdgeCaseRow(
+                label_type=label_type,
+                pattern=pattern,
+                reason=reason,
+                merchant_name=merchant,
+                active=True,
+                created_by=created_by,
+                created_at=_now(),
+            )
+            s.add(row)
+            s.flush()
+            return EdgeCase(
+                id=row.id,
+                label_type=label_type,
+                pattern=pattern,
+                reason=reason,
+                merchant_name=merchant,
+            )
+
+    def deactivate_edge_case(self, edge_case_id: int) -> EdgeCase:
+        """Edge cases are switched off, not deleted, so past decisions stay explainable."""
+        with session_scope(self.engine) as s:
+            row = s.get(EdgeCaseRow, edge_case_id)
+            if row is None or not row.active:
+                raise NotFoundError(
+                    f"No active edge case {edge_case_id}; see `casework receipts edge-cases list`."
+                )
+            row.active = False
+            return EdgeCase(
+                id=row.id,
+                label_type=row.label_type,
+                pattern=row.pattern,
+                reason=row.reason,
+                merchant_name=row.merchant_name,
+            )
+
+
+# The name the rest of the app uses.
+ReceiptsRepository = SqlReceiptsRepository

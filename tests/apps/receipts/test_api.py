@@ -1,0 +1,117 @@
+"""API routes: validate, the review queue, errors mapped to 404/422."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from casework.apps.receipts.api import router
+from casework.apps.receipts.models import ValidationStatus
+from casework.apps.receipts.repository import LabelChange
+
+
+def _client(deps) -> TestClient:
+    app = FastAPI()
+    app.include_router(router(lambda: deps), prefix="/receipts")
+    return TestClient(app)
+
+
+def test_validate_with_the_baseline(seeded):
+    client = _client(seeded)
+    res = client.post(
+        "/receipts/validate",
+        json={
+            "receipt": "costco",
+            "line_id": 42,
+            "word_id": 3,
+            "label": "GRAND_TOTAL",
+            "strategy": "baseline",
+        },
+    )
+    assert res.status_code == 200, res.text
+    body = res.json()
+    assert (
+        body["decision"] == "VALID"
+        and body["word_text"] == "303.83"
+        and body["recorded_label_ids"] == []
+    )
+    assert client.get("/receipts/receipts").json()[0]["slug"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "status", "detail"),
+    [
+        (
+            {
+                "receipt": "nowhere",
+                "line_id": 1,
+                "word_id": 1,
+                "label": "TAX",
+                "strategy": "baseline",
+            },
+            404,
+            "No receipt 'nowhere'",
+        ),
+        (
+            {
+                "receipt": "costco",
+                "line_id": 42,
+                "word_id": 3,
+                "label": "NOPE",
+                "strategy": "baseline",
+            },
+            422,
+            "Unknown label NOPE",
+        ),
+        (
+            {"receipt": "costco", "line_id": 42, "word_id": 3, "label": "TAX", "model": "bogus"},
+            422,
+            "is not of the form provider:name",
+        ),
+    ],
+)
+def test_errors_map_to_http(seeded, payload, status, detail):
+    res = _client(seeded).post("/receipts/validate", json=payload)
+    assert res.status_code == status and detail in res.json()["detail"]
+
+
+def test_review_queue_accept_and_reject(small):
+    client = _client(small)
+    rid = small.repo.resolve_receipt("chevron").id
+    words = {(w.line_id, w.word_id): w for w in small.repo.words(rid)}
+    items = []
+    for key, label in (((9, 3), "GRAND_TOTAL"), ((8, 1), "UNIT_PRICE")):
+        [old] = small.repo.labels_for_word(words[key].id)
+        items += small.repo.append_labels(
+            [
+                LabelChange(
+                    word_pk=old.word_pk,
+                    label_type=label,
+                    status=ValidationStatus.NEEDS_REVIEW,
+                    proposed_by="harmonizer",
+                    consolidated_from_id=old.id,
+                )
+            ]
+        )
+    queue = client.get("/receipts/review").json()
+    assert [(q["id"], q["receipt"], q["instead_of"]) for q in queue] == [
+        (items[0].id, "chevron", "LINE_TOTAL"),
+        (items[1].id, "chevron", "QUANTITY"),
+    ]
+    accepted = client.post(
+        f"/receipts/review/{items[0].id}/accept", json={"reviewer": "ana", "note": "ok"}
+    ).json()
+    assert [(r["label_type"], r["status"]) for r in accepted] == [
+        ("GRAND_TOTAL", "VALID"),
+        ("LINE_TOTAL", "INVALID"),
+    ]
+    rejected = client.post(f"/receipts/review/{items[1].id}/reject").json()
+    assert [(r["label_type"], r["status"], r["validated_by"]) for r in rejected] == [
+        ("UNIT_PRICE", "INVALID", "human:reviewer")
+    ]
+    assert client.get("/receipts/review").json() == []
+    assert client.post(f"/receipts/review/{items[1].id}/reject").status_code == 422
+    assert client.post("/receipts/review/424242/accept").status_code == 404
+    history = client.get("/receipts/words/chevron/9/3/labels").json()
+    assert [h["status"] for h in history] == ["VALID", "NEEDS_REVIEW", "VALID", "INVALID"]

@@ -1,0 +1,123 @@
+"""A failing source is an 'unavailable' answer; the agent decides from the others."""
+
+from __future__ import annotations
+
+import json
+
+from casework.apps.receipts import evidence
+from casework.apps.receipts.agent import build_agent, render_task, result_from_run
+from casework.apps.receipts.baseline import baseline_validate
+from casework.apps.receipts.deps import ReceiptsDeps
+from casework.apps.receipts.places import PlacesUnavailable
+from casework.llm import ScriptedChatModel, call
+
+
+class BrokenCollection:
+    """A vector store whose every call fails (a corrupt index, a missing embedding model)."""
+
+    def get(self, *a, **kw):
+        raise RuntimeError("embedding function failed to load")
+
+    query = upsert = update = get
+
+
+class NoPlaces:
+    name = "google"
+
+    def lookup(self, receipt):
+        raise PlacesUnavailable("quota exceeded")
+
+
+def _with(deps: ReceiptsDeps, **changes) -> ReceiptsDeps:
+    fields = {
+        f: getattr(deps, f)
+        for f in ("repo", "vectors", "places", "settings", "cache", "vectors_error", "extra")
+    }
+    return ReceiptsDeps(**{**fields, **changes})
+
+
+def test_no_vector_store_is_unavailable_not_an_error(seeded, ref):
+    deps = seeded.without_vectors("the chroma directory is missing")
+    out = evidence.similar_words_summary(deps, ref("costco", 42, 3, "GRAND_TOTAL"))
+    assert out == {
+        "status": "unavailable",
+        "reason": "similar words unavailable: the chroma directory is missing",
+    }
+
+
+def test_broken_embeddings_are_unavailable(seeded, ref):
+    out = evidence.similar_words_summary(
+        _with(seeded, vectors=BrokenCollection()), ref("costco", 42, 3, "GRAND_TOTAL")
+    )
+    assert out["status"] == "unavailable" and "embedding function failed" in out["reason"]
+
+
+def test_missing_or_failing_place_is_unavailable(seeded, ref):
+    r = ref("costco", 1, 1, "MERCHANT_NAME")
+    out = evidence.merchant_metadata(_with(seeded, places=NoPlaces()), r)
+    assert out == {
+        "status": "unavailable",
+        "reason": "merchant metadata unavailable: quota exceeded",
+    }
+
+    class Nothing:
+        name = "local"
+
+        def lookup(self, receipt):
+            return None
+
+    out = evidence.merchant_metadata(_with(seeded, places=Nothing()), r)
+    assert out["status"] == "unavailable" and "no place is known" in out["reason"]
+
+
+def test_agent_decides_from_the_other_sources(seeded, ref):
+    deps = _with(seeded, vectors=BrokenCollection(), places=NoPlaces())
+    r = ref("wildfork", 12, 4, "UNIT_PRICE")
+    model = ScriptedChatModel(
+        steps=[
+            call("search_similar_words"),
+            call("get_merchant_metadata"),
+            call("get_word_context"),
+            call(
+                "submit_decision",
+                decision="INVALID",
+                confidence=92,
+                reasoning="The line makes it the line total.",
+            ),
+        ]
+    )
+    run = build_agent(deps, model).run(render_task(r), context=r, trace=False)
+    result = result_from_run(r, run, model="scripted", seconds=0.0)
+    assert run.ended_by == "submit" and all(c.ok for c in run.tool_calls)
+    outputs = {c.name: json.loads(c.output) for c in run.tool_calls[:3]}
+    assert outputs["search_similar_words"]["status"] == "unavailable"
+    assert outputs["get_merchant_metadata"]["status"] == "unavailable"
+    assert outputs["get_word_context"]["word"] == "14.00"
+    assert (result.decision, result.confidence) == ("INVALID", 92)
+    assert result.unavailable == ["get_merchant_metadata", "search_similar_words"]
+
+
+def test_baseline_fails_where_the_agent_does_not(seeded, ref):
+    """The spec's complaint about the old validator: a vector failure fails the validation."""
+    result = baseline_validate(seeded.without_vectors("down"), ref("costco", 42, 3, "GRAND_TOTAL"))
+    assert (result.decision, result.confidence) == ("NEEDS_REVIEW", 0.0)
+    assert result.unavailable == ["search_similar_words"]
+
+
+def test_an_unexpected_tool_failure_is_reported_not_raised(seeded, ref):
+    class ExplodingRepo:
+        def __getattr__(self, name):
+            raise RuntimeError("database went away")
+
+    deps = _with(seeded, repo=ExplodingRepo())
+    r = ref("costco", 42, 3, "GRAND_TOTAL")
+    model = ScriptedChatModel(
+        steps=[
+            call("get_word_context"),
+            call("submit_decision", decision="NEEDS_REVIEW", confidence=20, reasoning="no context"),
+        ]
+    )
+    run = build_agent(deps, model).run(render_task(r), context=r, trace=False)
+    out = json.loads(run.tool_calls[0].output)
+    assert out["status"] == "unavailable" and "database went away" in out["reason"]
+    assert run.decision.decision == "NEEDS_REVIEW"
