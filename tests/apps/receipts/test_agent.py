@@ -141,7 +141,9 @@ def test_a_repeated_tool_call_is_answered_from_the_first(seeded, ref):
 def test_agent_validator_reuses_one_graph_across_words(seeded, ref):
     model = ScriptedChatModel(
         steps=[
+            call("get_word_context"),
             call("submit_decision", decision="VALID", confidence=95, reasoning="a"),
+            call("get_word_context"),
             call("submit_decision", decision="INVALID", confidence=95, reasoning="b"),
         ]
     )
@@ -163,7 +165,8 @@ def test_system_prompt_carries_the_priority_order_and_the_threshold():
     ]
     positions = [prompt.index(name) for name in order]
     assert positions == sorted(positions)
-    assert "confidence above 80" in prompt and "NEEDS_REVIEW otherwise" in prompt
+    assert "with confidence above 80 count as decisions" in prompt
+    assert "NEEDS_REVIEW, confidence below 80" in prompt
     assert all(f"- {name}: " in prompt for name in LABEL_DEFINITIONS)
     assert "$" not in prompt.replace("$4", "")  # every template field was filled
     assert len(prompt) < 3600  # small-model budget: ~900 tokens
@@ -173,3 +176,25 @@ def test_task_prompt_is_compact(ref):
     task = render_task(ref("costco", 42, 3, "GRAND_TOTAL"))
     assert task.splitlines()[0] == 'Word: "303.83" (line 42, word 3)'
     assert len(task) < 400
+
+
+def test_a_decision_before_the_primary_evidence_is_sent_back(seeded, ref):
+    r = ref("wildfork", 12, 4, "UNIT_PRICE")
+    model = ScriptedChatModel(
+        steps=[
+            call("submit_decision", decision="VALID", confidence=90, reasoning="a guess"),
+            call("get_word_context"),
+            call(
+                "submit_decision",
+                decision="INVALID",
+                confidence=90,
+                reasoning="the line makes it LINE_TOTAL",
+            ),
+        ]
+    )
+    result, run = run_agent(build_agent(seeded, model), r, trace=False)
+    model.assert_exhausted()
+    assert not run.tool_calls[0].ok and run.tool_calls[0].output.startswith(
+        "Look at the evidence first"
+    )
+    assert (result.decision, result.ended_by) == ("INVALID", "submit")

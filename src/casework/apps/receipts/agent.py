@@ -50,6 +50,8 @@ DECIDE_NOW = (
     "confidence and reasoning."
 )
 REPEATED = "You already called {tool}; its result is above. Use it, or call submit_decision."
+PRIMARY = "get_word_context"
+EVIDENCE_FIRST = "Look at the evidence first: call get_word_context, then decide."
 
 
 def _run_messages(messages: list[BaseMessage]) -> list[BaseMessage]:
@@ -61,10 +63,10 @@ def _run_messages(messages: list[BaseMessage]) -> list[BaseMessage]:
 
 
 class EvidenceBudget(AgentMiddleware):
-    """Keeps a small model from wandering: each tool answers once per run, and after
-    ``budget`` evidence calls the next model call ends with a request to decide (appended at
-    the end, so a local model's prompt cache stays warm). Past ``budget + 2`` the submit
-    tool is forced."""
+    """Keeps a small model on track: a decision is accepted only after ``get_word_context``,
+    each tool answers once per run, and after ``budget`` evidence calls the next model call
+    ends with a request to decide (appended at the end, so a local model's prompt cache stays
+    warm). Past ``budget + 2`` the submit tool is forced."""
 
     def __init__(self, *, budget: int = EVIDENCE_BUDGET, submit_name: str = SUBMIT) -> None:
         super().__init__()
@@ -98,16 +100,20 @@ class EvidenceBudget(AgentMiddleware):
 
     def _repeat(self, request: Any) -> ToolMessage | None:
         call = request.tool_call
-        if call["name"] == self.submit_name:
-            return None
         state = request.state or {}
         messages = (
             state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])
         )
-        done = sum(
-            isinstance(m, ToolMessage) and m.name == call["name"] for m in _run_messages(messages)
-        )
-        if done:
+        run = _run_messages(messages)
+        if call["name"] == self.submit_name:
+            # A decision needs the primary evidence: a submit before it is sent back (as an
+            # error, so the run goes on) instead of ending the run on a guess.
+            if not any(isinstance(m, ToolMessage) and m.name == PRIMARY for m in run):
+                return ToolMessage(
+                    EVIDENCE_FIRST, tool_call_id=call["id"], name=call["name"], status="error"
+                )
+            return None
+        if any(isinstance(m, ToolMessage) and m.name == call["name"] for m in run):
             return ToolMessage(
                 REPEATED.format(tool=call["name"]), tool_call_id=call["id"], name=call["name"]
             )

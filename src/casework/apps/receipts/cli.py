@@ -323,10 +323,15 @@ def _print_result(result: ValidationResult, calls: list[dict[str, Any]]) -> None
                 console.print(
                     f"  - submit_decision(decision={a.get('decision')}, confidence={a.get('confidence')})",
                     highlight=False,
+                    soft_wrap=True,
                 )
                 continue
             args = ", ".join(f"{k}={v}" for k, v in c["args"].items())
-            console.print(f"  - {c['tool']}({args}) -> {_esc(c['output'][:100])}…", highlight=False)
+            console.print(
+                f"  - {c['tool']}({args}) -> {_esc(c['output'][:90])}…",
+                highlight=False,
+                soft_wrap=True,
+            )
     else:
         console.print(f"tool calls: {', '.join(result.tool_calls) or 'none'}")
     if result.unavailable:

@@ -272,11 +272,12 @@ def summarize(cases: list[EvalCase], outputs: list[CaseOutput]) -> dict[str, Any
         "verdicts": dict(Counter(verdicts)),
         "ended_by": dict(Counter(o.output.get("ended_by") for o in outputs)),
         "by_kind": {},
+        "by_source": {},
     }
-    kinds = sorted({c.metadata.get("kind", "") for c in cases})
-    for k in kinds:
-        idx = [i for i, c in enumerate(cases) if c.metadata.get("kind", "") == k]
-        summary["by_kind"][k] = round(sum(correct[i] for i in idx) / len(idx), 4)
+    for field, key in (("kind", "by_kind"), ("source", "by_source")):
+        for value in sorted({c.metadata.get(field, "") for c in cases}):
+            idx = [i for i, c in enumerate(cases) if c.metadata.get(field, "") == value]
+            summary[key][value] = round(sum(correct[i] for i in idx) / len(idx), 4)
     targets = {}
     for key, target in TARGETS.items():
         metric = key.removesuffix("_max")

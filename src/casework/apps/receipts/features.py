@@ -312,8 +312,11 @@ def context_checks(
                 "the line names a payment card"
             )
     n = normalize(text)
-    if n in _PAYMENT_WORDS and label not in ("PAYMENT_METHOD", "PRODUCT_NAME"):
-        conflicts.append(f"{text} is a payment method word")
+    if n in _PAYMENT_WORDS:
+        if label == "PAYMENT_METHOD":
+            supports.append(f"{text} is a payment method word")
+        elif label != "PRODUCT_NAME":
+            conflicts.append(f"{text} is a payment method word")
     if label == "DATE" and n in ("am", "pm"):
         conflicts.append("AM/PM belongs to a time, not a date")
     if label in ("TIME", "DATE") and kws & {"HOURS", "OPEN", "DAILY"}:

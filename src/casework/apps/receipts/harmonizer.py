@@ -81,7 +81,9 @@ class Outlier:
             suggested_label=self.suggestion or self.label.label_type,
             word_text=self.label.word_text,
             merchant_name=self.receipt.merchant_name,
-            original_reasoning="; ".join(self.reasons)[:300],
+            # Neutral on purpose: the harmoniser's own evidence (votes, edge cases) is what the
+            # tools return anyway, and repeating it as the suggester's reason sways small models.
+            original_reasoning=f"the harmoniser flagged the current label {self.label.label_type} as a possible outlier",
         )
 
 

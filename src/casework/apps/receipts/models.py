@@ -199,7 +199,9 @@ class ValidationDecision(BaseModel):
 
     decision: Verdict = Field(description="VALID, INVALID or NEEDS_REVIEW.")
     confidence: float = Field(ge=0, le=100, description="Confidence from 0 to 100.")
-    reasoning: str = Field(max_length=500, description="One or two sentences: the evidence that decided it.")
+    reasoning: str = Field(
+        max_length=500, description="One or two sentences: the evidence that decided it."
+    )
 
 
 class ValidationResult(BaseModel):
