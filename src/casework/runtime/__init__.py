@@ -1,16 +1,21 @@
 """Agent building blocks on LangGraph; knows no app."""
 
-from casework.runtime.decision import Decision, Evidence, Verdict
+from casework.runtime.decision import Decision, EndReason, Evidence, RunInfo, Verdict
 from casework.runtime.events import Event, to_json
 from casework.runtime.react import ReactAgent, RunResult, ToolCallRecord
+from casework.runtime.strategy import ModelSource, Strategy
 from casework.runtime.usage import Usage
 
 __all__ = [
     "Decision",
+    "EndReason",
     "Event",
     "Evidence",
+    "ModelSource",
     "ReactAgent",
+    "RunInfo",
     "RunResult",
+    "Strategy",
     "ToolCallRecord",
     "Usage",
     "Verdict",

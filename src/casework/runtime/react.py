@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from casework.config import Limits
 from casework.errors import ModelError, ToolRetry
-from casework.runtime.decision import Verdict
+from casework.runtime.decision import ToolCallRecord, Verdict
 from casework.runtime.events import Event, events_from_update
 from casework.runtime.traces import TraceWriter
 from casework.runtime.usage import Usage, UsageCallback, price_for
@@ -47,17 +47,6 @@ SUBMIT_NUDGE = (
     "You have not submitted a decision. Call {submit} now with your decision, confidence and "
     "reasoning, using the evidence gathered so far."
 )
-
-
-@dataclass(frozen=True)
-class ToolCallRecord:
-    """One tool call of a run, as the evaluators see a trajectory."""
-
-    name: str
-    args: dict[str, Any]
-    id: str
-    ok: bool = True
-    output: str = ""
 
 
 @dataclass
