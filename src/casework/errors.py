@@ -15,6 +15,7 @@ __all__ = [
     "NotFoundError",
     "ReplayDriftError",
     "RunError",
+    "SourceUnavailable",
     "ToolRetry",
 ]
 
@@ -66,3 +67,17 @@ class BudgetExceeded(RunError):
 
 class ToolRetry(CaseworkError):
     """Raised inside a tool to send a correction back to the model instead of failing."""
+
+
+class SourceUnavailable(CaseworkError):
+    """Raised inside a tool when its data source (a store, an index, a service) cannot answer.
+
+    The runtime turns it into an observation the model can read (``{"status": "unavailable",
+    "source": ..., "reason": ...}``), never an exception that ends the run: one rule, decided
+    in the runtime, for every app's tools.
+    """
+
+    def __init__(self, source: str, reason: str) -> None:
+        super().__init__(f"{source} is unavailable: {reason}")
+        self.source = source
+        self.reason = reason
