@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+
+from langchain.tools import ToolRuntime, tool
 from sqlalchemy import Integer, MetaData, String, create_engine, delete, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy.pool import StaticPool
 
+from casework.llm import ScriptedChatModel, call
+from casework.runtime import Decision, ReactAgent
 from casework.runtime.context import (
     Caller,
     Role,
+    RunContext,
     TenantScoped,
     owner_for,
     visible_to,
@@ -31,7 +39,10 @@ BOB = Caller(user_id=2, name="bob", role=Role.ADMIN)
 
 
 def _session() -> Session:
-    engine = create_engine("sqlite://")
+    # One shared connection: tools run in worker threads and must see the same in-memory db.
+    engine = create_engine(
+        "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
+    )
     _Base.metadata.create_all(engine)
     session = Session(engine)
     session.add_all(
@@ -61,3 +72,35 @@ def test_reads_see_own_and_shared_rows_writes_only_own():
     assert _texts(session, visible_to(Note.owner_id, None)) == ["demo", "ana's"]
     session.execute(delete(Note).where(Note.text == "demo", writable_by(Note.owner_id, ANA)))
     assert _texts(session, visible_to(Note.owner_id, ANA)) == ["demo", "ana's"]
+
+
+@dataclass(frozen=True)
+class NotesRef(RunContext):
+    topic: str = "all"
+
+
+def test_a_tool_scopes_by_the_run_context_tenant_the_model_never_sees():
+    session = _session()
+
+    @tool
+    def list_notes(runtime: ToolRuntime[NotesRef]) -> list[str]:
+        """The notes the current user may read."""
+        return _texts(session, visible_to(Note.owner_id, runtime.context.tenant))
+
+    assert list_notes.tool_call_schema.model_json_schema()["properties"] == {}
+    for caller, expected in ((ANA, ["demo", "ana's"]), (None, ["demo", "ana's", "bob's"])):
+        agent = ReactAgent(
+            model=ScriptedChatModel(
+                steps=[
+                    call("list_notes"),
+                    call("submit_decision", verdict="VALID", confidence=90, reasoning="read"),
+                ]
+            ),
+            tools=[list_notes],
+            decision_model=Decision,
+            system_prompt="List the notes.",
+            context_schema=NotesRef,
+        )
+        result = agent.run("go", context=NotesRef(tenant=caller), trace=False)
+        assert result.tool_calls[0].args == {}
+        assert json.loads(result.tool_calls[0].output) == expected

@@ -31,6 +31,7 @@ __all__ = [
     "Caller",
     "PermissionDenied",
     "Role",
+    "RunContext",
     "Tenant",
     "TenantScoped",
     "current_caller",
@@ -68,6 +69,22 @@ class Caller:
 
 Tenant = Caller
 """The caller seen from the stores: rows are scoped by its ``user_id``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunContext:
+    """Base of an app's run context (``context_schema``): the tenant travels with the ids the
+    model must not choose. Subclass it with the app's own ids::
+
+        @dataclass(frozen=True)
+        class DocumentRef(RunContext):
+            document_id: int
+
+        agent.run(prompt, context=DocumentRef(document_id=7, tenant=caller))
+    """
+
+    tenant: Caller | None = None
+    """Whose run this is; ``None`` is the local operator (CLI, evals): unscoped."""
 
 
 class PermissionDenied(CaseworkError):
