@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from fastapi import APIRouter, Depends, FastAPI
 from fastapi.testclient import TestClient
+from sqlalchemy import update
 
 from casework import registry
 from casework.access import create_token, create_user, disable_user, open_access, revoke_token
+from casework.access.tables import TokenRow
 from casework.config import Settings
 from casework.errors import ConfigError
 from casework.registry import AppSpec
 from casework.runtime.context import Caller, current_caller, get_settings_dep, require_role
 from casework.server import create_app
 from casework.server.auth import check_serve_allowed
+from casework.stores.sql import session_scope
 
 OPEN = {"/health", "/docs", "/docs/oauth2-redirect", "/openapi.json", "/redoc"}
 
@@ -51,6 +55,13 @@ def world(tmp_path, monkeypatch):
     tokens = {name: create_token(engine, name)[1] for name in ("ana", "bob", "eve")}
     revoked_info, tokens["revoked"] = create_token(engine, "ana")
     revoke_token(engine, str(revoked_info.id))
+    expired_info, tokens["expired"] = create_token(engine, "ana", expires_days=1)
+    with session_scope(engine) as session:
+        session.execute(
+            update(TokenRow)
+            .where(TokenRow.id == expired_info.id)
+            .values(expires_at=datetime.now(UTC) - timedelta(minutes=1))
+        )
     disable_user(engine, "eve")
     return settings, create_app(settings), tokens
 
@@ -85,6 +96,7 @@ def test_every_mounted_route_needs_a_good_token(world):
         "malformed": ({"Authorization": "Token abc"}, "must read 'Bearer TOKEN'"),
         "wrong": ({"Authorization": "Bearer cw_" + "0" * 43}, "The token is not valid"),
         "revoked": ({"Authorization": f"Bearer {tokens['revoked']}"}, "was revoked"),
+        "expired": ({"Authorization": f"Bearer {tokens['expired']}"}, "The token expired on"),
         "disabled": ({"Authorization": f"Bearer {tokens['eve']}"}, "User 'eve' is disabled"),
     }
     for method, path in routes:

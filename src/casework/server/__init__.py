@@ -16,6 +16,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
+from casework.access.service import AuthError
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.runtime.context import PermissionDenied
@@ -34,6 +35,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.exception_handler(CaseworkError)
     async def _casework_error(request: Request, exc: CaseworkError) -> JSONResponse:
+        if isinstance(exc, AuthError):  # e.g. a sign-in route checking a password
+            return JSONResponse(
+                {"error": str(exc), "kind": type(exc).__name__},
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
         status = (
             404
             if isinstance(exc, NotFoundError)
