@@ -65,21 +65,22 @@ def _http(fn: Callable[[], T]) -> T:
 def router(
     settings: Settings | None = None, deps_factory: Callable[[], Any] | None = None
 ) -> APIRouter:
-    """The routes; deps are built once per request's settings (``deps_factory`` for tests)."""
+    """The routes. Nothing is opened at mount time: deps are built on first use from the settings
+    each request carries (``get_settings_dep``), once per database; ``deps_factory`` for tests."""
     api = APIRouter(tags=["receipts"])
     holder: dict[str, Any] = {}
     lock = threading.Lock()
 
-    def deps(settings: Settings = Depends(get_settings_dep)) -> Any:
+    def deps(served: Settings = Depends(get_settings_dep)) -> Any:
         with lock:
-            if settings.db_url not in holder:
+            if served.db_url not in holder:
                 if deps_factory is not None:
-                    holder[settings.db_url] = deps_factory()
+                    holder[served.db_url] = deps_factory()
                 else:
                     from casework.apps.receipts.deps import build_deps
 
-                    holder[settings.db_url] = build_deps(settings)
-            return holder[settings.db_url]
+                    holder[served.db_url] = build_deps(served)
+            return holder[served.db_url]
 
     @api.get("/receipts")
     def list_receipts(merchant: str | None = None, d: Any = Depends(deps)) -> list[dict[str, Any]]:
