@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from casework.access.cli import token_app, user_app
 from casework.config import config_sources, get_settings
 from casework.errors import CaseworkError
 
@@ -28,6 +29,8 @@ model_app = typer.Typer(help="The bundled offline model.", no_args_is_help=True)
 bench_app = typer.Typer(help="Benchmarks of the model layer and the runtime.", no_args_is_help=True)
 app.add_typer(model_app, name="model")
 app.add_typer(bench_app, name="bench")
+app.add_typer(user_app, name="user")
+app.add_typer(token_app, name="token")
 
 
 def print_json(data: Any) -> None:
@@ -78,12 +81,14 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to bind."),
     port: int = typer.Option(8000, help="Port."),
 ) -> None:
-    """Serve the HTTP API (every app's routes under /<app>, /health, /docs)."""
+    """Serve the HTTP API (every app's routes under /<app> need a token; /health, /docs open)."""
     import uvicorn
 
     from casework.server import create_app
+    from casework.server.auth import check_serve_allowed
 
-    uvicorn.run(create_app(), host=host, port=port)
+    check_serve_allowed(host, get_settings())
+    uvicorn.run(create_app(get_settings()), host=host, port=port)
 
 
 @bench_app.command("runtime")

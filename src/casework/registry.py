@@ -12,14 +12,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from casework.config import Settings
 
 __all__ = ["BUILTIN_APPS", "AppSpec", "all_apps", "get_app", "migration_dirs"]
 
 BUILTIN_APPS = ["casework.apps.receipts"]
 
 # Components below the apps that own tables too.
-_COMPONENT_MIGRATIONS = [Path(__file__).parent / "evals" / "migrations" / "versions"]
+_COMPONENT_MIGRATIONS = [
+    Path(__file__).parent / "evals" / "migrations" / "versions",
+    Path(__file__).parent / "access" / "migrations" / "versions",
+]
 
 
 @dataclass(frozen=True)
@@ -32,8 +38,10 @@ class AppSpec:
     """The app's Alembic ``versions`` folder (its first revision has ``branch_labels=(name,)``)."""
     cli: Callable[[], Any] | None = None
     """Returns the app's Typer sub-app, mounted as ``casework <name>``."""
-    router: Callable[[], Any] | None = None
-    """Returns the app's FastAPI ``APIRouter``, mounted under ``/<name>``."""
+    router: Callable[[Settings], Any] | None = None
+    """Given the server's settings, returns the app's FastAPI ``APIRouter``, mounted under
+    ``/<name>`` behind the platform's token check. Routes get settings and the caller through
+    FastAPI dependencies (``casework.runtime.context``), never from ``get_settings()``."""
     demo: Callable[[], None] | None = None
     """Runs the app's demo on embedded defaults and the bundled model."""
     eval_suite: Callable[[], Any] | None = None

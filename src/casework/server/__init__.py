@@ -1,4 +1,9 @@
-"""FastAPI app: mounts each registered app's router under /<app>, plus health and SSE helpers."""
+"""FastAPI app: mounts each registered app's router under /<app>, plus health and SSE helpers.
+
+Every app router is mounted behind ``authenticate`` (a bearer token on every route); only
+/health and the OpenAPI docs are open. Routes read the settings ``create_app`` was given and
+the caller through FastAPI dependencies (``casework.runtime.context``).
+"""
 
 from __future__ import annotations
 
@@ -7,13 +12,16 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
+from casework.access.service import AuthError
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError, NotFoundError
+from casework.runtime.context import PermissionDenied
 from casework.runtime.events import Event, to_json
+from casework.server.auth import authenticate
 
 __all__ = ["create_app", "sse_response"]
 
@@ -27,8 +35,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.exception_handler(CaseworkError)
     async def _casework_error(request: Request, exc: CaseworkError) -> JSONResponse:
+        if isinstance(exc, AuthError):  # e.g. a sign-in route checking a password
+            return JSONResponse(
+                {"error": str(exc), "kind": type(exc).__name__},
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
         status = (
-            404 if isinstance(exc, NotFoundError) else 422 if isinstance(exc, InputError) else 500
+            404
+            if isinstance(exc, NotFoundError)
+            else 403
+            if isinstance(exc, PermissionDenied)
+            else 422
+            if isinstance(exc, InputError)
+            else 500
         )
         return JSONResponse({"error": str(exc), "kind": type(exc).__name__}, status_code=status)
 
@@ -38,7 +58,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     for name, spec in all_apps().items():
         if spec.router is not None:
-            app.include_router(spec.router(), prefix=f"/{name}", tags=[name])
+            app.include_router(
+                spec.router(settings),
+                prefix=f"/{name}",
+                tags=[name],
+                dependencies=[Depends(authenticate)],
+            )
     return app
 
 

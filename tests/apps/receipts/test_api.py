@@ -9,11 +9,15 @@ from fastapi.testclient import TestClient
 from casework.apps.receipts.api import router
 from casework.apps.receipts.models import ValidationStatus
 from casework.apps.receipts.repository import LabelChange
+from casework.runtime.context import Caller, Role, current_caller
 
 
-def _client(deps) -> TestClient:
+def _client(deps, role: Role = Role.REVIEWER) -> TestClient:
+    """The router on a bare app, the caller stubbed (the token check is tested in tests/access)."""
     app = FastAPI()
-    app.include_router(router(lambda: deps), prefix="/receipts")
+    app.state.settings = deps.settings
+    app.include_router(router(deps.settings, lambda: deps), prefix="/receipts")
+    app.dependency_overrides[current_caller] = lambda: Caller(1, "reviewer", role)
     return TestClient(app)
 
 

@@ -6,6 +6,7 @@ import importlib
 
 import pytest
 
+from casework.config import get_settings
 from casework.registry import get_app
 
 MODULES = [
@@ -49,5 +50,5 @@ def test_app_is_registered():
         "validate",
         "harmonize",
     }
-    assert [r.path for r in spec.router().routes][:2] == ["/receipts", "/validate"]
+    assert [r.path for r in spec.router(get_settings()).routes][:2] == ["/receipts", "/validate"]
     assert callable(spec.demo) and callable(spec.eval_suite)

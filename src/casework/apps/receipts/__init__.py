@@ -23,10 +23,10 @@ def _cli() -> Any:
     return app
 
 
-def _router() -> Any:
+def _router(settings: Any) -> Any:
     from casework.apps.receipts.api import router
 
-    return router()
+    return router(settings)
 
 
 def _demo() -> None:

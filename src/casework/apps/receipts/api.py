@@ -10,11 +10,13 @@ import threading
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, Field
 
 from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, ValidationResult
+from casework.config import Settings
 from casework.errors import CaseworkError, NotFoundError
+from casework.runtime.context import Caller, Role, get_settings_dep, require_role
 
 __all__ = ["ReviewDecision", "ValidateRequest", "ValidateResponse", "router"]
 
@@ -41,7 +43,8 @@ class ValidateResponse(ValidationResult):
 
 
 class ReviewDecision(BaseModel):
-    reviewer: str = Field(default="reviewer", max_length=100)
+    """The reviewer is the authenticated caller, never a name in the body."""
+
     note: str = Field(default="", max_length=1000)
 
 
@@ -59,40 +62,42 @@ def _http(fn: Callable[[], T]) -> T:
         raise HTTPException(status_code=422, detail=str(exc)) from exc
 
 
-def router(deps_factory: Callable[[], Any] | None = None) -> APIRouter:
-    """The routes; ``deps_factory`` (tests) defaults to deps on the configured stores, built once."""
+def router(
+    settings: Settings | None = None, deps_factory: Callable[[], Any] | None = None
+) -> APIRouter:
+    """The routes. Nothing is opened at mount time: deps are built on first use from the settings
+    each request carries (``get_settings_dep``), once per database; ``deps_factory`` for tests."""
     api = APIRouter(tags=["receipts"])
     holder: dict[str, Any] = {}
     lock = threading.Lock()
 
-    def deps() -> Any:
+    def deps(served: Settings = Depends(get_settings_dep)) -> Any:
         with lock:
-            if "deps" not in holder:
+            if served.db_url not in holder:
                 if deps_factory is not None:
-                    holder["deps"] = deps_factory()
+                    holder[served.db_url] = deps_factory()
                 else:
                     from casework.apps.receipts.deps import build_deps
 
-                    holder["deps"] = build_deps()
-            return holder["deps"]
+                    holder[served.db_url] = build_deps(served)
+            return holder[served.db_url]
 
     @api.get("/receipts")
-    def list_receipts(merchant: str | None = None) -> list[dict[str, Any]]:
+    def list_receipts(merchant: str | None = None, d: Any = Depends(deps)) -> list[dict[str, Any]]:
         """Imported receipts with the slugs the other routes accept."""
         return _http(
             lambda: [
                 r.model_dump(mode="json") | {"key": r.key}
-                for r in deps().repo.list_receipts(merchant=merchant)
+                for r in d.repo.list_receipts(merchant=merchant)
             ]
         )
 
     @api.post("/validate")
-    def validate(body: ValidateRequest) -> ValidateResponse:
+    def validate(body: ValidateRequest, d: Any = Depends(deps)) -> ValidateResponse:
         """Validate a suggested label for one word with the agent or the baseline."""
         from casework.apps.receipts.service import make_validator, record_result, resolve_ref
 
         def run() -> ValidateResponse:
-            d = deps()
             ref = resolve_ref(
                 d, body.receipt, body.line_id, body.word_id, body.label, reason=body.reason
             )
@@ -105,11 +110,12 @@ def router(deps_factory: Callable[[], Any] | None = None) -> APIRouter:
         return _http(run)
 
     @api.get("/review")
-    def review_queue(merchant: str | None = None, limit: int = 100) -> list[ReviewItem]:
+    def review_queue(
+        merchant: str | None = None, limit: int = 100, d: Any = Depends(deps)
+    ) -> list[ReviewItem]:
         """Labels waiting for a person (NEEDS_REVIEW)."""
 
         def run() -> list[ReviewItem]:
-            d = deps()
             slugs = {r.id: r.slug for r in d.repo.list_receipts()}
             items = []
             for lab in d.repo.review_queue(merchant=merchant, limit=max(1, min(limit, 500))):
@@ -129,32 +135,45 @@ def router(deps_factory: Callable[[], Any] | None = None) -> APIRouter:
 
         return _http(run)
 
-    def _decide(label_id: int, body: ReviewDecision | None, accept: bool) -> list[Label]:
+    def _decide(
+        d: Any, caller: Caller, label_id: int, body: ReviewDecision | None, accept: bool
+    ) -> list[Label]:
         from casework.apps.receipts.service import review_decide
 
-        body = body or ReviewDecision()
+        note = body.note if body else ""
         return _http(
-            lambda: review_decide(
-                deps(), label_id, accept=accept, reviewer=body.reviewer, note=body.note
-            )
+            lambda: review_decide(d, label_id, accept=accept, reviewer=caller.name, note=note)
         )
 
+    reviewer = require_role(Role.REVIEWER)
+
     @api.post("/review/{label_id}/accept")
-    def accept(label_id: int, body: ReviewDecision | None = None) -> list[Label]:
+    def accept(
+        label_id: int,
+        body: ReviewDecision | None = None,
+        d: Any = Depends(deps),
+        caller: Caller = Depends(reviewer),
+    ) -> list[Label]:
         """Accept: the label becomes VALID (and the one it replaces INVALID). Returns the new rows."""
-        return _decide(label_id, body, True)
+        return _decide(d, caller, label_id, body, True)
 
     @api.post("/review/{label_id}/reject")
-    def reject(label_id: int, body: ReviewDecision | None = None) -> list[Label]:
+    def reject(
+        label_id: int,
+        body: ReviewDecision | None = None,
+        d: Any = Depends(deps),
+        caller: Caller = Depends(reviewer),
+    ) -> list[Label]:
         """Reject: the label becomes INVALID. Returns the new rows."""
-        return _decide(label_id, body, False)
+        return _decide(d, caller, label_id, body, False)
 
     @api.get("/words/{receipt}/{line_id}/{word_id}/labels")
-    def word_history(receipt: str, line_id: int, word_id: int) -> list[Label]:
+    def word_history(
+        receipt: str, line_id: int, word_id: int, d: Any = Depends(deps)
+    ) -> list[Label]:
         """The audit trail of one word."""
 
         def run() -> list[Label]:
-            d = deps()
             r = d.repo.resolve_receipt(receipt)
             return d.repo.labels_for_word(d.repo.get_word(r.id, line_id, word_id).id)
 

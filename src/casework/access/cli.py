@@ -1,0 +1,161 @@
+"""``casework user`` and ``casework token``: who may call the API, and with which token."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from casework.config import get_settings
+from casework.errors import InputError
+from casework.runtime.context import Role
+
+__all__ = ["token_app", "user_app"]
+
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
+
+user_app = typer.Typer(
+    help="Users who may call the API: `casework user add ana --role reviewer`.",
+    no_args_is_help=True,
+)
+token_app = typer.Typer(
+    help="API tokens: `casework token create ana`, then send 'Authorization: Bearer TOKEN'.",
+    no_args_is_help=True,
+)
+
+
+def _engine() -> Any:
+    from casework.access.service import open_access
+
+    return open_access(get_settings())
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def _read_password() -> str:
+    """The first line of stdin, so scripts can pipe a password without it showing in `ps`."""
+    line = sys.stdin.readline().rstrip("\r\n")
+    if not line:
+        raise InputError("--password-stdin read nothing; pipe the password in, one line.")
+    return line
+
+
+@user_app.command("add")
+def user_add(
+    name: str = typer.Argument(..., help="Unique user name."),
+    role: str = typer.Option(Role.USER.value, help="user, reviewer (decides reviews) or admin."),
+    password_stdin: bool = typer.Option(
+        False, "--password-stdin", help="Read a web sign-in password from stdin."
+    ),
+) -> None:
+    """Add a user. Then give them a token with `casework token create NAME`."""
+    from casework.access.service import create_user
+
+    password = _read_password() if password_stdin else None
+    user = create_user(_engine(), name, role, password=password)
+    console.print(
+        f"[green]added[/] user {user.name} (id {user.id}, role {user.role}"
+        f"{', with password' if user.has_password else ''})",
+        highlight=False,
+    )
+
+
+@user_app.command("list")
+def user_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List users with their role and whether they are disabled."""
+    from casework.access.service import list_users
+
+    users = list_users(_engine())
+    if as_json:
+        _print_json([u.to_dict() for u in users])
+        return
+    if not users:
+        console.print("no users yet: add one with `casework user add NAME --role admin`")
+        return
+    table = Table("id", "name", "role", "status", "password", "created")
+    for u in users:
+        table.add_row(
+            str(u.id),
+            u.name,
+            str(u.role),
+            "disabled" if u.disabled else "active",
+            "yes" if u.has_password else "no",
+            f"{u.created_at:%Y-%m-%d %H:%M}",
+        )
+    console.print(table)
+
+
+@user_app.command("disable")
+def user_disable(name: str = typer.Argument(..., help="The user to disable.")) -> None:
+    """Disable a user: all their tokens stop working at once."""
+    from casework.access.service import disable_user
+
+    user = disable_user(_engine(), name)
+    console.print(f"[yellow]disabled[/] user {user.name}; their tokens no longer work")
+
+
+@token_app.command("create")
+def token_create(
+    user: str = typer.Argument(..., help="Whose token it is."),
+    expires_days: int | None = typer.Option(
+        None, "--expires-days", help="Days until it expires (default: never)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (includes the token)."),
+) -> None:
+    """Create a token and print it once: it is stored hashed and cannot be shown again."""
+    from casework.access.service import create_token
+
+    info, secret = create_token(_engine(), user, expires_days=expires_days)
+    if as_json:
+        _print_json(info.to_dict() | {"token": secret})
+        return
+    expiry = f"expires {info.expires_at:%Y-%m-%d}" if info.expires_at else "no expiry"
+    err_console.print(
+        f"token {info.id} for {info.user} ({expiry}); copy it now, it is not shown again:",
+        highlight=False,
+    )
+    # The secret alone on stdout, so `TOKEN=$(casework token create ana)` works.
+    sys.stdout.write(secret + "\n")
+
+
+@token_app.command("list")
+def token_list(
+    user: str = typer.Argument(..., help="Whose tokens to list."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List a user's tokens by id and prefix (the secrets themselves are never stored)."""
+    from casework.access.service import list_tokens
+
+    tokens = list_tokens(_engine(), user)
+    if as_json:
+        _print_json([t.to_dict() for t in tokens])
+        return
+    table = Table("id", "prefix", "status", "created", "last used", "expires")
+    for t in tokens:
+        table.add_row(
+            str(t.id),
+            t.prefix,
+            t.status(),
+            f"{t.created_at:%Y-%m-%d %H:%M}",
+            f"{t.last_used_at:%Y-%m-%d %H:%M}" if t.last_used_at else "never",
+            f"{t.expires_at:%Y-%m-%d}" if t.expires_at else "never",
+        )
+    console.print(table)
+
+
+@token_app.command("revoke")
+def token_revoke(
+    token: str = typer.Argument(..., help="Token id or prefix, as `casework token list` shows."),
+) -> None:
+    """Revoke a token: it answers 401 from now on."""
+    from casework.access.service import revoke_token
+
+    info = revoke_token(_engine(), token)
+    console.print(f"[yellow]revoked[/] token {info.id} ({info.prefix}…) of {info.user}")

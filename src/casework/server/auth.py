@@ -1,0 +1,87 @@
+"""The one token check: a FastAPI security dependency the server puts on every app router.
+
+``authenticate`` reads ``Authorization: Bearer TOKEN``, turns it into a ``Caller`` (or a 401 with
+one sentence and ``WWW-Authenticate: Bearer``) and leaves it on ``request.state`` for
+``casework.runtime.context.current_caller`` and ``require_role``. Tokens in the query string
+are refused even when a good header comes with them: URLs end up in logs and browser history.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from fastapi import HTTPException, Request, Security
+from fastapi.concurrency import run_in_threadpool
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from casework.access.service import TOKEN_PREFIX, AuthError, authenticate_token, has_users
+from casework.access.service import open_access as open_access_engine
+from casework.config import Settings
+from casework.errors import ConfigError
+from casework.runtime.context import Caller
+
+__all__ = ["QUERY_TOKEN_NAMES", "authenticate", "check_serve_allowed", "is_loopback"]
+
+QUERY_TOKEN_NAMES = frozenset({"access_token", "token", "api_key", "apikey", "key", "bearer"})
+"""Query parameters that would carry a token; any value starting ``cw_`` counts too."""
+
+# auto_error=False: we word the 401 ourselves (and FastAPI's default is a 403 on old versions).
+_bearer = HTTPBearer(
+    auto_error=False,
+    description=f"An API token from `casework token create USER` (starts with {TOKEN_PREFIX}).",
+)
+
+
+def _unauthorized(message: str) -> HTTPException:
+    return HTTPException(status_code=401, detail=message, headers={"WWW-Authenticate": "Bearer"})
+
+
+async def authenticate(
+    request: Request,
+    credentials: HTTPAuthorizationCredentials | None = Security(_bearer),
+) -> Caller:
+    """The caller behind the request's bearer token, or a 401 saying what to send."""
+    for name, value in request.query_params.multi_items():
+        if name.lower() in QUERY_TOKEN_NAMES or value.startswith(TOKEN_PREFIX):
+            raise _unauthorized(
+                "Tokens are not accepted in the URL; send it in the Authorization header "
+                "as 'Bearer TOKEN'."
+            )
+    header = request.headers.get("authorization")
+    if header is None:
+        raise _unauthorized(
+            "This route needs an API token: send 'Authorization: Bearer TOKEN' "
+            "(create one with `casework token create USER`)."
+        )
+    if credentials is None or not credentials.credentials.strip():
+        raise _unauthorized("The Authorization header must read 'Bearer TOKEN'.")
+    settings: Settings = request.app.state.settings
+    try:
+        caller = await run_in_threadpool(_check, settings, credentials.credentials.strip())
+    except AuthError as exc:
+        raise _unauthorized(str(exc)) from None
+    request.state.caller = caller
+    return caller
+
+
+def _check(settings: Settings, token: str) -> Caller:
+    return authenticate_token(open_access_engine(settings), token)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_serve_allowed(host: str, settings: Settings) -> None:
+    """Refuse to serve on a reachable interface when nobody could hold a token."""
+    if is_loopback(host) or has_users(open_access_engine(settings)):
+        return
+    raise ConfigError(
+        f"Refusing to serve on {host} with no users, since every route would answer 401: "
+        "add one with `casework user add NAME --role admin`, then `casework token create NAME`."
+    )
