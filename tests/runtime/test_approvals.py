@@ -42,7 +42,7 @@ def build(journal: SideEffectJournal, steps):
         args = {"to": to, "body": body}
         return journal.once(
             effect_key(thread, "send_email", args),
-            lambda: OUTBOX.append(args) or f"sent to {to}",
+            lambda key: OUTBOX.append(args) or f"sent to {to}",
             thread_id=thread,
             action="send_email",
             args=args,
@@ -109,7 +109,7 @@ def test_node_rerun_after_resume_never_repeats_the_side_effect(journal):
         args = {"to": state["to"]}
         key = effect_key(config["configurable"]["thread_id"], "notify", args)
         # side effect BEFORE the approval point, deliberately: the rerun must not repeat it
-        journal.once(key, lambda: OUTBOX.append(args) or "ok", action="notify", args=args)
+        journal.once(key, lambda _key: OUTBOX.append(args) or "ok", action="notify", args=args)
         answer = request_approval("close_case", {"to": state["to"]}, "Close the case?")
         return {"sent": answer["type"]}
 
