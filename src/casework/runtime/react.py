@@ -180,7 +180,8 @@ class _CaseworkMiddleware(AgentMiddleware):
         ai = next((m for m in result if isinstance(m, AIMessage)), None)
         if ai is not None:
             counts["tokens"] += (ai.usage_metadata or {}).get("total_tokens", 0)
-            counts["cost_usd"] += _cost(ai)
+            if self.limits.max_cost_usd is not None:  # pricing costs a lookup per call
+                counts["cost_usd"] += _cost(ai)
             if not ai.tool_calls:
                 nudges = request.state.get("nudges", 0)
                 if nudges >= self.max_nudges:

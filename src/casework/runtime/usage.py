@@ -107,6 +107,7 @@ class UsageCallback(BaseCallbackHandler):
         self.usage = Usage()
         self._lock = threading.Lock()
         self._started: dict[UUID, tuple[float, str]] = {}
+        self._prices: dict[str | None, tuple[float, float] | None] = {}
 
     @staticmethod
     def _node(metadata: dict[str, Any] | None) -> str:
@@ -142,7 +143,9 @@ class UsageCallback(BaseCallbackHandler):
             nu.input_tokens += n_in
             nu.output_tokens += n_out
             nu.seconds += elapsed
-            price = price_for(model_name)
+            if model_name not in self._prices:  # one lookup per model and run
+                self._prices[model_name] = price_for(model_name)
+            price = self._prices[model_name]
             if price is None:
                 u.cost_usd = None
             else:
