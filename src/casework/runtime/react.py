@@ -16,7 +16,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, NotRequired, TypedDict, TypeVar
+from typing import Any, Generic, NotRequired, TypedDict, TypeVar, cast
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
@@ -32,6 +32,7 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.errors import GraphBubbleUp, GraphRecursionError
 from langgraph.types import Command
@@ -122,7 +123,7 @@ def _overrides(mw: AgentMiddleware, hook: str) -> bool:
     return getattr(type(mw), hook) is not getattr(AgentMiddleware, hook)
 
 
-class _CaseworkMiddleware(AgentMiddleware):
+class _CaseworkMiddleware(AgentMiddleware[_RunState, Any]):
     """Limits, budgets, the submit stop, the nudge, and tool failures sent back to the model.
 
     Everything happens inside the model and tool calls (``wrap_*``), so the loop has no extra
@@ -179,7 +180,7 @@ class _CaseworkMiddleware(AgentMiddleware):
         result = list(response.result)
         ai = next((m for m in result if isinstance(m, AIMessage)), None)
         if ai is not None:
-            counts["tokens"] += (ai.usage_metadata or {}).get("total_tokens", 0)
+            counts["tokens"] += _tokens(ai)
             if self.limits.max_cost_usd is not None:  # pricing costs a lookup per call
                 counts["cost_usd"] += _cost(ai)
             if not ai.tool_calls:
@@ -272,7 +273,7 @@ def _recount(messages: Sequence[BaseMessage], tail: int) -> _Counts:
     return {
         "model_calls": len(ai),
         "tool_calls": sum(isinstance(m, ToolMessage) for m in run),
-        "tokens": sum((m.usage_metadata or {}).get("total_tokens", 0) for m in ai),
+        "tokens": sum(_tokens(m) for m in ai),
         "cost_usd": sum(_cost(m) for m in ai),
     }
 
@@ -300,8 +301,14 @@ def _cost(message: AIMessage) -> float:
     price = price_for(message.response_metadata.get("model_name"))
     if not price:
         return 0.0
-    meta = message.usage_metadata or {}
-    return (meta.get("input_tokens", 0) * price[0] + meta.get("output_tokens", 0) * price[1]) / 1e6
+    meta = message.usage_metadata
+    if meta is None:
+        return 0.0
+    return (meta["input_tokens"] * price[0] + meta["output_tokens"] * price[1]) / 1e6
+
+
+def _tokens(message: AIMessage) -> int:
+    return message.usage_metadata["total_tokens"] if message.usage_metadata else 0
 
 
 def _is_submit(message: BaseMessage, submit_name: str) -> bool:
@@ -391,14 +398,14 @@ class ReactAgent(Generic[DecisionT]):
         self.name = name
         # "sync": each step is on disk before the next starts, so a killed process resumes
         # from its last step (LangGraph's default "async" can lose the last writes).
-        self._stream_kwargs: dict[str, Any] = {"stream_mode": ["updates", "values"]}
-        if checkpointer is not None:
-            self._stream_kwargs["durability"] = durability
+        self._durability: Any = durability if checkpointer is not None else None
         self.model = model
         self.decision_model = decision_model
         self.submit_name = submit_name
         self.limits = limits or Limits()
-        self.fallback = fallback or _default_fallback(decision_model)
+        self.fallback = fallback or cast(
+            Callable[[str], DecisionT], _default_fallback(decision_model)
+        )
         self.trace_dir = trace_dir
         self.checkpointer = checkpointer
         submit = StructuredTool.from_function(
@@ -409,7 +416,7 @@ class ReactAgent(Generic[DecisionT]):
             args_schema=decision_model,
         )
         self.tools = [*tools, submit]
-        others: list[AgentMiddleware] = [
+        others: list[AgentMiddleware[Any, Any]] = [
             ToolCallLimitMiddleware(tool_name=tool_name, run_limit=cap, exit_behavior="continue")
             for tool_name, cap in (tool_caps or {}).items()
         ]
@@ -438,7 +445,7 @@ class ReactAgent(Generic[DecisionT]):
         run_id = uuid.uuid4().hex[:12]
         thread_id = thread_id or run_id
         callback = UsageCallback()
-        config: dict[str, Any] = {
+        config: RunnableConfig = {
             "configurable": {"thread_id": thread_id},
             "callbacks": [callback],
             "recursion_limit": self.limits.recursion_limit,
@@ -474,7 +481,11 @@ class ReactAgent(Generic[DecisionT]):
         run = self._start(input, thread_id, trace)
         try:
             for mode, chunk in self.graph.stream(
-                run.payload, run.config, context=context, **self._stream_kwargs
+                run.payload,
+                run.config,
+                context=context,
+                stream_mode=_STREAM_MODES,
+                durability=self._durability,
             ):
                 yield from run.feed(mode, chunk)
         except _RUN_ENDING as exc:
@@ -493,7 +504,11 @@ class ReactAgent(Generic[DecisionT]):
         run = self._start(input, thread_id, trace)
         try:
             async for mode, chunk in self.graph.astream(
-                run.payload, run.config, context=context, **self._stream_kwargs
+                run.payload,
+                run.config,
+                context=context,
+                stream_mode=_STREAM_MODES,
+                durability=self._durability,
             ):
                 for event in run.feed(mode, chunk):
                     yield event
@@ -536,20 +551,22 @@ class ReactAgent(Generic[DecisionT]):
         trace: bool = True,
     ) -> RunResult[DecisionT]:
         """Answer a pending approval: one ``{"type": "approve"|"edit"|"reject", ...}`` per action."""
-        command = Command(resume={"decisions": decisions})
+        command: Command[Any] = Command(resume={"decisions": decisions})
         return _last(self.iter_events(command, context=context, thread_id=thread_id, trace=trace))
 
-    def _state_values(self, config: dict[str, Any]) -> dict[str, Any] | None:
+    def _state_values(self, config: RunnableConfig) -> dict[str, Any] | None:
         if self.checkpointer is None:
             return None
         return self.graph.get_state(config).values
 
-    async def _astate_values(self, config: dict[str, Any]) -> dict[str, Any] | None:
+    async def _astate_values(self, config: RunnableConfig) -> dict[str, Any] | None:
         if self.checkpointer is None:
             return None
         return (await self.graph.aget_state(config)).values
 
 
+# "values" keeps the latest state for the result; "updates" feeds the event stream.
+_STREAM_MODES: list[Any] = ["updates", "values"]
 # A run that hits these ends like a limit (with the fallback decision), not with a traceback.
 _RUN_ENDING = (GraphRecursionError, ModelError)
 
@@ -561,7 +578,7 @@ class _Run(Generic[DecisionT]):
         self,
         agent: ReactAgent[DecisionT],
         payload: Any,
-        config: dict[str, Any],
+        config: RunnableConfig,
         callback: UsageCallback,
         run_id: str,
         thread_id: str,
