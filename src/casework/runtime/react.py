@@ -2,10 +2,17 @@
 
 ``ReactAgent`` wraps ``langchain.agents.create_agent`` with what an evidence-based decision
 needs: a terminal submit tool whose schema is the app's decision model, limits and budgets
-that end a run cleanly with a NEEDS_REVIEW-style decision, tool errors returned to the model
-instead of raised, human approval through interrupts, usage accounting, a flat event stream
-and a JSONL trace. The definition (``ReactAgent(...)``) is separate from the run
-(``run`` / ``arun`` / ``stream`` / ``resume``).
+that end a run cleanly with a NEEDS_REVIEW-style decision, tool failures returned to the model
+as observations (``tool_failure``: the one rule for every app), human approval through
+interrupts, usage accounting, a flat event stream and a JSONL trace. Every run ends with an
+``EndReason`` and, when the decision model subclasses ``Decision``, ``decision.run``
+(``RunInfo``). The definition (``ReactAgent(...)``) is separate from the run (``run`` /
+``arun`` / ``iter_events`` / ``aiter_events`` / ``resume``); the sync and async streams share
+one ``_Run``.
+
+Limits are checked inside the model call against counters kept in the state, so a step is
+the model node plus the tool node, as in bare LangGraph, and costs the same at step 200 as at
+step 2 (``casework bench runtime``).
 """
 
 from __future__ import annotations
