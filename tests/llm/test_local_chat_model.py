@@ -277,8 +277,8 @@ def fake_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     def install(outputs: list[str]) -> tuple[LocalChatModel, FakeServer]:
         server = FakeServer(outputs)
         servers.append(server)
-        engine = local._Engine(server, threading.Lock(), 0.0)
-        monkeypatch.setattr(local, "_engine", lambda *a: engine)
+        engine = local.engine.Engine(server, threading.Lock(), 0.0)
+        monkeypatch.setattr(local.engine, "engine_for", lambda *a: engine)
         return LocalChatModel(model_path=gguf), server
 
     return install

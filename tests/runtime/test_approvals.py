@@ -10,6 +10,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
+from casework.config import Limits
 from casework.llm import ScriptedChatModel, call
 from casework.runtime import ReactAgent
 from casework.runtime.approvals import SideEffectJournal, effect_key, request_approval
@@ -34,7 +35,7 @@ class Outcome(BaseModel):
     reasoning: str
 
 
-def build(journal: SideEffectJournal, steps):
+def build(journal: SideEffectJournal, steps, **kw):
     @tool
     def send_email(to: str, body: str, runtime: ToolRuntime) -> str:
         """Send an email (needs approval)."""
@@ -42,7 +43,7 @@ def build(journal: SideEffectJournal, steps):
         args = {"to": to, "body": body}
         return journal.once(
             effect_key(thread, "send_email", args),
-            lambda: OUTBOX.append(args) or f"sent to {to}",
+            lambda key: OUTBOX.append(args) or f"sent to {to}",
             thread_id=thread,
             action="send_email",
             args=args,
@@ -55,6 +56,7 @@ def build(journal: SideEffectJournal, steps):
         system_prompt="s",
         approvals={"send_email": True},
         checkpointer=InMemorySaver(),
+        **kw,
     )
 
 
@@ -109,7 +111,7 @@ def test_node_rerun_after_resume_never_repeats_the_side_effect(journal):
         args = {"to": state["to"]}
         key = effect_key(config["configurable"]["thread_id"], "notify", args)
         # side effect BEFORE the approval point, deliberately: the rerun must not repeat it
-        journal.once(key, lambda: OUTBOX.append(args) or "ok", action="notify", args=args)
+        journal.once(key, lambda _key: OUTBOX.append(args) or "ok", action="notify", args=args)
         answer = request_approval("close_case", {"to": state["to"]}, "Close the case?")
         return {"sent": answer["type"]}
 
@@ -125,3 +127,16 @@ def test_node_rerun_after_resume_never_repeats_the_side_effect(journal):
     assert final["sent"] == "approve"
     assert runs["node"] == 2  # the node really did run twice
     assert OUTBOX == [{"to": "c@x.org"}] and journal.count("notify") == 1
+
+
+def test_limit_after_an_approved_tool_ends_without_asking_again(journal):
+    """With approvals the run ends before the model node: the approval hook must not see an
+    empty turn and ask for the already-approved email a second time."""
+    steps = [call("send_email", to="a@x.org", body="hi")] * 3
+    agent = build(journal, steps, limits=Limits(max_model_calls=1))
+    paused = agent.run("email a", thread_id="t5", trace=False)
+    assert paused.ended_by == "interrupted"
+    done = agent.resume("t5", [{"type": "approve"}], trace=False)
+    assert done.ended_by == "limit:model_calls" and done.interrupts == []
+    assert done.decision.verdict == "NEEDS_REVIEW"
+    assert OUTBOX == [{"to": "a@x.org", "body": "hi"}]

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from typing import Literal
 
 import pytest
 from langchain.tools import ToolRuntime, tool
+from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
 
 from casework.config import Limits
-from casework.errors import ToolRetry
+from casework.errors import SourceUnavailable, ToolRetry
 from casework.llm import ScriptedChatModel, call, say
-from casework.runtime import ReactAgent
+from casework.runtime import Decision as PlatformDecision
+from casework.runtime import EndReason, ReactAgent, RunInfo
 from casework.runtime.traces import read_trace
 
 
@@ -226,3 +229,152 @@ def test_unusable_model_output_is_retried_once_then_ends_as_needs_review():
         steps=[broken, call("submit_decision", decision="VALID", confidence=90, reasoning="r")]
     )
     assert agent(recovered).run("v", context=WordRef(1), trace=False).ended_by == "submit"
+
+
+# --------------------------------------------------------------- EndReason, RunInfo, failures
+
+
+class Claim(PlatformDecision):
+    """The claim's verdict."""
+
+    verdict: Literal["VALID", "INVALID", "NEEDS_REVIEW"]
+
+
+@tool
+def ledger(entry: str) -> str:
+    """Look an entry up in the ledger."""
+    if entry == "down":
+        raise SourceUnavailable("ledger", "the ledger database is not reachable")
+    return f"{entry}: paid"
+
+
+def claim_agent(model, **kw) -> ReactAgent[Claim]:
+    return ReactAgent(model=model, tools=[ledger], decision_model=Claim, system_prompt="s", **kw)
+
+
+def test_run_info_is_attached_to_submitted_and_fallback_decisions():
+    model = ScriptedChatModel(
+        steps=[
+            call("ledger", entry="INV-1"),
+            call("submit_decision", verdict="VALID", confidence=80, reasoning="paid"),
+        ]
+    )
+    result = claim_agent(model).run("check", thread_id="th-1", trace=False)
+    assert result.ended_by is EndReason.SUBMIT
+    run = result.decision.run
+    assert isinstance(run, RunInfo)
+    assert (run.ended_by, run.model, run.thread_id, run.run_id) == (
+        EndReason.SUBMIT,
+        "scripted",
+        "th-1",
+        result.run_id,
+    )
+    assert run.tool_names == ["ledger", "submit_decision"] and run.usage.model_calls == 2
+    assert "run" not in result.decision.model_dump()
+    limited = claim_agent(
+        ScriptedChatModel(steps=[call("ledger", entry="a")] * 3), limits=Limits(max_model_calls=2)
+    ).run("check", trace=False)
+    assert limited.decision.verdict == "NEEDS_REVIEW"
+    assert limited.decision.run.ended_by is EndReason.LIMIT_MODEL_CALLS
+    assert limited.decision.run.tool_names == ["ledger", "ledger"]
+
+
+def test_model_error_detail_is_kept_apart_from_the_end_reason():
+    from casework.errors import ModelError
+
+    def broken(messages):
+        raise ModelError("output cut off at max_tokens")
+
+    result = claim_agent(ScriptedChatModel(steps=[broken, broken])).run("v", trace=False)
+    assert result.ended_by is EndReason.ERROR_MODEL
+    assert result.detail == "output cut off at max_tokens"
+    assert result.decision.run.detail == "output cut off at max_tokens"
+    assert "max_tokens" in result.decision.reasoning
+
+
+def test_submit_tool_schema_never_contains_run():
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from casework.llm.local import build_output_schema, render_prompt, to_tool_specs
+
+    agent_ = claim_agent(ScriptedChatModel(steps=[]))
+    submit = agent_.tools[-1]
+    params = convert_to_openai_tool(submit)["function"]["parameters"]
+    assert set(params["properties"]) == {"verdict", "confidence", "reasoning", "evidence"}
+    specs = to_tool_specs(agent_.tools)
+    branch = next(
+        b
+        for b in build_output_schema(specs)["anyOf"]
+        if b["properties"]["tool"]["const"] == "submit_decision"
+    )
+    assert set(branch["properties"]["arguments"]["properties"]) == {
+        "verdict",
+        "confidence",
+        "reasoning",
+        "evidence",
+    }
+    prompt = render_prompt([HumanMessage("check")], specs)
+    assert '"run"' not in prompt and "RunInfo" not in prompt
+
+
+def test_unavailable_source_is_an_observation_and_the_run_goes_on():
+    model = ScriptedChatModel(
+        steps=[
+            call("ledger", entry="down"),
+            call("ledger", entry="INV-2"),
+            call("submit_decision", verdict="NEEDS_REVIEW", confidence=40, reasoning="partial"),
+        ]
+    )
+    result = claim_agent(model).run("check", trace=False)
+    assert result.ended_by is EndReason.SUBMIT
+    down, up, _ = result.tool_calls
+    assert down.ok is True  # an observation, not a failure
+    assert json.loads(down.output) == {
+        "status": "unavailable",
+        "source": "ledger",
+        "reason": "the ledger database is not reachable",
+    }
+    assert (up.ok, up.output) == (True, "INV-2: paid")
+
+
+@pytest.mark.parametrize("caps", [None, {"ledger": 5}])
+def test_limits_end_the_run_with_and_without_after_model_middleware(caps):
+    """Without other after-model hooks the loop ends inside the model call; with them
+    (tool caps, approvals) it ends before the model node. Both stop at the same place."""
+    model = ScriptedChatModel(steps=[call("ledger", entry="a")] * 5)
+    result = claim_agent(model, limits=Limits(max_tool_calls=2), tool_caps=caps).run(
+        "check", trace=False
+    )
+    assert result.ended_by is EndReason.LIMIT_TOOL_CALLS
+    assert result.tool_names == ["ledger", "ledger"] and model.calls == 2
+
+
+def test_sync_and_async_event_streams_are_the_same():
+    def script():
+        return ScriptedChatModel(
+            steps=[
+                call("ledger", entry="down"),
+                call("submit_decision", verdict="VALID", confidence=70, reasoning="r"),
+            ]
+        )
+
+    def shape(events):
+        return [(e["type"], e.get("tool"), e.get("ok")) for e in events[:-1]]
+
+    sync_events = list(claim_agent(script()).iter_events("v", trace=False))
+
+    async def collect():
+        return [e async for e in claim_agent(script()).aiter_events("v", trace=False)]
+
+    async_events = asyncio.run(collect())
+    assert (
+        shape(sync_events)
+        == shape(async_events)
+        == [
+            ("tool", "ledger", None),
+            ("tool_result", "ledger", True),
+            ("tool", "submit_decision", None),
+            ("tool_result", "submit_decision", True),
+        ]
+    )
+    assert sync_events[-1]["result"].ended_by == async_events[-1]["result"].ended_by == "submit"

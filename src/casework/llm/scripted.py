@@ -13,8 +13,9 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackMana
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from casework.errors import ModelError
 
@@ -75,6 +76,7 @@ class ScriptedChatModel(BaseChatModel):
     model_name: str = "scripted"
     bound_tools: list[str] = Field(default_factory=list)
     script: Any = Field(default=None, repr=False)
+    _bound_copies: dict[tuple[str, ...], ScriptedChatModel] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, __context: Any) -> None:
         if self.script is None:
@@ -94,8 +96,17 @@ class ScriptedChatModel(BaseChatModel):
             raise AssertionError(f"The scripted model has {left} unused steps.")
 
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
-        names = [convert_to_openai_tool(t)["function"]["name"] for t in tools]
-        return self.model_copy(update={"bound_tools": names})
+        names = [
+            t.name if isinstance(t, BaseTool) else convert_to_openai_tool(t)["function"]["name"]
+            for t in tools
+        ]
+        # An agent binds the same tools before every call; handing back the same copy keeps
+        # LangChain's per-model caches warm, as with a provider model's RunnableBinding.
+        key = tuple(names)
+        bound = self._bound_copies.get(key)
+        if bound is None:
+            bound = self._bound_copies[key] = self.model_copy(update={"bound_tools": names})
+        return bound
 
     def _respond(self, messages: list[BaseMessage]) -> ChatResult:
         if self.responder is not None:

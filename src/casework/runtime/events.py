@@ -74,6 +74,7 @@ def to_json(event: Event) -> dict[str, Any]:
         "type": "complete",
         "result": decision,
         "ended_by": result.ended_by,
+        "detail": result.detail,
         "run_id": result.run_id,
         "thread_id": result.thread_id,
         "interrupts": result.interrupts,

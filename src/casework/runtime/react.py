@@ -2,20 +2,28 @@
 
 ``ReactAgent`` wraps ``langchain.agents.create_agent`` with what an evidence-based decision
 needs: a terminal submit tool whose schema is the app's decision model, limits and budgets
-that end a run cleanly with a NEEDS_REVIEW-style decision, tool errors returned to the model
-instead of raised, human approval through interrupts, usage accounting, a flat event stream
-and a JSONL trace. The definition (``ReactAgent(...)``) is separate from the run
-(``run`` / ``arun`` / ``stream`` / ``resume``).
+that end a run cleanly with a NEEDS_REVIEW-style decision, tool failures returned to the model
+as observations (``tool_failure``: the one rule for every app), human approval through
+interrupts, usage accounting, a flat event stream and a JSONL trace. Every run ends with an
+``EndReason`` and, when the decision model subclasses ``Decision``, ``decision.run``
+(``RunInfo``). The definition (``ReactAgent(...)``) is separate from the run (``run`` /
+``arun`` / ``iter_events`` / ``aiter_events`` / ``resume``); the sync and async streams share
+one ``_Run``.
+
+Limits are checked inside the model call against counters kept in the state, so a step is
+the model node plus the tool node, as in bare LangGraph, and costs the same at step 200 as at
+step 2 (``casework bench runtime``).
 """
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, NotRequired, TypeVar
+from typing import Any, Generic, NotRequired, TypedDict, TypeVar, cast
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
@@ -24,22 +32,27 @@ from langchain.agents.middleware import (
     HumanInTheLoopMiddleware,
     ToolCallLimitMiddleware,
 )
-from langchain.agents.middleware.types import hook_config
+from langchain.agents.middleware.types import (
+    ExtendedModelResponse,
+    ModelResponse,
+    hook_config,
+)
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.errors import GraphBubbleUp, GraphRecursionError
 from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
 from casework.config import Limits
-from casework.errors import ModelError, ToolRetry
-from casework.runtime.decision import ToolCallRecord, Verdict
+from casework.errors import ModelError, SourceUnavailable, ToolRetry
+from casework.runtime.decision import Decision, EndReason, RunInfo, ToolCallRecord, Verdict
 from casework.runtime.events import Event, events_from_update
 from casework.runtime.traces import TraceWriter
 from casework.runtime.usage import Usage, UsageCallback, price_for
 
-__all__ = ["ReactAgent", "RunResult", "ToolCallRecord"]
+__all__ = ["ReactAgent", "RunResult", "ToolCallRecord", "tool_failure"]
 
 DecisionT = TypeVar("DecisionT", bound=BaseModel)
 
@@ -56,10 +69,9 @@ class RunResult(Generic[DecisionT]):
     run_id: str
     thread_id: str
     decision: DecisionT | None
-    ended_by: str
-    """``submit``, ``limit:model_calls``, ``limit:tool_calls``, ``limit:recursion``,
-    ``budget:tokens``, ``budget:cost``, ``budget:seconds``, ``no_decision``, ``interrupted``
-    or ``error:model (...)`` (the model's output was unusable twice in a row)."""
+    ended_by: EndReason
+    detail: str = ""
+    """More on ``ended_by``: the model error's text, for ``error:model``."""
     messages: list[BaseMessage] = field(default_factory=list)
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
@@ -75,10 +87,24 @@ class RunResult(Generic[DecisionT]):
         return [c.name for c in self.tool_calls]
 
 
+class _Counts(TypedDict):
+    """What the limits are checked against, kept up to date at each model call.
+
+    Counting as the run goes (instead of rescanning every message before every model call)
+    keeps a step's cost flat however long the run gets.
+    """
+
+    model_calls: int
+    tool_calls: int
+    tokens: int
+    cost_usd: float
+
+
 class _RunState(AgentState):
     ended_by: NotRequired[str]
     run_started_at: NotRequired[float]
     nudges: NotRequired[int]
+    casework_counts: NotRequired[_Counts]
 
 
 def _run_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -90,8 +116,26 @@ def _run_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     return list(messages)
 
 
-class _CaseworkMiddleware(AgentMiddleware):
-    """Limits, budgets, the submit stop, and tool errors sent back to the model."""
+def _since_last_model_call(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The tool results (and nudges) that arrived after the last AI message."""
+    tail: list[BaseMessage] = []
+    for m in reversed(messages):
+        if isinstance(m, AIMessage):
+            break
+        tail.append(m)
+    return tail
+
+
+def _overrides(mw: AgentMiddleware, hook: str) -> bool:
+    return getattr(type(mw), hook) is not getattr(AgentMiddleware, hook)
+
+
+class _CaseworkMiddleware(AgentMiddleware[_RunState, Any]):
+    """Limits, budgets, the submit stop, the nudge, and tool failures sent back to the model.
+
+    Everything happens inside the model and tool calls (``wrap_*``), so the loop has no extra
+    graph nodes: each step is the model node and the tool node, as in bare LangGraph.
+    """
 
     state_schema = _RunState
 
@@ -106,60 +150,83 @@ class _CaseworkMiddleware(AgentMiddleware):
         return "casework"
 
     def before_agent(self, state: _RunState, runtime: Any) -> dict[str, Any] | None:
-        return {"run_started_at": time.time(), "nudges": 0}
+        counts: _Counts = {"model_calls": 0, "tool_calls": 0, "tokens": 0, "cost_usd": 0.0}
+        return {"run_started_at": time.time(), "nudges": 0, "casework_counts": counts}
 
-    @hook_config(can_jump_to=["end"])
-    def before_model(self, state: _RunState, runtime: Any) -> dict[str, Any] | None:
-        messages = _run_messages(state["messages"])
-        if _submitted(messages, self.submit_name):
-            return {"jump_to": "end", "ended_by": "submit"}
-        reason = self._exceeded(messages, state.get("run_started_at"))
-        if reason:
-            return {"jump_to": "end", "ended_by": reason}
-        return None
+    def end_reason(
+        self, state: Any, messages: Sequence[BaseMessage]
+    ) -> tuple[EndReason | None, _Counts]:
+        """Why the run must end before the next model call (or None), and the counts so far.
 
-    @hook_config(can_jump_to=["model", "end"])
-    def after_model(self, state: _RunState, runtime: Any) -> dict[str, Any] | None:
-        last = state["messages"][-1]
-        if isinstance(last, AIMessage) and not last.tool_calls:
-            nudges = state.get("nudges", 0)
-            if nudges >= self.max_nudges:
-                return {"jump_to": "end", "ended_by": "no_decision"}
-            nudge = HumanMessage(
-                SUBMIT_NUDGE.format(submit=self.submit_name),
-                additional_kwargs={"casework_nudge": True},
-            )
-            return {"messages": [nudge], "nudges": nudges + 1, "jump_to": "model"}
-        return None
-
-    def _exceeded(self, messages: list[BaseMessage], started: float | None) -> str | None:
+        Only the messages since the last model call are read; the rest is in the counts.
+        """
+        tail = _since_last_model_call(messages)
+        counts = _Counts(**(state.get("casework_counts") or _recount(messages, len(tail))))
+        counts["tool_calls"] += sum(isinstance(m, ToolMessage) for m in tail)
+        if any(_is_submit(m, self.submit_name) for m in tail):
+            return EndReason.SUBMIT, counts
         lim = self.limits
-        ai = [m for m in messages if isinstance(m, AIMessage)]
-        if len(ai) >= lim.max_model_calls:
-            return "limit:model_calls"
-        if sum(isinstance(m, ToolMessage) for m in messages) >= lim.max_tool_calls:
-            return "limit:tool_calls"
-        if lim.max_tokens is not None:
-            tokens = sum((m.usage_metadata or {}).get("total_tokens", 0) for m in ai)
-            if tokens >= lim.max_tokens:
-                return "budget:tokens"
-        if lim.max_cost_usd is not None and _cost(ai) >= lim.max_cost_usd:
-            return "budget:cost"
+        if counts["model_calls"] >= lim.max_model_calls:
+            return EndReason.LIMIT_MODEL_CALLS, counts
+        if counts["tool_calls"] >= lim.max_tool_calls:
+            return EndReason.LIMIT_TOOL_CALLS, counts
+        if lim.max_tokens is not None and counts["tokens"] >= lim.max_tokens:
+            return EndReason.BUDGET_TOKENS, counts
+        if lim.max_cost_usd is not None and counts["cost_usd"] >= lim.max_cost_usd:
+            return EndReason.BUDGET_COST, counts
+        started = state.get("run_started_at")
         if lim.max_seconds is not None and started and time.time() - started >= lim.max_seconds:
-            return "budget:seconds"
-        return None
+            return EndReason.BUDGET_SECONDS, counts
+        return None, counts
+
+    def _after_call(
+        self, request: Any, response: ModelResponse[Any], counts: _Counts
+    ) -> ExtendedModelResponse[Any]:
+        counts["model_calls"] += 1
+        update: dict[str, Any] = {"casework_counts": counts}
+        result = list(response.result)
+        ai = next((m for m in result if isinstance(m, AIMessage)), None)
+        if ai is not None:
+            counts["tokens"] += _tokens(ai)
+            if self.limits.max_cost_usd is not None:  # pricing costs a lookup per call
+                counts["cost_usd"] += _cost(ai)
+            if not ai.tool_calls:
+                nudges = request.state.get("nudges", 0)
+                if nudges >= self.max_nudges:
+                    update["ended_by"] = EndReason.NO_DECISION.value
+                else:
+                    nudge = HumanMessage(
+                        SUBMIT_NUDGE.format(submit=self.submit_name),
+                        additional_kwargs={"casework_nudge": True},
+                    )
+                    result.append(nudge)
+                    update.update(nudges=nudges + 1, jump_to="model")
+        return ExtendedModelResponse(
+            model_response=ModelResponse(
+                result=result, structured_response=response.structured_response
+            ),
+            command=Command(update=update),
+        )
 
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        reason, counts = self.end_reason(request.state, request.messages)
+        if reason is not None:
+            return _end_turn(reason, counts)
         try:
-            return handler(request)
+            response = handler(request)
         except ModelError:  # a small model's malformed turn: one more try, then give up
-            return handler(request)
+            response = handler(request)
+        return self._after_call(request, response, counts)
 
     async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        reason, counts = self.end_reason(request.state, request.messages)
+        if reason is not None:
+            return _end_turn(reason, counts)
         try:
-            return await handler(request)
+            response = await handler(request)
         except ModelError:
-            return await handler(request)
+            response = await handler(request)
+        return self._after_call(request, response, counts)
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         try:
@@ -167,7 +234,7 @@ class _CaseworkMiddleware(AgentMiddleware):
         except GraphBubbleUp:
             raise
         except Exception as exc:
-            return _tool_error(request, exc)
+            return tool_failure(request.tool_call, exc)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         try:
@@ -175,34 +242,87 @@ class _CaseworkMiddleware(AgentMiddleware):
         except GraphBubbleUp:
             raise
         except Exception as exc:
-            return _tool_error(request, exc)
+            return tool_failure(request.tool_call, exc)
 
 
-def _tool_error(request: Any, exc: Exception) -> ToolMessage:
-    call = request.tool_call
+class _GuardedCaseworkMiddleware(_CaseworkMiddleware):
+    """The same middleware, ending runs in a ``before_model`` node instead of the model call.
+
+    Used when other middleware has ``after_model`` hooks (approvals, tool caps): an empty
+    model turn would make them act again on the previous turn's tool calls (ask for the
+    same approval twice), so the run must end before the model node, at the price of one
+    more graph node per step.
+    """
+
+    @hook_config(can_jump_to=["end"])
+    def before_model(self, state: _RunState, runtime: Any) -> dict[str, Any] | None:
+        reason, _ = self.end_reason(state, state["messages"])
+        if reason is not None:
+            return {"jump_to": "end", "ended_by": reason.value}
+        return None
+
+
+def _end_turn(reason: EndReason, counts: _Counts) -> ExtendedModelResponse[Any]:
+    """A model turn that adds nothing and ends the run (the model is not called)."""
+    return ExtendedModelResponse(
+        model_response=ModelResponse(result=[]),
+        command=Command(
+            update={"jump_to": "end", "ended_by": reason.value, "casework_counts": counts}
+        ),
+    )
+
+
+def _recount(messages: Sequence[BaseMessage], tail: int) -> _Counts:
+    """Counts rebuilt from the run's messages (before the tail the caller adds), for a thread
+    checkpointed before counts were kept."""
+    run = _run_messages(messages[: len(messages) - tail])
+    ai = [m for m in run if isinstance(m, AIMessage)]
+    return {
+        "model_calls": len(ai),
+        "tool_calls": sum(isinstance(m, ToolMessage) for m in run),
+        "tokens": sum(_tokens(m) for m in ai),
+        "cost_usd": sum(_cost(m) for m in ai),
+    }
+
+
+def tool_failure(call: ToolCall, exc: Exception) -> ToolMessage:
+    """The observation the model reads when a tool fails: the one rule for every app's tools.
+
+    ``SourceUnavailable`` (a store, index or service cannot answer) is an observation, not an
+    error: ``{"status": "unavailable", "source", "reason"}`` as JSON, so the model can go on
+    with other sources. ``ToolRetry`` is a correction in the tool's words. Anything else is an
+    error observation naming the exception. None of them ends the run.
+    """
+    name, call_id = call["name"], call["id"] or ""
+    if isinstance(exc, SourceUnavailable):
+        body = {"status": "unavailable", "source": exc.source, "reason": exc.reason}
+        return ToolMessage(json.dumps(body), tool_call_id=call_id, name=name)
     if isinstance(exc, ToolRetry):
         text = str(exc)
     else:
-        text = f"Error: {call['name']} failed ({type(exc).__name__}: {exc}). Try another source."
-    return ToolMessage(text, tool_call_id=call["id"], name=call["name"], status="error")
+        text = f"Error: {name} failed ({type(exc).__name__}: {exc}). Try another source."
+    return ToolMessage(text, tool_call_id=call_id, name=name, status="error")
 
 
-def _cost(ai_messages: list[AIMessage]) -> float:
-    total = 0.0
-    for m in ai_messages:
-        price = price_for(m.response_metadata.get("model_name"))
-        meta = m.usage_metadata or {}
-        if price:
-            total += (
-                meta.get("input_tokens", 0) * price[0] + meta.get("output_tokens", 0) * price[1]
-            ) / 1e6
-    return total
+def _cost(message: AIMessage) -> float:
+    price = price_for(message.response_metadata.get("model_name"))
+    if not price:
+        return 0.0
+    meta = message.usage_metadata
+    if meta is None:
+        return 0.0
+    return (meta["input_tokens"] * price[0] + meta["output_tokens"] * price[1]) / 1e6
 
 
-def _submitted(messages: Sequence[BaseMessage], submit_name: str) -> bool:
-    return any(
-        isinstance(m, ToolMessage) and m.name == submit_name and m.status != "error"
-        for m in messages
+def _tokens(message: AIMessage) -> int:
+    return message.usage_metadata["total_tokens"] if message.usage_metadata else 0
+
+
+def _is_submit(message: BaseMessage, submit_name: str) -> bool:
+    return (
+        isinstance(message, ToolMessage)
+        and message.name == submit_name
+        and message.status != "error"
     )
 
 
@@ -285,12 +405,14 @@ class ReactAgent(Generic[DecisionT]):
         self.name = name
         # "sync": each step is on disk before the next starts, so a killed process resumes
         # from its last step (LangGraph's default "async" can lose the last writes).
-        self._stream_kwargs = {"durability": durability} if checkpointer is not None else {}
+        self._durability: Any = durability if checkpointer is not None else None
         self.model = model
         self.decision_model = decision_model
         self.submit_name = submit_name
         self.limits = limits or Limits()
-        self.fallback = fallback or _default_fallback(decision_model)
+        self.fallback = fallback or cast(
+            Callable[[str], DecisionT], _default_fallback(decision_model)
+        )
         self.trace_dir = trace_dir
         self.checkpointer = checkpointer
         submit = StructuredTool.from_function(
@@ -301,18 +423,18 @@ class ReactAgent(Generic[DecisionT]):
             args_schema=decision_model,
         )
         self.tools = [*tools, submit]
-        mw: list[AgentMiddleware] = [
-            _CaseworkMiddleware(limits=self.limits, submit_name=submit_name)
+        others: list[AgentMiddleware[Any, Any]] = [
+            ToolCallLimitMiddleware(tool_name=tool_name, run_limit=cap, exit_behavior="continue")
+            for tool_name, cap in (tool_caps or {}).items()
         ]
-        for tool_name, cap in (tool_caps or {}).items():
-            mw.append(
-                ToolCallLimitMiddleware(
-                    tool_name=tool_name, run_limit=cap, exit_behavior="continue"
-                )
-            )
         if approvals:
-            mw.append(HumanInTheLoopMiddleware(interrupt_on=approvals))
-        mw.extend(middleware)
+            others.append(HumanInTheLoopMiddleware(interrupt_on=approvals))
+        others.extend(middleware)
+        guarded = any(_overrides(m, "after_model") or _overrides(m, "aafter_model") for m in others)
+        own = (_GuardedCaseworkMiddleware if guarded else _CaseworkMiddleware)(
+            limits=self.limits, submit_name=submit_name
+        )
+        mw = [own, *others]
         self.graph = create_agent(
             model,
             tools=self.tools,
@@ -324,13 +446,13 @@ class ReactAgent(Generic[DecisionT]):
         )
 
     # ------------------------------------------------------------------ running
-    def _prepare(
-        self, input: str | list[BaseMessage] | Command | None, thread_id: str | None
-    ) -> tuple[Any, dict[str, Any], UsageCallback, str, str]:
+    def _start(
+        self, input: str | list[BaseMessage] | Command | None, thread_id: str | None, trace: bool
+    ) -> _Run[DecisionT]:
         run_id = uuid.uuid4().hex[:12]
         thread_id = thread_id or run_id
         callback = UsageCallback()
-        config: dict[str, Any] = {
+        config: RunnableConfig = {
             "configurable": {"thread_id": thread_id},
             "callbacks": [callback],
             "recursion_limit": self.limits.recursion_limit,
@@ -342,68 +464,17 @@ class ReactAgent(Generic[DecisionT]):
             payload = {"messages": input}
         else:
             payload = input
-        return payload, config, callback, run_id, thread_id
-
-    def _finish(
-        self,
-        *,
-        run_id: str,
-        thread_id: str,
-        values: dict[str, Any],
-        interrupts: list[Any],
-        callback: UsageCallback,
-        started: float,
-        recursion: bool,
-        trace: TraceWriter | None,
-    ) -> RunResult[DecisionT]:
-        messages = list(values.get("messages", []))
-        run_msgs = _run_messages(messages)
-        decision: DecisionT | None = None
-        ended_by = values.get("ended_by") or ("limit:recursion" if recursion else "no_decision")
-        for m in reversed(run_msgs):
-            if isinstance(m, AIMessage):
-                for call in m.tool_calls:
-                    if call["name"] == self.submit_name and _submitted(run_msgs, self.submit_name):
-                        try:
-                            decision = self.decision_model.model_validate(call["args"])
-                        except ValidationError:
-                            decision = None
-                if decision is not None:
-                    ended_by = "submit"
-                    break
-        if interrupts:
-            ended_by = "interrupted"
-        elif decision is None:
-            decision = self.fallback(ended_by)  # type: ignore[assignment]
-        usage = callback.usage
-        usage.wall_seconds = time.perf_counter() - started
-        result = RunResult(
-            run_id=run_id,
-            thread_id=thread_id,
-            decision=decision,
-            ended_by=ended_by,
-            messages=messages,
-            tool_calls=_records(run_msgs),
-            usage=usage,
-            interrupts=interrupts,
-            trace_path=trace.path if trace else None,
-        )
-        if trace:
-            trace.end(result)
-        return result
-
-    def _trace(self, run_id: str, thread_id: str, payload: Any, trace: bool) -> TraceWriter | None:
-        if not (trace and self.trace_dir):
-            return None
-        writer = TraceWriter(self.trace_dir / f"{run_id}.jsonl")
-        writer.start(
-            run_id=run_id,
-            thread_id=thread_id,
-            agent=self.name,
-            model=_model_name(self.model),
-            payload=payload,
-        )
-        return writer
+        writer = None
+        if trace and self.trace_dir:
+            writer = TraceWriter(self.trace_dir / f"{run_id}.jsonl")
+            writer.start(
+                run_id=run_id,
+                thread_id=thread_id,
+                agent=self.name,
+                model=_model_name(self.model),
+                payload=payload,
+            )
+        return _Run(self, payload, config, callback, run_id, thread_id, writer)
 
     def iter_events(
         self,
@@ -414,49 +485,19 @@ class ReactAgent(Generic[DecisionT]):
         trace: bool = True,
     ) -> Iterator[Event]:
         """Run and yield the flat event stream; the last event is ``complete``."""
-        payload, config, callback, run_id, thread_id = self._prepare(input, thread_id)
-        writer = self._trace(run_id, thread_id, payload, trace)
-        started = time.perf_counter()
-        values: dict[str, Any] = {}
-        interrupts: list[Any] = []
-        recursion = False
+        run = self._start(input, thread_id, trace)
         try:
             for mode, chunk in self.graph.stream(
-                payload,
-                config,
+                run.payload,
+                run.config,
                 context=context,
-                stream_mode=["updates", "values"],
-                **self._stream_kwargs,
+                stream_mode=_STREAM_MODES,
+                durability=self._durability,
             ):
-                if mode == "values":
-                    values = chunk
-                    continue
-                for event in events_from_update(chunk):
-                    if event["type"] == "interrupt":
-                        interrupts.extend(event["interrupts"])
-                    if writer:
-                        writer.event(event)
-                    yield event
-        except GraphRecursionError:
-            recursion = True
-            values = self._state_values(config) or values
-        except ModelError as exc:
-            # Unusable model output twice in a row: end like a limit, not with a traceback.
-            values = {
-                **(self._state_values(config) or values),
-                "ended_by": f"error:model ({exc})"[:200],
-            }
-        result = self._finish(
-            run_id=run_id,
-            thread_id=thread_id,
-            values=values,
-            interrupts=interrupts,
-            callback=callback,
-            started=started,
-            recursion=recursion,
-            trace=writer,
-        )
-        yield {"type": "complete", "result": result}
+                yield from run.feed(mode, chunk)
+        except _RUN_ENDING as exc:
+            run.failed(exc, self._state_values(run.config))
+        yield run.complete()
 
     async def aiter_events(
         self,
@@ -466,49 +507,21 @@ class ReactAgent(Generic[DecisionT]):
         thread_id: str | None = None,
         trace: bool = True,
     ) -> AsyncIterator[Event]:
-        """Async twin of ``iter_events``."""
-        payload, config, callback, run_id, thread_id = self._prepare(input, thread_id)
-        writer = self._trace(run_id, thread_id, payload, trace)
-        started = time.perf_counter()
-        values: dict[str, Any] = {}
-        interrupts: list[Any] = []
-        recursion = False
+        """Async twin of ``iter_events``; the run's logic lives in ``_Run``, shared by both."""
+        run = self._start(input, thread_id, trace)
         try:
             async for mode, chunk in self.graph.astream(
-                payload,
-                config,
+                run.payload,
+                run.config,
                 context=context,
-                stream_mode=["updates", "values"],
-                **self._stream_kwargs,
+                stream_mode=_STREAM_MODES,
+                durability=self._durability,
             ):
-                if mode == "values":
-                    values = chunk
-                    continue
-                for event in events_from_update(chunk):
-                    if event["type"] == "interrupt":
-                        interrupts.extend(event["interrupts"])
-                    if writer:
-                        writer.event(event)
+                for event in run.feed(mode, chunk):
                     yield event
-        except GraphRecursionError:
-            recursion = True
-            values = (await self._astate_values(config)) or values
-        except ModelError as exc:
-            values = {
-                **((await self._astate_values(config)) or values),
-                "ended_by": f"error:model ({exc})"[:200],
-            }
-        result = self._finish(
-            run_id=run_id,
-            thread_id=thread_id,
-            values=values,
-            interrupts=interrupts,
-            callback=callback,
-            started=started,
-            recursion=recursion,
-            trace=writer,
-        )
-        yield {"type": "complete", "result": result}
+        except _RUN_ENDING as exc:
+            run.failed(exc, await self._astate_values(run.config))
+        yield run.complete()
 
     def run(
         self,
@@ -545,18 +558,132 @@ class ReactAgent(Generic[DecisionT]):
         trace: bool = True,
     ) -> RunResult[DecisionT]:
         """Answer a pending approval: one ``{"type": "approve"|"edit"|"reject", ...}`` per action."""
-        command = Command(resume={"decisions": decisions})
+        command: Command[Any] = Command(resume={"decisions": decisions})
         return _last(self.iter_events(command, context=context, thread_id=thread_id, trace=trace))
 
-    def _state_values(self, config: dict[str, Any]) -> dict[str, Any] | None:
+    def _state_values(self, config: RunnableConfig) -> dict[str, Any] | None:
         if self.checkpointer is None:
             return None
         return self.graph.get_state(config).values
 
-    async def _astate_values(self, config: dict[str, Any]) -> dict[str, Any] | None:
+    async def _astate_values(self, config: RunnableConfig) -> dict[str, Any] | None:
         if self.checkpointer is None:
             return None
         return (await self.graph.aget_state(config)).values
+
+
+# "values" keeps the latest state for the result; "updates" feeds the event stream.
+_STREAM_MODES: list[Any] = ["updates", "values"]
+# A run that hits these ends like a limit (with the fallback decision), not with a traceback.
+_RUN_ENDING = (GraphRecursionError, ModelError)
+
+
+class _Run(Generic[DecisionT]):
+    """One run's bookkeeping, fed by the sync and the async stream alike."""
+
+    def __init__(
+        self,
+        agent: ReactAgent[DecisionT],
+        payload: Any,
+        config: RunnableConfig,
+        callback: UsageCallback,
+        run_id: str,
+        thread_id: str,
+        trace: TraceWriter | None,
+    ) -> None:
+        self.agent = agent
+        self.payload = payload
+        self.config = config
+        self.callback = callback
+        self.run_id = run_id
+        self.thread_id = thread_id
+        self.trace = trace
+        self.started = time.perf_counter()
+        self.values: dict[str, Any] = {}
+        self.interrupts: list[Any] = []
+        self.ended_by: EndReason | None = None
+        self.detail = ""
+
+    def feed(self, mode: str, chunk: Any) -> list[Event]:
+        """The events of one stream chunk (``values`` chunks only update the state)."""
+        if mode == "values":
+            self.values = chunk
+            return []
+        events = events_from_update(chunk)
+        for event in events:
+            if event["type"] == "interrupt":
+                self.interrupts.extend(event["interrupts"])
+            if self.trace:
+                self.trace.event(event)
+        return events
+
+    def failed(self, exc: BaseException, checkpointed: dict[str, Any] | None) -> None:
+        self.values = checkpointed or self.values
+        if isinstance(exc, GraphRecursionError):
+            self.ended_by = EndReason.LIMIT_RECURSION
+        else:  # the model's output was unusable twice in a row
+            self.ended_by, self.detail = EndReason.ERROR_MODEL, str(exc)[:300]
+
+    def complete(self) -> Event:
+        agent = self.agent
+        messages = list(self.values.get("messages", []))
+        run_msgs = _run_messages(messages)
+        stored = self.values.get("ended_by")
+        ended_by = self.ended_by or (EndReason(stored) if stored else EndReason.NO_DECISION)
+        decision: DecisionT | None = None
+        if any(_is_submit(m, agent.submit_name) for m in run_msgs):
+            decision = _submitted_decision(run_msgs, agent.submit_name, agent.decision_model)
+            if decision is not None:
+                ended_by = EndReason.SUBMIT
+        if self.interrupts:
+            ended_by = EndReason.INTERRUPTED
+        elif decision is None:
+            reason = f"{ended_by}: {self.detail}" if self.detail else str(ended_by)
+            decision = agent.fallback(reason)
+        usage = self.callback.usage
+        usage.wall_seconds = time.perf_counter() - self.started
+        result = RunResult(
+            run_id=self.run_id,
+            thread_id=self.thread_id,
+            decision=decision,
+            ended_by=ended_by,
+            detail=self.detail,
+            messages=messages,
+            tool_calls=_records(run_msgs),
+            usage=usage,
+            interrupts=self.interrupts,
+            trace_path=self.trace.path if self.trace else None,
+        )
+        if isinstance(decision, Decision):
+            decision.run = RunInfo(
+                ended_by=ended_by,
+                detail=self.detail,
+                model=_model_name(agent.model),
+                run_id=self.run_id,
+                thread_id=self.thread_id,
+                tool_calls=result.tool_calls,
+                usage=usage,
+                trace_path=result.trace_path,
+                interrupts=self.interrupts,
+            )
+        if self.trace:
+            self.trace.end(result)
+        return {"type": "complete", "result": result}
+
+
+def _submitted_decision(
+    run_msgs: Sequence[BaseMessage], submit_name: str, decision_model: type[DecisionT]
+) -> DecisionT | None:
+    """The last valid decision the model submitted, if any."""
+    for m in reversed(run_msgs):
+        if isinstance(m, AIMessage):
+            for call in m.tool_calls:
+                if call["name"] == submit_name:
+                    try:
+                        return decision_model.model_validate(call["args"])
+                    except ValidationError:
+                        continue
+    return None
 
 
 def _last(events: Iterator[Event]) -> Any:
