@@ -172,8 +172,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             prog_name="casework",
             standalone_mode=False,
         )
-    except NoArgsIsHelpError as exc:  # a bare group: its help, as click prints it
-        exc.show()
+    except NoArgsIsHelpError as exc:  # a bare group: typer has printed its help, as standalone
         raise SystemExit(exc.exit_code) from None
     except UsageError as exc:
         err_console.print(escape(usage_error_text(exc)), highlight=False)

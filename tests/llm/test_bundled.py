@@ -141,11 +141,11 @@ def test_model_prepare_draws_progress_on_stderr_only(
     capfd: pytest.CaptureFixture[str],
     no_progress: bool,
 ) -> None:
-    from casework import cli, clikit
+    from casework import cli
     from casework.config import get_settings
 
     monkeypatch.setenv("CASEWORK_MODEL_PATH", str(tmp_path / "cache"))
-    monkeypatch.setattr(clikit.err_console, "_force_terminal", True)  # as on a terminal
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # Rich draws as on a terminal
     get_settings.cache_clear()
     try:
         cli.main(["model", "prepare", *(["--no-progress"] if no_progress else [])])
