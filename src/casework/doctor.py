@@ -53,11 +53,21 @@ def _check_llama(settings: Settings) -> Check:
 
 
 def _check_database(settings: Settings) -> Check:
+    from sqlalchemy.exc import SQLAlchemyError
+
     from casework.stores.sql import get_engine, migrate, migration_status
 
-    engine = get_engine(settings.db_url)
-    migrate(engine)
-    applied, expected = migration_status(engine)
+    try:
+        engine = get_engine(settings.db_url)
+        migrate(engine)
+        applied, expected = migration_status(engine)
+    except (OSError, SQLAlchemyError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return Check(
+            "database",
+            "fail",
+            f"cannot open {settings.db_url} ({reason}): fix CASEWORK_DATABASE_URL or casework.toml",
+        )
     if applied != expected:
         return Check(
             "database", "fail", f"migrations not at head ({sorted(applied)} vs {sorted(expected)})"
