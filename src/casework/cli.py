@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 
 import typer
@@ -162,13 +163,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Run the ``casework`` command; every failure ends in one sentence and an exit code:
     2 for usage errors (unknown command or option, missing argument, bad value)."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    set_progress(True)
+    args = list(sys.argv[1:] if argv is None else argv)
+    # Any command's --no-progress (some declare their own) also silences bars drawn deep in
+    # the platform, such as joining the bundled model on first use.
+    options = args[: args.index("--")] if "--" in args else args
+    set_progress("--no-progress" not in options)
     try:
         _mount_plugins()
         command = typer.main.get_command(app)
         # Non-standalone: errors come back to us; a `typer.Exit(n)` comes back as the value n.
         code = command.main(
-            args=list(argv) if argv is not None else None,
+            args=args,
             prog_name="casework",
             standalone_mode=False,
         )

@@ -269,3 +269,22 @@ def test_json_output_is_one_document_on_stdout(
     assert "\x1b" not in out
     if invocation.progress:
         assert "\x1b" in err and "━" in err, "the progress bar should be drawn on stderr"
+
+
+def test_any_no_progress_flag_silences_every_bar_of_the_process(
+    json_home: dict[str, str], capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`eval APP` declares its own --no-progress; it must also reach bars drawn elsewhere
+    (the model join) and leave stderr without a bar even on a terminal."""
+    from casework import clikit
+
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    argv = ["eval", "receipts", "--strategy", "baseline", "--limit", "1", "--json"]
+    try:
+        code, out, err = run_cli([*argv, "--no-progress"], capfd)
+        assert code == 0 and json.loads(out)["cases"] == 1
+        assert clikit.progress_enabled() is False and "━" not in err
+        code, out, err = run_cli(argv, capfd)
+        assert code == 0 and clikit.progress_enabled() is True and "━" in err
+    finally:
+        clikit.set_progress(True)
