@@ -151,7 +151,7 @@ def _mount_plugins() -> None:
 def usage_error_text(exc: UsageError) -> str:
     """click's usage line, then one sentence: what was wrong and where the help is."""
     sentence = exc.format_message().strip().rstrip(".")
-    lines = []
+    lines: list[str] = []
     if exc.ctx is not None:
         lines.append(exc.ctx.get_usage())
         sentence += f"; see `{exc.ctx.command_path} --help`"
