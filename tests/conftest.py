@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
+from pathlib import Path
 
 import pytest
 
-from casework.config import get_settings
+from casework.config import default_model_dir, get_settings
 
 _real_connect = socket.socket.connect
 
@@ -24,6 +26,21 @@ def _loopback_only(self: socket.socket, address) -> None:  # type: ignore[no-unt
     return _real_connect(self, address)
 
 
+def _shared_model_dir() -> Path:
+    """Where the bundled model is: an explicit CASEWORK_MODEL_PATH, else the shared cache,
+    else the project's .casework/models when the model sits there."""
+    from casework.llm.bundled import MODEL_FILE
+
+    explicit = os.environ.get("CASEWORK_MODEL_PATH")
+    if explicit:
+        return Path(explicit)
+    shared = default_model_dir()
+    project = Path(__file__).resolve().parents[1] / ".casework" / "models"
+    if not (shared / MODEL_FILE).is_file() and (project / MODEL_FILE).is_file():
+        return project
+    return shared
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _guards(tmp_path_factory: pytest.TempPathFactory):
     mp = pytest.MonkeyPatch()
@@ -33,11 +50,9 @@ def _guards(tmp_path_factory: pytest.TempPathFactory):
     mp.setenv("HF_HUB_OFFLINE", "1")
     mp.setenv("TRANSFORMERS_OFFLINE", "1")
     mp.setenv("ANONYMIZED_TELEMETRY", "False")
-    # The bundled model lives in the project's .casework; tests share it rather than re-join 1 GB.
-    from pathlib import Path
-
-    project_models = Path(__file__).resolve().parents[1] / ".casework" / "models"
-    mp.setenv("CASEWORK_MODEL_PATH", str(project_models))
+    # Tests share the one joined bundled model (the user's cache) rather than re-join 1 GB
+    # into each temporary home; older checkouts kept it in the project's .casework/models.
+    mp.setenv("CASEWORK_MODEL_PATH", str(_shared_model_dir()))
     mp.setattr(socket.socket, "connect", _loopback_only)
     get_settings.cache_clear()
     yield

@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from typing import Any
+from collections.abc import Sequence
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+# typer ships its own copy of click: these are the exceptions its parser raises.
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+
 from casework.access.cli import token_app, user_app
+from casework.clikit import (
+    JsonOption,
+    LimitOption,
+    NoProgressOption,
+    console,
+    err_console,
+    print_json,
+    set_progress,
+)
 from casework.config import config_sources, get_settings
 from casework.errors import CaseworkError
-
-console = Console(soft_wrap=True)
-err_console = Console(stderr=True, soft_wrap=True)
 
 app = typer.Typer(
     name="casework",
@@ -33,13 +41,8 @@ app.add_typer(user_app, name="user")
 app.add_typer(token_app, name="token")
 
 
-def print_json(data: Any) -> None:
-    """JSON to stdout, plain (no Rich markup), for --json flags."""
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
-
-
 @app.command("config")
-def config_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def config_cmd(as_json: JsonOption = False) -> None:
     """Print the effective settings and where each value came from."""
     rows = config_sources(get_settings())
     if as_json:
@@ -52,20 +55,22 @@ def config_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
 
 
 @model_app.command("prepare")
-def model_prepare() -> None:
-    """Join the bundled model's parts and verify its SHA-256 (once; later calls are instant)."""
+def model_prepare(no_progress: NoProgressOption = False) -> None:
+    """Join the bundled model's parts into the shared model cache and verify its SHA-256
+    (once per machine; later calls are instant). Progress goes to stderr."""
     from casework.llm.bundled import prepare_model
 
     path = prepare_model(get_settings().models_dir)
-    console.print(f"[green]ok[/] bundled model ready at {path}")
+    console.print(f"[green]ok[/] bundled model ready at {escape(str(path))}", highlight=False)
 
 
 @app.command()
 def doctor() -> None:
-    """Check every component and print one line each; exit non-zero on the first broken one."""
+    """Check every component and print one line each; exit 1 when any is broken."""
     from casework.doctor import run_doctor
 
-    run_doctor(console)
+    if any(check.status == "fail" for check in run_doctor(console)):
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -95,29 +100,41 @@ def serve(
 def bench_runtime(
     steps: int = typer.Option(200, help="Tool steps per run."),
     repeats: int = typer.Option(5, help="Runs per variant; the median is reported."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: JsonOption = False,
+    check: bool = typer.Option(False, "--check", help="Exit 1 when the ratio target is missed."),
 ) -> None:
     """Runtime overhead per ReAct step against bare LangGraph, with a zero-latency model."""
-    from casework.bench.runtime import print_runtime_report, run_runtime_bench
+    from casework.bench.runtime import check_runtime_bench, print_runtime_report, run_runtime_bench
 
     result = run_runtime_bench(steps=steps, repeats=repeats)
     print_json(result) if as_json else print_runtime_report(result, console)
+    if check and (missed := check_runtime_bench(result)):
+        err_console.print(f"[red]bench:[/] {missed}", highlight=False)
+        raise typer.Exit(1)
 
 
 @bench_app.command("local-tools")
 def bench_local_tools(
-    limit: int | None = typer.Option(None, help="Only the first N prompts."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    limit: LimitOption = None,
+    as_json: JsonOption = False,
+    no_progress: NoProgressOption = False,
 ) -> None:
     """Tool selection of the bundled model on 20 prompts: validity, accuracy, speed, cache."""
     from casework.bench.local_tools import print_local_tools_report, run_local_tools_bench
 
-    result = run_local_tools_bench(limit=limit, progress=not as_json)
+    result = run_local_tools_bench(limit=limit, progress=not no_progress)
     print_json(result) if as_json else print_local_tools_report(result)
 
 
+_mounted = False
+
+
 def _mount_plugins() -> None:
-    """Mount ``casework eval`` and each registered app's sub-commands."""
+    """Mount ``casework eval`` and each registered app's sub-commands (once per process)."""
+    global _mounted
+    if _mounted:
+        return
+    _mounted = True
     try:
         from casework.evals.cli import app as eval_app
     except ModuleNotFoundError as exc:
@@ -140,26 +157,51 @@ def _mount_plugins() -> None:
         app.add_typer(sub, name=spec.name, help=spec.description)
 
 
-def main() -> None:
+def usage_error_text(exc: UsageError) -> str:
+    """click's usage line, then one sentence: what was wrong and where the help is."""
+    sentence = exc.format_message().strip().rstrip(".")
+    lines: list[str] = []
+    if exc.ctx is not None:
+        lines.append(exc.ctx.get_usage())
+        sentence += f"; see `{exc.ctx.command_path} --help`"
+    lines.append(f"error: {sentence}.")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the ``casework`` command; every failure ends in one sentence and an exit code:
+    2 for usage errors (unknown command or option, missing argument, bad value)."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    args = list(sys.argv[1:] if argv is None else argv)
+    # Any command's --no-progress (some declare their own) also silences bars drawn deep in
+    # the platform, such as joining the bundled model on first use.
+    options = args[: args.index("--")] if "--" in args else args
+    set_progress("--no-progress" not in options)
     try:
         _mount_plugins()
-        app(standalone_mode=False)
+        command = typer.main.get_command(app)
+        # Non-standalone: errors come back to us; a `typer.Exit(n)` comes back as the value n.
+        code = command.main(
+            args=args,
+            prog_name="casework",
+            standalone_mode=False,
+        )
+    except NoArgsIsHelpError as exc:  # a bare group: typer has printed its help, as standalone
+        raise SystemExit(exc.exit_code) from None
+    except UsageError as exc:
+        err_console.print(escape(usage_error_text(exc)), highlight=False)
+        raise SystemExit(exc.exit_code) from None
+    except ClickException as exc:
+        err_console.print(f"error: {escape(exc.format_message())}", highlight=False)
+        raise SystemExit(exc.exit_code) from None
     except CaseworkError as exc:
-        err_console.print(f"[red]error:[/] {exc}", highlight=False)
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise SystemExit(exc.exit_code) from None
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         raise SystemExit(130) from None
-    except typer.Exit as exc:
-        raise SystemExit(exc.exit_code) from None
-    except Exception as exc:  # click usage errors come through here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            raise SystemExit(exc.exit_code) from None
-        raise
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        raise SystemExit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

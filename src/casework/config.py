@@ -22,7 +22,14 @@ from pydantic_settings import (
 
 from casework.errors import ConfigError
 
-__all__ = ["Limits", "Models", "Settings", "config_sources", "get_settings"]
+__all__ = [
+    "Limits",
+    "Models",
+    "Settings",
+    "config_sources",
+    "default_model_dir",
+    "get_settings",
+]
 
 LOCAL_MODEL = "local:qwen2.5-coder-1.5b"
 
@@ -77,7 +84,9 @@ class Settings(BaseSettings):
     vector_path: Path | None = None
     """Chroma persistent directory. Default ``<home>/chroma``."""
     model_path: Path | None = None
-    """Where the joined bundled GGUF lives. Default ``<home>/models``."""
+    """Where the joined bundled GGUF lives. Default: the user's shared model cache,
+    ``$XDG_CACHE_HOME/casework/models`` or ``~/.cache/casework/models`` (one 1.1 GB copy per
+    machine, whatever the home)."""
     models: Models = Field(default_factory=Models)
     limits: Limits = Field(default_factory=Limits)
     local_threads: int = 2
@@ -115,7 +124,7 @@ class Settings(BaseSettings):
 
     @property
     def models_dir(self) -> Path:
-        return self.model_path or self.home / "models"
+        return self.model_path or default_model_dir()
 
     @property
     def traces_dir(self) -> Path:
@@ -124,6 +133,14 @@ class Settings(BaseSettings):
     @property
     def checkpoint_path(self) -> Path:
         return self.home / "checkpoints.sqlite"
+
+
+def default_model_dir() -> Path:
+    """The shared model cache: ``$XDG_CACHE_HOME/casework/models``, else
+    ``~/.cache/casework/models``."""
+    cache = os.environ.get("XDG_CACHE_HOME")
+    base = Path(cache) if cache else Path.home() / ".cache"
+    return base / "casework" / "models"
 
 
 def _toml_path() -> Path | None:
@@ -176,6 +193,7 @@ def config_sources(settings: Settings) -> list[tuple[str, Any, str]]:
             rows.append((name, value, source([name])))
     rows.append(("(effective) database url", settings.db_url, "derived"))
     rows.append(("(effective) vector path", settings.vectors_dir, "derived"))
+    rows.append(("(effective) model path", settings.models_dir, "derived"))
     for role in ("orchestrator", "specialist", "judge", "annotator"):
         rows.append((f"(effective) model for {role}", settings.models.for_role(role), "derived"))
     return rows

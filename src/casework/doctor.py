@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rich.console import Console
+from rich.markup import escape
 
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, ConfigError
@@ -20,7 +21,7 @@ __all__ = ["Check", "doctor_checks", "run_demo", "run_doctor"]
 @dataclass
 class Check:
     name: str
-    status: Literal["ok", "info", "fail"]
+    status: Literal["ok", "info", "fail", "skip"]
     detail: str
 
 
@@ -38,8 +39,8 @@ def _check_model(settings: Settings) -> Check:
         )
     if not status["verified_stamp"] and not verify_model(status["path"]):
         return Check(
-                "bundled model", "fail", "SHA-256 does not match: run `casework model prepare`"
-            )
+            "bundled model", "fail", "SHA-256 does not match: run `casework model prepare`"
+        )
     return Check("bundled model", "ok", f"{status['path']} (sha256 verified)")
 
 
@@ -52,11 +53,21 @@ def _check_llama(settings: Settings) -> Check:
 
 
 def _check_database(settings: Settings) -> Check:
+    from sqlalchemy.exc import SQLAlchemyError
+
     from casework.stores.sql import get_engine, migrate, migration_status
 
-    engine = get_engine(settings.db_url)
-    migrate(engine)
-    applied, expected = migration_status(engine)
+    try:
+        engine = get_engine(settings.db_url)
+        migrate(engine)
+        applied, expected = migration_status(engine)
+    except (OSError, SQLAlchemyError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return Check(
+            "database",
+            "fail",
+            f"cannot open {settings.db_url} ({reason}): fix CASEWORK_DATABASE_URL or casework.toml",
+        )
     if applied != expected:
         return Check(
             "database", "fail", f"migrations not at head ({sorted(applied)} vs {sorted(expected)})"
@@ -101,35 +112,54 @@ def _provider_keys() -> Check:
     return Check("provider keys", "info", detail)
 
 
-def doctor_checks(settings: Settings) -> list[tuple[str, Callable[[Settings], Check]]]:
+# (name, check, the earlier check it needs): a check whose prerequisite failed is skipped,
+# so one broken component is reported once rather than again by everything built on it.
+DoctorCheck = tuple[str, Callable[[Settings], Check], str | None]
+
+
+def doctor_checks(settings: Settings) -> list[DoctorCheck]:
     return [
-        ("bundled model", _check_model),
-        ("llama.cpp", _check_llama),
-        ("database", _check_database),
-        ("vector store", _check_vectors),
-        ("checkpointer", _check_checkpointer),
-        ("provider keys", lambda s: _provider_keys()),
+        ("bundled model", _check_model, None),
+        ("llama.cpp", _check_llama, "bundled model"),
+        ("database", _check_database, None),
+        ("vector store", _check_vectors, None),
+        ("checkpointer", _check_checkpointer, None),
+        ("provider keys", lambda s: _provider_keys(), None),
     ]
 
 
+_MARKS = {
+    "ok": "[green]ok  [/]",
+    "info": "[cyan]info[/]",
+    "fail": "[red]FAIL[/]",
+    "skip": "[yellow]skip[/]",
+}
+
+
 def run_doctor(console: Console, settings: Settings | None = None) -> list[Check]:
-    """Print one line per component; raise ConfigError on the first broken one."""
+    """Run every check and print one line each (a failure once, with its fix); return them.
+
+    Never raises for a broken component: the caller decides the exit code from the statuses.
+    """
     settings = settings or get_settings()
-    results = []
-    for name, fn in doctor_checks(settings):
-        try:
-            check = fn(settings)
-        except CaseworkError as exc:
-            check = Check(name, "fail", str(exc))
-        except Exception as exc:  # a broken component must not print a traceback
-            check = Check(name, "fail", f"{type(exc).__name__}: {exc}")
-        mark = {"ok": "[green]ok  [/]", "info": "[cyan]info[/]", "fail": "[red]FAIL[/]"}[
-            check.status
-        ]
-        console.print(f"{mark} {check.name:<15} {check.detail}", highlight=False)
-        results.append(check)
+    results: list[Check] = []
+    failed: set[str] = set()
+    for name, fn, needs in doctor_checks(settings):
+        if needs in failed:
+            check = Check(name, "skip", f"needs the {needs}")
+        else:
+            try:
+                check = fn(settings)
+            except CaseworkError as exc:
+                check = Check(name, "fail", str(exc))
+            except Exception as exc:  # a broken component must not print a traceback
+                check = Check(name, "fail", f"{type(exc).__name__}: {exc}")
         if check.status == "fail":
-            raise ConfigError(f"{check.name} is broken: {check.detail}.")
+            failed.add(name)
+        console.print(
+            f"{_MARKS[check.status]} {check.name:<15} {escape(check.detail)}", highlight=False
+        )
+        results.append(check)
     return results
 
 
@@ -138,7 +168,12 @@ def run_demo(console: Console) -> None:
     from casework.registry import all_apps
 
     console.rule("casework doctor")
-    run_doctor(console)
+    broken = [c.name for c in run_doctor(console) if c.status == "fail"]
+    if broken:
+        raise ConfigError(
+            f"The demo needs every component; fix {', '.join(broken)} (see FAIL above) and run "
+            "`casework demo` again."
+        )
     demos = {name: spec.demo for name, spec in all_apps().items() if spec.demo}
     if not demos:
         console.print(

