@@ -184,6 +184,9 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
     "receipts review accept": Invocation(["receipts", "review", "accept", "{review_a}", "--json"]),
     "receipts review reject": Invocation(["receipts", "review", "reject", "{review_b}", "--json"]),
     "receipts edge-cases list": Invocation(["receipts", "edge-cases", "list", "--json"]),
+    "user list": Invocation(["user", "list", "--json"]),
+    "token create": Invocation(["token", "create", "json-user", "--json"]),
+    "token list": Invocation(["token", "list", "json-user", "--json"]),
 }
 
 
@@ -228,6 +231,7 @@ def json_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, st
                 cli.main(list(argv))  # raises SystemExit on any failure
             return buffer.getvalue()
 
+        run("user", "add", "json-user")
         run("receipts", "import", *map(str, files))
         run("receipts", "harmonize")
         queue = json.loads(run("receipts", "review", "--json"))

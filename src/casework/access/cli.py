@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -10,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from casework.clikit import print_json
 from casework.config import get_settings
 from casework.errors import InputError
 from casework.runtime.context import Role
@@ -33,10 +33,6 @@ def _engine() -> Any:
     from casework.access.service import open_access
 
     return open_access(get_settings())
-
-
-def _print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
 def _read_password() -> str:
@@ -74,7 +70,7 @@ def user_list(as_json: bool = typer.Option(False, "--json", help="Print JSON."))
 
     users = list_users(_engine())
     if as_json:
-        _print_json([u.to_dict() for u in users])
+        print_json([u.to_dict() for u in users])
         return
     if not users:
         console.print("no users yet: add one with `casework user add NAME --role admin`")
@@ -114,7 +110,7 @@ def token_create(
 
     info, secret = create_token(_engine(), user, expires_days=expires_days)
     if as_json:
-        _print_json(info.to_dict() | {"token": secret})
+        print_json(info.to_dict() | {"token": secret})
         return
     expiry = f"expires {info.expires_at:%Y-%m-%d}" if info.expires_at else "no expiry"
     err_console.print(
@@ -135,7 +131,7 @@ def token_list(
 
     tokens = list_tokens(_engine(), user)
     if as_json:
-        _print_json([t.to_dict() for t in tokens])
+        print_json([t.to_dict() for t in tokens])
         return
     table = Table("id", "prefix", "status", "created", "last used", "expires")
     for t in tokens:
