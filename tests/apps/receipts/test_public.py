@@ -18,7 +18,7 @@ MODULES = [
     "deps",
     "evalsuite",
     "evidence",
-    "features",
+    "rules",
     "harmonizer",
     "importer",
     "models",

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from casework.apps.receipts.deps import ReceiptsDeps
-from casework.apps.receipts.features import (
-    amount_role,
+from casework.apps.receipts.models import EdgeCase, Label, Line, Receipt, Word, WordRef
+from casework.apps.receipts.places import PlacesUnavailable
+from casework.apps.receipts.rules import (
+    WordFacts,
     column,
     context_checks,
     line_keywords,
@@ -23,8 +25,6 @@ from casework.apps.receipts.features import (
     shape_fits,
     word_shape,
 )
-from casework.apps.receipts.models import EdgeCase, Label, Line, Receipt, Word, WordRef
-from casework.apps.receipts.places import PlacesUnavailable
 from casework.apps.receipts.vectors import (
     Neighbour,
     VectorsUnavailable,
@@ -46,6 +46,7 @@ __all__ = [
     "similar_words_summary",
     "unavailable",
     "word_context",
+    "word_facts",
 ]
 
 AMOUNT_SHAPES = ("amount", "negative_amount")
@@ -94,23 +95,40 @@ def _receipt_width(words: list[Word]) -> tuple[float, float]:
 
 
 # ---------------------------------------------------------------------- word context
+def word_facts(deps: ReceiptsDeps, ref: WordRef) -> WordFacts:
+    """The word, its line and section: what the rules decide from."""
+    t = resolve_target(deps, ref)
+    line_words = [w for w in t.words if w.line_id == t.word.line_id]
+    pos = next((i for i, ln in enumerate(t.lines) if ln.line_id == t.word.line_id), 0)
+    secs = deps.cached(("sections", t.receipt.id), lambda: sections([ln.text for ln in t.lines]))
+    amounts = [w for w in line_words if word_shape(w.text) in AMOUNT_SHAPES]
+    return WordFacts(
+        label=ref.suggested_label,
+        text=t.word.text,
+        line_text=t.lines[pos].text if t.lines else "",
+        section=secs[pos] if secs else "items",
+        amounts_on_line=len(amounts),
+        rightmost_amount=bool(amounts) and amounts[-1].id == t.word.id,
+        ref=f"{t.receipt.key} line {t.word.line_id} word {t.word.word_id}",
+    )
+
+
 def word_context(deps: ReceiptsDeps, ref: WordRef) -> dict[str, Any]:
     """PRIMARY: the word's line, the lines around it, nearby words, shape, column, section."""
     t = resolve_target(deps, ref)
+    facts = word_facts(deps, ref)
     line_words = [w for w in t.words if w.line_id == t.word.line_id]
     idx = next(i for i, w in enumerate(line_words) if w.id == t.word.id)
     line_texts = [ln.text for ln in t.lines]
     pos = next((i for i, ln in enumerate(t.lines) if ln.line_id == t.word.line_id), 0)
-    secs = deps.cached(("sections", t.receipt.id), lambda: sections(line_texts))
     offset, width = _receipt_width(t.words)
-    amounts = [w for w in line_words if word_shape(w.text) in AMOUNT_SHAPES]
-    shape = word_shape(t.word.text)
+    shape = facts.shape
     out: dict[str, Any] = {
         "word": t.word.text,
         "suggested_label": ref.suggested_label,
         "line": _clip(line_texts[pos], 100),
         "line_no": f"{pos + 1} of {len(t.lines)}",
-        "section": secs[pos],
+        "section": facts.section,
         "column": column(t.word.box.x0 - offset, t.word.box.x1 - offset, width),
         "shape": shape,
         "position_in_line": f"{idx + 1} of {len(line_words)}",
@@ -125,19 +143,13 @@ def word_context(deps: ReceiptsDeps, ref: WordRef) -> dict[str, Any]:
     if fits is not None:
         out["shape_fits_label"] = fits
     if shape in AMOUNT_SHAPES:
-        out["amounts_on_line"] = len(amounts)
-        out["rightmost_amount"] = bool(amounts) and amounts[-1].id == t.word.id
-    role = amount_role(
-        t.word.text,
-        line_texts[pos],
-        rightmost=bool(amounts) and amounts[-1].id == t.word.id,
-        amounts_on_line=len(amounts),
-        section=secs[pos],
-    )
+        out["amounts_on_line"] = facts.amounts_on_line
+        out["rightmost_amount"] = facts.rightmost_amount
+    role = facts.role
     if role:
         out["amount_role"] = role
     checks = context_checks(
-        ref.suggested_label, t.word.text, line_texts[pos], shape, role, secs[pos]
+        ref.suggested_label, t.word.text, facts.line_text, shape, role, facts.section
     )
     # Facts that settle the question go first: small models weigh the start of a result most.
     head = {k: out.pop(k) for k in ("word", "suggested_label")}

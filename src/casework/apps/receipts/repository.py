@@ -18,7 +18,6 @@ from sqlalchemy import Engine, and_, exists, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
-from casework.apps.receipts.features import normalize
 from casework.apps.receipts.importer import ParsedReceipt
 from casework.apps.receipts.models import (
     Box,
@@ -30,6 +29,7 @@ from casework.apps.receipts.models import (
     ValidationStatus,
     Word,
 )
+from casework.apps.receipts.rules import normalize
 from casework.apps.receipts.tables import (
     EdgeCaseRow,
     LabelRow,
