@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from casework.apps.receipts.models import Receipt, ValidationStatus
-from casework.apps.receipts.repository import SqlReceiptsRepository
+from casework.apps.receipts.repository import ReceiptsRepository
 
 __all__ = [
     "CASES_PATH",
@@ -94,13 +94,13 @@ def _case(
     }
 
 
-def _receipts(repo: SqlReceiptsRepository, slugs: list[str] | None) -> list[Receipt]:
+def _receipts(repo: ReceiptsRepository, slugs: list[str] | None) -> list[Receipt]:
     if slugs is None:
         return repo.list_receipts()
     return [repo.resolve_receipt(slug) for slug in dict.fromkeys(slugs)]  # raises NotFoundError
 
 
-def build_cases(repo: SqlReceiptsRepository, slugs: list[str] | None = None) -> list[dict]:
+def build_cases(repo: ReceiptsRepository, slugs: list[str] | None = None) -> list[dict]:
     """A gold and a confusion case for every VALID-labelled word of the receipts named by
     ``slugs`` (slugs or keys; all imported receipts when None), shuffled deterministically."""
     cases: dict[str, dict] = {}
