@@ -44,6 +44,12 @@ from casework.stores.sql import session_scope
 __all__ = ["LabelChange", "ReceiptsRepository"]
 
 
+_VERSION_SQL = (
+    f"SELECT (SELECT max(id) FROM {ReceiptRow.__tablename__}),"
+    f" (SELECT max(id) FROM {LabelRow.__tablename__})"
+)
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -270,6 +276,20 @@ class ReceiptsRepository:
         with session_scope(self.engine) as s:
             return self._receipts(s, *where)
 
+    def version(self) -> tuple[int, int]:
+        """(largest receipt id, largest label id): receipts and labels are only ever appended,
+        so two reads with the same version see the same receipts, queue and label history."""
+        # Asked on every cached API read: plain DB-API, no statement compilation.
+        conn = self.engine.raw_connection()
+        try:
+            cur = conn.cursor()
+            cur.execute(_VERSION_SQL)
+            receipt_pk, label_pk = cur.fetchone()
+            cur.close()
+        finally:
+            conn.close()
+        return receipt_pk or 0, label_pk or 0
+
     def merchants(self) -> list[str]:
         with session_scope(self.engine) as s:
             return sorted(set(s.scalars(select(ReceiptRow.merchant_name))))
@@ -393,7 +413,9 @@ class ReceiptsRepository:
             )
 
     # ------------------------------------------------------------------ labels
-    def _labels(self, s: Session, where: Iterable, *, current_only: bool) -> list[Label]:
+    def _labels(
+        self, s: Session, where: Iterable, *, current_only: bool, limit: int | None = None
+    ) -> list[Label]:
         successor = aliased(LabelRow)
         has_successor = exists().where(successor.replaces_id == LabelRow.id)
         q = (
@@ -404,6 +426,8 @@ class ReceiptsRepository:
         )
         if current_only:
             q = q.where(~has_successor)
+        if limit is not None:
+            q = q.limit(limit)
         out = []
         for row, line_id, word_id, text, superseded in s.execute(q):
             out.append(
@@ -447,8 +471,9 @@ class ReceiptsRepository:
         receipt_pk: int | None = None,
         merchant: str | None = None,
         statuses: Sequence[ValidationStatus] | None = None,
+        limit: int | None = None,
     ) -> list[Label]:
-        """Labels nobody superseded, optionally for one receipt or merchant."""
+        """Labels nobody superseded (oldest first), optionally for one receipt or merchant."""
         where: list = []
         if receipt_pk is not None:
             where.append(LabelRow.receipt_pk == receipt_pk)
@@ -463,7 +488,7 @@ class ReceiptsRepository:
         if statuses:
             where.append(LabelRow.status.in_([s.value for s in statuses]))
         with session_scope(self.engine) as s:
-            return self._labels(s, where, current_only=True)
+            return self._labels(s, where, current_only=True, limit=limit)
 
     def known_label_types(self) -> set[str]:
         with session_scope(self.engine) as s:
@@ -512,8 +537,23 @@ class ReceiptsRepository:
         return labels
 
     def review_queue(self, *, merchant: str | None = None, limit: int = 100) -> list[Label]:
-        labels = self.current_labels(merchant=merchant, statuses=[ValidationStatus.NEEDS_REVIEW])
-        return labels[:limit]
+        return self.current_labels(
+            merchant=merchant, statuses=[ValidationStatus.NEEDS_REVIEW], limit=limit
+        )
+
+    def label_types(self, label_ids: Iterable[int]) -> dict[int, str]:
+        """The label type of each id, in one query (ids that don't exist are left out)."""
+        ids = sorted(set(label_ids))
+        if not ids:
+            return {}
+        with session_scope(self.engine) as s:
+            q = select(LabelRow.id, LabelRow.label_type).where(LabelRow.id.in_(ids))
+            return {label_id: label_type for label_id, label_type in s.execute(q)}
+
+    def slugs(self) -> dict[int, str]:
+        """Every receipt's slug by its id."""
+        with session_scope(self.engine) as s:
+            return {pk: slug for pk, slug in s.execute(select(ReceiptRow.id, ReceiptRow.slug))}
 
     # ------------------------------------------------------------------ edge cases
     def edge_cases(
