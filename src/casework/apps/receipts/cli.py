@@ -472,9 +472,9 @@ def harmonize(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Find outlier labels, validate a replacement for each, apply fixes by confidence."""
-    from casework.apps.receipts.deps import LookupCache
     from casework.apps.receipts.harmonizer import harmonize as run_harmonize
     from casework.apps.receipts.service import make_validator
+    from casework.runtime.cache import LookupCache
 
     deps = _deps().with_cache(LookupCache())
     if merchant and merchant.lower() not in {m.lower() for m in deps.repo.merchants()}:

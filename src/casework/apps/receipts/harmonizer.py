@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from casework.apps.receipts import evidence
-from casework.apps.receipts.deps import LookupCache, ReceiptsDeps
+from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.models import (
     MONEY_LABELS,
     FixOutcome,
@@ -40,6 +40,7 @@ from casework.apps.receipts.vectors import (
     similar_words_batch,
     word_doc_id,
 )
+from casework.runtime.cache import LookupCache
 
 __all__ = [
     "HarmonizeReport",
