@@ -1,8 +1,8 @@
 """The evidence sources: plain functions over deps and the word under validation.
 
 Each returns a small JSON-ready dict (bounded lists, short strings) so the tools can hand it
-to a small local model as is. A technical failure of a source (no vector store, no embedding,
-no place) is an answer, ``{"status": "unavailable", "reason": ...}``, never an exception.
+to a small local model as is. A source that cannot answer (no vector store, no embedding, no
+place) raises ``casework.errors.SourceUnavailable``; the runtime turns it into an observation.
 The agent's tools and the similarity baseline both call these.
 """
 
@@ -32,6 +32,7 @@ from casework.apps.receipts.vectors import (
     word_doc_id,
     word_document,
 )
+from casework.errors import SourceUnavailable
 
 __all__ = [
     "Target",
@@ -44,16 +45,13 @@ __all__ = [
     "neighbours",
     "resolve_target",
     "similar_words_summary",
-    "unavailable",
     "word_context",
     "word_facts",
 ]
 
 AMOUNT_SHAPES = ("amount", "negative_amount")
-
-
-def unavailable(reason: str) -> dict[str, Any]:
-    return {"status": "unavailable", "reason": reason[:200]}
+MERCHANT_METADATA = "merchant metadata"
+SIMILAR_WORDS = "similar words"
 
 
 def _clip(text: str, n: int) -> str:
@@ -177,11 +175,13 @@ def merchant_metadata(deps: ReceiptsDeps, ref: WordRef) -> dict[str, Any]:
     try:
         place = deps.cached(("place", t.receipt.id), lambda: deps.places.lookup(t.receipt))
     except PlacesUnavailable as exc:
-        return unavailable(f"merchant metadata unavailable: {exc}")
+        raise SourceUnavailable(MERCHANT_METADATA, str(exc)[:200]) from exc
     except Exception as exc:  # a provider that failed unexpectedly is still only one source
-        return unavailable(f"merchant metadata failed ({type(exc).__name__})")
+        raise SourceUnavailable(MERCHANT_METADATA, f"failed ({type(exc).__name__})") from exc
     if place is None:
-        return unavailable(f"no place is known for merchant {t.receipt.merchant_name!r}")
+        raise SourceUnavailable(
+            MERCHANT_METADATA, f"no place is known for merchant {t.receipt.merchant_name!r}"
+        )
     fields = {
         "name": place.name,
         "address": place.address,
@@ -254,7 +254,7 @@ def similar_words_summary(
     try:
         found = neighbours(deps, ref, n=n, same_merchant=same_merchant)
     except VectorsUnavailable as exc:
-        return unavailable(f"similar words unavailable: {exc}")
+        raise SourceUnavailable(SIMILAR_WORDS, str(exc)[:200]) from exc
     label = ref.suggested_label
     other = Counter(nb.label for nb in found if nb.label not in (label, "NONE"))
     return {
