@@ -124,7 +124,7 @@ def bench_api(
     result = run_api_bench(requests=requests, concurrency=concurrency)
     print_json(result) if as_json else print_api_report(result, console)
     if check and not result["ok"]:
-        raise typer.Exit(1)
+        raise SystemExit(1)  # main() runs click without standalone mode: typer.Exit is dropped
 
 
 def _mount_plugins() -> None:
