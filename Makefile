@@ -51,6 +51,7 @@ format: $(VENV)/.installed
 bench: model
 	$(BIN)/casework bench runtime --check
 	$(BIN)/casework bench local-tools
+	$(BIN)/casework bench api
 
 clean:
 	rm -rf $(VENV) .casework .pytest_cache

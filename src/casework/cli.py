@@ -126,6 +126,22 @@ def bench_local_tools(
     print_json(result) if as_json else print_local_tools_report(result)
 
 
+@bench_app.command("api")
+def bench_api(
+    requests: int = typer.Option(1000, min=1, help="GETs to send."),
+    concurrency: int = typer.Option(20, min=1, help="Requests in flight at once."),
+    check: bool = typer.Option(False, "--check", help="Exit 1 below the target rate."),
+    as_json: JsonOption = False,
+) -> None:
+    """Requests per second and p50/p99 of the receipts list and review routes on a real server."""
+    from casework.bench.api import print_api_report, run_api_bench
+
+    result = run_api_bench(requests=requests, concurrency=concurrency)
+    print_json(result) if as_json else print_api_report(result, console)
+    if check and not result["ok"]:
+        raise typer.Exit(1)
+
+
 _mounted = False
 
 

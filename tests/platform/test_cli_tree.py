@@ -145,6 +145,7 @@ class Invocation:
 JSON_INVOCATIONS: dict[str, Invocation] = {
     "config": Invocation(["config", "--json"]),
     "bench runtime": Invocation(["bench", "runtime", "--json", "--steps", "5", "--repeats", "1"]),
+    "bench api": Invocation(["bench", "api", "--requests", "20", "--concurrency", "2", "--json"]),
     "bench local-tools": Invocation(["bench", "local-tools", "--limit", "1", "--json"], slow=True),
     "eval receipts": Invocation(
         ["eval", "receipts", "--strategy", "baseline", "--limit", "3", "--json"], progress=True

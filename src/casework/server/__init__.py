@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -24,6 +25,8 @@ from casework.runtime.events import Event, to_json
 from casework.server.auth import authenticate
 
 __all__ = ["create_app", "sse_response"]
+
+logger = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -52,6 +55,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         return JSONResponse({"error": str(exc), "kind": type(exc).__name__}, status_code=status)
 
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # A bug, not the caller's fault: say so in one sentence; the traceback goes to the log.
+        logger.exception("unhandled error on %s %s", request.method, request.url.path)
+        return JSONResponse(
+            {
+                "error": f"Internal error ({type(exc).__name__}); see the server log.",
+                "kind": "InternalError",
+            },
+            status_code=500,
+        )
+
     @app.get("/health")
     def health() -> dict[str, Any]:
         return {"status": "ok", "apps": sorted(all_apps())}
@@ -70,10 +85,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 def sse_response(events: Iterator[Event] | AsyncIterator[Event]) -> EventSourceResponse:
     """Stream runtime events as SSE (`event: <type>`, `data: <json>`)."""
 
-    async def gen() -> AsyncIterator[dict[str, str]]:
+    async def stream() -> AsyncIterator[Event]:
         if hasattr(events, "__aiter__"):
             async for event in events:  # type: ignore[union-attr]
-                yield {"event": event["type"], "data": json.dumps(to_json(event), default=str)}
+                yield event
         else:
             iterator = iter(events)  # type: ignore[arg-type]
             sentinel = object()
@@ -81,6 +96,19 @@ def sse_response(events: Iterator[Event] | AsyncIterator[Event]) -> EventSourceR
                 event = await asyncio.to_thread(next, iterator, sentinel)
                 if event is sentinel:
                     break
+                yield event
+
+    async def gen() -> AsyncIterator[dict[str, str]]:
+        try:
+            async for event in stream():
                 yield {"event": event["type"], "data": json.dumps(to_json(event), default=str)}
+        except Exception as exc:
+            # The status line is already sent: a failure mid-stream is a last "error" event.
+            if isinstance(exc, CaseworkError):
+                message = str(exc)
+            else:
+                logger.exception("unhandled error in an event stream")
+                message = f"Internal error ({type(exc).__name__}); see the server log."
+            yield {"event": "error", "data": json.dumps({"error": message})}
 
     return EventSourceResponse(gen())

@@ -119,8 +119,10 @@ def migrate(engine: Engine, locations: Sequence[Path] | None = None) -> None:
     try:
         command.upgrade(cfg, "heads")
     except OperationalError as exc:
+        # The driver's message may run over several lines (psycopg adds a hint): keep the first.
+        reason = (str(exc.orig).strip().splitlines() or ["no answer"])[0].rstrip(".")
         raise ConfigError(
-            f"The database at {engine.url.render_as_string()} is not reachable: {exc.orig}."
+            f"The database at {engine.url.render_as_string()} is not reachable: {reason}."
         ) from exc
 
 

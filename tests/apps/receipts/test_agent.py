@@ -5,7 +5,6 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, HumanMessage
 
 from casework.apps.receipts.agent import (
-    DECIDE_NOW,
     build_agent,
     render_system_prompt,
     render_task,
@@ -14,6 +13,7 @@ from casework.apps.receipts.agent import (
 from casework.apps.receipts.models import LABEL_DEFINITIONS
 from casework.apps.receipts.service import AgentValidator
 from casework.llm import ScriptedChatModel, call, say
+from casework.runtime.middleware import DECIDE_NOW
 
 
 def test_scripted_run_validates_and_records_the_trajectory(seeded, ref):
@@ -118,7 +118,7 @@ def test_evidence_budget_asks_for_the_decision(seeded, ref):
         "check_edge_cases",
         "submit_decision",
     ]
-    assert seen[-1][-1].content == DECIDE_NOW.format(n=3)
+    assert seen[-1][-1].content == DECIDE_NOW.format(n=3, submit="submit_decision")
     assert not any(
         isinstance(m, HumanMessage) and m.content.startswith("You have gathered")
         for m in run.messages

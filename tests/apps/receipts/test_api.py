@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 from casework.apps.receipts.api import router
 from casework.apps.receipts.models import ValidationStatus
 from casework.apps.receipts.repository import LabelChange
+from casework.apps.receipts.service import bundled_receipt_files
 from casework.runtime.context import Caller, Role, current_caller
 
 
@@ -40,7 +41,13 @@ def test_validate_with_the_baseline(seeded):
         and body["word_text"] == "303.83"
         and body["recorded_label_ids"] == []
     )
-    assert client.get("/receipts/receipts").json()[0]["slug"]
+    listed = client.get("/receipts/receipts").json()
+    assert [r["slug"] for r in listed] == sorted(
+        p.name.split(".")[0] for p in bundled_receipt_files()
+    )
+    costco = next(r for r in listed if r["slug"] == "costco")
+    assert costco["key"] == f"{costco['image_id']}#{costco['receipt_id']}"
+    assert costco["merchant_name"] == "Costco Wholesale" and costco["word_count"] == 228
 
 
 @pytest.mark.parametrize(

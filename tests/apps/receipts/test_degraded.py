@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from langchain.tools import ToolRuntime
+
 from casework.apps.receipts import evidence
 from casework.apps.receipts.agent import build_agent, render_task, result_from_run
 from casework.apps.receipts.baseline import baseline_validate
 from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.places import PlacesUnavailable
+from casework.apps.receipts.tools import build_tools
+from casework.errors import SourceUnavailable
 from casework.llm import ScriptedChatModel, call
 
 
@@ -38,27 +43,27 @@ def _with(deps: ReceiptsDeps, **changes) -> ReceiptsDeps:
 
 def test_no_vector_store_is_unavailable_not_an_error(seeded, ref):
     deps = seeded.without_vectors("the chroma directory is missing")
-    out = evidence.similar_words_summary(deps, ref("costco", 42, 3, "GRAND_TOTAL"))
-    assert out == {
-        "status": "unavailable",
-        "reason": "similar words unavailable: the chroma directory is missing",
-    }
+    with pytest.raises(SourceUnavailable) as err:
+        evidence.similar_words_summary(deps, ref("costco", 42, 3, "GRAND_TOTAL"))
+    assert (err.value.source, err.value.reason) == (
+        "similar words",
+        "the chroma directory is missing",
+    )
 
 
 def test_broken_embeddings_are_unavailable(seeded, ref):
-    out = evidence.similar_words_summary(
-        _with(seeded, vectors=BrokenCollection()), ref("costco", 42, 3, "GRAND_TOTAL")
-    )
-    assert out["status"] == "unavailable" and "embedding function failed" in out["reason"]
+    with pytest.raises(SourceUnavailable) as err:
+        evidence.similar_words_summary(
+            _with(seeded, vectors=BrokenCollection()), ref("costco", 42, 3, "GRAND_TOTAL")
+        )
+    assert err.value.source == "similar words" and "embedding function failed" in err.value.reason
 
 
 def test_missing_or_failing_place_is_unavailable(seeded, ref):
     r = ref("costco", 1, 1, "MERCHANT_NAME")
-    out = evidence.merchant_metadata(_with(seeded, places=NoPlaces()), r)
-    assert out == {
-        "status": "unavailable",
-        "reason": "merchant metadata unavailable: quota exceeded",
-    }
+    with pytest.raises(SourceUnavailable) as err:
+        evidence.merchant_metadata(_with(seeded, places=NoPlaces()), r)
+    assert (err.value.source, err.value.reason) == ("merchant metadata", "quota exceeded")
 
     class Nothing:
         name = "local"
@@ -66,8 +71,34 @@ def test_missing_or_failing_place_is_unavailable(seeded, ref):
         def lookup(self, receipt):
             return None
 
-    out = evidence.merchant_metadata(_with(seeded, places=Nothing()), r)
-    assert out["status"] == "unavailable" and "no place is known" in out["reason"]
+    with pytest.raises(SourceUnavailable, match="no place is known"):
+        evidence.merchant_metadata(_with(seeded, places=Nothing()), r)
+
+
+def test_tools_raise_source_unavailable_for_the_runtime(seeded, ref):
+    """The tools report a failed store by raising; the runtime makes it an observation."""
+
+    class ExplodingRepo:
+        def __getattr__(self, name):
+            raise RuntimeError("database went away")
+
+    deps = _with(seeded, repo=ExplodingRepo(), vectors=BrokenCollection())
+    tools = {t.name: t for t in build_tools(deps)}
+    r = ref("costco", 42, 3, "GRAND_TOTAL")
+    runtime = ToolRuntime(
+        state={}, context=r, config={}, stream_writer=lambda _: None, tool_call_id="t1", store=None
+    )
+    with pytest.raises(SourceUnavailable) as err:
+        tools["get_word_context"].func(runtime=runtime)
+    assert err.value.source == "word context"
+    assert err.value.reason == "RuntimeError: database went away"
+    ok = _with(seeded, places=NoPlaces())
+    with pytest.raises(SourceUnavailable, match="quota exceeded"):
+        {t.name: t for t in build_tools(ok)}["get_merchant_metadata"].func(runtime=runtime)
+    context = json.loads(
+        {t.name: t for t in build_tools(ok)}["get_word_context"].func(runtime=runtime)
+    )
+    assert context["word"] == "303.83"
 
 
 def test_agent_decides_from_the_other_sources(seeded, ref):
@@ -88,11 +119,11 @@ def test_agent_decides_from_the_other_sources(seeded, ref):
     )
     run = build_agent(deps, model).run(render_task(r), context=r, trace=False)
     result = result_from_run(r, run, model="scripted", seconds=0.0)
-    assert run.ended_by == "submit" and all(c.ok for c in run.tool_calls)
-    outputs = {c.name: json.loads(c.output) for c in run.tool_calls[:3]}
-    assert outputs["search_similar_words"]["status"] == "unavailable"
-    assert outputs["get_merchant_metadata"]["status"] == "unavailable"
-    assert outputs["get_word_context"]["word"] == "14.00"
+    assert run.ended_by == "submit"
+    outputs = {c.name: c.output for c in run.tool_calls[:3]}
+    assert "embedding function failed" in outputs["search_similar_words"]
+    assert "quota exceeded" in outputs["get_merchant_metadata"]
+    assert json.loads(outputs["get_word_context"])["word"] == "14.00"
     assert (result.decision, result.confidence) == ("INVALID", 92)
     assert result.unavailable == ["get_merchant_metadata", "search_similar_words"]
 
@@ -118,6 +149,5 @@ def test_an_unexpected_tool_failure_is_reported_not_raised(seeded, ref):
         ]
     )
     run = build_agent(deps, model).run(render_task(r), context=r, trace=False)
-    out = json.loads(run.tool_calls[0].output)
-    assert out["status"] == "unavailable" and "database went away" in out["reason"]
+    assert "database went away" in run.tool_calls[0].output
     assert run.decision.decision == "NEEDS_REVIEW"

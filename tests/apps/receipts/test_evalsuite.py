@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from casework.apps.receipts import APP
-from casework.apps.receipts.dataset import CASES_PATH, build_cases
+from casework.apps.receipts.dataset import CASES_PATH, build_bundled_cases
 from casework.apps.receipts.evalsuite import (
     eval_deps,
     load_cases,
@@ -25,12 +25,12 @@ from casework.llm import ScriptedChatModel, call
 
 def test_dataset_file_is_current_and_balanced():
     on_disk = [json.loads(line) for line in CASES_PATH.read_text().splitlines()]
-    assert on_disk == build_cases(), "run `python -m casework.apps.receipts.dataset`"
-    assert len(on_disk) >= 150
+    assert on_disk == build_bundled_cases(), "run `python -m casework.apps.receipts.dataset`"
+    assert len(on_disk) == 1506
     verdicts = Counter(c["expected"]["verdict"] for c in on_disk)
     assert set(verdicts) == {"VALID", "INVALID"} and min(verdicts.values()) > 0.4 * len(on_disk)
     kinds = Counter(c["metadata"]["kind"] for c in on_disk)
-    assert kinds["context"] >= 30 and kinds["confusion"] >= 100
+    assert kinds == {"gold": 753, "confusion": 753}
     pairs = {c["metadata"]["pair"] for c in on_disk}
     assert {
         "UNIT_PRICE->LINE_TOTAL",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from casework.apps.receipts.features import (
+from casework.apps.receipts.rules import (
     amount_role,
     context_checks,
     line_keywords,

@@ -10,13 +10,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
 from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.models import (
@@ -26,14 +22,14 @@ from casework.apps.receipts.models import (
     WordRef,
 )
 from casework.apps.receipts.policy import apply_policy
-from casework.apps.receipts.prompts import render
 from casework.apps.receipts.tools import build_tools
 from casework.config import Limits
 from casework.runtime import ReactAgent, RunResult
+from casework.runtime.middleware import EvidenceBudget
+from casework.runtime.prompts import load_prompt
 
 __all__ = [
     "EVIDENCE_BUDGET",
-    "EvidenceBudget",
     "arun_agent",
     "build_agent",
     "render_system_prompt",
@@ -45,94 +41,17 @@ __all__ = [
 EVIDENCE_BUDGET = 4
 """Evidence tool calls after which the agent is asked for its decision."""
 SUBMIT = "submit_decision"
-DECIDE_NOW = (
-    "You have gathered {n} pieces of evidence. Call submit_decision now with your decision, "
-    "confidence and reasoning."
-)
-REPEATED = "You already called {tool}; its result is above. Use it, or call submit_decision."
 PRIMARY = "get_word_context"
-EVIDENCE_FIRST = "Look at the evidence first: call get_word_context, then decide."
-
-
-def _run_messages(messages: list[BaseMessage]) -> list[BaseMessage]:
-    for i in range(len(messages) - 1, -1, -1):
-        m = messages[i]
-        if isinstance(m, HumanMessage) and not m.additional_kwargs.get("casework_nudge"):
-            return list(messages[i + 1 :])
-    return list(messages)
-
-
-class EvidenceBudget(AgentMiddleware):
-    """Keeps a small model on track: a decision is accepted only after ``get_word_context``,
-    each tool answers once per run, and after ``budget`` evidence calls the next model call
-    ends with a request to decide (appended at the end, so a local model's prompt cache stays
-    warm). Past ``budget + 2`` the submit tool is forced."""
-
-    def __init__(self, *, budget: int = EVIDENCE_BUDGET, submit_name: str = SUBMIT) -> None:
-        super().__init__()
-        self.budget = budget
-        self.submit_name = submit_name
-
-    @property
-    def name(self) -> str:
-        return "receipts_evidence_budget"
-
-    def _evidence_calls(self, messages: list[BaseMessage]) -> int:
-        return sum(
-            isinstance(m, ToolMessage) and m.name != self.submit_name
-            for m in _run_messages(messages)
-        )
-
-    def _adjust(self, request: Any) -> Any:
-        n = self._evidence_calls(request.messages)
-        if n >= self.budget + 2:
-            return request.override(tool_choice=self.submit_name)
-        if n >= self.budget:
-            nudge = HumanMessage(DECIDE_NOW.format(n=n), additional_kwargs={"casework_nudge": True})
-            return request.override(messages=[*request.messages, nudge])
-        return request
-
-    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        return handler(self._adjust(request))
-
-    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        return await handler(self._adjust(request))
-
-    def _repeat(self, request: Any) -> ToolMessage | None:
-        call = request.tool_call
-        state = request.state or {}
-        messages = (
-            state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])
-        )
-        run = _run_messages(messages)
-        if call["name"] == self.submit_name:
-            # A decision needs the primary evidence: a submit before it is sent back (as an
-            # error, so the run goes on) instead of ending the run on a guess.
-            if not any(isinstance(m, ToolMessage) and m.name == PRIMARY for m in run):
-                return ToolMessage(
-                    EVIDENCE_FIRST, tool_call_id=call["id"], name=call["name"], status="error"
-                )
-            return None
-        if any(isinstance(m, ToolMessage) and m.name == call["name"] for m in run):
-            return ToolMessage(
-                REPEATED.format(tool=call["name"]), tool_call_id=call["id"], name=call["name"]
-            )
-        return None
-
-    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        return self._repeat(request) or handler(request)
-
-    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        return self._repeat(request) or await handler(request)
 
 
 def render_system_prompt() -> str:
     definitions = "\n".join(f"- {name}: {text}" for name, text in LABEL_DEFINITIONS.items())
-    return render("system", label_definitions=definitions)
+    return load_prompt(__package__, "system", label_definitions=definitions)
 
 
 def render_task(ref: WordRef) -> str:
-    return render(
+    return load_prompt(
+        __package__,
         "task",
         word=ref.word_text,
         line_id=ref.line_id,
@@ -171,7 +90,14 @@ def build_agent(
         name="receipts-validator",
         context_schema=WordRef,
         limits=limits or _limits(deps),
-        middleware=[EvidenceBudget(budget=evidence_budget)],
+        middleware=[
+            EvidenceBudget(
+                budget=evidence_budget,
+                submit_name=SUBMIT,
+                primary=PRIMARY,
+                name="receipts_evidence_budget",
+            )
+        ],
         trace_dir=trace_dir,
     )
 

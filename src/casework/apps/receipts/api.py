@@ -6,12 +6,14 @@ or a failed model: 422).
 
 from __future__ import annotations
 
+import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, Literal, TypeVar
 
-from fastapi import APIRouter, Depends, HTTPException
-from pydantic import BaseModel, Field
+from fastapi import APIRouter, Depends, HTTPException, Response
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, Field, TypeAdapter
 
 from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, ValidationResult
 from casework.config import Settings
@@ -53,6 +55,10 @@ class ReviewItem(Label):
     instead_of: str | None = None
 
 
+_REVIEW_ITEMS = TypeAdapter(list[ReviewItem])
+MAX_CACHED_ANSWERS = 256
+
+
 def _http(fn: Callable[[], T]) -> T:
     try:
         return fn()
@@ -82,15 +88,33 @@ def router(
                     holder[served.db_url] = build_deps(served)
             return holder[served.db_url]
 
-    @api.get("/receipts")
-    def list_receipts(merchant: str | None = None, d: Any = Depends(deps)) -> list[dict[str, Any]]:
+    # Read routes answer from JSON cached per store version (receipts and labels are
+    # append-only, so an unchanged version means an unchanged answer): a hit is one small query.
+    answers: dict[Hashable, tuple[tuple[int, int], bytes]] = {}
+
+    async def cached_json(d: Any, key: Hashable, compute: Callable[[Any], bytes]) -> Response:
+        key = (id(d), key)  # one store per database the requests are served from
+        version = d.repo.version()
+        hit = answers.get(key)
+        if hit is None or hit[0] != version:
+            body = await run_in_threadpool(_http, lambda: compute(d))
+            if len(answers) >= MAX_CACHED_ANSWERS:
+                answers.clear()
+            hit = answers[key] = (version, body)
+        return Response(hit[1], media_type="application/json")
+
+    @api.get("/receipts", response_model=list[dict[str, Any]])
+    async def list_receipts(merchant: str | None = None, d: Any = Depends(deps)) -> Response:
         """Imported receipts with the slugs the other routes accept."""
-        return _http(
-            lambda: [
+
+        def run(d: Any) -> bytes:
+            rows = [
                 r.model_dump(mode="json") | {"key": r.key}
                 for r in d.repo.list_receipts(merchant=merchant)
             ]
-        )
+            return json.dumps(rows, separators=(",", ":")).encode()
+
+        return await cached_json(d, ("receipts", merchant), run)
 
     @api.post("/validate")
     def validate(body: ValidateRequest, d: Any = Depends(deps)) -> ValidateResponse:
@@ -109,31 +133,30 @@ def router(
 
         return _http(run)
 
-    @api.get("/review")
-    def review_queue(
+    @api.get("/review", response_model=list[ReviewItem])
+    async def review_queue(
         merchant: str | None = None, limit: int = 100, d: Any = Depends(deps)
-    ) -> list[ReviewItem]:
+    ) -> Response:
         """Labels waiting for a person (NEEDS_REVIEW)."""
+        limit = max(1, min(limit, 500))
 
-        def run() -> list[ReviewItem]:
-            slugs = {r.id: r.slug for r in d.repo.list_receipts()}
-            items = []
-            for lab in d.repo.review_queue(merchant=merchant, limit=max(1, min(limit, 500))):
-                instead = (
-                    d.repo.get_label(lab.consolidated_from_id).label_type
-                    if lab.consolidated_from_id
-                    else None
+        def run(d: Any) -> bytes:
+            queue = d.repo.review_queue(merchant=merchant, limit=limit)
+            slugs = d.repo.slugs()
+            replaced = d.repo.label_types(
+                lab.consolidated_from_id for lab in queue if lab.consolidated_from_id
+            )
+            items = [
+                ReviewItem(
+                    **lab.model_dump(),
+                    receipt=slugs.get(lab.receipt_pk, ""),
+                    instead_of=replaced.get(lab.consolidated_from_id or 0),
                 )
-                items.append(
-                    ReviewItem(
-                        **lab.model_dump(),
-                        receipt=slugs.get(lab.receipt_pk, ""),
-                        instead_of=instead,
-                    )
-                )
-            return items
+                for lab in queue
+            ]
+            return _REVIEW_ITEMS.dump_json(items)
 
-        return _http(run)
+        return await cached_json(d, ("review", merchant, limit), run)
 
     def _decide(
         d: Any, caller: Caller, label_id: int, body: ReviewDecision | None, accept: bool

@@ -425,7 +425,10 @@ def edge_list(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List active known invalid patterns."""
-    cases = _deps(with_vectors=False).repo.edge_cases(label.upper() if label else None)
+    from casework.apps.receipts.service import check_label
+
+    deps = _deps(with_vectors=False)
+    cases = deps.repo.edge_cases(check_label(deps, label) if label else None)
     if as_json:
         _json([c.model_dump() for c in cases])
         return
@@ -472,9 +475,9 @@ def harmonize(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Find outlier labels, validate a replacement for each, apply fixes by confidence."""
-    from casework.apps.receipts.deps import LookupCache
     from casework.apps.receipts.harmonizer import harmonize as run_harmonize
     from casework.apps.receipts.service import make_validator
+    from casework.runtime.cache import LookupCache
 
     deps = _deps().with_cache(LookupCache())
     if merchant and merchant.lower() not in {m.lower() for m in deps.repo.merchants()}:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -11,36 +10,12 @@ from casework.apps.receipts.places import LocalPlacesProvider, PlacesProvider
 from casework.apps.receipts.repository import ReceiptsRepository
 from casework.apps.receipts.vectors import COLLECTION
 from casework.config import Settings, get_settings
-from casework.stores.sql import get_engine, migrate
+from casework.runtime.cache import LookupCache
+from casework.stores import open_stores
 
-__all__ = ["LookupCache", "ReceiptsDeps", "build_deps"]
+__all__ = ["ReceiptsDeps", "build_deps"]
 
 T = TypeVar("T")
-
-
-class LookupCache:
-    """Memoises repeated look-ups within one run (harmoniser, evaluation); thread-safe."""
-
-    def __init__(self) -> None:
-        self._data: dict[Hashable, Any] = {}
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, key: Hashable, compute: Callable[[], T]) -> T:
-        with self._lock:
-            if key in self._data:
-                self.hits += 1
-                return self._data[key]
-        value = compute()
-        with self._lock:
-            self.misses += 1
-            self._data.setdefault(key, value)
-        return value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
 
 
 @dataclass(frozen=True)
@@ -96,16 +71,14 @@ def build_deps(
     """Deps on the configured stores (migrated on first use). A vector store that can't be
     opened gives deps without vectors, not an error: the tools then answer 'unavailable'."""
     settings = settings or get_settings()
-    engine = get_engine(db_url or settings.db_url)
-    if run_migrations:
-        migrate(engine)
-    repo = ReceiptsRepository(engine)
+    stores = open_stores(
+        settings, db_url=db_url, vectors_dir=vectors_dir, run_migrations=run_migrations
+    )
+    repo = ReceiptsRepository(stores.engine)
     vectors, error = None, None
     if with_vectors:
         try:
-            from casework.stores.vector import open_collection
-
-            vectors = open_collection(vectors_dir or settings.vectors_dir, collection)
+            vectors = stores.collection(collection)
         except Exception as exc:  # a broken or locked Chroma directory
             error = f"vector store could not be opened ({type(exc).__name__}: {exc})"
     else:

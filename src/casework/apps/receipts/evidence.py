@@ -1,8 +1,8 @@
 """The evidence sources: plain functions over deps and the word under validation.
 
 Each returns a small JSON-ready dict (bounded lists, short strings) so the tools can hand it
-to a small local model as is. A technical failure of a source (no vector store, no embedding,
-no place) is an answer, ``{"status": "unavailable", "reason": ...}``, never an exception.
+to a small local model as is. A source that cannot answer (no vector store, no embedding, no
+place) raises ``casework.errors.SourceUnavailable``; the runtime turns it into an observation.
 The agent's tools and the similarity baseline both call these.
 """
 
@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from casework.apps.receipts.deps import ReceiptsDeps
-from casework.apps.receipts.features import (
-    amount_role,
+from casework.apps.receipts.models import EdgeCase, Label, Line, Receipt, Word, WordRef
+from casework.apps.receipts.places import PlacesUnavailable
+from casework.apps.receipts.rules import (
+    WordFacts,
     column,
     context_checks,
     line_keywords,
@@ -23,8 +25,6 @@ from casework.apps.receipts.features import (
     shape_fits,
     word_shape,
 )
-from casework.apps.receipts.models import EdgeCase, Label, Line, Receipt, Word, WordRef
-from casework.apps.receipts.places import PlacesUnavailable
 from casework.apps.receipts.vectors import (
     Neighbour,
     VectorsUnavailable,
@@ -32,6 +32,7 @@ from casework.apps.receipts.vectors import (
     word_doc_id,
     word_document,
 )
+from casework.errors import SourceUnavailable
 
 __all__ = [
     "Target",
@@ -44,15 +45,13 @@ __all__ = [
     "neighbours",
     "resolve_target",
     "similar_words_summary",
-    "unavailable",
     "word_context",
+    "word_facts",
 ]
 
 AMOUNT_SHAPES = ("amount", "negative_amount")
-
-
-def unavailable(reason: str) -> dict[str, Any]:
-    return {"status": "unavailable", "reason": reason[:200]}
+MERCHANT_METADATA = "merchant metadata"
+SIMILAR_WORDS = "similar words"
 
 
 def _clip(text: str, n: int) -> str:
@@ -94,23 +93,40 @@ def _receipt_width(words: list[Word]) -> tuple[float, float]:
 
 
 # ---------------------------------------------------------------------- word context
+def word_facts(deps: ReceiptsDeps, ref: WordRef) -> WordFacts:
+    """The word, its line and section: what the rules decide from."""
+    t = resolve_target(deps, ref)
+    line_words = [w for w in t.words if w.line_id == t.word.line_id]
+    pos = next((i for i, ln in enumerate(t.lines) if ln.line_id == t.word.line_id), 0)
+    secs = deps.cached(("sections", t.receipt.id), lambda: sections([ln.text for ln in t.lines]))
+    amounts = [w for w in line_words if word_shape(w.text) in AMOUNT_SHAPES]
+    return WordFacts(
+        label=ref.suggested_label,
+        text=t.word.text,
+        line_text=t.lines[pos].text if t.lines else "",
+        section=secs[pos] if secs else "items",
+        amounts_on_line=len(amounts),
+        rightmost_amount=bool(amounts) and amounts[-1].id == t.word.id,
+        ref=f"{t.receipt.key} line {t.word.line_id} word {t.word.word_id}",
+    )
+
+
 def word_context(deps: ReceiptsDeps, ref: WordRef) -> dict[str, Any]:
     """PRIMARY: the word's line, the lines around it, nearby words, shape, column, section."""
     t = resolve_target(deps, ref)
+    facts = word_facts(deps, ref)
     line_words = [w for w in t.words if w.line_id == t.word.line_id]
     idx = next(i for i, w in enumerate(line_words) if w.id == t.word.id)
     line_texts = [ln.text for ln in t.lines]
     pos = next((i for i, ln in enumerate(t.lines) if ln.line_id == t.word.line_id), 0)
-    secs = deps.cached(("sections", t.receipt.id), lambda: sections(line_texts))
     offset, width = _receipt_width(t.words)
-    amounts = [w for w in line_words if word_shape(w.text) in AMOUNT_SHAPES]
-    shape = word_shape(t.word.text)
+    shape = facts.shape
     out: dict[str, Any] = {
         "word": t.word.text,
         "suggested_label": ref.suggested_label,
         "line": _clip(line_texts[pos], 100),
         "line_no": f"{pos + 1} of {len(t.lines)}",
-        "section": secs[pos],
+        "section": facts.section,
         "column": column(t.word.box.x0 - offset, t.word.box.x1 - offset, width),
         "shape": shape,
         "position_in_line": f"{idx + 1} of {len(line_words)}",
@@ -125,19 +141,13 @@ def word_context(deps: ReceiptsDeps, ref: WordRef) -> dict[str, Any]:
     if fits is not None:
         out["shape_fits_label"] = fits
     if shape in AMOUNT_SHAPES:
-        out["amounts_on_line"] = len(amounts)
-        out["rightmost_amount"] = bool(amounts) and amounts[-1].id == t.word.id
-    role = amount_role(
-        t.word.text,
-        line_texts[pos],
-        rightmost=bool(amounts) and amounts[-1].id == t.word.id,
-        amounts_on_line=len(amounts),
-        section=secs[pos],
-    )
+        out["amounts_on_line"] = facts.amounts_on_line
+        out["rightmost_amount"] = facts.rightmost_amount
+    role = facts.role
     if role:
         out["amount_role"] = role
     checks = context_checks(
-        ref.suggested_label, t.word.text, line_texts[pos], shape, role, secs[pos]
+        ref.suggested_label, t.word.text, facts.line_text, shape, role, facts.section
     )
     # Facts that settle the question go first: small models weigh the start of a result most.
     head = {k: out.pop(k) for k in ("word", "suggested_label")}
@@ -165,11 +175,13 @@ def merchant_metadata(deps: ReceiptsDeps, ref: WordRef) -> dict[str, Any]:
     try:
         place = deps.cached(("place", t.receipt.id), lambda: deps.places.lookup(t.receipt))
     except PlacesUnavailable as exc:
-        return unavailable(f"merchant metadata unavailable: {exc}")
+        raise SourceUnavailable(MERCHANT_METADATA, str(exc)[:200]) from exc
     except Exception as exc:  # a provider that failed unexpectedly is still only one source
-        return unavailable(f"merchant metadata failed ({type(exc).__name__})")
+        raise SourceUnavailable(MERCHANT_METADATA, f"failed ({type(exc).__name__})") from exc
     if place is None:
-        return unavailable(f"no place is known for merchant {t.receipt.merchant_name!r}")
+        raise SourceUnavailable(
+            MERCHANT_METADATA, f"no place is known for merchant {t.receipt.merchant_name!r}"
+        )
     fields = {
         "name": place.name,
         "address": place.address,
@@ -242,7 +254,7 @@ def similar_words_summary(
     try:
         found = neighbours(deps, ref, n=n, same_merchant=same_merchant)
     except VectorsUnavailable as exc:
-        return unavailable(f"similar words unavailable: {exc}")
+        raise SourceUnavailable(SIMILAR_WORDS, str(exc)[:200]) from exc
     label = ref.suggested_label
     other = Counter(nb.label for nb in found if nb.label not in (label, "NONE"))
     return {

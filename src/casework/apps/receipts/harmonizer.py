@@ -20,8 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from casework.apps.receipts import evidence
-from casework.apps.receipts.deps import LookupCache, ReceiptsDeps
-from casework.apps.receipts.features import amount_role
+from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.models import (
     MONEY_LABELS,
     FixOutcome,
@@ -33,6 +32,7 @@ from casework.apps.receipts.models import (
 )
 from casework.apps.receipts.policy import fix_outcome
 from casework.apps.receipts.repository import LabelChange
+from casework.apps.receipts.rules import amount_role
 from casework.apps.receipts.service import Validator, _refresh
 from casework.apps.receipts.vectors import (
     Neighbour,
@@ -40,6 +40,7 @@ from casework.apps.receipts.vectors import (
     similar_words_batch,
     word_doc_id,
 )
+from casework.runtime.cache import LookupCache
 
 __all__ = [
     "HarmonizeReport",

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from casework.apps.receipts.features import normalize, word_shape
 from casework.apps.receipts.models import Box, Place
+from casework.apps.receipts.rules import normalize, word_shape
 from casework.errors import InputError
 
 __all__ = [

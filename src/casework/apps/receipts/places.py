@@ -34,7 +34,7 @@ class LocalPlacesProvider:
 
     name = "local"
 
-    def __init__(self, repo) -> None:  # repo: SqlReceiptsRepository
+    def __init__(self, repo) -> None:  # repo: ReceiptsRepository
         self.repo = repo
 
     def lookup(self, receipt: Receipt) -> Place | None:

@@ -12,13 +12,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any
 
-from sqlalchemy import Engine, and_, exists, func, select
+from sqlalchemy import Engine, and_, exists, func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
-from casework.apps.receipts.features import normalize
 from casework.apps.receipts.importer import ParsedReceipt
 from casework.apps.receipts.models import (
     Box,
@@ -30,6 +29,7 @@ from casework.apps.receipts.models import (
     ValidationStatus,
     Word,
 )
+from casework.apps.receipts.rules import normalize
 from casework.apps.receipts.tables import (
     EdgeCaseRow,
     LabelRow,
@@ -41,7 +41,13 @@ from casework.apps.receipts.tables import (
 from casework.errors import InputError, NotFoundError
 from casework.stores.sql import session_scope
 
-__all__ = ["LabelChange", "ReceiptsRepository", "ReceiptsStore", "SqlReceiptsRepository"]
+__all__ = ["LabelChange", "ReceiptsRepository"]
+
+
+_VERSION_SQL = (
+    f"SELECT (SELECT max(id) FROM {ReceiptRow.__tablename__}),"
+    f" (SELECT max(id) FROM {LabelRow.__tablename__})"
+)
 
 
 def _now() -> datetime:
@@ -63,24 +69,8 @@ class LabelChange:
     consolidated_from_id: int | None = None
 
 
-class ReceiptsStore(Protocol):
-    """What the tools, baseline and harmoniser need from storage (tests may fake it)."""
-
-    def get_receipt_by_key(self, image_id: str, receipt_id: int) -> Receipt: ...
-    def lines(self, receipt_pk: int) -> list[Line]: ...
-    def words(self, receipt_pk: int) -> list[Word]: ...
-    def get_word(self, receipt_pk: int, line_id: int, word_id: int) -> Word: ...
-    def labels_for_word(self, word_pk: int) -> list[Label]: ...
-    def current_labels(
-        self, *, receipt_pk: int | None = None, merchant: str | None = None
-    ) -> list[Label]: ...
-    def place(self, place_id: int) -> Place | None: ...
-    def edge_cases(self, label_type: str | None = None) -> list[EdgeCase]: ...
-    def append_labels(self, changes: Sequence[LabelChange]) -> list[Label]: ...
-
-
-class SqlReceiptsRepository:
-    """The SQLAlchemy implementation (SQLite or PostgreSQL)."""
+class ReceiptsRepository:
+    """Receipts in SQL (SQLite or PostgreSQL); every method opens and closes its own session."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -129,51 +119,85 @@ class SqlReceiptsRepository:
                 )
                 s.add(row)
                 s.flush()
-                for line in rec.lines:
-                    b = line.box
-                    s.add(
-                        LineRow(
-                            receipt_pk=row.id,
-                            line_id=line.line_id,
-                            text=line.text,
-                            x0=b.x0,
-                            y0=b.y0,
-                            x1=b.x1,
-                            y1=b.y1,
-                        )
-                    )
-                    for w in line.words:
-                        wrow = WordRow(
-                            receipt_pk=row.id,
-                            line_id=w.line_id,
-                            word_id=w.word_id,
-                            token_index=w.token_index,
-                            text=w.text,
-                            x0=w.box.x0,
-                            y0=w.box.y0,
-                            x1=w.box.x1,
-                            y1=w.box.y1,
-                        )
-                        s.add(wrow)
-                        if w.label:
-                            s.flush()
-                            validated = status == ValidationStatus.VALID
-                            s.add(
-                                LabelRow(
-                                    receipt_pk=row.id,
-                                    word_pk=wrow.id,
-                                    label_type=w.label,
-                                    status=status.value,
-                                    reasoning=f"Imported from {Path(rec.source.split('[')[0]).name}.",
-                                    proposed_by=proposed_by,
-                                    validated_by=proposed_by if validated else None,
-                                    created_at=now,
-                                    validated_at=now if validated else None,
-                                )
-                            )
-                s.flush()
+                self._add_lines_and_words(s, row.id, rec, status, proposed_by, now)
                 added.append(self._receipt(s, row))
         return added, skipped
+
+    @staticmethod
+    def _add_lines_and_words(
+        s: Session,
+        receipt_pk: int,
+        rec: ParsedReceipt,
+        status: ValidationStatus,
+        proposed_by: str,
+        now: datetime,
+    ) -> None:
+        """Lines, words and imported labels in three batched INSERTs, not one per row."""
+        s.execute(
+            insert(LineRow),
+            [
+                {
+                    "receipt_pk": receipt_pk,
+                    "line_id": ln.line_id,
+                    "text": ln.text,
+                    "x0": ln.box.x0,
+                    "y0": ln.box.y0,
+                    "x1": ln.box.x1,
+                    "y1": ln.box.y1,
+                }
+                for ln in rec.lines
+            ],
+        )
+        words = [w for ln in rec.lines for w in ln.words]
+        if not words:
+            return
+        s.execute(
+            insert(WordRow),
+            [
+                {
+                    "receipt_pk": receipt_pk,
+                    "line_id": w.line_id,
+                    "word_id": w.word_id,
+                    "token_index": w.token_index,
+                    "text": w.text,
+                    "x0": w.box.x0,
+                    "y0": w.box.y0,
+                    "x1": w.box.x1,
+                    "y1": w.box.y1,
+                }
+                for w in words
+            ],
+        )
+        labelled = [w for w in words if w.label]
+        if not labelled:
+            return
+        word_pks = {
+            (line_id, word_id): pk
+            for pk, line_id, word_id in s.execute(
+                select(WordRow.id, WordRow.line_id, WordRow.word_id).where(
+                    WordRow.receipt_pk == receipt_pk
+                )
+            )
+        }
+        validated = status == ValidationStatus.VALID
+        reasoning = f"Imported from {Path(rec.source.split('[')[0]).name}."
+        s.execute(
+            insert(LabelRow),
+            [
+                {
+                    "receipt_pk": receipt_pk,
+                    "word_pk": word_pks[(w.line_id, w.word_id)],
+                    "label_type": w.label,
+                    "status": status.value,
+                    "reasoning": reasoning,
+                    "proposed_by": proposed_by,
+                    "validated_by": proposed_by if validated else None,
+                    "created_at": now,
+                    "validated_at": now if validated else None,
+                }
+                for w in labelled
+            ],
+        )
 
     @staticmethod
     def _free_slug(s: Session, slug: str) -> str:
@@ -208,34 +232,63 @@ class SqlReceiptsRepository:
         return row
 
     # ------------------------------------------------------------------ receipts
+    @staticmethod
+    def _receipts(s: Session, *where: Any) -> list[Receipt]:
+        """Receipts with their line and word counts in one query, however many there are."""
+        line_counts = (
+            select(LineRow.receipt_pk, func.count().label("n"))
+            .group_by(LineRow.receipt_pk)
+            .subquery()
+        )
+        word_counts = (
+            select(WordRow.receipt_pk, func.count().label("n"))
+            .group_by(WordRow.receipt_pk)
+            .subquery()
+        )
+        q = (
+            select(ReceiptRow, line_counts.c.n, word_counts.c.n)
+            .outerjoin(line_counts, line_counts.c.receipt_pk == ReceiptRow.id)
+            .outerjoin(word_counts, word_counts.c.receipt_pk == ReceiptRow.id)
+            .where(*where)
+            .order_by(ReceiptRow.id)
+        )
+        return [
+            Receipt(
+                id=row.id,
+                image_id=row.image_id,
+                receipt_id=row.receipt_id,
+                slug=row.slug,
+                merchant_name=row.merchant_name,
+                source=row.source,
+                place_id=row.place_id,
+                line_count=lines or 0,
+                word_count=words or 0,
+                imported_at=row.imported_at,
+            )
+            for row, lines, words in s.execute(q)
+        ]
+
     def _receipt(self, s: Session, row: ReceiptRow) -> Receipt:
-        lines = (
-            s.scalar(select(func.count()).select_from(LineRow).where(LineRow.receipt_pk == row.id))
-            or 0
-        )
-        words = (
-            s.scalar(select(func.count()).select_from(WordRow).where(WordRow.receipt_pk == row.id))
-            or 0
-        )
-        return Receipt(
-            id=row.id,
-            image_id=row.image_id,
-            receipt_id=row.receipt_id,
-            slug=row.slug,
-            merchant_name=row.merchant_name,
-            source=row.source,
-            place_id=row.place_id,
-            line_count=lines,
-            word_count=words,
-            imported_at=row.imported_at,
-        )
+        return self._receipts(s, ReceiptRow.id == row.id)[0]
 
     def list_receipts(self, merchant: str | None = None) -> list[Receipt]:
+        where = [func.lower(ReceiptRow.merchant_name) == merchant.lower()] if merchant else []
         with session_scope(self.engine) as s:
-            q = select(ReceiptRow).order_by(ReceiptRow.id)
-            if merchant:
-                q = q.where(func.lower(ReceiptRow.merchant_name) == merchant.lower())
-            return [self._receipt(s, r) for r in s.scalars(q)]
+            return self._receipts(s, *where)
+
+    def version(self) -> tuple[int, int]:
+        """(largest receipt id, largest label id): receipts and labels are only ever appended,
+        so two reads with the same version see the same receipts, queue and label history."""
+        # Asked on every cached API read: plain DB-API, no statement compilation.
+        conn = self.engine.raw_connection()
+        try:
+            cur = conn.cursor()
+            cur.execute(_VERSION_SQL)
+            receipt_pk, label_pk = cur.fetchone()
+            cur.close()
+        finally:
+            conn.close()
+        return receipt_pk or 0, label_pk or 0
 
     def merchants(self) -> list[str]:
         with session_scope(self.engine) as s:
@@ -360,7 +413,9 @@ class SqlReceiptsRepository:
             )
 
     # ------------------------------------------------------------------ labels
-    def _labels(self, s: Session, where: Iterable, *, current_only: bool) -> list[Label]:
+    def _labels(
+        self, s: Session, where: Iterable, *, current_only: bool, limit: int | None = None
+    ) -> list[Label]:
         successor = aliased(LabelRow)
         has_successor = exists().where(successor.replaces_id == LabelRow.id)
         q = (
@@ -371,6 +426,8 @@ class SqlReceiptsRepository:
         )
         if current_only:
             q = q.where(~has_successor)
+        if limit is not None:
+            q = q.limit(limit)
         out = []
         for row, line_id, word_id, text, superseded in s.execute(q):
             out.append(
@@ -414,8 +471,9 @@ class SqlReceiptsRepository:
         receipt_pk: int | None = None,
         merchant: str | None = None,
         statuses: Sequence[ValidationStatus] | None = None,
+        limit: int | None = None,
     ) -> list[Label]:
-        """Labels nobody superseded, optionally for one receipt or merchant."""
+        """Labels nobody superseded (oldest first), optionally for one receipt or merchant."""
         where: list = []
         if receipt_pk is not None:
             where.append(LabelRow.receipt_pk == receipt_pk)
@@ -430,7 +488,7 @@ class SqlReceiptsRepository:
         if statuses:
             where.append(LabelRow.status.in_([s.value for s in statuses]))
         with session_scope(self.engine) as s:
-            return self._labels(s, where, current_only=True)
+            return self._labels(s, where, current_only=True, limit=limit)
 
     def known_label_types(self) -> set[str]:
         with session_scope(self.engine) as s:
@@ -479,8 +537,23 @@ class SqlReceiptsRepository:
         return labels
 
     def review_queue(self, *, merchant: str | None = None, limit: int = 100) -> list[Label]:
-        labels = self.current_labels(merchant=merchant, statuses=[ValidationStatus.NEEDS_REVIEW])
-        return labels[:limit]
+        return self.current_labels(
+            merchant=merchant, statuses=[ValidationStatus.NEEDS_REVIEW], limit=limit
+        )
+
+    def label_types(self, label_ids: Iterable[int]) -> dict[int, str]:
+        """The label type of each id, in one query (ids that don't exist are left out)."""
+        ids = sorted(set(label_ids))
+        if not ids:
+            return {}
+        with session_scope(self.engine) as s:
+            q = select(LabelRow.id, LabelRow.label_type).where(LabelRow.id.in_(ids))
+            return {label_id: label_type for label_id, label_type in s.execute(q)}
+
+    def slugs(self) -> dict[int, str]:
+        """Every receipt's slug by its id."""
+        with session_scope(self.engine) as s:
+            return {pk: slug for pk, slug in s.execute(select(ReceiptRow.id, ReceiptRow.slug))}
 
     # ------------------------------------------------------------------ edge cases
     def edge_cases(
@@ -572,7 +645,3 @@ class SqlReceiptsRepository:
                 reason=row.reason,
                 merchant_name=row.merchant_name,
             )
-
-
-# The name the rest of the app uses.
-ReceiptsRepository = SqlReceiptsRepository

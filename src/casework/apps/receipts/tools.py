@@ -1,8 +1,9 @@
 """The agent's tools, exactly the spec's list; ``submit_decision`` is added by ReactAgent.
 
 Every tool reads the word under validation from the run context (``ToolRuntime[WordRef]``),
-never from model arguments, and returns compact JSON. Technical failures come back as
-``{"status": "unavailable", "reason": ...}`` so the agent decides from the other sources.
+never from model arguments, and returns compact JSON. A source that cannot answer raises
+``casework.errors.SourceUnavailable``; the runtime hands the model an "unavailable"
+observation, so the agent decides from the other sources.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from langchain_core.tools import BaseTool
 from casework.apps.receipts import evidence
 from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.models import WordRef
-from casework.errors import CaseworkError
+from casework.errors import SourceUnavailable
 
 __all__ = ["TOOL_NAMES", "build_tools", "dumps"]
 
@@ -36,13 +37,14 @@ def dumps(data: dict[str, Any]) -> str:
 
 
 def _safe(source: str, fn: Callable[[], dict[str, Any]]) -> str:
-    """Run one source; an unexpected failure is reported as unavailable, not raised."""
+    """Run one source; a failure of its store is ``SourceUnavailable`` for the runtime to report."""
     try:
         return dumps(fn())
-    except CaseworkError as exc:
-        return dumps(evidence.unavailable(f"{source}: {exc}"))
-    except Exception as exc:
-        return dumps(evidence.unavailable(f"{source} failed ({type(exc).__name__}: {exc})"))
+    except SourceUnavailable:
+        raise
+    except Exception as exc:  # a store that went away, a corrupt index: still only one source
+        reason = f"{type(exc).__name__}: {exc}"[:200]
+        raise SourceUnavailable(source, reason) from exc
 
 
 def build_tools(deps: ReceiptsDeps) -> list[BaseTool]:

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from casework.apps.receipts.features import column, sections, word_shape
 from casework.apps.receipts.models import Label, Receipt, ValidationStatus
+from casework.apps.receipts.rules import column, sections, word_shape
 
 __all__ = [
     "COLLECTION",

@@ -1,15 +1,27 @@
-"""Deterministic word and line features the tools, the baseline and the harmoniser share."""
+"""The receipts domain rules: deterministic word and line features and the rules-only decision.
+
+Pure functions over a word's text and its line; the tools, the baseline, the harmoniser and the
+``rules`` strategy share them. No store, no model, no vector search here.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from casework.runtime.decision import Evidence
 
 __all__ = [
     "KEYWORDS",
+    "RULES_SOURCE",
     "TOTAL_KEYWORDS",
+    "RulesDecision",
+    "WordFacts",
     "amount_role",
     "column",
     "context_checks",
+    "decide_by_rules",
     "line_keywords",
     "normalize",
     "sections",
@@ -332,3 +344,86 @@ def context_checks(
         "supports": [f"{label} fits: {s}" for s in supports[:3]],
         "conflicts": [f"{label} is wrong: {c}" for c in conflicts[:3]],
     }
+
+
+# ---------------------------------------------------------------------- the rules decision
+RULES_SOURCE = "rules"
+"""The evidence source of a rules decision (the features of the word and its line)."""
+CONFLICT_CONFIDENCE = 80.0
+"""Confidence of an INVALID from one conflicting rule; each further conflict adds 5."""
+SUPPORT_CONFIDENCE = 70.0
+"""Confidence of a VALID from one supporting rule; each further support adds 5."""
+MAX_RULES_CONFIDENCE = 95.0
+UNDECIDED_CONFIDENCE = 50.0
+"""Confidence of a NEEDS_REVIEW: the rules are silent or contradict each other."""
+
+
+@dataclass(frozen=True)
+class WordFacts:
+    """What the rules look at: the word, the label suggested for it, and its line."""
+
+    label: str
+    text: str
+    line_text: str
+    section: str
+    """header, items, totals or footer (see ``sections``)."""
+    amounts_on_line: int
+    rightmost_amount: bool
+    ref: str = ""
+    """The citation of the word, e.g. ``costco#1 line 42 word 3``."""
+
+    @property
+    def shape(self) -> str:
+        return word_shape(self.text)
+
+    @property
+    def role(self) -> str | None:
+        return amount_role(
+            self.text,
+            self.line_text,
+            rightmost=self.rightmost_amount,
+            amounts_on_line=self.amounts_on_line,
+            section=self.section,
+        )
+
+
+class RulesDecision(NamedTuple):
+    verdict: str
+    """VALID, INVALID or NEEDS_REVIEW."""
+    confidence: float
+    reasoning: str
+    evidence: list[Evidence]
+
+
+def decide_by_rules(facts: WordFacts) -> RulesDecision:
+    """VALID when the rules only support the label, INVALID when they only conflict with it,
+    NEEDS_REVIEW when they say nothing or both."""
+    checks = context_checks(
+        facts.label, facts.text, facts.line_text, facts.shape, facts.role, facts.section
+    )
+    supports, conflicts = checks["supports"], checks["conflicts"]
+    fields = {
+        "word": facts.text,
+        "line": facts.line_text[:100],
+        "section": facts.section,
+        "shape": facts.shape,
+        **({"amount_role": facts.role} if facts.role else {}),
+    }
+    evidence = [
+        Evidence(source=RULES_SOURCE, ref=facts.ref, summary=fact[:400], fields=fields)
+        for fact in conflicts + supports
+    ]
+    if conflicts and not supports:
+        confidence = min(MAX_RULES_CONFIDENCE, CONFLICT_CONFIDENCE + 5 * (len(conflicts) - 1))
+        return RulesDecision("INVALID", confidence, "; ".join(conflicts) + ".", evidence)
+    if supports and not conflicts:
+        confidence = min(MAX_RULES_CONFIDENCE, SUPPORT_CONFIDENCE + 5 * (len(supports) - 1))
+        return RulesDecision("VALID", confidence, "; ".join(supports) + ".", evidence)
+    if conflicts:
+        reasoning = f"The rules disagree on {facts.label}: " + "; ".join(supports + conflicts)
+    else:
+        reasoning = (
+            f"No rule settles whether {facts.text!r} is {facts.label} on the line "
+            f"{facts.line_text[:80]!r}; a person or the agent must decide."
+        )
+    return RulesDecision("NEEDS_REVIEW", UNDECIDED_CONFIDENCE, reasoning[:1200], evidence)
