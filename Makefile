@@ -49,6 +49,7 @@ format: $(VENV)/.installed
 bench: $(VENV)/.model
 	$(BIN)/casework bench runtime
 	$(BIN)/casework bench local-tools
+	$(BIN)/casework bench eval-throughput
 
 clean:
 	rm -rf $(VENV) .casework .pytest_cache

@@ -111,6 +111,23 @@ def bench_local_tools(
     print_json(result) if as_json else print_local_tools_report(result)
 
 
+@bench_app.command("eval-throughput")
+def bench_eval_throughput(
+    cases: int = typer.Option(100, help="Cases to run."),
+    concurrency: int = typer.Option(10, help="Cases in flight at once."),
+    latency: float = typer.Option(0.2, help="Seconds the scripted model sleeps per call."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Evaluation harness throughput: wall time against the ideal for a sleeping model."""
+    from casework.bench.eval_throughput import (
+        print_eval_throughput_report,
+        run_eval_throughput_bench,
+    )
+
+    result = run_eval_throughput_bench(cases=cases, concurrency=concurrency, latency=latency)
+    print_json(result) if as_json else print_eval_throughput_report(result, console)
+
+
 def _mount_plugins() -> None:
     """Mount ``casework eval`` and each registered app's sub-commands."""
     try:

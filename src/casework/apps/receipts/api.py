@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeVar
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
-from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, ValidationResult
+from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, LabelDecision
 from casework.errors import CaseworkError, NotFoundError
 
 __all__ = ["ReviewDecision", "ValidateRequest", "ValidateResponse", "router"]
@@ -36,7 +36,21 @@ class ValidateRequest(BaseModel):
     record: bool = Field(default=False, description="Append the decision to the label history.")
 
 
-class ValidateResponse(ValidationResult):
+class ValidateResponse(LabelDecision):
+    """The decision, the word it is about, and how it was reached."""
+
+    receipt: str
+    line_id: int
+    word_id: int
+    word_text: str
+    suggested_label: str
+    strategy: str | None = None
+    model: str | None = None
+    ended_by: str | None = None
+    tool_calls: list[str] = Field(default_factory=list)
+    seconds: float | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
     recorded_label_ids: list[int] = Field(default_factory=list)
 
 
@@ -88,18 +102,28 @@ def router(deps_factory: Callable[[], Any] | None = None) -> APIRouter:
 
     @api.post("/validate")
     def validate(body: ValidateRequest) -> ValidateResponse:
-        """Validate a suggested label for one word with the agent or the baseline."""
-        from casework.apps.receipts.service import make_validator, record_result, resolve_ref
+        """Validate a suggested label for one word with one of the app's strategies."""
+        from casework.apps.receipts.deps import settings_models
+        from casework.apps.receipts.models import LabelInput
+        from casework.apps.receipts.service import record_result
+        from casework.apps.receipts.strategies import decision_json, resolve_input, strategy
 
         def run() -> ValidateResponse:
             d = deps()
-            ref = resolve_ref(
-                d, body.receipt, body.line_id, body.word_id, body.label, reason=body.reason
+            if body.model:
+                d = d.with_models(settings_models(d.settings, body.model))
+            request = LabelInput(
+                receipt=body.receipt,
+                line_id=body.line_id,
+                word_id=body.word_id,
+                suggested_label=body.label,
+                reason=body.reason,
             )
-            result = make_validator(body.strategy, d, model=body.model).validate(ref)
+            ref = resolve_input(d, request)
+            result = strategy(body.strategy)(request, d)
             recorded = record_result(d, ref, result, proposed_by="api") if body.record else []
             return ValidateResponse(
-                **result.model_dump(), recorded_label_ids=[lab.id for lab in recorded]
+                **decision_json(ref, result), recorded_label_ids=[lab.id for lab in recorded]
             )
 
         return _http(run)
