@@ -13,8 +13,9 @@ from typing import Any, Literal, TypeVar
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
-from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, LabelDecision
+from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, Verdict
 from casework.errors import CaseworkError, NotFoundError
+from casework.runtime.decision import Evidence
 
 __all__ = ["ReviewDecision", "ValidateRequest", "ValidateResponse", "router"]
 
@@ -36,9 +37,17 @@ class ValidateRequest(BaseModel):
     record: bool = Field(default=False, description="Append the decision to the label history.")
 
 
-class ValidateResponse(LabelDecision):
+class ValidateResponse(BaseModel):
     """The decision, the word it is about, and how it was reached."""
 
+    verdict: Verdict
+    confidence: float
+    reasoning: str
+    evidence: list[Evidence] = Field(default_factory=list)
+    raw_verdict: Verdict | None = None
+    policy_applied: bool = False
+    calibrated_confidence: float | None = None
+    unavailable: list[str] = Field(default_factory=list)
     receipt: str
     line_id: int
     word_id: int
