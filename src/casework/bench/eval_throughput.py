@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -55,6 +56,9 @@ class _Deps:
     models: ModelSource
     settings: Settings
     agents: dict[int, tuple[object, ReactAgent[BenchDecision]]] = field(default_factory=dict)
+    in_flight: list[int] = field(default_factory=lambda: [0, 0])
+    """[cases running now, most at once]."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def _agent(deps: _Deps) -> ReactAgent[BenchDecision]:
@@ -75,7 +79,15 @@ def _agent(deps: _Deps) -> ReactAgent[BenchDecision]:
 
 
 def _strategy(input: dict[str, Any], deps: _Deps) -> BenchDecision:
-    result = _agent(deps).run(json.dumps(input))
+    with deps.lock:
+        deps.in_flight[0] += 1
+        deps.in_flight[1] = max(deps.in_flight)
+        agent = _agent(deps)
+    try:
+        result = agent.run(json.dumps(input))
+    finally:
+        with deps.lock:
+            deps.in_flight[0] -= 1
     assert result.decision is not None, result.ended_by
     result.decision.run = run_info(result, strategy="agent", model="scripted")
     return result.decision
@@ -90,6 +102,7 @@ def run_eval_throughput_bench(
 ) -> dict[str, Any]:
     """Runs the scripted evaluation once; wall time, ideal time and their ratio."""
     model = ScriptedChatModel(responder=_responder, latency=latency)
+    deps: list[_Deps] = []
     with tempfile.TemporaryDirectory(prefix="casework-bench-") as tmp:
         settings = (settings or get_settings()).model_copy(update={"home": Path(tmp)})
         suite = EvalSuite(
@@ -98,7 +111,7 @@ def run_eval_throughput_bench(
             strategies={"agent": _strategy},
             default_strategy="agent",
             labels=["VALID", "INVALID", "NEEDS_REVIEW"],
-            deps=lambda s, models: _Deps(models=models, settings=s),
+            deps=lambda s, models: deps.append(_Deps(models=models, settings=s)) or deps[-1],
         )
         run = run_suite(
             suite,
@@ -126,6 +139,7 @@ def run_eval_throughput_bench(
         "accuracy": run.metrics["verdict_accuracy"],
         "model_calls_mean": run.metrics["model_calls_mean"],
         "errors": run.metrics["errors"],
+        "max_concurrent_cases": deps[0].in_flight[1],
     }
 
 

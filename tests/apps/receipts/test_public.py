@@ -26,6 +26,7 @@ MODULES = [
     "policy",
     "repository",
     "service",
+    "strategies",
     "tables",
     "tools",
     "vectors",
@@ -51,3 +52,8 @@ def test_app_is_registered():
     }
     assert [r.path for r in spec.router().routes][:2] == ["/receipts", "/validate"]
     assert callable(spec.demo) and callable(spec.eval_suite)
+    commands = {c.name or c.callback.__name__ for c in spec.cli().registered_commands}
+    assert "evaluate" not in commands  # one evaluation path: `casework eval receipts`
+    strategies = spec.strategies()
+    assert list(strategies) == ["baseline", "agent"]
+    assert dict(strategies) == dict(spec.eval_suite().strategies)

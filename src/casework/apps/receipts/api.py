@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
@@ -29,7 +29,9 @@ class ValidateRequest(BaseModel):
     label: str = Field(
         description=f"Suggested label, e.g. {', '.join(list(LABEL_DEFINITIONS)[:4])}."
     )
-    strategy: Literal["agent", "baseline"] = "agent"
+    strategy: str = Field(
+        default="agent", description="A strategy of the app: agent, baseline, ... (422 if unknown)."
+    )
     model: str | None = Field(
         default=None, description="provider:name for the agent; default the specialist model."
     )

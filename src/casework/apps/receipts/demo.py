@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from rich.console import Console
+
+from casework.runtime.strategy import ModelSource
 
 __all__ = ["DEMO_WORDS", "run_demo"]
 
@@ -17,7 +20,8 @@ DEMO_WORDS = [
 ]
 
 
-def run_demo(console: Console | None = None, *, model: str | None = None) -> None:
+def run_demo(console: Console | None = None, *, model: BaseChatModel | str | None = None) -> None:
+    """``model``: a chat model or a ``provider:name`` spec for the agent (default: settings)."""
     from casework.apps.receipts.deps import build_deps, settings_models
     from casework.apps.receipts.models import LabelInput
     from casework.apps.receipts.service import seed
@@ -27,7 +31,12 @@ def run_demo(console: Console | None = None, *, model: str | None = None) -> Non
 
     console = console or Console()
     settings = get_settings()
-    deps = build_deps(settings, models=settings_models(settings, model))
+    if isinstance(model, BaseChatModel):
+        chat = model
+        models: ModelSource = lambda role: chat  # noqa: E731 - one model for every role
+    else:
+        models = settings_models(settings, model)
+    deps = build_deps(settings, models=models)
     report = seed(deps)
     console.print(
         f"[bold]receipts[/]: {len(deps.repo.list_receipts())} receipts ({len(report.added)} new), {report.indexed_words} words embedded"
