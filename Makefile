@@ -52,6 +52,7 @@ bench: model
 	$(BIN)/casework bench runtime --check
 	$(BIN)/casework bench local-tools
 	$(BIN)/casework bench api
+	$(BIN)/casework bench eval-throughput
 
 clean:
 	rm -rf $(VENV) .casework .pytest_cache

@@ -142,6 +142,23 @@ def bench_api(
         raise typer.Exit(1)
 
 
+@bench_app.command("eval-throughput")
+def bench_eval_throughput(
+    cases: int = typer.Option(100, help="Cases to run."),
+    concurrency: int = typer.Option(10, help="Cases in flight at once."),
+    latency: float = typer.Option(0.2, help="Seconds the scripted model sleeps per call."),
+    as_json: JsonOption = False,
+) -> None:
+    """Evaluation harness throughput: wall time against the ideal for a sleeping model."""
+    from casework.bench.eval_throughput import (
+        print_eval_throughput_report,
+        run_eval_throughput_bench,
+    )
+
+    result = run_eval_throughput_bench(cases=cases, concurrency=concurrency, latency=latency)
+    print_json(result) if as_json else print_eval_throughput_report(result, console)
+
+
 _mounted = False
 
 

@@ -8,7 +8,7 @@ points at their ``AppSpec``. Nothing here imports an app until it is asked for.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from casework.config import Settings
+    from casework.runtime.strategy import Strategy
 
 __all__ = ["BUILTIN_APPS", "AppSpec", "all_apps", "get_app", "migration_dirs"]
 
@@ -46,6 +47,9 @@ class AppSpec:
     """Runs the app's demo on embedded defaults and the bundled model."""
     eval_suite: Callable[[], Any] | None = None
     """Returns the app's ``casework.evals.EvalSuite`` (datasets, strategies, evaluators, targets)."""
+    strategies: Callable[[], Mapping[str, Strategy[Any, Any]]] | None = None
+    """Returns the app's strategies by name: plain functions ``run(input, deps) -> Decision``
+    (``casework.runtime.strategy``) that the CLI, the API and the evaluation all call."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -1,26 +1,28 @@
 """A toy app for the harness's own tests: a word-label checker with two tools, a scripted model
-whose behaviour each case chooses (normal, typo, circular, extra, wrong, stuck), an async and a
-sync agent strategy, a non-LLM baseline and a scripted judge. Nothing here needs the receipts
+whose behaviour each case chooses (normal, typo, circular, extra, wrong, stuck), an agent
+strategy, a non-LLM baseline and a scripted judge. Nothing here needs the receipts
 app, a network or the bundled model."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
-from pydantic import BaseModel, Field
 
-from casework.config import Limits
+from casework.config import Limits, Settings
 from casework.errors import InputError
-from casework.evals.runner import JUDGE_ROLE
-from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, StrategyOptions
+from casework.evals.cassettes import JUDGE_ROLE
+from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
 from casework.llm.scripted import ScriptedChatModel, call
+from casework.runtime.decision import Decision, EndReason, RunInfo
 from casework.runtime.react import ReactAgent
+from casework.runtime.runinfo import run_info
+from casework.runtime.strategy import ModelSource
 from casework.runtime.usage import Usage
 
 KB = {
@@ -56,11 +58,10 @@ SCENARIOS = {
 }
 
 
-class ToyDecision(BaseModel):
+class ToyDecision(Decision):
     """Whether the label fits the word."""
 
     verdict: Literal["VALID", "INVALID", "NEEDS_REVIEW"]
-    confidence: float = Field(ge=0, le=100)
     reasoning: str = ""
 
 
@@ -149,61 +150,69 @@ def toy_models(case_id: str, role: str) -> ScriptedChatModel:
     return ScriptedChatModel(responder=judge_responder if role == JUDGE_ROLE else toy_responder)
 
 
-def _agent(opts: StrategyOptions, case: EvalCase) -> ReactAgent:
-    assert opts.model_for is not None
+@dataclass(frozen=True)
+class ToyDeps:
+    """The toy app's deps: where its models come from, its settings, and a per-run counter."""
+
+    models: ModelSource
+    settings: Settings
+    attempts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToyInput:
+    case_id: str
+    inputs: dict[str, Any]
+
+
+def toy_input(case: EvalCase) -> ToyInput:
+    return ToyInput(case.id, dict(case.inputs))
+
+
+def toy_deps(settings: Settings, models: ModelSource) -> ToyDeps:
+    return ToyDeps(models=models, settings=settings)
+
+
+def _agent(deps: ToyDeps) -> ReactAgent[ToyDecision]:
     return ReactAgent(
-        model=opts.model_for(case.id, "default"),
+        model=deps.models("default"),
         tools=[lookup_word, search_similar],
         decision_model=ToyDecision,
         system_prompt="Check whether the label fits the word. Look the word up, then submit.",
         name="toy",
         limits=Limits(max_model_calls=4),
-        trace_dir=opts.trace_dir,
+        trace_dir=deps.settings.traces_dir,
     )
 
 
-def agent_strategy(opts: StrategyOptions) -> Callable[[EvalCase], Any]:
-    async def run(case: EvalCase) -> CaseOutput:
-        result = await _agent(opts, case).arun(json.dumps(case.inputs, sort_keys=True))
-        return CaseOutput(output=result.decision.model_dump(mode="json"), run=result)
-
-    return run
-
-
-def sync_agent_strategy(opts: StrategyOptions) -> Callable[[EvalCase], CaseOutput]:
-    def run(case: EvalCase) -> CaseOutput:
-        result = _agent(opts, case).run(json.dumps(case.inputs, sort_keys=True))
-        return CaseOutput(output=result.decision.model_dump(mode="json"), run=result)
-
-    return run
+def agent_strategy(input: ToyInput, deps: ToyDeps) -> ToyDecision:
+    result = _agent(deps).run(json.dumps(input.inputs, sort_keys=True))
+    decision = result.decision or ToyDecision(
+        verdict="NEEDS_REVIEW", confidence=0, reasoning="No decision."
+    )
+    decision.run = run_info(result, strategy="agent", model=None)
+    return decision
 
 
-def baseline_strategy(opts: StrategyOptions) -> Callable[[EvalCase], CaseOutput]:
-    def run(case: EvalCase) -> CaseOutput:
-        found = KB.get(case.inputs["word"])
-        verdict = "VALID" if found == case.inputs["label"] else "INVALID"
-        return CaseOutput(
-            output={"verdict": verdict, "confidence": 100, "reasoning": "dictionary"},
-            usage=Usage(tool_calls=1),
-        )
+def baseline_strategy(input: ToyInput, deps: ToyDeps) -> ToyDecision:
+    found = KB.get(input.inputs["word"])
+    verdict = "VALID" if found == input.inputs["label"] else "INVALID"
+    return ToyDecision(
+        verdict=verdict,
+        confidence=100,
+        reasoning="dictionary",
+        run=RunInfo(ended_by=EndReason.RULES, strategy="baseline", usage=Usage(tool_calls=1)),
+    )
 
-    return run
 
-
-def flaky_strategy(opts: StrategyOptions) -> Callable[[EvalCase], Any]:
+def flaky_strategy(input: ToyInput, deps: ToyDeps) -> ToyDecision:
     """Times out on a case's first attempt (transient), and refuses case ids with 'bad'."""
-    attempts: dict[str, int] = {}
-    inner = agent_strategy(opts)
-
-    async def run(case: EvalCase) -> CaseOutput:
-        attempts[case.id] = attempts.get(case.id, 0) + 1
-        if "bad" in case.id:
-            raise InputError(f"Case {case.id} is malformed.")
-        if attempts[case.id] == 1:
-            raise TimeoutError("the model did not answer in time")
-        return await inner(case)
-
-    return run
+    deps.attempts[input.case_id] = deps.attempts.get(input.case_id, 0) + 1
+    if "bad" in input.case_id:
+        raise InputError(f"Case {input.case_id} is malformed.")
+    if deps.attempts[input.case_id] == 1:
+        raise TimeoutError("the model did not answer in time")
+    return agent_strategy(input, deps)
 
 
 def reasoning_names_word(case: EvalCase, out: CaseOutput) -> dict[str, Any]:
@@ -247,10 +256,11 @@ def make_suite(dataset: Path, **overrides: Any) -> EvalSuite:
         "dataset": dataset,
         "strategies": {
             "agent": agent_strategy,
-            "agent_sync": sync_agent_strategy,
             "baseline": baseline_strategy,
             "flaky": flaky_strategy,
         },
+        "input_model": toy_input,
+        "deps": toy_deps,
         "default_strategy": "agent",
         "labels": ["VALID", "INVALID", "NEEDS_REVIEW"],
         "evaluators": [reasoning_names_word],

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import typer
 from evals_toy import make_cases, make_suite, toy_models, write_dataset
 from typer.testing import CliRunner
 
@@ -45,9 +46,10 @@ def invoke(*args: str):
 def test_one_command_per_app_with_a_suite(toy_app: EvalSuite) -> None:
     result = invoke("--help")
     assert result.exit_code == 0
-    for name in ("toy", "run", "list", "show", "compare", "validate", "delete"):
+    for name in ("toy", "calibrate", "list", "show", "compare", "validate", "delete"):
         assert name in result.output
     assert "plain" not in result.output
+    assert invoke("run", "toy").exit_code == 2  # one way to evaluate: `casework eval APP`
     help_text = invoke("toy", "--help").output
     for option in (
         "--strategy",
@@ -62,7 +64,8 @@ def test_one_command_per_app_with_a_suite(toy_app: EvalSuite) -> None:
         "--out",
         "--rate",
         "--check",
-        "--workers",
+        "--calibrate",
+        "--no-progress",
     ):
         assert option in help_text
 
@@ -85,7 +88,7 @@ def test_replay_through_the_cli_prints_json_and_checks_targets(
     assert data["judge_model"] == "scripted:judge" and data["targets_met"] is False
     assert data["failed_cases"] == ["c06", "c07"]
     assert Path(data["report_html"]).is_file() and data["run_dir"] == str(tmp_path / "replayed")
-    checked = invoke("run", "toy", "--replay", "latest:toy", "--check", "--no-progress")
+    checked = invoke("toy", "--replay", "latest:toy", "--check", "--no-progress")
     assert checked.exit_code == 1
     assert "Verdict accuracy" in checked.output and "report:" in checked.output
 
@@ -134,12 +137,11 @@ def test_validate_file_and_app(toy_app: EvalSuite, tmp_path: Path) -> None:
 def test_user_errors_are_casework_errors(toy_app: EvalSuite) -> None:
     for args, error in (
         (["show", "nope"], NotFoundError),
-        (["run", "nope"], InputError),
-        (["run", "plain"], InputError),
         (["toy", "--strategy", "x", "--no-progress"], InputError),
         (["toy", "--model", "openai:gpt-4o-mini", "--no-progress"], ConfigError),
         (["toy", "--model", "gpt4", "--no-progress"], ConfigError),
-        (["toy", "--workers", "fibers", "--strategy", "baseline", "--no-progress"], InputError),
+        (["toy", "--limit", "0", "--no-progress"], InputError),
+        (["calibrate", "nope"], NotFoundError),
     ):
         result = invoke(*args)
         assert isinstance(result.exception, error), (args, result.exception)
@@ -149,3 +151,80 @@ def test_user_errors_are_casework_errors(toy_app: EvalSuite) -> None:
 def test_delete(recorded: EvalRun) -> None:
     assert recorded.run_id in invoke("delete", recorded.run_id).output
     assert json.loads(invoke("list", "--json").output) == []
+
+
+def test_json_stdout_is_one_document_even_when_a_strategy_prints(
+    toy_app: EvalSuite, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from evals_toy import baseline_strategy
+
+    def chatty(input, deps):
+        print("Joining model parts ...")  # a library writing to stdout mid-run
+        return baseline_strategy(input, deps)
+
+    toy_app.strategies = {**toy_app.strategies, "chatty": chatty}
+    # Outside CliRunner, so stdout is the process's own stream.
+    command = typer.main.get_command(build_app())
+    command.main(["toy", "--strategy", "chatty", "--json", "--no-progress"], standalone_mode=False)
+    out, err = capfd.readouterr()
+    data = json.loads(out)
+    assert data["strategy"] == "chatty" and data["metrics"]["verdict_accuracy"] == 1.0
+    assert err.count("Joining model parts") == 8
+
+
+def test_calibrate_a_stored_run_then_report_ece_after(
+    toy_app: EvalSuite, settings: Settings
+) -> None:
+    cases = make_cases(2)
+    recorded = run_suite(
+        toy_app, cases=cases, base_model=toy_models, progress=False, calibrate=True
+    )
+    # 12 of 16 right at 70-90%, 2 wrong at 95%, 2 stuck runs (NEEDS_REVIEW at 0%)
+    assert recorded.metrics["ece_before_calibration"] == pytest.approx(1.5 / 16)
+    # cross-fitted on 16 decisions the map generalises badly, and the report says so
+    assert recorded.metrics["ece_after_calibration_cv"] == pytest.approx(0.1932, abs=1e-3)
+    assert "ece_after_calibration" not in recorded.metrics  # nothing stored yet
+    result = invoke("calibrate", recorded.run_id, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["pairs"] == 16 and data["app"] == "toy" and data["strategy"] == "agent"
+    path = Path(data["path"])
+    assert path.parent == settings.home / "calibration" / "toy" and path.is_file()
+    # The next run of (toy, agent, same model) is scored after the stored calibration too.
+    again = run_suite(toy_app, cases=cases, base_model=toy_models, progress=False)
+    assert data["calibration"]["knots"] == [0.0, 87.8571]
+    assert data["calibration"]["values"] == [0.0, 85.7143]
+    assert again.metrics["ece_after_calibration"] == pytest.approx(0.0575, abs=1e-3)
+    assert "Expected calibration error" in (Path(again.run_dir) / "report.html").read_text()
+
+
+def test_too_few_decisions_to_calibrate(toy_app: EvalSuite) -> None:
+    run = run_suite(toy_app, strategy="baseline", limit=3, progress=False)
+    result = invoke("calibrate", run.run_id)
+    assert isinstance(result.exception, InputError)
+    assert "at least 10 decisions" in str(result.exception)
+
+
+def test_app_options_build_the_cases(toy_app: EvalSuite) -> None:
+    from casework.evals.suite import SuiteOption
+
+    seen: list[dict] = []
+
+    def cases(settings, options):
+        seen.append(options)
+        return [c for c in make_cases() if c.inputs["word"] in options["words"]]
+
+    toy_app.options = [SuiteOption("words", "Only these words.", metavar="WORD")]
+    toy_app.cases = cases
+    result = invoke(
+        "toy", "--words", "apple", "--words", "carrot", "--strategy", "baseline", "--json",
+        "--no-progress",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["cases"] == 2 and data["dataset"] == "(in memory)"
+    assert seen == [{"words": ["apple", "carrot"]}]
+    both = invoke("toy", "--words", "apple", "--dataset", "x.jsonl", "--no-progress")
+    assert isinstance(both.exception, InputError)
+    none = invoke("toy", "--words", "kiwi", "--no-progress")
+    assert isinstance(none.exception, InputError) and "selected no cases" in str(none.exception)

@@ -14,7 +14,8 @@ PUBLIC = {
         "EvalCase",
         "EvalRun",
         "EvalSuite",
-        "StrategyOptions",
+        "RunConfig",
+        "SuiteOption",
         "TargetResult",
         "TokenBucket",
         "arun_suite",
@@ -39,9 +40,10 @@ PUBLIC = {
         "EvalCase",
         "EvalSuite",
         "Evaluator",
+        "ModelSource",
+        "Plot",
         "Strategy",
-        "StrategyFactory",
-        "StrategyOptions",
+        "SuiteOption",
     ],
     "casework.evals.datasets": [
         "dataset_digest",
@@ -81,17 +83,23 @@ PUBLIC = {
         "tool_choice",
         "values_match",
     ],
-    "casework.evals.runner": [
-        "DEFAULT_RATE_LIMITS",
+    "casework.evals.runner": ["RunConfig", "arun_suite", "as_case_output", "run_suite"],
+    "casework.evals.runconfig": ["RunConfig"],
+    "casework.evals.ratelimit": ["DEFAULT_RATE_LIMITS", "TokenBucket", "provider_of"],
+    "casework.evals.retries": ["backoff_seconds", "is_transient", "one_line"],
+    "casework.evals.cassettes": [
         "JUDGE_ROLE",
-        "ModelSource",
-        "TokenBucket",
-        "arun_suite",
+        "BaseModelFactory",
+        "CaseModels",
         "case_filename",
-        "is_transient",
-        "provider_of",
-        "run_suite",
+        "current_case",
+        "replay_source",
     ],
+    "casework.evals.calibrate": ["add_calibration", "calibrate_run", "calibration_pairs"],
+    "casework.evals.traces": ["keep_trace"],
+    "casework.evals.formatting": ["HEADLINE", "format_metric", "metric_label"],
+    "casework.evals.html": ["css", "e", "json_block", "page", "percent", "pill", "table"],
+    "casework.evals.casepages": ["case_href", "render_case_html"],
     "casework.evals.store": [
         "CaseRow",
         "RunRow",
@@ -104,6 +112,7 @@ PUBLIC = {
     ],
     "casework.evals.report": [
         "REPORT_SCHEMA",
+        "draw_plots",
         "format_metric",
         "metric_label",
         "render_case_html",
@@ -126,32 +135,66 @@ PUBLIC = {
 
 
 @pytest.mark.parametrize("module_name", sorted(PUBLIC))
-def test_all_is_pinned_and_importable(module_name: str) -> None:
+def test_all_is_pinned_and_each_name_is_defined_once(module_name: str) -> None:
     module = importlib.import_module(module_name)
     assert sorted(module.__all__) == sorted(PUBLIC[module_name])
     for name in module.__all__:
-        assert getattr(module, name) is not None
+        value = getattr(module, name)
+        home = getattr(value, "__module__", None)
+        # a re-export is the very object of the module that defines it (no copies, no shims)
+        if home and home.startswith("casework.") and home != module_name:
+            assert getattr(importlib.import_module(home), name) is value, (module_name, name)
 
 
 def test_unknown_attribute() -> None:
     import casework.evals
 
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="has no attribute 'nothing_here'"):
         casework.evals.nothing_here  # noqa: B018
 
 
-def test_suite_contract_is_extended_compatibly(tmp_path) -> None:
-    from casework.evals import EvalSuite
+def test_a_case_becomes_the_strategy_input_the_suite_declares(tmp_path) -> None:
+    from pydantic import BaseModel
 
+    from casework.evals import EvalCase, EvalSuite
+
+    class WordInput(BaseModel):
+        word: str
+        label: str
+
+    case = EvalCase("c1", {"word": "apple", "label": "FRUIT", "extra": 1})
     suite = EvalSuite(
         app="a", dataset=tmp_path / "d.jsonl", strategies={}, default_strategy="s", labels=["X"]
     )
-    assert suite.verdict_field == "verdict" and suite.confidence_field == "confidence"
-    assert (
-        suite.evaluators == []
-        and suite.targets == {}
-        and suite.judge_rubric is None
-        and suite.setup is None
-    )
-    assert suite.datasets == {} and suite.match_fields is None and suite.confidence_scale == 100.0
-    assert suite.submit_tool == "submit_decision"
+    assert suite.strategy_input(case) == {"word": "apple", "label": "FRUIT", "extra": 1}
+    assert suite.strategy_input(case) is not case.inputs  # a strategy cannot edit the case
+    suite.input_model = WordInput
+    assert suite.strategy_input(case) == WordInput(word="apple", label="FRUIT")
+    suite.input_model = lambda c: (c.id, c.inputs["word"])
+    assert suite.strategy_input(case) == ("c1", "apple")
+
+
+def test_every_cli_run_option_reaches_the_run_config() -> None:
+    import dataclasses
+
+    from casework.evals.cli import RUN_OPTIONS, run_config
+    from casework.evals.runconfig import RunConfig
+
+    values = {p.name: p.default.default for p in RUN_OPTIONS}
+    values.update(strategy="agent", limit=3, concurrency=2, rate=5.0, model="openai:gpt-4o-mini")
+
+    class _Models:
+        default = "local:x"
+
+    class _Settings:
+        models = _Models()
+
+    config = run_config(values, _Settings())
+    assert isinstance(config, RunConfig)
+    assert (config.strategy, config.limit, config.concurrency) == ("agent", 3, 2)
+    assert config.rate_limits is not None and config.rate_limits["openai"] == 5.0
+    assert config.progress is not False and config.calibrate is False
+    names = {f.name for f in dataclasses.fields(RunConfig)}
+    # options the CLI does not offer are the programmatic ones
+    cli_only = {"as_json", "out", "rate", "check"}
+    assert {p.name for p in RUN_OPTIONS} - cli_only <= names

@@ -22,8 +22,10 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from casework.config import Settings
 from casework.errors import ConfigError, InputError, ModelError, ReplayDriftError
 from casework.evals import compare_runs, list_runs, load_run, run_suite
+from casework.evals.cassettes import CaseModels
 from casework.evals.metrics import TIMING_METRICS
-from casework.evals.runner import ModelSource, TokenBucket, is_transient, provider_of
+from casework.evals.ratelimit import TokenBucket, provider_of
+from casework.evals.retries import is_transient
 from casework.evals.store import delete_run, resolve_run_id
 from casework.evals.suite import EvalSuite
 from casework.llm.scripted import ScriptedChatModel
@@ -111,31 +113,20 @@ def test_run_at_concurrency_8_stores_reopens_and_compares(
     assert sorted({d.change for d in cmp.differing}) == ["fixed"]
 
 
-def test_sync_strategy_and_loop_workers_give_the_same_metrics(
-    suite: EvalSuite, settings: Settings
-) -> None:
-    a = run_suite(
-        suite,
-        strategy="agent_sync",
-        concurrency=4,
-        base_model=toy_models,
-        progress=False,
-        store=False,
-        report=False,
-    )
-    b = run_suite(
-        suite,
-        concurrency=4,
-        base_model=toy_models,
-        progress=False,
-        store=False,
-        report=False,
-        workers="loop",
-    )
-    c = run_suite(
-        suite, concurrency=4, base_model=toy_models, progress=False, store=False, report=False
-    )
-    assert deterministic(a.metrics) == deterministic(b.metrics) == deterministic(c.metrics)
+def test_one_worker_and_four_give_the_same_metrics(suite: EvalSuite, settings: Settings) -> None:
+    runs = [
+        run_suite(
+            suite,
+            concurrency=n,
+            base_model=toy_models,
+            progress=False,
+            store=False,
+            report=False,
+        )
+        for n in (1, 4)
+    ]
+    assert deterministic(runs[0].metrics) == deterministic(runs[1].metrics)
+    assert runs[0].metrics["verdict_accuracy"] == pytest.approx(6 / 8)
 
 
 def test_recorded_run_replays_offline_with_identical_metrics(
@@ -313,7 +304,7 @@ def test_model_source_roles_rate_limits_and_missing_cassettes(
     settings: Settings, tmp_path: Path
 ) -> None:
     assert provider_of("openai:gpt-4o-mini") == "openai" and provider_of(None) == "custom"
-    source = ModelSource(
+    source = CaseModels(
         model="openai:gpt-4o-mini",
         judge_model="anthropic:claude-3-5-haiku",
         settings=settings,
@@ -324,10 +315,10 @@ def test_model_source_roles_rate_limits_and_missing_cassettes(
     assert source.limiters["openai"].rate == 2.0 and "anthropic" not in source.limiters
     with pytest.raises(ConfigError, match="Network models are disabled"):
         source.model_for("c1", "default")
-    plain = ModelSource(model=None, judge_model=None, settings=settings)
+    plain = CaseModels(model=None, judge_model=None, settings=settings)
     assert plain.spec_for("specialist") == settings.models.for_role("specialist")
     assert plain.spec_for("eval_judge") == settings.models.for_role("judge")
-    replay = ModelSource(model=None, judge_model=None, settings=settings, replay_dir=tmp_path)
+    replay = CaseModels(model=None, judge_model=None, settings=settings, replay_dir=tmp_path)
     with pytest.raises(ConfigError, match="No cassette for case 'x'"):
         replay.model_for("x", "default")
 
@@ -352,7 +343,7 @@ def test_rate_limit_applies_to_every_model_call(suite: EvalSuite, settings: Sett
 def test_bad_arguments_are_one_sentence_input_errors(suite: EvalSuite, settings: Settings) -> None:
     with pytest.raises(
         InputError,
-        match=r"Unknown strategy 'nope' for toy; use one of agent, agent_sync, baseline, flaky\.",
+        match=r"Unknown strategy 'nope' for toy; use one of agent, baseline, flaky\.",
     ):
         run_suite(suite, strategy="nope", progress=False)
     with pytest.raises(InputError, match="Concurrency must be at least 1"):
@@ -386,10 +377,9 @@ class _BindingModel(ScriptedChatModel):
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools])
 
 
-@pytest.mark.parametrize("strategy", ["agent", "agent_sync"])
-def test_recording_counts_each_model_call_once(
-    suite: EvalSuite, settings: Settings, strategy: str
-) -> None:
+def test_recording_counts_each_model_call_once(suite: EvalSuite, settings: Settings) -> None:
+    strategy = "agent"
+
     def models(case_id: str, role: str) -> ScriptedChatModel:
         return _BindingModel(responder=toy_responder)
 
@@ -415,15 +405,10 @@ def test_recording_counts_each_model_call_once(
 def test_an_interrupted_run_keeps_and_stores_what_finished(
     suite: EvalSuite, settings: Settings
 ) -> None:
-    def stopping(opts):
-        base = baseline_strategy(opts)
-
-        def run(case):
-            if case.id == "c05":
-                raise KeyboardInterrupt
-            return base(case)
-
-        return run
+    def stopping(input, deps):
+        if input.case_id == "c05":
+            raise KeyboardInterrupt
+        return baseline_strategy(input, deps)
 
     interrupted = make_suite(
         suite.dataset, strategies={"stopping": stopping}, default_strategy="stopping"

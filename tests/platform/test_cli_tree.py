@@ -145,15 +145,25 @@ class Invocation:
 JSON_INVOCATIONS: dict[str, Invocation] = {
     "config": Invocation(["config", "--json"]),
     "bench runtime": Invocation(["bench", "runtime", "--json", "--steps", "5", "--repeats", "1"]),
+    "bench eval-throughput": Invocation(
+        [
+            "bench",
+            "eval-throughput",
+            "--cases",
+            "4",
+            "--concurrency",
+            "2",
+            "--latency",
+            "0.01",
+            "--json",
+        ]
+    ),
     "bench api": Invocation(["bench", "api", "--requests", "20", "--concurrency", "2", "--json"]),
     "bench local-tools": Invocation(["bench", "local-tools", "--limit", "1", "--json"], slow=True),
     "eval receipts": Invocation(
         ["eval", "receipts", "--strategy", "baseline", "--limit", "3", "--json"], progress=True
     ),
-    "eval run": Invocation(
-        ["eval", "run", "receipts", "--strategy", "baseline", "--limit", "2", "--json"],
-        progress=True,
-    ),
+    "eval calibrate": Invocation(["eval", "calibrate", "{run}", "--json"]),
     "eval list": Invocation(["eval", "list", "--json"]),
     "eval show": Invocation(["eval", "show", "{run}", "--json"]),
     "eval compare": Invocation(["eval", "compare", "{run}", "{run}", "--json"]),
@@ -178,9 +188,6 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
         ]
     ),
     "receipts harmonize": Invocation(["receipts", "harmonize", "--dry-run", "--json"]),
-    "receipts evaluate": Invocation(
-        ["receipts", "evaluate", "--strategy", "baseline", "--limit", "2", "--json"]
-    ),
     "receipts review": Invocation(["receipts", "review", "--json"]),
     "receipts review accept": Invocation(["receipts", "review", "accept", "{review_a}", "--json"]),
     "receipts review reject": Invocation(["receipts", "review", "reject", "{review_b}", "--json"]),

@@ -1,7 +1,8 @@
 """Evaluation harness: datasets, runner, evaluators, reports, stored runs and A/B comparison.
 
-An app hands the harness an ``EvalSuite`` (its dataset, strategies, verdict labels, domain
-evaluators and targets); ``run_suite`` does the rest. Evaluators live in
+An app hands the harness an ``EvalSuite`` (its dataset, the strategies its spec registers,
+how a case becomes a strategy's input and how the run's deps are built, verdict labels,
+domain evaluators, plots and targets); ``run_suite(suite, RunConfig(...))`` does the rest. Evaluators live in
 ``casework.evals.evaluators`` as plain functions. The runner, store, report and compare
 modules load on first use, so ``casework --help`` stays quick.
 """
@@ -13,13 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from casework.evals.datasets import dump_dataset, load_dataset
 from casework.evals.results import CaseResult, EvalRun, TargetResult
-from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, StrategyOptions
+from casework.evals.runconfig import RunConfig
+from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
 
 if TYPE_CHECKING:
     from casework.evals.compare import Comparison, compare_runs, mcnemar_exact
     from casework.evals.metrics import check_targets, score_case, summarize
+    from casework.evals.ratelimit import TokenBucket
     from casework.evals.report import render_html, report_json, write_report
-    from casework.evals.runner import TokenBucket, arun_suite, is_transient, run_suite
+    from casework.evals.retries import is_transient
+    from casework.evals.runner import arun_suite, run_suite
     from casework.evals.store import list_runs, load_run, save_run
 
 __all__ = [
@@ -29,7 +33,8 @@ __all__ = [
     "EvalCase",
     "EvalRun",
     "EvalSuite",
-    "StrategyOptions",
+    "RunConfig",
+    "SuiteOption",
     "TargetResult",
     "TokenBucket",
     "arun_suite",
@@ -60,9 +65,9 @@ _LAZY = {
     "render_html": "report",
     "report_json": "report",
     "write_report": "report",
-    "TokenBucket": "runner",
+    "TokenBucket": "ratelimit",
     "arun_suite": "runner",
-    "is_transient": "runner",
+    "is_transient": "retries",
     "run_suite": "runner",
     "list_runs": "store",
     "load_run": "store",

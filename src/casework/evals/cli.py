@@ -10,12 +10,15 @@ Quick start::
     casework eval show latest
     casework eval compare RUN_A RUN_B              # A/B with McNemar's test
 
-One command per registered app with an evaluation suite is generated at start-up; ``casework
-eval run APP`` does the same for any app name.
+One command per registered app with an evaluation suite is generated at start-up, with the
+run options of ``RUN_OPTIONS`` and the app's own (``EvalSuite.options``, e.g. ``casework eval
+receipts --receipts all``); ``casework eval calibrate RUN`` fits a confidence calibration.
 """
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -30,7 +33,7 @@ from casework.errors import InputError
 
 __all__ = ["app", "build_app"]
 
-RESERVED = {"run", "list", "show", "compare", "validate", "delete"}
+RESERVED = {"calibrate", "list", "show", "compare", "validate", "delete"}
 
 
 def _console() -> Console:
@@ -102,197 +105,175 @@ def _print_run(run: Any) -> None:
         _console().print(f"report: {Path(run.run_dir) / 'report.html'}")
 
 
-def _execute(
-    app_name: str,
-    *,
-    strategy: str | None,
-    model: str | None,
-    judge_model: str | None,
-    dataset: str | None,
-    limit: int | None,
-    concurrency: int,
-    record: bool,
-    replay: str | None,
-    as_json: bool,
-    out: Path | None,
-    rate: float | None,
-    retries: int,
-    judge_max_calls: int,
-    check: bool,
-    progress: bool,
-    workers: str = "threads",
-) -> None:
+def _option(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+    )
+
+
+# Every option of `casework eval APP`, declared once (the command's signature is built from it).
+RUN_OPTIONS: list[inspect.Parameter] = [
+    _option("strategy", str | None, typer.Option(None, "--strategy", "-s", help="Strategy to evaluate (the app's default when omitted).")),
+    _option("model", str | None, typer.Option(None, "--model", "-m", help="provider:name for every role, e.g. openai:gpt-4o-mini; replay:DIR replays.")),
+    _option("judge_model", str | None, typer.Option(None, "--judge-model", "-j", help="Turns the LLM judge on, with this model.")),
+    _option("dataset", str | None, typer.Option(None, "--dataset", "-d", help="A JSONL file, or one of the app's named datasets.")),
+    _option("limit", int | None, typer.Option(None, "--limit", "-n", help="Only the first N cases.")),
+    _option("concurrency", int, typer.Option(4, "--concurrency", "-c", help="Cases in flight at once.")),
+    _option("record", bool, typer.Option(False, "--record", help="Write each case's model calls to cassettes for offline replay.")),
+    _option("replay", str | None, typer.Option(None, "--replay", help="Replay a recorded run (id, 'latest' or run directory) offline.")),
+    _option("calibrate", bool, typer.Option(False, "--calibrate", help="Also report ECE after a calibration cross-fitted on this run.")),
+    _option("as_json", bool, typer.Option(False, "--json", help="Print the run summary as one JSON document on stdout.")),
+    _option("out", Path | None, typer.Option(None, "--out", "-o", help="Run directory (default <home>/evals/<run id>).")),
+    _option("rate", float | None, typer.Option(None, "--rate", help="Model requests per second for the model's provider.")),
+    _option("retries", int, typer.Option(3, "--retries", help="Retries of a case after a transient model error.")),
+    _option("judge_max_calls", int, typer.Option(200, "--judge-max-calls", help="Judge at most the first N cases.")),
+    _option("check", bool, typer.Option(False, "--check", help="Exit 1 when a target is missed (for CI).")),
+    _option("progress", bool, typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr.")),
+]  # fmt: skip
+
+
+def _suite_options(suite: Any) -> list[inspect.Parameter]:
+    """The app's own options (``EvalSuite.options``) as repeatable ``--name VALUE``."""
+    params = []
+    for opt in suite.options:
+        flag = "--" + opt.name.replace("_", "-")
+        kind: Any = list[str] | None if opt.multiple else str | None
+        params.append(
+            _option(
+                f"app_{opt.name}",
+                kind,
+                typer.Option(None, flag, help=opt.help, metavar=opt.metavar),
+            )
+        )
+    return params
+
+
+def run_config(values: dict[str, Any], settings: Any, cases: Any = None) -> Any:
+    """The ``RunConfig`` of the command line's values."""
+    from casework.evals.ratelimit import DEFAULT_RATE_LIMITS, provider_of
+    from casework.evals.runconfig import RunConfig
+
+    rate_limits = None
+    if values["rate"] is not None:
+        spec = values["model"] or settings.models.default
+        rate_limits = {**DEFAULT_RATE_LIMITS, provider_of(spec): values["rate"]}
+    return RunConfig(
+        strategy=values["strategy"],
+        model=values["model"],
+        judge_model=values["judge_model"],
+        dataset=values["dataset"],
+        cases=cases,
+        limit=values["limit"],
+        concurrency=values["concurrency"],
+        record=values["record"],
+        replay=values["replay"],
+        out_dir=values["out"],
+        settings=settings,
+        rate_limits=rate_limits,
+        retries=values["retries"],
+        judge_max_calls=values["judge_max_calls"],
+        progress=Console(stderr=True) if values["progress"] else False,
+        calibrate=values["calibrate"],
+    )
+
+
+def _execute(app_name: str, values: dict[str, Any]) -> None:
     from casework.config import get_settings
-    from casework.evals.runner import DEFAULT_RATE_LIMITS, provider_of, run_suite
+    from casework.evals.runner import run_suite
+
+    suite = _suite(app_name)
+    settings = get_settings()
+    app_values = {opt.name: values.get(f"app_{opt.name}") for opt in suite.options}
+    chosen = {k: v for k, v in app_values.items() if v}
+    cases = None
+    if chosen:
+        if suite.cases is None:
+            raise InputError(f"The app {app_name!r} cannot build cases from options.")
+        if values["dataset"] is not None:
+            raise InputError(
+                f"Use --dataset or --{next(iter(chosen)).replace('_', '-')}, not both."
+            )
+        cases = suite.cases(
+            settings, {k: list(v) if isinstance(v, list) else [v] for k, v in chosen.items()}
+        )
+        if not cases:
+            raise InputError("The options selected no cases; check the names you gave.")
+    config = run_config(values, settings, cases)
+    if chosen:
+        config.extra["app_options"] = chosen
+    if values["as_json"]:
+        # Stdout carries exactly one JSON document: anything a library prints goes to stderr.
+        with contextlib.redirect_stdout(sys.stderr):
+            run = run_suite(suite, config)
+        _print_json(_summary(run))
+    else:
+        run = run_suite(suite, config)
+        _print_run(run)
+    if values["check"] and run.targets_met is False:
+        raise typer.Exit(1)
+
+
+def _suite(app_name: str) -> Any:
     from casework.registry import get_app
 
     spec = get_app(app_name)
     if spec.eval_suite is None:
         raise InputError(f"The app {app_name!r} has no evaluation suite.")
-    suite = spec.eval_suite()
+    return spec.eval_suite()
+
+
+def _run_command(app_name: str, suite_options: list[inspect.Parameter]) -> Any:
+    """``casework eval APP``: every option of ``RUN_OPTIONS`` plus the app's own."""
+
+    def command(**values: Any) -> None:
+        _execute(app_name, values)
+
+    params = RUN_OPTIONS + suite_options
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    command.__doc__ = f"Evaluate {app_name} on its dataset (or --dataset FILE): metrics, targets, HTML report, stored run."
+    return command
+
+
+def calibrate_cmd(
+    run_ref: str = typer.Argument(
+        ..., metavar="RUN", help="Run id, unique prefix, 'latest' or 'latest:APP'."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Fit a confidence calibration on a stored run and store it for its app, strategy and model."""
+    from casework.config import get_settings
+    from casework.evals.calibrate import calibrate_run, calibration_pairs
+    from casework.evals.evaluators.calibration import expected_calibration_error
+    from casework.evals.store import load_run
+    from casework.runtime.calibration import cross_fit
+
     settings = get_settings()
-    rate_limits = None
-    if rate is not None:
-        rate_limits = {**DEFAULT_RATE_LIMITS, provider_of(model or settings.models.default): rate}
-    run = run_suite(
-        suite,
-        strategy=strategy,
-        model=model,
-        judge_model=judge_model,
-        dataset=dataset,
-        limit=limit,
-        concurrency=concurrency,
-        record=record,
-        replay=replay,
-        out_dir=out,
-        settings=settings,
-        rate_limits=rate_limits,
-        retries=retries,
-        judge_max_calls=judge_max_calls,
-        progress=Console(stderr=True) if progress else False,
-        workers=workers,  # type: ignore[arg-type]
-    )
+    run = load_run(run_ref)
+    cal, path = calibrate_run(run, settings)
+    pairs = calibration_pairs(run)
+    right = [ok for _, ok in pairs]
+    before = expected_calibration_error([c / 100 for c, _ in pairs], right)
+    after = expected_calibration_error([c / 100 for c in cross_fit(pairs)], right)
+    result = {
+        "run_id": run.run_id,
+        "app": run.app,
+        "strategy": run.strategy,
+        "model": run.model,
+        "pairs": cal.n,
+        "ece_before": before,
+        "ece_after_cross_fit": after,
+        "path": str(path),
+        "calibration": cal.to_dict(),
+    }
     if as_json:
-        _print_json(_summary(run))
-    else:
-        _print_run(run)
-    if check and run.targets_met is False:
-        raise typer.Exit(1)
-
-
-def _run_options(app_name: str | None) -> Any:
-    """A command with every run option; ``app_name`` None adds an APP argument."""
-
-    def command(
-        strategy: str | None = typer.Option(
-            None, "--strategy", "-s", help="Strategy to evaluate (the app's default when omitted)."
-        ),
-        model: str | None = typer.Option(
-            None,
-            "--model",
-            "-m",
-            help="provider:name for every role, e.g. openai:gpt-4o-mini; replay:DIR replays.",
-        ),
-        judge_model: str | None = typer.Option(
-            None, "--judge-model", "-j", help="Turns the LLM judge on, with this model."
-        ),
-        dataset: str | None = typer.Option(
-            None, "--dataset", "-d", help="A JSONL file, or one of the app's named datasets."
-        ),
-        limit: int | None = typer.Option(None, "--limit", "-n", help="Only the first N cases."),
-        concurrency: int = typer.Option(4, "--concurrency", "-c", help="Cases in flight at once."),
-        record: bool = typer.Option(
-            False, "--record", help="Write each case's model calls to cassettes for offline replay."
-        ),
-        replay: str | None = typer.Option(
-            None, "--replay", help="Replay a recorded run (id, 'latest' or run directory) offline."
-        ),
-        as_json: bool = typer.Option(False, "--json", help="Print the run summary as JSON."),
-        out: Path | None = typer.Option(
-            None, "--out", "-o", help="Run directory (default <home>/evals/<run id>)."
-        ),
-        rate: float | None = typer.Option(
-            None, "--rate", help="Model requests per second for the model's provider."
-        ),
-        retries: int = typer.Option(
-            3, "--retries", help="Retries of a case after a transient model error."
-        ),
-        judge_max_calls: int = typer.Option(
-            200, "--judge-max-calls", help="Judge at most the first N cases."
-        ),
-        check: bool = typer.Option(
-            False, "--check", help="Exit 1 when a target is missed (for CI)."
-        ),
-        progress: bool = typer.Option(
-            True, "--progress/--no-progress", help="Show a progress bar on stderr."
-        ),
-        workers: str = typer.Option(
-            "threads",
-            "--workers",
-            help="threads (default) or loop: run async strategies on one event loop.",
-        ),
-    ) -> None:
-        _execute(
-            app_name or "",
-            strategy=strategy,
-            model=model,
-            judge_model=judge_model,
-            dataset=dataset,
-            limit=limit,
-            concurrency=concurrency,
-            record=record,
-            replay=replay,
-            as_json=as_json,
-            out=out,
-            rate=rate,
-            retries=retries,
-            judge_max_calls=judge_max_calls,
-            check=check,
-            progress=progress,
-            workers=workers,
-        )
-
-    if app_name is not None:
-        command.__doc__ = f"Evaluate {app_name} on its dataset (or --dataset FILE): metrics, targets, HTML report, stored run."
-        return command
-
-    def run_command(
-        app_name_arg: str = typer.Argument(..., metavar="APP", help="A registered app."),
-        strategy: str | None = typer.Option(None, "--strategy", "-s", help="Strategy to evaluate."),
-        model: str | None = typer.Option(
-            None, "--model", "-m", help="provider:name for every role."
-        ),
-        judge_model: str | None = typer.Option(
-            None, "--judge-model", "-j", help="Turns the LLM judge on, with this model."
-        ),
-        dataset: str | None = typer.Option(
-            None, "--dataset", "-d", help="A JSONL file, or a named dataset."
-        ),
-        limit: int | None = typer.Option(None, "--limit", "-n", help="Only the first N cases."),
-        concurrency: int = typer.Option(4, "--concurrency", "-c", help="Cases in flight at once."),
-        record: bool = typer.Option(False, "--record", help="Write cassettes for offline replay."),
-        replay: str | None = typer.Option(None, "--replay", help="Replay a recorded run offline."),
-        as_json: bool = typer.Option(False, "--json", help="Print the run summary as JSON."),
-        out: Path | None = typer.Option(None, "--out", "-o", help="Run directory."),
-        rate: float | None = typer.Option(
-            None, "--rate", help="Model requests per second for the model's provider."
-        ),
-        retries: int = typer.Option(3, "--retries", help="Retries after a transient model error."),
-        judge_max_calls: int = typer.Option(
-            200, "--judge-max-calls", help="Judge at most the first N cases."
-        ),
-        check: bool = typer.Option(False, "--check", help="Exit 1 when a target is missed."),
-        progress: bool = typer.Option(
-            True, "--progress/--no-progress", help="Show a progress bar on stderr."
-        ),
-        workers: str = typer.Option(
-            "threads",
-            "--workers",
-            help="threads (default) or loop: run async strategies on one event loop.",
-        ),
-    ) -> None:
-        """Evaluate any registered app: `casework eval run APP` is `casework eval APP`."""
-        _execute(
-            app_name_arg,
-            strategy=strategy,
-            model=model,
-            judge_model=judge_model,
-            dataset=dataset,
-            limit=limit,
-            concurrency=concurrency,
-            record=record,
-            replay=replay,
-            as_json=as_json,
-            out=out,
-            rate=rate,
-            retries=retries,
-            judge_max_calls=judge_max_calls,
-            check=check,
-            progress=progress,
-            workers=workers,
-        )
-
-    return run_command
+        _print_json(result)
+        return
+    _console().print(
+        f"calibration of {run.app}/{run.strategy} ({run.model or 'no model'}) fitted on {cal.n} decisions "
+        f"of {run.run_id}: ECE {before:.3f} before, {after:.3f} after (5-fold cross-fit)"
+    )
+    _console().print(f"stored: {path}")
 
 
 def list_cmd(
@@ -371,7 +352,7 @@ def show_cmd(
     if as_json:
         _print_json(case.to_dict())
         return
-    from casework.evals.report import _case_href
+    from casework.evals.casepages import case_href as _case_href
 
     traj = case.trajectory or {}
     outcome = (
@@ -517,7 +498,7 @@ def delete_cmd(
 
 def build_app() -> typer.Typer:
     """The ``casework eval`` group: one command per registered app with a suite, plus the
-    run / list / show / compare / validate / delete commands."""
+    calibrate / list / show / compare / validate / delete commands."""
     eval_app = typer.Typer(
         help="Evaluate an app: `casework eval APP`; then `list`, `show RUN`, `compare RUN_A RUN_B`.",
         no_args_is_help=True,
@@ -526,8 +507,8 @@ def build_app() -> typer.Typer:
 
     for name, spec in sorted(all_apps().items()):
         if spec.eval_suite is not None and name not in RESERVED:
-            eval_app.command(name)(_run_options(name))
-    eval_app.command("run")(_run_options(None))
+            eval_app.command(name)(_run_command(name, _suite_options(spec.eval_suite())))
+    eval_app.command("calibrate")(calibrate_cmd)
     eval_app.command("list")(list_cmd)
     eval_app.command("show")(show_cmd)
     eval_app.command("compare")(compare_cmd)

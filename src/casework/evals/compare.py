@@ -221,7 +221,11 @@ def compare_runs(a: EvalRun, b: EvalRun, *, alpha: float = 0.05) -> Comparison:
 
 def render_compare_html(cmp: Comparison) -> str:
     """A self-contained HTML page of a comparison."""
-    from casework.evals.report import _e, _page, _pill, _table, format_metric, metric_label
+    from casework.evals.formatting import format_metric, metric_label
+    from casework.evals.html import e as _e
+    from casework.evals.html import page as _page
+    from casework.evals.html import pill as _pill
+    from casework.evals.html import table as _table
 
     def facts(side: dict[str, Any]) -> str:
         return (

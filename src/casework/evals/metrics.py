@@ -23,6 +23,7 @@ from casework.evals.evaluators.judge import judge_agreement
 from casework.evals.evaluators.trajectory import evaluate_trajectory, tool_choice
 from casework.evals.results import CaseResult, TargetResult
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
+from casework.runtime.decision import EndReason
 
 __all__ = [
     "TIMING_METRICS",
@@ -102,9 +103,10 @@ def score_case(
         for c in calls
     ]
     if run is not None:
-        result.ended_by = run.ended_by
+        result.ended_by = run.ended_by.value
     reference = case.expected.get("tools")
-    if run is not None:
+    # A rules strategy that called nothing has no trajectory to score.
+    if run is not None and (run.tool_calls or run.ended_by != EndReason.RULES):
         result.trajectory = evaluate_trajectory(
             calls, reference, submit_tool=suite.submit_tool, ended_by=run.ended_by
         ).to_dict()

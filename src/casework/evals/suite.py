@@ -1,20 +1,24 @@
 """The contract between an app and the evaluation harness.
 
-An app's ``AppSpec.eval_suite()`` returns an ``EvalSuite``: its dataset, its strategies (the
-agent, a baseline, ...), which output field holds the verdict, its domain evaluators and its
-targets. The runner does the rest (concurrency, retries, traces, storage, reports).
+An app's ``AppSpec.eval_suite()`` returns an ``EvalSuite``: its dataset, the strategies it
+registered (plain functions ``run(input, deps) -> Decision``, the same ones the CLI and the
+API call), how a case becomes a strategy's input (``input_model``), how the deps of a run are
+built (``deps(settings, models)``, once per run), which output field holds the verdict, its
+domain evaluators, plots and targets. The runner does the rest (concurrency, retries, traces,
+storage, reports).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
+from pydantic import BaseModel
 
-from casework.runtime.react import RunResult
+from casework.runtime.decision import RunInfo
+from casework.runtime.strategy import ModelSource, Strategy
 from casework.runtime.usage import Usage
 
 __all__ = [
@@ -22,9 +26,10 @@ __all__ = [
     "EvalCase",
     "EvalSuite",
     "Evaluator",
+    "ModelSource",
+    "Plot",
     "Strategy",
-    "StrategyFactory",
-    "StrategyOptions",
+    "SuiteOption",
 ]
 
 
@@ -42,46 +47,60 @@ class EvalCase:
 
 @dataclass
 class CaseOutput:
-    """What a strategy produced for one case."""
+    """What a strategy produced for one case, as the evaluators see it."""
 
     output: dict[str, Any]
-    """The decision as plain data (e.g. ``{"verdict": "VALID", "confidence": 92, ...}``)."""
-    run: RunResult | None = None
-    """The agent run (tool calls, messages, usage, trace) when the strategy is an agent."""
-    usage: Usage | None = None
-    """Usage when there is no run (a baseline may still report tool calls or time)."""
+    """The decision as plain data (``{"verdict": "VALID", "confidence": 92, ...}``)."""
+    run: RunInfo | None = None
+    """How the decision was reached (``decision.run``): tool calls, usage, ended_by, trace."""
+
+    @property
+    def usage(self) -> Usage | None:
+        usage = self.run.usage if self.run is not None else None
+        return usage if isinstance(usage, Usage) else None
 
 
-@dataclass
-class StrategyOptions:
-    """What the runner hands a strategy factory. ``model_for`` handles ``--record``/replay."""
-
-    model: str | None = None
-    judge_model: str | None = None
-    settings: Any = None
-    model_for: Callable[[str, str], BaseChatModel] | None = None
-    """``model_for(case_id, role)`` -> a chat model (recording or replaying when asked)."""
-    trace_dir: Path | None = None
-
-
-Strategy = Callable[[EvalCase], CaseOutput | Awaitable[CaseOutput]]
-StrategyFactory = Callable[[StrategyOptions], Strategy]
 Evaluator = Callable[[EvalCase, CaseOutput], dict[str, float | int | str | None]]
 """A domain evaluator: per-case scores; the runner averages numeric ones across cases."""
+
+Plot = Callable[[Any, Path], Path | None]
+"""``plot(run, folder) -> image path``: an app's figure for the report (``run`` is an EvalRun)."""
+
+
+@dataclass(frozen=True)
+class SuiteOption:
+    """An app-specific option of ``casework eval APP`` (a repeatable ``--name VALUE``).
+
+    The values reach ``EvalSuite.cases(settings, options)`` under ``name``."""
+
+    name: str
+    help: str
+    metavar: str = "VALUE"
+    multiple: bool = True
 
 
 @dataclass
 class EvalSuite:
     app: str
     dataset: Path
-    strategies: dict[str, StrategyFactory]
+    strategies: Mapping[str, Strategy[Any, Any]]
+    """Name -> ``run(input, deps) -> Decision``: the app spec's strategies."""
     default_strategy: str
     labels: list[str]
     """The classes of the verdict, for per-class metrics and the confusion matrix."""
+    input_model: type[BaseModel] | Callable[[EvalCase], Any] | None = None
+    """Turns a case into the strategy's input: a pydantic type (validated from
+    ``case.inputs``) or a function of the case; None passes ``case.inputs`` as is."""
+    deps: Callable[[Any, ModelSource], Any] | None = None
+    """``deps(settings, models)`` -> the deps every case of a run shares (stores are opened
+    once per run). ``models(role)`` answers with the current case's model, recording or
+    replaying it under ``--record`` / ``--replay``. None: the strategies get ``None``."""
     verdict_field: str = "verdict"
     confidence_field: str | None = "confidence"
     """0-100 confidence in the output, for calibration; None when the app has none."""
     evaluators: list[Evaluator] = field(default_factory=list)
+    plots: list[Plot] = field(default_factory=list)
+    """The app's figures, drawn into the run directory and shown in the HTML report."""
     targets: dict[str, float] = field(default_factory=dict)
     """Headline metric -> target, e.g. ``{"verdict_accuracy": 0.95}``: the metric must be >= the
     target, unless the key ends in ``_max`` (``{"redundant_call_rate_max": 0.05}``: <=)."""
@@ -91,11 +110,27 @@ class EvalSuite:
     """Prepares stores before a run (e.g. seeds the sample data); receives the settings."""
     datasets: dict[str, Path] = field(default_factory=dict)
     """Further named datasets (``--dataset NAME``); ``dataset`` is the default one."""
+    options: list[SuiteOption] = field(default_factory=list)
+    """App-specific options of ``casework eval APP``."""
+    cases: Callable[[Any, dict[str, list[str]]], list[EvalCase]] | None = None
+    """``cases(settings, options)`` -> the cases to run when an app option asks for them
+    (e.g. ``--receipts all``); returns ``[]`` when the options do not select cases."""
     match_fields: list[str] | None = None
     """Expected fields compared exactly with the output (field match / exact match); a field the
     output lacks is a mismatch. None: the verdict field, and every other expected field the
     output has (not ``tools``, ``tool_args``, ``confidence``, ``reasoning``, ``notes``)."""
+    raw_verdict_field: str | None = None
+    """The output field with the verdict before the app's confidence threshold (receipts:
+    ``raw_verdict``); calibration is fitted on whether that verdict was right."""
     confidence_scale: float = 100.0
     """What a confidence of 100% is in the output (100 for 0-100, 1 for 0-1)."""
     submit_tool: str = "submit_decision"
     """The terminal tool; left out of trajectory comparisons unless the reference names it."""
+
+    def strategy_input(self, case: EvalCase) -> Any:
+        model = self.input_model
+        if model is None:
+            return dict(case.inputs)
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            return model.model_validate(case.inputs)
+        return model(case)

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from casework.apps.receipts.deps import ReceiptsDeps, build_deps
-from casework.apps.receipts.models import ValidationResult, WordRef
+from casework.apps.receipts.models import LabelDecision, LabelInput, WordRef
 from casework.apps.receipts.service import bundled_receipt_files, import_files, resolve_ref, seed
 from casework.config import Settings, get_settings
+from casework.runtime.decision import EndReason, RunInfo
 
 DATA = Path(__file__).parent / "data"
 
@@ -107,11 +110,8 @@ def copy_bundled(tmp_path: Path):
     return copy
 
 
-class StubValidator:
-    """A validator that answers from a table: (word text, label) -> (decision, confidence)."""
-
-    name = "stub"
-    model = None
+class StubStrategy:
+    """A strategy that answers from a table: (word text, label) -> (verdict, confidence)."""
 
     def __init__(
         self,
@@ -120,40 +120,28 @@ class StubValidator:
     ) -> None:
         self.answers = answers
         self.default = default
-        self.calls: list[WordRef] = []
+        self.calls: list[LabelInput] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self._lock = threading.Lock()
 
-    def _result(self, ref: WordRef) -> ValidationResult:
-        decision, confidence = self.answers.get((ref.word_text, ref.suggested_label), self.default)
-        return ValidationResult(
-            receipt=ref.receipt_key,
-            line_id=ref.line_id,
-            word_id=ref.word_id,
-            word_text=ref.word_text,
-            suggested_label=ref.suggested_label,
-            decision=decision,
+    def __call__(self, input: LabelInput, deps: object) -> LabelDecision:
+        with self._lock:
+            self.calls.append(input)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        time.sleep(0.01)
+        with self._lock:
+            self.in_flight -= 1
+        verdict, confidence = self.answers.get((input.word, input.suggested_label), self.default)
+        return LabelDecision(
+            verdict=verdict,
             confidence=confidence,
-            reasoning=f"stub says {decision}",
-            strategy="stub",
-            ended_by="submit",
+            reasoning=f"stub says {verdict}",
+            run=RunInfo(ended_by=EndReason.SUBMIT, strategy="stub"),
         )
-
-    def validate(self, ref: WordRef) -> ValidationResult:
-        self.calls.append(ref)
-        return self._result(ref)
-
-    async def avalidate(self, ref: WordRef) -> ValidationResult:
-        import asyncio
-
-        self.calls.append(ref)
-        self.in_flight += 1
-        self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        await asyncio.sleep(0.01)
-        self.in_flight -= 1
-        return self._result(ref)
 
 
 @pytest.fixture
-def stub_validator():
-    return StubValidator
+def stub_strategy():
+    return StubStrategy

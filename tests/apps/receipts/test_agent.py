@@ -6,14 +6,21 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from casework.apps.receipts.agent import (
     build_agent,
+    decision_from_run,
     render_system_prompt,
     render_task,
-    run_agent,
 )
-from casework.apps.receipts.models import LABEL_DEFINITIONS
-from casework.apps.receipts.service import AgentValidator
+from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelInput
+from casework.apps.receipts.strategies import agent as agent_strategy
 from casework.llm import ScriptedChatModel, call, say
+from casework.runtime.decision import EndReason
 from casework.runtime.middleware import DECIDE_NOW
+
+
+def run_agent(agent, r, **kw):
+    """The decision (policy applied, run info filled) and the raw run (for its messages)."""
+    raw = agent.run(render_task(r), context=r, trace=False)
+    return decision_from_run(raw, model="scripted"), raw
 
 
 def test_scripted_run_validates_and_records_the_trajectory(seeded, ref):
@@ -24,19 +31,22 @@ def test_scripted_run_validates_and_records_the_trajectory(seeded, ref):
             call("get_merchant_metadata"),
             call(
                 "submit_decision",
-                decision="VALID",
+                verdict="VALID",
                 confidence=93,
                 reasoning="TOTAL line, right column.",
             ),
         ]
     )
-    result, run = run_agent(build_agent(seeded, model), r, trace=False)
+    result, run = run_agent(build_agent(seeded, model), r)
     model.assert_exhausted()
-    assert (result.decision, result.confidence, result.policy_applied) == ("VALID", 93, False)
-    assert result.tool_calls == ["get_word_context", "get_merchant_metadata", "submit_decision"]
-    assert (
-        result.strategy == "agent" and result.ended_by == "submit" and result.word_text == "303.83"
-    )
+    assert (result.verdict, result.confidence, result.policy_applied) == ("VALID", 93, False)
+    assert result.run.tool_names == [
+        "get_word_context",
+        "get_merchant_metadata",
+        "submit_decision",
+    ]
+    assert result.run.strategy == "agent" and result.ended_by == EndReason.SUBMIT
+    assert result.run.usage.model_calls == 3
     task = run.messages[0].content
     assert (
         'Word: "303.83"' in task
@@ -52,14 +62,14 @@ def test_policy_is_applied_after_the_agent(seeded, ref):
             call("get_word_context"),
             call(
                 "submit_decision",
-                decision="INVALID",
+                verdict="INVALID",
                 confidence=72,
                 reasoning="Probably the total.",
             ),
         ]
     )
-    result, _ = run_agent(build_agent(seeded, model), r, trace=False)
-    assert (result.decision, result.raw_decision, result.policy_applied) == (
+    result, _ = run_agent(build_agent(seeded, model), r)
+    assert (result.verdict, result.raw_verdict, result.policy_applied) == (
         "NEEDS_REVIEW",
         "INVALID",
         True,
@@ -72,9 +82,9 @@ def test_a_run_without_a_decision_ends_as_needs_review(seeded, ref):
     model = ScriptedChatModel(
         steps=[call("get_word_context"), say("I think it is fine."), say("Still thinking.")]
     )
-    result, _ = run_agent(build_agent(seeded, model), r, trace=False)
-    assert (result.decision, result.confidence) == ("NEEDS_REVIEW", 0)
-    assert result.ended_by == "no_decision"
+    result, _ = run_agent(build_agent(seeded, model), r)
+    assert (result.verdict, result.confidence) == ("NEEDS_REVIEW", 0)
+    assert result.ended_by == EndReason.NO_DECISION and not result.ended_by.decided
 
 
 def test_evidence_budget_asks_for_the_decision(seeded, ref):
@@ -99,7 +109,7 @@ def test_evidence_budget_asks_for_the_decision(seeded, ref):
                 tool_calls=[
                     {
                         "name": "submit_decision",
-                        "args": {"decision": "VALID", "confidence": 90, "reasoning": "enough"},
+                        "args": {"verdict": "VALID", "confidence": 90, "reasoning": "enough"},
                         "id": "s1",
                         "type": "tool_call",
                     }
@@ -111,8 +121,8 @@ def test_evidence_budget_asks_for_the_decision(seeded, ref):
         )
 
     model = ScriptedChatModel(responder=responder)
-    result, run = run_agent(build_agent(seeded, model, evidence_budget=3), r, trace=False)
-    assert result.tool_calls == [
+    result, run = run_agent(build_agent(seeded, model, evidence_budget=3), r)
+    assert result.run.tool_names == [
         "get_word_context",
         "search_similar_words",
         "check_edge_cases",
@@ -131,26 +141,38 @@ def test_a_repeated_tool_call_is_answered_from_the_first(seeded, ref):
         steps=[
             call("get_word_context"),
             call("get_word_context"),
-            call("submit_decision", decision="VALID", confidence=90, reasoning="ok"),
+            call("submit_decision", verdict="VALID", confidence=90, reasoning="ok"),
         ]
     )
-    _, run = run_agent(build_agent(seeded, model), r, trace=False)
+    _, run = run_agent(build_agent(seeded, model), r)
     assert run.tool_calls[1].output.startswith("You already called get_word_context")
 
 
-def test_agent_validator_reuses_one_graph_across_words(seeded, ref):
+def test_the_agent_strategy_reuses_one_graph_across_words(seeded, monkeypatch):
+    import casework.apps.receipts.agent as agent_module
+
+    built = []
+    original = agent_module.build_agent
+    monkeypatch.setattr(
+        agent_module, "build_agent", lambda *a, **kw: built.append(1) or original(*a, **kw)
+    )
     model = ScriptedChatModel(
         steps=[
             call("get_word_context"),
-            call("submit_decision", decision="VALID", confidence=95, reasoning="a"),
+            call("submit_decision", verdict="VALID", confidence=95, reasoning="a"),
             call("get_word_context"),
-            call("submit_decision", decision="INVALID", confidence=95, reasoning="b"),
+            call("submit_decision", verdict="INVALID", confidence=95, reasoning="b"),
         ]
     )
-    v = AgentValidator(seeded, model, model_spec="scripted:test")
-    a = v.validate(ref("costco", 42, 3, "GRAND_TOTAL"))
-    b = v.validate(ref("costco", 42, 3, "SUBTOTAL"))
-    assert (a.decision, b.decision) == ("VALID", "INVALID") and a.model == "scripted:test"
+    deps = seeded.with_models(lambda role: model).with_cache()
+    words = [
+        LabelInput(receipt="costco", line_id=42, word_id=3, suggested_label=label)
+        for label in ("GRAND_TOTAL", "SUBTOTAL")
+    ]
+    a, b = (agent_strategy(w, deps) for w in words)
+    assert (a.verdict, b.verdict) == ("VALID", "INVALID")
+    assert a.run.model == b.run.model == "scripted" and a.run.run_id != b.run.run_id
+    assert len(built) == 1
 
 
 def test_system_prompt_carries_the_priority_order_and_the_threshold():
@@ -182,19 +204,19 @@ def test_a_decision_before_the_primary_evidence_is_sent_back(seeded, ref):
     r = ref("wildfork", 12, 4, "UNIT_PRICE")
     model = ScriptedChatModel(
         steps=[
-            call("submit_decision", decision="VALID", confidence=90, reasoning="a guess"),
+            call("submit_decision", verdict="VALID", confidence=90, reasoning="a guess"),
             call("get_word_context"),
             call(
                 "submit_decision",
-                decision="INVALID",
+                verdict="INVALID",
                 confidence=90,
                 reasoning="the line makes it LINE_TOTAL",
             ),
         ]
     )
-    result, run = run_agent(build_agent(seeded, model), r, trace=False)
+    result, run = run_agent(build_agent(seeded, model), r)
     model.assert_exhausted()
     assert not run.tool_calls[0].ok and run.tool_calls[0].output.startswith(
         "Look at the evidence first"
     )
-    assert (result.decision, result.ended_by) == ("INVALID", "submit")
+    assert (result.verdict, result.ended_by) == ("INVALID", EndReason.SUBMIT)

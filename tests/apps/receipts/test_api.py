@@ -37,7 +37,7 @@ def test_validate_with_the_baseline(seeded):
     assert res.status_code == 200, res.text
     body = res.json()
     assert (
-        body["decision"] == "VALID"
+        body["verdict"] == "VALID"
         and body["word_text"] == "303.83"
         and body["recorded_label_ids"] == []
     )

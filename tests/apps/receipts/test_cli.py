@@ -41,7 +41,7 @@ def test_list_show_and_validate_on_the_seeded_store(seeded, seeded_home, on_home
     )
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
-    assert data["word_text"] == "303.83" and data["decision"] == "VALID" and data["confidence"] > 80
+    assert data["word_text"] == "303.83" and data["verdict"] == "VALID" and data["confidence"] > 80
     assert data["tool_calls"] == ["check_edge_cases", "search_similar_words"]
 
     text = runner.invoke(

@@ -16,7 +16,7 @@ def test_demo_prints_three_decisions(seeded, seeded_home, monkeypatch):
         model = ScriptedChatModel(
             steps=[
                 call("get_word_context"),
-                call("submit_decision", decision="INVALID", confidence=90, reasoning="gallons"),
+                call("submit_decision", verdict="INVALID", confidence=90, reasoning="gallons"),
             ]
         )
         console = Console(record=True, width=200)

@@ -8,7 +8,8 @@ import pytest
 
 from casework.apps.receipts.harmonizer import find_outliers, harmonize
 from casework.apps.receipts.models import FixOutcome, ValidationStatus
-from casework.apps.receipts.service import import_files, make_validator
+from casework.apps.receipts.service import import_files
+from casework.apps.receipts.strategies import STRATEGIES
 from casework.apps.receipts.vectors import word_doc_id
 
 QUICK_MART = [
@@ -76,10 +77,11 @@ def test_outliers_and_their_suggestions(quick_mart):
     assert found[("TOTAL", "GRAND_TOTAL")].suggestion is None
 
 
-def test_three_outcomes_with_their_audit_trail(quick_mart, stub_validator):
-    validator = stub_validator(ANSWERS)
+def test_three_outcomes_with_their_audit_trail(quick_mart, stub_strategy):
     before = quick_mart.repo.count_labels()
-    report = asyncio.run(harmonize(quick_mart, validator, merchant="Quick Mart"))
+    report = asyncio.run(
+        harmonize(quick_mart, "stub", stub_strategy(ANSWERS), merchant="Quick Mart")
+    )
     outcomes = {f.outlier.label.word_text: f.outcome for f in report.fixes}
     assert outcomes == {
         "3.25": FixOutcome.RELABEL,
@@ -138,14 +140,16 @@ def test_three_outcomes_with_their_audit_trail(quick_mart, stub_validator):
     )["metadatas"][0]
     assert (meta["label"], meta["status"]) == ("LINE_TOTAL", "VALID")
 
-    again = asyncio.run(harmonize(quick_mart, stub_validator(ANSWERS), merchant="Quick Mart"))
+    again = asyncio.run(
+        harmonize(quick_mart, "stub", stub_strategy(ANSWERS), merchant="Quick Mart")
+    )
     assert again.fixes == []  # fixed labels are fine now; the one under review waits for a person
 
 
-def test_dry_run_writes_nothing(quick_mart, stub_validator):
+def test_dry_run_writes_nothing(quick_mart, stub_strategy):
     before = quick_mart.repo.count_labels()
     report = asyncio.run(
-        harmonize(quick_mart, stub_validator(ANSWERS), merchant="Quick Mart", dry_run=True)
+        harmonize(quick_mart, "stub", stub_strategy(ANSWERS), merchant="Quick Mart", dry_run=True)
     )
     assert report.dry_run and len(report.fixes) == 3 and all(f.changes for f in report.fixes)
     assert all(f.applied_ids == [] for f in report.fixes)
@@ -153,26 +157,26 @@ def test_dry_run_writes_nothing(quick_mart, stub_validator):
 
 
 @pytest.mark.parametrize("concurrency", [1, 2])
-def test_concurrency_is_bounded(quick_mart, stub_validator, concurrency):
-    validator = stub_validator({})
-    asyncio.run(harmonize(quick_mart, validator, dry_run=True, concurrency=concurrency))
-    assert len(validator.calls) > 10 and validator.max_in_flight == concurrency
+def test_concurrency_is_bounded(quick_mart, stub_strategy, concurrency):
+    stub = stub_strategy({})
+    asyncio.run(harmonize(quick_mart, "stub", stub, dry_run=True, concurrency=concurrency))
+    assert len(stub.calls) > 10 and stub.max_in_flight == concurrency
 
 
-def test_repeated_lookups_are_cached(quick_mart, stub_validator):
+def test_repeated_lookups_are_cached(quick_mart, stub_strategy):
     deps = quick_mart.with_cache()
-    report = asyncio.run(harmonize(deps, make_validator("baseline", deps), dry_run=True))
+    report = asyncio.run(harmonize(deps, "baseline", STRATEGIES["baseline"], dry_run=True))
+    assert report.strategy == "baseline" and report.model is None
     assert report.cache_hits > report.cache_misses > 0
     assert sum(report.counts.values()) == len(report.fixes) > 0
 
 
 def test_a_failed_validation_goes_to_review(quick_mart):
-    class Failing:
-        name, model = "failing", None
+    def failing(input, deps):
+        raise RuntimeError("model server down")
 
-        async def avalidate(self, ref):
-            raise RuntimeError("model server down")
-
-    report = asyncio.run(harmonize(quick_mart, Failing(), merchant="Quick Mart", dry_run=True))
+    report = asyncio.run(
+        harmonize(quick_mart, "failing", failing, merchant="Quick Mart", dry_run=True)
+    )
     assert {f.outcome for f in report.fixes} == {FixOutcome.REVIEW}
     assert all(f.error == "RuntimeError: model server down" for f in report.fixes)

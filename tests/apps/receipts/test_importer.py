@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from casework.apps.receipts.baseline import baseline_decide
 from casework.apps.receipts.importer import parse_file, parse_record
 from casework.apps.receipts.models import ValidationStatus
 from casework.apps.receipts.service import (
     bundled_receipt_files,
     import_files,
-    make_validator,
     resolve_ref,
 )
 from casework.errors import InputError
@@ -165,5 +165,6 @@ def test_unseen_receipt_can_be_imported_and_validated(small, tmp_path, write_rec
     assert {lab.status for lab in labels} == {ValidationStatus.PENDING}
     ref = resolve_ref(small, "corner", 4, 2, "SUBTOTAL")
     assert ref.word_text == "2.59"
-    result = make_validator("baseline", small).validate(ref)
-    assert result.decision in ("VALID", "INVALID", "NEEDS_REVIEW") and result.tool_calls
+    result = baseline_decide(small, ref)
+    assert result.verdict == "NEEDS_REVIEW"
+    assert result.run.tool_names == ["check_edge_cases", "search_similar_words"]

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from casework.apps.receipts.models import ValidationResult, ValidationStatus
+from casework.apps.receipts.models import LabelDecision, ValidationStatus
 from casework.apps.receipts.repository import LabelChange
 from casework.apps.receipts.service import record_result, resolve_ref, review_decide
 from casework.apps.receipts.tables import LabelRow
 from casework.errors import InputError, NotFoundError
+from casework.runtime.decision import EndReason, RunInfo
 from casework.stores.sql import session_scope
 
 
@@ -22,16 +23,11 @@ def _rows(deps):
 
 
 def _result(ref, decision, confidence=95.0):
-    return ValidationResult(
-        receipt=ref.receipt_key,
-        line_id=ref.line_id,
-        word_id=ref.word_id,
-        word_text=ref.word_text,
-        suggested_label=ref.suggested_label,
-        decision=decision,
+    return LabelDecision(
+        verdict=decision,
         confidence=confidence,
         reasoning="test",
-        strategy="baseline",
+        run=RunInfo(ended_by=EndReason.RULES, strategy="baseline"),
     )
 
 

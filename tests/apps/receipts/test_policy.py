@@ -53,3 +53,15 @@ def test_fix_outcome(decision, confidence, has_suggestion, expected):
 
 def test_an_undecided_run_goes_to_review_not_invalid():
     assert fix_outcome("NEEDS_REVIEW", 0, decided=False) == FixOutcome.REVIEW
+
+
+def test_the_threshold_acts_on_the_calibrated_confidence():
+    from casework.runtime.calibration import Calibration
+
+    # decisions stated at 90% were right 70% of the time, at 98% right 95% of the time
+    cal = Calibration(knots=(90.0, 98.0), values=(70.0, 95.0), n=40)
+    assert apply_policy("VALID", 90, cal) == ("NEEDS_REVIEW", 90.0, True)
+    assert apply_policy("VALID", 98, cal) == ("VALID", 98.0, False)
+    assert apply_policy("INVALID", 94, cal) == ("INVALID", 94.0, False)  # 82.5 calibrated
+    assert apply_policy("INVALID", 93, cal) == ("NEEDS_REVIEW", 93.0, True)  # 79.4
+    assert apply_policy("VALID", 90) == ("VALID", 90.0, False)  # no calibration stored

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from casework.apps.receipts.baseline import baseline_decide
 from casework.apps.receipts.deps import build_deps
 from casework.apps.receipts.models import ValidationStatus
 from casework.apps.receipts.repository import LabelChange
 from casework.apps.receipts.service import (
     bundled_receipt_files,
     import_files,
-    make_validator,
     resolve_ref,
     review_decide,
 )
@@ -44,8 +44,8 @@ def test_import_and_label_chain_on_postgres(pg_deps):
     assert import_files(pg_deps, files).skipped  # idempotent
 
     ref = resolve_ref(pg_deps, "wildfork", 12, 4, "UNIT_PRICE")
-    result = make_validator("baseline", pg_deps).validate(ref)
-    assert (result.decision, result.unavailable) == ("NEEDS_REVIEW", ["search_similar_words"])
+    result = baseline_decide(pg_deps, ref)
+    assert (result.verdict, result.unavailable) == ("NEEDS_REVIEW", ["search_similar_words"])
 
     word = pg_deps.repo.get_word(pg_deps.repo.resolve_receipt("wildfork").id, 12, 4)
     [old] = pg_deps.repo.labels_for_word(word.id)

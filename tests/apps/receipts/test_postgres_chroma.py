@@ -10,12 +10,12 @@ from sqlalchemy import event
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from casework.apps.receipts import evidence
+from casework.apps.receipts.baseline import baseline_decide
 from casework.apps.receipts.dataset import build_cases
 from casework.apps.receipts.deps import build_deps
 from casework.apps.receipts.service import (
     bundled_receipt_files,
     import_files,
-    make_validator,
     resolve_ref,
 )
 from casework.config import Settings
@@ -51,8 +51,8 @@ def test_seed_and_vector_query_on_postgres(pg_settings):
     assert similar["neighbours"][0]["merchant"] in ("Costco Wholesale", "Wild Fork")
     assert "303.83" not in [nb["word"] for nb in similar["neighbours"]]  # never itself
     assert similar["suggested_label_valid"] >= 1  # Wild Fork's total carries the label too
-    result = make_validator("baseline", deps).validate(ref)
-    assert result.unavailable == [] and (result.decision, result.confidence) == (
+    result = baseline_decide(deps, ref)
+    assert result.unavailable == [] and (result.verdict, result.confidence) == (
         "NEEDS_REVIEW",
         50.0,
     )

@@ -27,6 +27,7 @@ MODULES = [
     "policy",
     "repository",
     "service",
+    "strategies",
     "tables",
     "tools",
     "vectors",
@@ -114,3 +115,8 @@ def test_app_is_registered():
         ("/words/{receipt}/{line_id}/{word_id}/labels", ["GET"]),
     ]
     assert callable(spec.demo) and callable(spec.eval_suite)
+    commands = {c.name or c.callback.__name__ for c in spec.cli().registered_commands}
+    assert "evaluate" not in commands  # one evaluation path: `casework eval receipts`
+    strategies = spec.strategies()
+    assert list(strategies) == ["baseline", "agent"]
+    assert dict(strategies) == dict(spec.eval_suite().strategies)

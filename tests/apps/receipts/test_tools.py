@@ -12,7 +12,7 @@ from casework.llm import ScriptedChatModel, call
 
 def _run_all_tools(deps, ref):
     steps = [call(name) for name in TOOL_NAMES] + [
-        call("submit_decision", decision="VALID", confidence=90, reasoning="ok")
+        call("submit_decision", verdict="VALID", confidence=90, reasoning="ok")
     ]
     model = ScriptedChatModel(steps=steps)
     agent = build_agent(deps, model, evidence_budget=10)

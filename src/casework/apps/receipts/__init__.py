@@ -35,6 +35,12 @@ def _demo() -> None:
     run_demo()
 
 
+def _strategies() -> Any:
+    from casework.apps.receipts.strategies import STRATEGIES
+
+    return STRATEGIES
+
+
 def _eval_suite() -> Any:
     from casework.apps.receipts.evalsuite import eval_suite
 
@@ -49,4 +55,5 @@ APP = AppSpec(
     router=_router,
     demo=_demo,
     eval_suite=_eval_suite,
+    strategies=_strategies,
 )

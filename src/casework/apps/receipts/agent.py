@@ -1,7 +1,8 @@
-"""The label validation agent: ``build_agent`` wires it, ``run_agent`` / ``arun_agent`` run it.
+"""The label validation agent: ``build_agent`` wires it, ``run_agent`` runs it on one word.
 
 A ReAct agent (``casework.runtime.ReactAgent``) with the six evidence tools and the
-``submit_decision`` terminal tool whose schema is ``ValidationDecision``. The word under
+``submit_decision`` terminal tool whose schema is ``LabelDecision`` (without the fields the
+policy and the runtime fill). The word under
 validation travels in the run context (``WordRef``). After the run the decision policy is
 applied deterministically (``policy.apply_policy``).
 """
@@ -9,32 +10,29 @@ applied deterministically (``policy.apply_policy``).
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
 from casework.apps.receipts.deps import ReceiptsDeps
-from casework.apps.receipts.models import (
-    LABEL_DEFINITIONS,
-    ValidationDecision,
-    ValidationResult,
-    WordRef,
-)
+from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelDecision, WordRef
 from casework.apps.receipts.policy import apply_policy
 from casework.apps.receipts.tools import build_tools
 from casework.config import Limits
 from casework.runtime import ReactAgent, RunResult
+from casework.runtime.calibration import Calibration
 from casework.runtime.middleware import EvidenceBudget
 from casework.runtime.prompts import load_prompt
+from casework.runtime.runinfo import run_info
 
 __all__ = [
     "EVIDENCE_BUDGET",
-    "arun_agent",
+    "agent_for",
     "build_agent",
+    "decision_from_run",
+    "model_name",
     "render_system_prompt",
     "render_task",
-    "result_from_run",
     "run_agent",
 ]
 
@@ -80,12 +78,12 @@ def build_agent(
     trace_dir: Path | None = None,
     limits: Limits | None = None,
     evidence_budget: int = EVIDENCE_BUDGET,
-) -> ReactAgent[ValidationDecision]:
+) -> ReactAgent[LabelDecision]:
     """The validation agent over ``deps`` with ``model``; reusable across words."""
     return ReactAgent(
         model=model,
         tools=build_tools(deps),
-        decision_model=ValidationDecision,
+        decision_model=LabelDecision,
         system_prompt=render_system_prompt(),
         name="receipts-validator",
         context_schema=WordRef,
@@ -102,70 +100,74 @@ def build_agent(
     )
 
 
-def _model_name(agent: ReactAgent) -> str:
+def model_name(model: BaseChatModel) -> str:
     for attr in ("model_name", "model"):
-        value = getattr(agent.model, attr, None)
+        value = getattr(model, attr, None)
         if isinstance(value, str) and value:
             return value
-    return type(agent.model).__name__
+    return type(model).__name__
 
 
-def result_from_run(
-    ref: WordRef, run: RunResult[ValidationDecision], *, model: str, seconds: float
-) -> ValidationResult:
-    """The run's decision with the policy applied, in the shared result type."""
-    decision = run.decision or ValidationDecision(
-        decision="NEEDS_REVIEW", confidence=0, reasoning="No decision."
+def agent_for(deps: ReceiptsDeps, model: BaseChatModel) -> ReactAgent[LabelDecision]:
+    """The agent on ``model``, built once per model object and deps cache (building one costs
+    ~10 ms of CPU; the harness and the harmoniser decide many words on one model)."""
+    if deps.cache is None:
+        return build_agent(deps, model, trace_dir=deps.settings.traces_dir)
+    found = deps.cached(
+        ("agent", id(model)),
+        lambda: (model, build_agent(deps, model, trace_dir=deps.settings.traces_dir)),
     )
-    final, confidence, downgraded = apply_policy(decision.decision, decision.confidence)
-    reasoning = decision.reasoning
-    if downgraded:
-        reasoning = f"{reasoning} [policy: {decision.decision} at {confidence:.0f}% is not above 80%, so NEEDS_REVIEW]"
-    unavailable = []
+    if found[0] is not model:  # a recycled id: another model lived here before
+        return build_agent(deps, model, trace_dir=deps.settings.traces_dir)
+    return found[1]
+
+
+def _unavailable(run: RunResult[LabelDecision]) -> list[str]:
+    names = []
     for call in run.tool_calls:
         try:
             data = json.loads(call.output) if call.output.startswith("{") else {}
         except json.JSONDecodeError:
             data = {}
-        if call.name != "submit_decision" and (data.get("status") == "unavailable" or not call.ok):
-            unavailable.append(call.name)
-    return ValidationResult(
-        receipt=ref.receipt_key,
-        line_id=ref.line_id,
-        word_id=ref.word_id,
-        word_text=ref.word_text,
-        suggested_label=ref.suggested_label,
-        decision=final,
-        confidence=confidence,
-        reasoning=reasoning,
-        strategy="agent",
-        model=model,
-        raw_decision=decision.decision,
-        policy_applied=downgraded,
-        tool_calls=[c.name for c in run.tool_calls],
-        unavailable=sorted(set(unavailable)),
-        ended_by=run.ended_by,
-        seconds=round(seconds, 3),
-        input_tokens=run.usage.input_tokens,
-        output_tokens=run.usage.output_tokens,
+        if call.name != SUBMIT and (data.get("status") == "unavailable" or not call.ok):
+            names.append(call.name)
+    return sorted(set(names))
+
+
+def decision_from_run(
+    run: RunResult[LabelDecision], *, model: str, calibration: Calibration | None = None
+) -> LabelDecision:
+    """The run's decision with the policy applied and ``decision.run`` filled."""
+    stated = run.decision or LabelDecision(
+        verdict="NEEDS_REVIEW", confidence=0, reasoning="No decision."
+    )
+    final, confidence, downgraded = apply_policy(stated.verdict, stated.confidence, calibration)
+    reasoning = stated.reasoning
+    if downgraded:
+        reasoning = f"{reasoning} [policy: {stated.verdict} at {confidence:.0f}% is not above 80%, so NEEDS_REVIEW]"
+    return stated.model_copy(
+        update={
+            "verdict": final,
+            "confidence": confidence,
+            "reasoning": reasoning,
+            "raw_verdict": stated.verdict,
+            "policy_applied": downgraded,
+            "calibrated_confidence": round(calibration.apply(confidence), 2)
+            if calibration is not None
+            else None,
+            "unavailable": _unavailable(run),
+            "run": run_info(run, strategy="agent", model=model),
+        }
     )
 
 
 def run_agent(
-    agent: ReactAgent[ValidationDecision], ref: WordRef, *, trace: bool = True
-) -> tuple[ValidationResult, RunResult]:
-    started = time.perf_counter()
+    agent: ReactAgent[LabelDecision],
+    ref: WordRef,
+    *,
+    trace: bool = True,
+    calibration: Calibration | None = None,
+) -> LabelDecision:
+    """Decide one word with ``agent``; the policy applied, ``decision.run`` filled."""
     run = agent.run(render_task(ref), context=ref, trace=trace)
-    return result_from_run(
-        ref, run, model=_model_name(agent), seconds=time.perf_counter() - started
-    ), run
-
-
-async def arun_agent(
-    agent: ReactAgent[ValidationDecision], ref: WordRef, *, trace: bool = True
-) -> tuple[ValidationResult, RunResult]:
-    started = time.perf_counter()
-    run = await agent.arun(render_task(ref), context=ref, trace=trace)
-    return result_from_run(
-        ref, run, model=_model_name(agent), seconds=time.perf_counter() - started
-    ), run
+    return decision_from_run(run, model=model_name(agent.model), calibration=calibration)

@@ -9,16 +9,17 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Hashable
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Depends, HTTPException, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field, TypeAdapter
 
-from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, ValidationResult
+from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, Verdict
 from casework.config import Settings
 from casework.errors import CaseworkError, NotFoundError
 from casework.runtime.context import Caller, Role, get_settings_dep, require_role
+from casework.runtime.decision import Evidence
 
 __all__ = ["ReviewDecision", "ValidateRequest", "ValidateResponse", "router"]
 
@@ -32,7 +33,9 @@ class ValidateRequest(BaseModel):
     label: str = Field(
         description=f"Suggested label, e.g. {', '.join(list(LABEL_DEFINITIONS)[:4])}."
     )
-    strategy: Literal["agent", "baseline"] = "agent"
+    strategy: str = Field(
+        default="agent", description="A strategy of the app: agent, baseline, ... (422 if unknown)."
+    )
     model: str | None = Field(
         default=None, description="provider:name for the agent; default the specialist model."
     )
@@ -40,7 +43,29 @@ class ValidateRequest(BaseModel):
     record: bool = Field(default=False, description="Append the decision to the label history.")
 
 
-class ValidateResponse(ValidationResult):
+class ValidateResponse(BaseModel):
+    """The decision, the word it is about, and how it was reached."""
+
+    verdict: Verdict
+    confidence: float
+    reasoning: str
+    evidence: list[Evidence] = Field(default_factory=list)
+    raw_verdict: Verdict | None = None
+    policy_applied: bool = False
+    calibrated_confidence: float | None = None
+    unavailable: list[str] = Field(default_factory=list)
+    receipt: str
+    line_id: int
+    word_id: int
+    word_text: str
+    suggested_label: str
+    strategy: str | None = None
+    model: str | None = None
+    ended_by: str | None = None
+    tool_calls: list[str] = Field(default_factory=list)
+    seconds: float | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
     recorded_label_ids: list[int] = Field(default_factory=list)
 
 
@@ -117,18 +142,29 @@ def router(
         return await cached_json(d, ("receipts", merchant), run)
 
     @api.post("/validate")
-    def validate(body: ValidateRequest, d: Any = Depends(deps)) -> ValidateResponse:
-        """Validate a suggested label for one word with the agent or the baseline."""
-        from casework.apps.receipts.service import make_validator, record_result, resolve_ref
+    def validate(body: ValidateRequest, served: Any = Depends(deps)) -> ValidateResponse:
+        """Validate a suggested label for one word with one of the app's strategies."""
+        from casework.apps.receipts.deps import settings_models
+        from casework.apps.receipts.models import LabelInput
+        from casework.apps.receipts.service import record_result
+        from casework.apps.receipts.strategies import decision_json, resolve_input, strategy
 
         def run() -> ValidateResponse:
-            ref = resolve_ref(
-                d, body.receipt, body.line_id, body.word_id, body.label, reason=body.reason
+            d = served
+            if body.model:
+                d = d.with_models(settings_models(d.settings, body.model))
+            request = LabelInput(
+                receipt=body.receipt,
+                line_id=body.line_id,
+                word_id=body.word_id,
+                suggested_label=body.label,
+                reason=body.reason,
             )
-            result = make_validator(body.strategy, d, model=body.model).validate(ref)
+            ref = resolve_input(d, request)
+            result = strategy(body.strategy)(request, d)
             recorded = record_result(d, ref, result, proposed_by="api") if body.record else []
             return ValidateResponse(
-                **result.model_dump(), recorded_label_ids=[lab.id for lab in recorded]
+                **decision_json(ref, result), recorded_label_ids=[lab.id for lab in recorded]
             )
 
         return _http(run)

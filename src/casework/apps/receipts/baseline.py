@@ -1,7 +1,7 @@
 """The similarity validator the agent replaces: edge cases, then neighbour votes.
 
-This is the spec's ``_validate_suggestion_with_similarity`` as a non-LLM strategy with the
-agent's result type, so the two can be compared on one dataset. It keeps the old behaviour
+This is the spec's ``_validate_suggestion_with_similarity`` as a non-LLM decision with the
+agent's decision type, so the two can be compared on one dataset. It keeps the old behaviour
 on purpose: an edge-case match rejects at once; otherwise a single vector query decides by
 how many similar words carry the suggested label; when the vector store fails, validation
 fails (NEEDS_REVIEW at confidence 0) — the weakness the agent is meant to fix.
@@ -13,11 +13,14 @@ import time
 
 from casework.apps.receipts import evidence
 from casework.apps.receipts.deps import ReceiptsDeps
-from casework.apps.receipts.models import ValidationResult, Verdict, WordRef
+from casework.apps.receipts.models import LabelDecision, Verdict, WordRef
 from casework.apps.receipts.policy import apply_policy
 from casework.apps.receipts.vectors import Neighbour, VectorsUnavailable
+from casework.runtime.calibration import Calibration
+from casework.runtime.decision import EndReason, RunInfo, ToolCallRecord
+from casework.runtime.usage import Usage
 
-__all__ = ["NEIGHBOURS", "baseline_validate", "vote"]
+__all__ = ["NEIGHBOURS", "baseline_decide", "vote"]
 
 NEIGHBOURS = 10
 VALID_SHARE = 0.6
@@ -36,9 +39,12 @@ def vote(found: list[Neighbour], label: str) -> float:
     return support / total if total > 0 else 0.0
 
 
-def baseline_validate(deps: ReceiptsDeps, ref: WordRef) -> ValidationResult:
+def baseline_decide(
+    deps: ReceiptsDeps, ref: WordRef, *, calibration: Calibration | None = None
+) -> LabelDecision:
+    """Edge cases, then the neighbour vote; the policy applied, ``decision.run`` filled."""
     started = time.perf_counter()
-    calls = ["check_edge_cases"]
+    calls = [ToolCallRecord("check_edge_cases", {}, "baseline-1")]
     unavailable: list[str] = []
     edge = evidence.check_edge_cases(deps, ref)
     decision: Verdict
@@ -46,12 +52,15 @@ def baseline_validate(deps: ReceiptsDeps, ref: WordRef) -> ValidationResult:
         decision, confidence = "INVALID", 95.0
         reasoning = f"Edge case: {edge['matches'][0]['reason']}"
     else:
-        calls.append("search_similar_words")
+        calls.append(ToolCallRecord("search_similar_words", {"n": NEIGHBOURS}, "baseline-2"))
         try:
             found = evidence.neighbours(deps, ref, n=NEIGHBOURS)
         except VectorsUnavailable as exc:
             found = None
             unavailable.append("search_similar_words")
+            calls[-1] = ToolCallRecord(
+                "search_similar_words", {"n": NEIGHBOURS}, "baseline-2", ok=False, output=str(exc)
+            )
             decision, confidence = "NEEDS_REVIEW", 0.0
             reasoning = f"Similarity validation failed: {exc}."
         if found is not None:
@@ -68,21 +77,17 @@ def baseline_validate(deps: ReceiptsDeps, ref: WordRef) -> ValidationResult:
             else:
                 decision, confidence = "NEEDS_REVIEW", 50.0
                 reasoning = f"Similar words disagree: {with_label} of {len(found)} carry {ref.suggested_label} (weighted share {share:.2f})."
-    final, confidence, downgraded = apply_policy(decision, confidence)
-    return ValidationResult(
-        receipt=ref.receipt_key,
-        line_id=ref.line_id,
-        word_id=ref.word_id,
-        word_text=ref.word_text,
-        suggested_label=ref.suggested_label,
-        decision=final,
+    final, confidence, downgraded = apply_policy(decision, confidence, calibration)
+    usage = Usage(tool_calls=len(calls), wall_seconds=time.perf_counter() - started)
+    return LabelDecision(
+        verdict=final,
         confidence=confidence,
         reasoning=reasoning,
-        strategy="baseline",
-        raw_decision=decision,
+        raw_verdict=decision,
         policy_applied=downgraded,
-        tool_calls=calls,
+        calibrated_confidence=round(calibration.apply(confidence), 2)
+        if calibration is not None
+        else None,
         unavailable=unavailable,
-        ended_by="rule",
-        seconds=round(time.perf_counter() - started, 4),
+        run=RunInfo(ended_by=EndReason.RULES, strategy="baseline", tool_calls=calls, usage=usage),
     )

@@ -1,7 +1,7 @@
-"""``casework receipts …``: import, seed, inspect, validate, review, harmonise, evaluate.
+"""``casework receipts …``: import, seed, inspect, validate, review, harmonise.
 
-Thin: every command builds deps, calls ``service`` / ``harmonizer`` / ``evalsuite`` and
-prints. Errors a user can cause raise CaseworkError subclasses; the root CLI prints them as
+Thin: every command builds deps, calls ``service`` / ``strategies`` / ``harmonizer`` and
+prints (evaluation is ``casework eval receipts``). Errors a user can cause raise CaseworkError subclasses; the root CLI prints them as
 one sentence.
 """
 
@@ -18,7 +18,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from casework.apps.receipts.models import LABEL_DEFINITIONS, ValidationResult, ValidationStatus
+from casework.apps.receipts.models import (
+    LABEL_DEFINITIONS,
+    LabelDecision,
+    ValidationStatus,
+    WordRef,
+)
 from casework.errors import InputError
 
 __all__ = ["app"]
@@ -40,10 +45,13 @@ app.add_typer(review_app, name="review")
 app.add_typer(edge_app, name="edge-cases")
 
 
-def _deps(*, with_vectors: bool = True) -> Any:
-    from casework.apps.receipts.deps import build_deps
+def _deps(*, with_vectors: bool = True, model: str | None = None) -> Any:
+    """Deps on the configured stores; ``model`` (provider:name) serves every model role."""
+    from casework.apps.receipts.deps import build_deps, settings_models
+    from casework.config import get_settings
 
-    return build_deps(with_vectors=with_vectors)
+    settings = get_settings()
+    return build_deps(settings, with_vectors=with_vectors, models=settings_models(settings, model))
 
 
 def _json(data: Any) -> None:
@@ -275,43 +283,51 @@ def validate(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Validate a suggested LABEL for one word; prints decision, confidence, reasoning and tool calls."""
-    from casework.apps.receipts.service import make_validator, record_result, resolve_ref
+    from casework.apps.receipts.models import LabelInput
+    from casework.apps.receipts.service import record_result
+    from casework.apps.receipts.strategies import decision_json, resolve_input
+    from casework.apps.receipts.strategies import strategy as strategy_named
 
-    deps = _deps()
-    ref = resolve_ref(deps, receipt, line, word, label, reason=reason)
-    validator = make_validator(strategy, deps, model=model)
-    result = validator.validate(ref)
-    calls = _tool_calls(validator)
+    run = strategy_named(strategy)
+    deps = _deps(model=model)
+    request = LabelInput(
+        receipt=receipt, line_id=line, word_id=word, suggested_label=label, reason=reason
+    )
+    ref = resolve_input(deps, request)
+    result = run(request, deps)
+    calls = _tool_calls(result)
     recorded = record_result(deps, ref, result, proposed_by="cli") if record else []
     if as_json:
         _json(
             {
-                **result.model_dump(mode="json"),
+                **decision_json(ref, result),
                 "tool_call_details": calls,
                 "recorded_label_ids": [lab.id for lab in recorded],
             }
         )
         return
-    _print_result(result, calls)
+    _print_result(ref, result, calls)
     if recorded:
         console.print(f"recorded as label {recorded[-1].id} ({recorded[-1].status.value})")
 
 
-def _tool_calls(validator: Any) -> list[dict[str, Any]]:
-    run = getattr(validator, "last_run", None)
-    if run is None:
+def _tool_calls(result: LabelDecision) -> list[dict[str, Any]]:
+    if result.run is None:
         return []
     return [
         {"tool": c.name, "args": c.args, "ok": c.ok, "output": c.output[:160]}
-        for c in run.tool_calls
+        for c in result.run.tool_calls
     ]
 
 
-def _print_result(result: ValidationResult, calls: list[dict[str, Any]]) -> None:
-    colour = {"VALID": "green", "INVALID": "red"}.get(result.decision, "yellow")
+def _print_result(ref: WordRef, result: LabelDecision, calls: list[dict[str, Any]]) -> None:
+    from casework.apps.receipts.strategies import decision_json
+
+    colour = {"VALID": "green", "INVALID": "red"}.get(result.verdict, "yellow")
+    info = decision_json(ref, result)
     console.print(
-        f"[bold {colour}]{result.decision}[/] {result.confidence:.0f}%  {_esc(result.word_text)!r} as {result.suggested_label}"
-        f"  ({result.strategy}{': ' + result.model if result.model else ''}, {result.seconds:.1f}s)",
+        f"[bold {colour}]{result.verdict}[/] {result.confidence:.0f}%  {_esc(ref.word_text)!r} as {ref.suggested_label}"
+        f"  ({info['strategy']}{': ' + info['model'] if info['model'] else ''}, {info['seconds'] or 0:.1f}s)",
         highlight=False,
     )
     console.print(f"reasoning: {_esc(result.reasoning)}", highlight=False)
@@ -321,7 +337,7 @@ def _print_result(result: ValidationResult, calls: list[dict[str, Any]]) -> None
             if c["tool"] == "submit_decision":
                 a = c["args"]
                 console.print(
-                    f"  - submit_decision(decision={a.get('decision')}, confidence={a.get('confidence')})",
+                    f"  - submit_decision(verdict={a.get('verdict')}, confidence={a.get('confidence')})",
                     highlight=False,
                     soft_wrap=True,
                 )
@@ -476,17 +492,17 @@ def harmonize(
 ) -> None:
     """Find outlier labels, validate a replacement for each, apply fixes by confidence."""
     from casework.apps.receipts.harmonizer import harmonize as run_harmonize
-    from casework.apps.receipts.service import make_validator
+    from casework.apps.receipts.strategies import strategy as strategy_named
     from casework.runtime.cache import LookupCache
 
-    deps = _deps().with_cache(LookupCache())
+    run = strategy_named(strategy)
+    deps = _deps(model=model).with_cache(LookupCache())
     if merchant and merchant.lower() not in {m.lower() for m in deps.repo.merchants()}:
         from casework.errors import NotFoundError
 
         raise NotFoundError(
             f"No receipts of merchant {merchant!r}; known merchants: {', '.join(deps.repo.merchants())}."
         )
-    validator = make_validator(strategy, deps, model=model)
     progress = Progress(
         TextColumn("[bold]harmonising[/]"),
         BarColumn(),
@@ -500,7 +516,8 @@ def harmonize(
         report = asyncio.run(
             run_harmonize(
                 deps,
-                validator,
+                strategy,
+                run,
                 merchant=merchant,
                 dry_run=dry_run,
                 concurrency=concurrency,
@@ -559,78 +576,3 @@ def _print_harmonize(report: Any) -> None:
         console.print(
             f"[yellow]warning:[/] similar words unavailable ({report.vector_error}); only edge cases found outliers."
         )
-
-
-# ---------------------------------------------------------------------- evaluate
-@app.command()
-def evaluate(
-    strategy: list[str] = typer.Option(
-        ["baseline"], help="baseline and/or agent (repeat to compare side by side)."
-    ),
-    model: str | None = typer.Option(None, help="provider:name for the agent."),
-    limit: int | None = typer.Option(None, min=1, help="Only the first N cases."),
-    plot: Path | None = typer.Option(
-        None, help="Write the confidence distribution plot (PNG) here."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
-    """The spec's success metrics on the bundled dataset, per strategy, side by side.
-
-    (`casework eval receipts` runs the same suite through the evaluation harness.)"""
-    from casework.apps.receipts.evalsuite import plot_confidence, run_cases, summarize
-
-    results: dict[str, Any] = {}
-    series: dict[str, list[float]] = {}
-    for name in strategy:
-        with Progress(
-            TextColumn(f"[bold]{name}[/]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=Console(stderr=True),
-            disable=as_json,
-        ) as progress:
-            task = progress.add_task(name, total=limit)
-            cases, outputs = run_cases(
-                name, model=model, limit=limit, on_case=lambda c, o, t=task: progress.advance(t)
-            )
-        label = f"agent ({model or 'specialist'})" if name == "agent" else name
-        results[label] = summarize(cases, outputs)
-        series[label] = [float(o.output.get("confidence") or 0) for o in outputs]
-    if plot:
-        plot_confidence(series, plot)
-    if as_json:
-        _json(results | ({"plot": str(plot)} if plot else {}))
-        return
-    names = list(results)
-    table = Table("metric", *names, title="receipts evaluation")
-    rows = [
-        "cases",
-        "verdict_accuracy",
-        "validation_success_rate",
-        "needs_review_rate",
-        "false_positive_rate",
-        "false_negative_rate",
-        "decided_accuracy",
-        "tool_calls_per_decision",
-        "seconds_per_decision",
-        "confidence_mean",
-    ]
-    for row in rows:
-        table.add_row(row, *[_fmt(results[n].get(row)) for n in names])
-    table.add_row(
-        "confidence histogram",
-        *[
-            " ".join(f"{k}:{v}" for k, v in results[n]["confidence_histogram"].items() if v)
-            for n in names
-        ],
-    )
-    console.print(table)
-    if plot:
-        console.print(f"confidence plot: {plot}")
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return "-" if value is None else str(value)

@@ -3,7 +3,12 @@ bundled local model (skipped with a note when the model is not prepared)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
 from rich.console import Console
+
+from casework.runtime.strategy import ModelSource
 
 __all__ = ["DEMO_WORDS", "run_demo"]
 
@@ -15,34 +20,43 @@ DEMO_WORDS = [
 ]
 
 
-def run_demo(console: Console | None = None, *, model: str | None = None) -> None:
-    from casework.apps.receipts.deps import build_deps
-    from casework.apps.receipts.service import make_validator, resolve_ref, seed
+def run_demo(console: Console | None = None, *, model: BaseChatModel | str | None = None) -> None:
+    """``model``: a chat model or a ``provider:name`` spec for the agent (default: settings)."""
+    from casework.apps.receipts.deps import build_deps, settings_models
+    from casework.apps.receipts.models import LabelInput
+    from casework.apps.receipts.service import seed
+    from casework.apps.receipts.strategies import STRATEGIES, decision_json, resolve_input
+    from casework.config import get_settings
     from casework.errors import CaseworkError
 
     console = console or Console()
-    deps = build_deps()
+    settings = get_settings()
+    if isinstance(model, BaseChatModel):
+        chat = model
+        models: ModelSource = lambda role: chat  # noqa: E731 - one model for every role
+    else:
+        models = settings_models(settings, model)
+    deps = build_deps(settings, models=models)
     report = seed(deps)
     console.print(
         f"[bold]receipts[/]: {len(deps.repo.list_receipts())} receipts ({len(report.added)} new), {report.indexed_words} words embedded"
     )
-    baseline = make_validator("baseline", deps)
-    for receipt, line, word, label in DEMO_WORDS[:2]:
-        _show(console, baseline.validate(resolve_ref(deps, receipt, line, word, label)))
-    receipt, line, word, label = DEMO_WORDS[2]
-    try:
-        agent = make_validator("agent", deps, model=model)
-    except CaseworkError as exc:
-        console.print(f"  agent skipped: {exc}")
-        return
-    _show(console, agent.validate(resolve_ref(deps, receipt, line, word, label)))
+    for k, (receipt, line, word, label) in enumerate(DEMO_WORDS):
+        request = LabelInput(receipt=receipt, line_id=line, word_id=word, suggested_label=label)
+        name = "baseline" if k < 2 else "agent"
+        try:
+            decision = STRATEGIES[name](request, deps)
+        except CaseworkError as exc:
+            console.print(f"  {name} skipped: {exc}")
+            return
+        _show(console, decision_json(resolve_input(deps, request), decision))
 
 
-def _show(console: Console, r) -> None:  # r: ValidationResult
-    who = f"{r.strategy}" + (f" ({r.model})" if r.model else "")
+def _show(console: Console, r: dict[str, Any]) -> None:
+    who = f"{r['strategy']}" + (f" ({r['model']})" if r["model"] else "")
     console.print(
-        f"  {r.word_text!r} as {r.suggested_label}: [bold]{r.decision}[/] {r.confidence:.0f}% by {who} "
-        f"in {r.seconds:.1f}s, tools: {', '.join(r.tool_calls) or '-'}",
+        f"  {r['word_text']!r} as {r['suggested_label']}: [bold]{r['verdict']}[/] {r['confidence']:.0f}% by {who} "
+        f"in {r['seconds'] or 0:.1f}s, tools: {', '.join(r['tool_calls']) or '-'}",
         highlight=False,
     )
-    console.print(f"    {r.reasoning[:160]}", highlight=False)
+    console.print(f"    {r['reasoning'][:160]}", highlight=False)

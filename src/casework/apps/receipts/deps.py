@@ -1,19 +1,25 @@
-"""One deps object per run: repository, vector collection, places provider, cache, settings."""
+"""One deps object per run: repository, vector collection, places provider, cache, settings,
+the models of each role and the stored confidence calibrations."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
 
 from casework.apps.receipts.places import LocalPlacesProvider, PlacesProvider
 from casework.apps.receipts.repository import ReceiptsRepository
 from casework.apps.receipts.vectors import COLLECTION
 from casework.config import Settings, get_settings
 from casework.runtime.cache import LookupCache
+from casework.runtime.calibration import Calibration
+from casework.runtime.strategy import ModelSource
 from casework.stores import open_stores
 
-__all__ = ["ReceiptsDeps", "build_deps"]
+__all__ = ["ReceiptsDeps", "build_deps", "settings_models", "stored_calibrations"]
 
 T = TypeVar("T")
 
@@ -31,31 +37,52 @@ class ReceiptsDeps:
     vectors_error: str | None = None
     """Why ``vectors`` is None, for the 'unavailable' answers."""
     extra: dict[str, Any] = field(default_factory=dict)
+    models: ModelSource | None = None
+    """``models(role)`` -> the chat model for a role (the agent strategy asks for ``specialist``);
+    the harness hands in one that records or replays per case."""
+    calibration: Callable[[str, str | None], Calibration | None] | None = None
+    """``calibration(strategy, model)`` -> the stored confidence calibration, if any; the
+    policy thresholds the calibrated confidence."""
 
     def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
         return self.cache.get(key, compute) if self.cache is not None else compute()
 
     def with_cache(self, cache: LookupCache | None = None) -> ReceiptsDeps:
-        return ReceiptsDeps(
-            repo=self.repo,
-            vectors=self.vectors,
-            places=self.places,
-            settings=self.settings,
-            cache=cache or LookupCache(),
-            vectors_error=self.vectors_error,
-            extra=self.extra,
-        )
+        return replace(self, cache=cache or LookupCache())
 
     def without_vectors(self, reason: str = "vector store disabled") -> ReceiptsDeps:
-        return ReceiptsDeps(
-            repo=self.repo,
-            vectors=None,
-            places=self.places,
-            settings=self.settings,
-            cache=self.cache,
-            vectors_error=reason,
-            extra=self.extra,
-        )
+        return replace(self, vectors=None, vectors_error=reason)
+
+    def with_models(self, models: ModelSource) -> ReceiptsDeps:
+        return replace(self, models=models)
+
+
+def settings_models(settings: Settings, spec: str | None = None) -> ModelSource:
+    """The configured model of each role (or ``spec`` for every role), resolved once per role."""
+    from casework.llm import resolve_model
+
+    resolved: dict[str, BaseChatModel] = {}
+    lock = threading.Lock()
+
+    def models(role: str) -> BaseChatModel:
+        with lock:
+            if role not in resolved:
+                resolved[role] = resolve_model(
+                    spec or settings.models.for_role(role), settings=settings
+                )
+            return resolved[role]
+
+    return models
+
+
+def stored_calibrations(settings: Settings) -> Callable[[str, str | None], Calibration | None]:
+    """Loads the calibration of (receipts, strategy, model) from ``<home>/calibration/``."""
+    from casework.runtime.calibration import calibration_path, load_calibration
+
+    def calibration(strategy: str, model: str | None) -> Calibration | None:
+        return load_calibration(calibration_path(settings.home, "receipts", strategy, model))
+
+    return calibration
 
 
 def build_deps(
@@ -67,6 +94,7 @@ def build_deps(
     places: PlacesProvider | None = None,
     with_vectors: bool = True,
     run_migrations: bool = True,
+    models: ModelSource | None = None,
 ) -> ReceiptsDeps:
     """Deps on the configured stores (migrated on first use). A vector store that can't be
     opened gives deps without vectors, not an error: the tools then answer 'unavailable'."""
@@ -89,4 +117,6 @@ def build_deps(
         places=places or LocalPlacesProvider(repo),
         settings=settings,
         vectors_error=error,
+        models=models or settings_models(settings),
+        calibration=stored_calibrations(settings),
     )

@@ -25,15 +25,16 @@ from casework.apps.receipts.models import (
     MONEY_LABELS,
     FixOutcome,
     Label,
+    LabelDecision,
+    LabelInput,
     Receipt,
-    ValidationResult,
     ValidationStatus,
     WordRef,
 )
 from casework.apps.receipts.policy import fix_outcome
 from casework.apps.receipts.repository import LabelChange
 from casework.apps.receipts.rules import amount_role
-from casework.apps.receipts.service import Validator, _refresh
+from casework.apps.receipts.service import _refresh
 from casework.apps.receipts.vectors import (
     Neighbour,
     VectorsUnavailable,
@@ -41,6 +42,7 @@ from casework.apps.receipts.vectors import (
     word_doc_id,
 )
 from casework.runtime.cache import LookupCache
+from casework.runtime.strategy import Strategy
 
 __all__ = [
     "HarmonizeReport",
@@ -91,7 +93,7 @@ class Outlier:
 @dataclass
 class PlannedFix:
     outlier: Outlier
-    validation: ValidationResult | None
+    validation: LabelDecision | None
     outcome: FixOutcome
     changes: list[LabelChange]
     applied_ids: list[int] = field(default_factory=list)
@@ -138,7 +140,7 @@ class HarmonizeReport:
                     "label": f.outlier.label.label_type,
                     "suggestion": f.outlier.suggestion,
                     "reasons": f.outlier.reasons,
-                    "decision": f.validation.decision if f.validation else None,
+                    "decision": f.validation.verdict if f.validation else None,
                     "confidence": f.validation.confidence if f.validation else None,
                     "outcome": f.outcome.value,
                     "applied_label_ids": f.applied_ids,
@@ -263,21 +265,36 @@ def find_outliers(
     return outliers, scanned
 
 
+def label_input(ref: WordRef) -> LabelInput:
+    return LabelInput(
+        receipt=ref.receipt_key,
+        line_id=ref.line_id,
+        word_id=ref.word_id,
+        word=ref.word_text,
+        suggested_label=ref.suggested_label,
+        merchant=ref.merchant_name,
+        reason=ref.original_reasoning,
+        blind=ref.blind,
+    )
+
+
 async def validate_outliers(
     outliers: list[Outlier],
-    validator: Validator,
+    deps: ReceiptsDeps,
+    strategy: Strategy[LabelInput, ReceiptsDeps],
     *,
     concurrency: int = 2,
-    on_done: Callable[[Outlier, ValidationResult | None], None] | None = None,
-) -> list[tuple[Outlier, ValidationResult | None, str | None]]:
+    on_done: Callable[[Outlier, LabelDecision | None], None] | None = None,
+) -> list[tuple[Outlier, LabelDecision | None, str | None]]:
     """Validate each outlier's suggestion with at most ``concurrency`` in flight. A failure of
     one validation is recorded (and sends that outlier to review), never raised."""
     sem = asyncio.Semaphore(max(1, concurrency))
 
-    async def one(o: Outlier) -> tuple[Outlier, ValidationResult | None, str | None]:
+    async def one(o: Outlier) -> tuple[Outlier, LabelDecision | None, str | None]:
         async with sem:
             try:
-                result, error = await validator.avalidate(o.ref()), None
+                result = await asyncio.to_thread(strategy, label_input(o.ref()), deps)
+                error = None
             except Exception as exc:
                 result, error = None, f"{type(exc).__name__}: {exc}"
         if on_done:
@@ -288,7 +305,7 @@ async def validate_outliers(
 
 
 def plan_fixes(
-    results: list[tuple[Outlier, ValidationResult | None, str | None]],
+    results: list[tuple[Outlier, LabelDecision | None, str | None]],
 ) -> list[PlannedFix]:
     """The spec's ``apply_fixes_from_results``: an outcome and the label rows it would append."""
     plans = []
@@ -299,16 +316,14 @@ def plan_fixes(
             outcome = FixOutcome.REVIEW
         else:
             outcome = fix_outcome(
-                v.decision,
+                v.verdict,
                 v.confidence,
                 has_suggestion=has_suggestion,
-                decided=v.ended_by in ("submit", "rule"),
+                decided=v.ended_by is not None and v.ended_by.decided,
             )
-        who = (
-            f"{v.strategy}:{v.model}"
-            if v is not None and v.model
-            else (v.strategy if v else "harmonizer")
-        )
+        run = v.run if v is not None else None
+        strategy = run.strategy if run is not None and run.strategy else "harmonizer"
+        who = f"{strategy}:{run.model}" if run is not None and run.model else strategy
         why = (v.reasoning if v else f"validation failed: {error}")[:1500]
         evidence_note = "; ".join(o.reasons)
         conf = v.confidence if v else None
@@ -401,28 +416,31 @@ def apply_fixes(deps: ReceiptsDeps, plans: list[PlannedFix]) -> None:
 
 async def harmonize(
     deps: ReceiptsDeps,
-    validator: Validator,
+    strategy_name: str,
+    strategy: Strategy[LabelInput, ReceiptsDeps],
     *,
     merchant: str | None = None,
     dry_run: bool = False,
     concurrency: int = 2,
     limit: int | None = None,
     on_found: Callable[[int], None] | None = None,
-    on_done: Callable[[Outlier, ValidationResult | None], None] | None = None,
+    on_done: Callable[[Outlier, LabelDecision | None], None] | None = None,
 ) -> HarmonizeReport:
-    """Find outliers, validate, plan, and (unless ``dry_run``) apply. ``validator`` should be
-    built on ``deps`` (the same cache)."""
+    """Find outliers, validate each suggestion with ``strategy`` (the app's strategy named
+    ``strategy_name``) on ``deps``, plan, and (unless ``dry_run``) apply."""
     started = time.perf_counter()
     cache = deps.cache or LookupCache()
-    report = HarmonizeReport(
-        strategy=validator.name, model=validator.model, merchant=merchant, dry_run=dry_run
-    )
+    report = HarmonizeReport(strategy=strategy_name, model=None, merchant=merchant, dry_run=dry_run)
     if deps.vectors is None:
         report.vector_error = deps.vectors_error or "no vector store"
     outliers, report.labels_scanned = find_outliers(deps, merchant=merchant, limit=limit)
     if on_found:
         on_found(len(outliers))
-    results = await validate_outliers(outliers, validator, concurrency=concurrency, on_done=on_done)
+    results = await validate_outliers(
+        outliers, deps, strategy, concurrency=concurrency, on_done=on_done
+    )
+    models = [v.run.model for _, v, _ in results if v is not None and v.run is not None]
+    report.model = next((m for m in models if m), None)
     report.fixes = plan_fixes(results)
     if not dry_run:
         apply_fixes(deps, report.fixes)

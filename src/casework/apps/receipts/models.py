@@ -1,4 +1,4 @@
-"""Pydantic records, enums and the decision schema of the receipts app (no logic)."""
+"""Pydantic records, enums, the strategy input and the decision of the receipts app (no logic)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
+
+from casework.runtime.decision import Decision
 
 __all__ = [
     "LABEL_DEFINITIONS",
@@ -16,11 +19,11 @@ __all__ = [
     "EdgeCase",
     "FixOutcome",
     "Label",
+    "LabelDecision",
+    "LabelInput",
     "Line",
     "Place",
     "Receipt",
-    "ValidationDecision",
-    "ValidationResult",
     "ValidationStatus",
     "Verdict",
     "Word",
@@ -194,36 +197,37 @@ class EdgeCase(BaseModel):
     merchant_name: str | None = None
 
 
-class ValidationDecision(BaseModel):
-    """The final decision. VALID or INVALID only with confidence above 80; otherwise NEEDS_REVIEW."""
+class LabelInput(BaseModel):
+    """What a strategy decides on: one word and the label suggested for it.
 
-    decision: Verdict = Field(description="VALID, INVALID or NEEDS_REVIEW.")
-    confidence: float = Field(ge=0, le=100, description="Confidence from 0 to 100.")
-    reasoning: str = Field(
-        max_length=500, description="One or two sentences: the evidence that decided it."
-    )
-
-
-class ValidationResult(BaseModel):
-    """What any strategy (agent or baseline) returns for one word and suggested label."""
+    The same keys as the evaluation cases' ``inputs``; ``receipt`` is ``image_id#n`` (or a
+    slug / id prefix the repository resolves)."""
 
     receipt: str
     line_id: int
     word_id: int
-    word_text: str
     suggested_label: str
-    decision: Verdict
-    confidence: float
-    reasoning: str
-    strategy: str
-    model: str | None = None
-    raw_decision: Verdict | None = None
-    """The decision before the policy; differs when a low-confidence VALID/INVALID was downgraded."""
-    policy_applied: bool = False
-    tool_calls: list[str] = Field(default_factory=list)
-    unavailable: list[str] = Field(default_factory=list)
-    """Sources that answered 'unavailable' during this validation."""
-    ended_by: str = "submit"
-    seconds: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
+    word: str | None = None
+    """The word's text as the caller saw it; when given, the stored word must match."""
+    merchant: str | None = None
+    reason: str = ""
+    """Why the label was suggested (the model reads it)."""
+    blind: bool = False
+    """Hide the word's own stored labels from every source (evaluation: the answer can't leak)."""
+
+
+class LabelDecision(Decision):
+    """Whether a suggested label fits its word. VALID or INVALID only with confidence above
+    80; otherwise NEEDS_REVIEW (the policy enforces it after the model)."""
+
+    verdict: Verdict = Field(description="VALID, INVALID or NEEDS_REVIEW.")
+    reasoning: str = Field(
+        max_length=500, description="One or two sentences: the evidence that decided it."
+    )
+    raw_verdict: SkipJsonSchema[Verdict | None] = None
+    """The verdict before the policy; differs when a low-confidence VALID/INVALID was downgraded."""
+    policy_applied: SkipJsonSchema[bool] = False
+    calibrated_confidence: SkipJsonSchema[float | None] = None
+    """The confidence the threshold acted on, when a stored calibration mapped it."""
+    unavailable: SkipJsonSchema[list[str]] = Field(default_factory=list)
+    """Sources that answered 'unavailable' during this decision."""

@@ -1,7 +1,8 @@
 """The decision policy, enforced after the agent (not only asked for in the prompt).
 
 * A strategy may answer VALID or INVALID only with confidence above 80; anything else
-  becomes NEEDS_REVIEW (``apply_policy``).
+  becomes NEEDS_REVIEW (``apply_policy``). When a calibration was fitted on an evaluation run
+  (``casework eval calibrate RUN``), the 80 applies to the calibrated confidence.
 * The harmoniser applies a fix by confidence, as the spec's ``apply_fixes_from_results``:
   a validated suggestion creates the new label; a validation below 50 marks the old label
   INVALID (wrong, but the right one is unknown); everything in between goes to review
@@ -11,6 +12,7 @@
 from __future__ import annotations
 
 from casework.apps.receipts.models import FixOutcome, Verdict
+from casework.runtime.calibration import Calibration
 
 __all__ = ["DECISION_THRESHOLD", "INVALIDATE_BELOW", "apply_policy", "fix_outcome"]
 
@@ -20,10 +22,15 @@ INVALIDATE_BELOW = 50.0
 """Below this validation confidence an outlier's label is marked INVALID."""
 
 
-def apply_policy(decision: Verdict, confidence: float) -> tuple[Verdict, float, bool]:
-    """(decision, confidence, downgraded). Confidence is clamped to 0-100."""
+def apply_policy(
+    decision: Verdict, confidence: float, calibration: Calibration | None = None
+) -> tuple[Verdict, float, bool]:
+    """(decision, confidence, downgraded). Confidence is clamped to 0-100; with a
+    ``calibration`` the threshold acts on the calibrated confidence (how often decisions
+    stated at this confidence were right), the returned confidence stays the stated one."""
     confidence = max(0.0, min(100.0, float(confidence)))
-    if decision in ("VALID", "INVALID") and confidence <= DECISION_THRESHOLD:
+    effective = calibration.apply(confidence) if calibration is not None else confidence
+    if decision in ("VALID", "INVALID") and effective <= DECISION_THRESHOLD:
         return "NEEDS_REVIEW", confidence, True
     return decision, confidence, False
 

@@ -1,30 +1,25 @@
 """What the CLI, the API, the evaluation and the demo call: import, seed, index, resolve a
-word, validate it with a strategy, record the result, review.
+word, record a decision, review. The strategies themselves are in ``strategies``.
 
 Thin orchestration over the repository, vectors, agent and baseline; no prompts, no SQL.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Protocol
 
-from langchain_core.language_models import BaseChatModel
-
-from casework.apps.receipts.baseline import baseline_validate
 from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.importer import parse_file
 from casework.apps.receipts.models import (
     LABEL_DEFINITIONS,
     Label,
+    LabelDecision,
     Receipt,
-    ValidationResult,
     ValidationStatus,
     WordRef,
 )
@@ -39,23 +34,16 @@ from casework.apps.receipts.vectors import (
 from casework.errors import InputError, NotFoundError
 
 __all__ = [
-    "STRATEGIES",
-    "AgentValidator",
-    "BaselineValidator",
     "ImportReport",
-    "Validator",
     "bundled_receipt_files",
     "check_label",
     "ensure_indexed",
     "import_files",
-    "make_validator",
     "record_result",
     "resolve_ref",
     "review_decide",
     "seed",
 ]
-
-STRATEGIES = ("baseline", "agent")
 
 
 @dataclass
@@ -163,92 +151,6 @@ def resolve_ref(
     )
 
 
-# ---------------------------------------------------------------------- strategies
-class Validator(Protocol):
-    name: str
-    model: str | None
-
-    def validate(self, ref: WordRef) -> ValidationResult: ...
-    async def avalidate(self, ref: WordRef) -> ValidationResult: ...
-
-
-class BaselineValidator:
-    """The similarity baseline (no model)."""
-
-    name = "baseline"
-    model = None
-
-    def __init__(self, deps: ReceiptsDeps) -> None:
-        self.deps = deps
-
-    def validate(self, ref: WordRef) -> ValidationResult:
-        return baseline_validate(self.deps, ref)
-
-    async def avalidate(self, ref: WordRef) -> ValidationResult:
-        return await asyncio.to_thread(baseline_validate, self.deps, ref)
-
-
-class AgentValidator:
-    """The ReAct validation agent with one chat model."""
-
-    name = "agent"
-
-    def __init__(
-        self,
-        deps: ReceiptsDeps,
-        model: BaseChatModel,
-        *,
-        model_spec: str | None = None,
-        trace_dir: Path | None = None,
-    ) -> None:
-        from casework.apps.receipts.agent import build_agent
-
-        self.deps = deps
-        self.agent = build_agent(deps, model, trace_dir=trace_dir)
-        self.model = model_spec or getattr(model, "model_name", None) or type(model).__name__
-        self.last_run: Any = None
-
-    def validate(self, ref: WordRef) -> ValidationResult:
-        from casework.apps.receipts.agent import run_agent
-
-        result, self.last_run = run_agent(self.agent, ref)
-        result.model = self.model
-        return result
-
-    async def avalidate(self, ref: WordRef) -> ValidationResult:
-        from casework.apps.receipts.agent import arun_agent
-
-        result, self.last_run = await arun_agent(self.agent, ref)
-        result.model = self.model
-        return result
-
-
-def make_validator(
-    strategy: str,
-    deps: ReceiptsDeps,
-    *,
-    model: BaseChatModel | str | None = None,
-    trace_dir: Path | None = None,
-) -> Validator:
-    """``baseline`` or ``agent`` (with a chat model or a ``provider:name`` spec; default: the
-    configured specialist model)."""
-    if strategy == "baseline":
-        return BaselineValidator(deps)
-    if strategy != "agent":
-        raise InputError(f"Unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}.")
-    from casework.llm import resolve_model
-
-    spec = model if isinstance(model, str) else None
-    if model is None or isinstance(model, str):
-        spec = model or deps.settings.models.for_role("specialist")
-        chat = resolve_model(spec, settings=deps.settings)
-    else:
-        chat = model
-    return AgentValidator(
-        deps, chat, model_spec=spec, trace_dir=trace_dir or deps.settings.traces_dir
-    )
-
-
 # ---------------------------------------------------------------------- recording and review
 def _current_label(deps: ReceiptsDeps, word_pk: int, label_type: str) -> Label | None:
     current = [
@@ -268,20 +170,22 @@ def _refresh(deps: ReceiptsDeps, receipt_pk: int, word_pks: set[int]) -> None:
 
 
 def record_result(
-    deps: ReceiptsDeps, ref: WordRef, result: ValidationResult, *, proposed_by: str = "cli"
+    deps: ReceiptsDeps, ref: WordRef, result: LabelDecision, *, proposed_by: str = "cli"
 ) -> list[Label]:
     """Append the validation as a label row (the audit trail). A decision on a label the word
     already has supersedes that label; otherwise it is a new label proposed by ``proposed_by``."""
     r = deps.repo.get_receipt_by_key(ref.image_id, ref.receipt_id)
     word = deps.repo.get_word(r.id, ref.line_id, ref.word_id)
     existing = _current_label(deps, word.id, ref.suggested_label)
-    who = f"{result.strategy}:{result.model}" if result.model else result.strategy
+    run = result.run
+    strategy = run.strategy if run is not None and run.strategy else "unknown"
+    who = f"{strategy}:{run.model}" if run is not None and run.model else strategy
     labels = deps.repo.append_labels(
         [
             LabelChange(
                 word_pk=word.id,
                 label_type=ref.suggested_label,
-                status=ValidationStatus(result.decision),
+                status=ValidationStatus(result.verdict),
                 proposed_by=existing.proposed_by if existing else proposed_by,
                 reasoning=result.reasoning,
                 confidence=result.confidence,

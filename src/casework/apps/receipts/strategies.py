@@ -1,0 +1,135 @@
+"""The receipts strategies: plain functions ``run(input, deps) -> LabelDecision``.
+
+The CLI (``receipts validate``, ``harmonize``), the API (``POST /receipts/validate``) and the
+evaluation (``casework eval receipts --strategy S``) all call these, by name, with the same
+kind of deps; what is measured is what users run. Each resolves the input to the stored word,
+decides, applies the policy (on the stored calibration of (strategy, model), if any) and fills
+``decision.run``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from casework.apps.receipts.agent import agent_for, model_name, run_agent
+from casework.apps.receipts.baseline import baseline_decide
+from casework.apps.receipts.deps import ReceiptsDeps
+from casework.apps.receipts.evidence import word_facts
+from casework.apps.receipts.models import LabelDecision, LabelInput, WordRef
+from casework.apps.receipts.policy import apply_policy
+from casework.apps.receipts.rules import decide_by_rules
+from casework.apps.receipts.service import resolve_ref
+from casework.errors import ConfigError, InputError
+from casework.runtime.decision import EndReason, RunInfo
+from casework.runtime.strategy import Strategy
+from casework.runtime.usage import Usage
+
+__all__ = [
+    "STRATEGIES",
+    "agent",
+    "baseline",
+    "decision_json",
+    "resolve_input",
+    "rules",
+    "strategy",
+]
+
+AGENT_ROLE = "specialist"
+"""The model role the agent asks ``deps.models`` for."""
+
+
+def resolve_input(deps: ReceiptsDeps, input: LabelInput) -> WordRef:
+    """The stored word the input names (NotFound / InputError when it names none, or when
+    ``input.word`` differs from the stored text)."""
+    ref = resolve_ref(
+        deps,
+        input.receipt,
+        input.line_id,
+        input.word_id,
+        input.suggested_label,
+        reason=input.reason,
+        blind=input.blind,
+    )
+    if input.word is not None and input.word != ref.word_text:
+        raise InputError(
+            f"Word {input.line_id}/{input.word_id} of {input.receipt} is {ref.word_text!r}, not {input.word!r}; check the ids."
+        )
+    return ref
+
+
+def baseline(input: LabelInput, deps: ReceiptsDeps) -> LabelDecision:
+    """The similarity baseline: edge cases, then a vote of similar words (no model)."""
+    calibration = deps.calibration("baseline", None) if deps.calibration else None
+    return baseline_decide(deps, resolve_input(deps, input), calibration=calibration)
+
+
+def rules(input: LabelInput, deps: ReceiptsDeps) -> LabelDecision:
+    """The rule layer alone (receipts/rules.py): no model, no vector search. It shows what the
+    model adds over the rules in the evaluation."""
+    started = time.perf_counter()
+    ref = resolve_input(deps, input)
+    decided = decide_by_rules(word_facts(deps, ref))
+    calibration = deps.calibration("rules", None) if deps.calibration else None
+    final, confidence, downgraded = apply_policy(decided.verdict, decided.confidence, calibration)
+    return LabelDecision(
+        verdict=final,
+        confidence=confidence,
+        reasoning=decided.reasoning,
+        evidence=decided.evidence,
+        raw_verdict=decided.verdict,
+        policy_applied=downgraded,
+        calibrated_confidence=round(calibration.apply(confidence), 2)
+        if calibration is not None
+        else None,
+        run=RunInfo(
+            ended_by=EndReason.RULES,
+            strategy="rules",
+            usage=Usage(wall_seconds=time.perf_counter() - started),
+        ),
+    )
+
+
+def agent(input: LabelInput, deps: ReceiptsDeps) -> LabelDecision:
+    """The ReAct agent on ``deps.models("specialist")`` with the six evidence tools."""
+    if deps.models is None:
+        raise ConfigError("The agent strategy needs a model: these deps carry no models.")
+    ref = resolve_input(deps, input)
+    model = deps.models(AGENT_ROLE)
+    name = model_name(model)
+    calibration = deps.calibration("agent", name) if deps.calibration else None
+    return run_agent(agent_for(deps, model), ref, calibration=calibration)
+
+
+def decision_json(ref: WordRef, result: LabelDecision) -> dict[str, Any]:
+    """The decision with the word it is about and how it was reached (CLI and API)."""
+    run = result.run
+    usage = run.usage if run is not None else None
+    return {
+        "receipt": ref.receipt_key,
+        "line_id": ref.line_id,
+        "word_id": ref.word_id,
+        "word_text": ref.word_text,
+        "suggested_label": ref.suggested_label,
+        **result.model_dump(mode="json"),
+        "strategy": run.strategy if run is not None else None,
+        "model": run.model if run is not None else None,
+        "ended_by": run.ended_by.value if run is not None else None,
+        "tool_calls": run.tool_names if run is not None else [],
+        "seconds": round(usage.wall_seconds, 3) if usage is not None else None,
+        "input_tokens": usage.input_tokens if usage is not None else 0,
+        "output_tokens": usage.output_tokens if usage is not None else 0,
+    }
+
+
+STRATEGIES: dict[str, Strategy[LabelInput, ReceiptsDeps]] = {
+    "rules": rules,
+    "baseline": baseline,
+    "agent": agent,
+}
+
+
+def strategy(name: str) -> Strategy[LabelInput, ReceiptsDeps]:
+    if name not in STRATEGIES:
+        raise InputError(f"Unknown strategy {name!r}; use one of {', '.join(STRATEGIES)}.")
+    return STRATEGIES[name]
