@@ -251,7 +251,7 @@ def json_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, st
                 "--strategy",
                 "baseline",
                 "--limit",
-                "2",
+                "12",
                 "--json",
                 "--no-progress",
             )

@@ -134,15 +134,20 @@ def test_word_history_needs_integer_ids(client):
     assert res.status_code == 422 and res.json()["detail"][0]["loc"] == ["path", "line_id"]
 
 
+def test_validate_names_the_strategies_it_knows(client):
+    res = client.post(
+        "/receipts/validate",
+        json={"receipt": "chevron", "line_id": 1, "word_id": 1, "label": "TAX", "strategy": "nope"},
+    )
+    assert res.status_code == 422
+    assert res.json()["detail"] == "Unknown strategy 'nope'; use one of rules, baseline, agent."
+
+
 @pytest.mark.parametrize(
     ("payload", "loc"),
     [
         ({"line_id": 1, "word_id": 1, "label": "TAX"}, ["body", "receipt"]),
         ({"receipt": "chevron", "line_id": "x", "word_id": 1, "label": "TAX"}, ["body", "line_id"]),
-        (
-            {"receipt": "chevron", "line_id": 1, "word_id": 1, "label": "TAX", "strategy": "nope"},
-            ["body", "strategy"],
-        ),
         (
             {"receipt": "chevron", "line_id": 1, "word_id": 1, "label": "TAX", "reason": "x" * 501},
             ["body", "reason"],

@@ -169,7 +169,7 @@ def test_cases_from_the_users_imported_receipts(small):
     assert cases and all(c.id.startswith("chevron-") for c in cases)
     assert {c.expected["verdict"] for c in cases} == {"VALID", "INVALID"}
     assert len(user_cases(small.settings, None)) > len(cases)  # all four receipts
-    with pytest.raises(InputError, match="No imported receipt nosuch"):
+    with pytest.raises(InputError, match="No receipt 'nosuch'"):
         user_cases(small.settings, ["nosuch"])
     suite = APP.eval_suite()
     chosen = suite.cases(small.settings, {"receipts": ["chevron"]})

@@ -64,7 +64,7 @@ PUBLIC = {
     },
     "repository": {"LabelChange", "ReceiptsRepository"},
     "tools": {"TOOL_NAMES", "build_tools", "dumps"},
-    "deps": {"ReceiptsDeps", "build_deps"},
+    "deps": {"ReceiptsDeps", "build_deps", "settings_models", "stored_calibrations"},
     "tables": {"EdgeCaseRow", "LabelRow", "LineRow", "PlaceRow", "ReceiptRow", "WordRow"},
 }
 
@@ -118,5 +118,5 @@ def test_app_is_registered():
     commands = {c.name or c.callback.__name__ for c in spec.cli().registered_commands}
     assert "evaluate" not in commands  # one evaluation path: `casework eval receipts`
     strategies = spec.strategies()
-    assert list(strategies) == ["baseline", "agent"]
+    assert list(strategies) == ["rules", "baseline", "agent"]
     assert dict(strategies) == dict(spec.eval_suite().strategies)
