@@ -3,7 +3,12 @@ bundled local model (skipped with a note when the model is not prepared)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from casework.apps.receipts.models import ValidationResult
 
 __all__ = ["DEMO_WORDS", "run_demo"]
 
@@ -38,7 +43,7 @@ def run_demo(console: Console | None = None, *, model: str | None = None) -> Non
     _show(console, agent.validate(resolve_ref(deps, receipt, line, word, label)))
 
 
-def _show(console: Console, r) -> None:  # r: ValidationResult
+def _show(console: Console, r: ValidationResult) -> None:
     who = f"{r.strategy}" + (f" ({r.model})" if r.model else "")
     console.print(
         f"  {r.word_text!r} as {r.suggested_label}: [bold]{r.decision}[/] {r.confidence:.0f}% by {who} "

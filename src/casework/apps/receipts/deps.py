@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from casework.apps.receipts.places import LocalPlacesProvider, PlacesProvider
 from casework.apps.receipts.repository import ReceiptsRepository
@@ -31,7 +31,7 @@ class LookupCache:
         with self._lock:
             if key in self._data:
                 self.hits += 1
-                return self._data[key]
+                return cast(T, self._data[key])  # stored by compute() for this key
         value = compute()
         with self._lock:
             self.misses += 1

@@ -29,12 +29,18 @@ class PlacesProvider(Protocol):
         ...
 
 
+class PlaceStore(Protocol):
+    """The one repository method the local provider reads (the SQL repository has it)."""
+
+    def place(self, place_id: int) -> Place | None: ...
+
+
 class LocalPlacesProvider:
     """Places from the local table (derived at import)."""
 
     name = "local"
 
-    def __init__(self, repo) -> None:  # repo: SqlReceiptsRepository
+    def __init__(self, repo: PlaceStore) -> None:
         self.repo = repo
 
     def lookup(self, receipt: Receipt) -> Place | None:
