@@ -43,6 +43,7 @@ test-fast: $(VENV)/.installed
 lint: $(VENV)/.installed
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
+	$(BIN)/mypy
 
 format: $(VENV)/.installed
 	$(BIN)/ruff check --fix src tests

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from langchain.tools import ToolRuntime, tool
 from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel, Field
 
 from casework.config import Limits
@@ -19,7 +20,7 @@ from casework.runtime.react import ReactAgent
 
 __all__ = ["ORDERS", "OrderRef", "SmokeDecision", "build_smoke_agent"]
 
-ORDERS = {
+ORDERS: dict[str, dict[str, Any]] = {
     "A-1001": {
         "status": "delivered",
         "carrier": "UPS",
@@ -28,7 +29,7 @@ ORDERS = {
     },
     "A-1002": {"status": "in transit", "carrier": "USPS", "delivered_on": None, "customer": "C-9"},
 }
-CUSTOMERS = {
+CUSTOMERS: dict[str, dict[str, Any]] = {
     "C-7": {"name": "Dana Ruiz", "open_claims": 0},
     "C-9": {"name": "Lee Park", "open_claims": 3},
 }
@@ -50,13 +51,13 @@ class SmokeDecision(BaseModel):
 
 
 @tool
-def get_order_status(runtime: ToolRuntime[OrderRef]) -> dict:
+def get_order_status(runtime: ToolRuntime[OrderRef]) -> dict[str, Any]:
     """Get the shipping status of the order under review."""
     return {"order_id": runtime.context.order_id, **ORDERS[runtime.context.order_id]}
 
 
 @tool
-def get_customer(runtime: ToolRuntime[OrderRef]) -> dict:
+def get_customer(runtime: ToolRuntime[OrderRef]) -> dict[str, Any]:
     """Get the customer of the order under review and their open claims."""
     customer = ORDERS[runtime.context.order_id]["customer"]
     return {"customer_id": customer, **CUSTOMERS[customer]}
@@ -69,7 +70,10 @@ SYSTEM = (
 
 
 def build_smoke_agent(
-    model: BaseChatModel, *, trace_dir: Path | None = None, checkpointer=None
+    model: BaseChatModel,
+    *,
+    trace_dir: Path | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> ReactAgent[SmokeDecision]:
     return ReactAgent(
         model=model,

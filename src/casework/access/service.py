@@ -20,6 +20,7 @@ from typing import Any
 from pwdlib import PasswordHash
 from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from casework.access.tables import TokenRow, UserRow
 from casework.config import Settings, get_settings
@@ -176,7 +177,7 @@ def _check_password(password: str) -> str:
     return password
 
 
-def _find_user(session: Any, name: str) -> UserRow:
+def _find_user(session: Session, name: str) -> UserRow:
     row = session.scalars(select(UserRow).where(UserRow.name == name)).one_or_none()
     if row is None:
         raise NotFoundError(f"No user {name!r}; list them with `casework user list`.")

@@ -12,13 +12,18 @@ import json
 import re
 import statistics
 import time
+from collections.abc import Callable
 from importlib import resources
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from casework.errors import CaseworkError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 __all__ = ["load_cases", "print_local_tools_report", "run_local_tools_bench"]
 
@@ -29,7 +34,8 @@ _WARM_SLACK = 3  # tokens beyond the new ones a warm step may evaluate (see _pre
 def load_cases() -> dict[str, Any]:
     """The benchmark data: ``tools`` (name -> description, parameters), ``cases``, ``multi_step``."""
     text = resources.files("casework.bench").joinpath("local_tools_cases.json").read_text()
-    return json.loads(text)
+    data: dict[str, Any] = json.loads(text)
+    return data
 
 
 def _tool_dicts(data: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
@@ -65,7 +71,7 @@ def _outcome(message: AIMessage) -> tuple[str, dict[str, Any]]:
 
 
 def _metrics(message: AIMessage) -> dict[str, Any]:
-    usage = message.usage_metadata or {}
+    usage: dict[str, Any] = dict(message.usage_metadata or {})
     meta = message.response_metadata or {}
     return {
         "prompt_tokens": usage.get("input_tokens"),
@@ -221,28 +227,34 @@ class _progress:
     """A Rich progress bar over calls, or nothing; yields an ``advance()`` callable."""
 
     def __init__(self, enabled: bool, total: int) -> None:
-        self.enabled, self.total, self.bar = enabled, total, None
+        self.enabled, self.total = enabled, total
+        self.bar: Progress | None = None
 
-    def __enter__(self) -> Any:
+    def __enter__(self) -> Callable[[], None]:
         if not self.enabled:
             return lambda: None
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-        self.bar = Progress(
+        bar = self.bar = Progress(
             TextColumn("local-tools"),
             BarColumn(),
             MofNCompleteColumn(),
             console=Console(stderr=True),
             transient=True,
         )
-        self.bar.__enter__()
-        task = self.bar.add_task("calls", total=self.total)
-        return lambda: self.bar.advance(task)  # type: ignore[union-attr]
+        bar.__enter__()
+        task = bar.add_task("calls", total=self.total)
+        return lambda: bar.advance(task)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if self.bar is not None:
-            self.bar.__exit__(*exc)
+            self.bar.__exit__(exc_type, exc, tb)
 
 
 def print_local_tools_report(result: dict[str, Any], console: Any = None) -> None:

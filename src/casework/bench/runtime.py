@@ -17,7 +17,7 @@ import statistics
 import time
 from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -87,9 +87,11 @@ def _bare_once(steps: int) -> tuple[float, float]:
 
     def route(state: MessagesState) -> str:
         last = state["messages"][-1]
-        if any(c["name"] == "submit_decision" for c in last.tool_calls):
+        if isinstance(last, AIMessage) and any(
+            c["name"] == "submit_decision" for c in last.tool_calls
+        ):
             return END
-        return tools_condition(state)
+        return tools_condition(state["messages"])
 
     graph = StateGraph(MessagesState)
     graph.add_node("model", agent_node)

@@ -47,8 +47,11 @@ def fingerprint(messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]
         sort_keys=True,
         default=str,
     )
-    h = lambda s: hashlib.sha256(s.encode()).hexdigest()[:16]  # noqa: E731
-    return {"prompt": h(prompt), "tools": h(schemas), "key": h(prompt + schemas)}
+    return {"prompt": _digest(prompt), "tools": _digest(schemas), "key": _digest(prompt + schemas)}
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class Cassette:

@@ -75,7 +75,7 @@ class ScriptedChatModel(BaseChatModel):
     latency: float = 0.0
     model_name: str = "scripted"
     bound_tools: list[str] = Field(default_factory=list)
-    script: Any = Field(default=None, repr=False)
+    script: _Script | None = Field(default=None, repr=False)
     _bound_copies: dict[tuple[str, ...], ScriptedChatModel] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, __context: Any) -> None:
@@ -86,12 +86,18 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "scripted"
 
+    def _shared_script(self) -> _Script:
+        # Optional only as a field default: model_post_init always sets it.
+        assert self.script is not None
+        return self.script
+
     @property
     def calls(self) -> int:
-        return self.script.position
+        return self._shared_script().position
 
     def assert_exhausted(self) -> None:
-        left = len(self.script.steps) - self.script.position
+        script = self._shared_script()
+        left = len(script.steps) - script.position
         if left:
             raise AssertionError(f"The scripted model has {left} unused steps.")
 
@@ -112,7 +118,7 @@ class ScriptedChatModel(BaseChatModel):
         if self.responder is not None:
             message = self.responder(list(messages), list(self.bound_tools))
         else:
-            message = self.script.next(list(messages))
+            message = self._shared_script().next(list(messages))
         for tc in message.tool_calls:
             if self.bound_tools and tc["name"] not in self.bound_tools:
                 raise ModelError(

@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fastapi import Depends, HTTPException, Request
 from sqlalchemy import ColumnElement, Integer, or_, true
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, QueryableAttribute, mapped_column
 
 from casework.errors import CaseworkError
 
@@ -104,14 +104,18 @@ def owner_for(tenant: Caller | None) -> int | None:
     return tenant.user_id if tenant is not None else None
 
 
-def visible_to(owner_column: Any, tenant: Caller | None) -> ColumnElement[bool]:
+def visible_to(
+    owner_column: QueryableAttribute[int | None], tenant: Caller | None
+) -> ColumnElement[bool]:
     """WHERE clause for reads: the tenant's own rows plus shared ones (all rows for the operator)."""
     if tenant is None:
         return true()
     return or_(owner_column == tenant.user_id, owner_column.is_(None))
 
 
-def writable_by(owner_column: Any, tenant: Caller | None) -> ColumnElement[bool]:
+def writable_by(
+    owner_column: QueryableAttribute[int | None], tenant: Caller | None
+) -> ColumnElement[bool]:
     """WHERE clause for updates and deletes: only the tenant's own rows (shared rows are read-only)."""
     if tenant is None:
         return true()
@@ -120,7 +124,8 @@ def writable_by(owner_column: Any, tenant: Caller | None) -> ColumnElement[bool]
 
 def get_settings_dep(request: Request) -> Settings:
     """FastAPI dependency: the settings ``create_app(settings)`` was built with."""
-    return request.app.state.settings
+    settings: Settings = request.app.state.settings  # Starlette's app.state is untyped
+    return settings
 
 
 def current_caller(request: Request) -> Caller:

@@ -447,7 +447,10 @@ class ReactAgent(Generic[DecisionT]):
 
     # ------------------------------------------------------------------ running
     def _start(
-        self, input: str | list[BaseMessage] | Command | None, thread_id: str | None, trace: bool
+        self,
+        input: str | list[BaseMessage] | Command[Any] | None,
+        thread_id: str | None,
+        trace: bool,
     ) -> _Run[DecisionT]:
         run_id = uuid.uuid4().hex[:12]
         thread_id = thread_id or run_id
@@ -478,7 +481,7 @@ class ReactAgent(Generic[DecisionT]):
 
     def iter_events(
         self,
-        input: str | list[BaseMessage] | Command | None,
+        input: str | list[BaseMessage] | Command[Any] | None,
         *,
         context: Any = None,
         thread_id: str | None = None,
@@ -501,7 +504,7 @@ class ReactAgent(Generic[DecisionT]):
 
     async def aiter_events(
         self,
-        input: str | list[BaseMessage] | Command | None,
+        input: str | list[BaseMessage] | Command[Any] | None,
         *,
         context: Any = None,
         thread_id: str | None = None,
@@ -547,7 +550,8 @@ class ReactAgent(Generic[DecisionT]):
             input, context=context, thread_id=thread_id, trace=trace
         ):
             last = event
-        return last["result"]
+        result: RunResult[DecisionT] = last["result"]
+        return result
 
     def resume(
         self,
@@ -686,11 +690,13 @@ def _submitted_decision(
     return None
 
 
-def _last(events: Iterator[Event]) -> Any:
+def _last(events: Iterator[Event]) -> RunResult[Any]:
     last: Any = None
     for event in events:
         last = event
-    return last["result"]
+    # The last event is always ``complete``, whose "result" is the run's RunResult.
+    result: RunResult[Any] = last["result"]
+    return result
 
 
 def _model_name(model: Any) -> str:

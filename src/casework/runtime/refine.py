@@ -75,29 +75,31 @@ def build_refinement_loop(
         return {"evaluation": check, "history": [_attempt(state, state["validation"], check)]}
 
     def feedback_node(state: RefineState) -> dict[str, Any]:
-        errors = list(
-            state["validation"].errors
-            if state.get("validation") and not state["validation"].ok
-            else []
-        )
-        if state.get("evaluation") and not state["evaluation"].ok:
-            errors += state["evaluation"].errors
+        validation, evaluation = state.get("validation"), state.get("evaluation")
+        errors = list(validation.errors if validation and not validation.ok else [])
+        if evaluation and not evaluation.ok:
+            errors += evaluation.errors
         text = summarize(errors) if summarize else "\n".join(f"- {e}" for e in errors)
         return {"feedback": text}
 
     def after_validate(state: RefineState) -> str:
-        if state["validation"].ok:
+        validation = state.get("validation")
+        if validation is not None and validation.ok:
             return EVALUATE if evaluate is not None else END
         return FEEDBACK if state["attempts"] < max_attempts else END
 
     def after_evaluate(state: RefineState) -> str:
-        if state["evaluation"].ok or state["attempts"] >= max_attempts:
+        evaluation = state.get("evaluation")
+        if (evaluation is not None and evaluation.ok) or state["attempts"] >= max_attempts:
             return END
         return FEEDBACK
 
     def finish(state: RefineState) -> dict[str, Any]:
-        ok = state["validation"].ok and (
-            evaluate is None or (state.get("evaluation") and state["evaluation"].ok)
+        validation, evaluation = state.get("validation"), state.get("evaluation")
+        ok = (
+            validation is not None
+            and validation.ok
+            and (evaluate is None or (evaluation is not None and evaluation.ok))
         )
         return {"status": "accepted" if ok else "max_attempts"}
 

@@ -9,6 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 
 __all__ = ["PRICES", "NodeUsage", "Usage", "UsageCallback", "price_for"]
@@ -116,11 +117,19 @@ class UsageCallback(BaseCallbackHandler):
         agent = metadata.get("lc_agent_name")
         return f"{agent}/{node}" if agent else str(node)
 
-    def on_chat_model_start(self, serialized, messages, *, run_id, metadata=None, **kw) -> None:
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        metadata: dict[str, Any] | None = None,
+        **kw: Any,
+    ) -> None:
         with self._lock:
             self._started[run_id] = (time.perf_counter(), self._node(metadata))
 
-    def on_llm_end(self, response: LLMResult, *, run_id, **kw) -> None:
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kw: Any) -> None:
         with self._lock:
             started, node = self._started.pop(run_id, (time.perf_counter(), "run"))
             elapsed = time.perf_counter() - started
@@ -154,14 +163,22 @@ class UsageCallback(BaseCallbackHandler):
                 if u.cost_usd is not None:
                     u.cost_usd += cost
 
-    def on_tool_start(self, serialized, input_str, *, run_id, metadata=None, **kw) -> None:
+    def on_tool_start(
+        self,
+        serialized: dict[str, Any],
+        input_str: str,
+        *,
+        run_id: UUID,
+        metadata: dict[str, Any] | None = None,
+        **kw: Any,
+    ) -> None:
         with self._lock:
             self._started[run_id] = (time.perf_counter(), self._node(metadata))
 
-    def on_tool_end(self, output, *, run_id, **kw) -> None:
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
         self._tool_done(run_id)
 
-    def on_tool_error(self, error, *, run_id, **kw) -> None:
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
         self._tool_done(run_id)
 
     def _tool_done(self, run_id: UUID) -> None:

@@ -17,8 +17,10 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, MetaData, create_engine, event
+from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
 
 from casework.errors import ConfigError
 
@@ -65,7 +67,9 @@ def get_engine(url: str) -> Engine:
             engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
             @event.listens_for(engine, "connect")
-            def _sqlite_pragmas(dbapi_conn, _record) -> None:  # pragma: no cover - trivial
+            def _sqlite_pragmas(
+                dbapi_conn: DBAPIConnection, _record: ConnectionPoolEntry
+            ) -> None:  # pragma: no cover - trivial
                 cur = dbapi_conn.cursor()
                 cur.execute("PRAGMA foreign_keys=ON")
                 cur.execute("PRAGMA journal_mode=WAL")

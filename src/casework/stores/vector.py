@@ -37,7 +37,8 @@ def _sentence_model() -> Any:
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
 
-            hf_logging.disable_progress_bar()  # a "Loading weights" bar on every start is noise
+            # A "Loading weights" bar on every start is noise; transformers leaves this unannotated.
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
             _model = SentenceTransformer(str(get_model_path()), device="cpu")
         return _model

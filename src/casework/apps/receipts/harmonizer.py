@@ -18,6 +18,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from casework.apps.receipts import evidence
 from casework.apps.receipts.deps import ReceiptsDeps
@@ -118,7 +119,7 @@ class HarmonizeReport:
         c = Counter(f.outcome.value for f in self.fixes)
         return {o.value: c.get(o.value, 0) for o in FixOutcome}
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "strategy": self.strategy,
             "model": self.model,

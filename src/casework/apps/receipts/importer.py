@@ -231,7 +231,8 @@ def parse_record(data: Any, *, source: str, slug: str) -> ParsedReceipt:
     merchant = merchant.strip()[:200]
     image_id, receipt_id = _receipt_key(data.get("receipt_key"), tokens, boxes)
     xs0 = min(w.box.x0 for w in words)
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    raw_metadata = data.get("metadata")
+    metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
     return ParsedReceipt(
         image_id=image_id,
         receipt_id=receipt_id,

@@ -172,8 +172,8 @@ def render_prompt(
             out.append(_turn("user", _text(msg.content)))
         elif isinstance(msg, AIMessage):
             for call in msg.tool_calls:
-                if call.get("id"):
-                    call_names[call["id"]] = call["name"]
+                if call_id := call.get("id"):
+                    call_names[call_id] = call["name"]
             out.append(_turn("assistant", _render_ai(msg, with_tools=with_tools)))
         elif isinstance(msg, ChatMessage):
             role = msg.role if msg.role in ("system", "user", "assistant") else "user"
