@@ -25,6 +25,7 @@ BUILTIN_APPS = ["casework.apps.receipts"]
 _COMPONENT_MIGRATIONS = [
     Path(__file__).parent / "evals" / "migrations" / "versions",
     Path(__file__).parent / "access" / "migrations" / "versions",
+    Path(__file__).parent / "web" / "migrations" / "versions",
 ]
 
 
@@ -46,6 +47,9 @@ class AppSpec:
     """Runs the app's demo on embedded defaults and the bundled model."""
     eval_suite: Callable[[], Any] | None = None
     """Returns the app's ``casework.evals.EvalSuite`` (datasets, strategies, evaluators, targets)."""
+    review: Callable[[Settings], Any] | None = None
+    """Given the settings, returns the app's ``casework.runtime.review.ReviewProvider``: what
+    waits for a person (listed in the web inbox) and, optionally, runs the UI can start."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -35,6 +35,12 @@ def _demo() -> None:
     run_demo()
 
 
+def _review(settings: Any) -> Any:
+    from casework.apps.receipts.review import ReceiptsReview
+
+    return ReceiptsReview(settings)
+
+
 def _eval_suite() -> Any:
     from casework.apps.receipts.evalsuite import eval_suite
 
@@ -49,4 +55,5 @@ APP = AppSpec(
     router=_router,
     demo=_demo,
     eval_suite=_eval_suite,
+    review=_review,
 )
