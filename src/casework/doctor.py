@@ -38,8 +38,8 @@ def _check_model(settings: Settings) -> Check:
         )
     if not status["verified_stamp"] and not verify_model(status["path"]):
         return Check(
-                "bundled model", "fail", "SHA-256 does not match: run `casework model prepare`"
-            )
+            "bundled model", "fail", "SHA-256 does not match: run `casework model prepare`"
+        )
     return Check("bundled model", "ok", f"{status['path']} (sha256 verified)")
 
 
