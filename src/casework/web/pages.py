@@ -33,7 +33,7 @@ from casework.access.service import AuthError, get_user, open_access, verify_pas
 from casework.config import Settings
 from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.runtime.context import Caller, Role
-from casework.runtime.review import WAITING, ReviewProvider
+from casework.runtime.review import WAITING, Action, ReviewProvider
 from casework.web.inbox import AGES, InboxCursor, filters_for, inbox_page
 from casework.web.runs import RunManager
 from casework.web.session import (
@@ -52,6 +52,7 @@ from casework.web.store import RunStore
 __all__ = ["WebState", "mount_web"]
 
 PAGE_SIZE = 50
+ACTIONS: dict[str, Action] = {"approve": "approve", "edit": "edit", "reject": "reject"}
 SSE_POLL_SECONDS = 0.25
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -103,6 +104,25 @@ class WebState:
     """Apps whose provider could not be built, with why (shown, never fatal)."""
 
 
+def _unjson(value: Any) -> Any:
+    """Tool outputs are JSON text; shown as data they read better (anything else as it is)."""
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _pretty(value: Any) -> str:
+    value = _unjson(value)
+    if isinstance(value, dict) and "output" in value:
+        value = value | {"output": _unjson(value["output"])}
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=1, default=str, ensure_ascii=False)
+
+
 def _templates() -> Environment:
     folder = Path(str(files("casework.web").joinpath("templates")))
     env = Environment(
@@ -112,7 +132,7 @@ def _templates() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["when"] = lambda d: d.strftime("%Y-%m-%d %H:%M") if d else ""
-    env.filters["pretty"] = lambda v: json.dumps(v, indent=1, default=str, ensure_ascii=False)
+    env.filters["pretty"] = _pretty
     return env
 
 
@@ -184,6 +204,8 @@ async def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
         raise PageError(404, str(exc)) from None
     except InputError as exc:
         raise PageError(422, str(exc)) from None
+    except CaseworkError as exc:  # e.g. the database or a model is not reachable
+        raise PageError(503, str(exc)) from None
 
 
 def _counts(state: WebState) -> dict[str, int]:
@@ -207,12 +229,12 @@ def _trajectory(events: list[Any]) -> list[dict[str, Any]]:
             calls[str(data.get("id"))] = call
             order.append(call)
         elif data.get("type") == "tool_result":
-            call = calls.get(str(data.get("id")))
-            if call is None:
-                call = {"tool": data.get("tool"), "input": None, "output": None, "ok": True}
-                order.append(call)
-            call["output"] = data.get("output")
-            call["ok"] = data.get("ok", True)
+            found = calls.get(str(data.get("id")))
+            if found is None:
+                found = {"tool": data.get("tool"), "input": None, "output": None, "ok": True}
+                order.append(found)
+            found["output"] = data.get("output")
+            found["ok"] = data.get("ok", True)
     return order
 
 
@@ -251,8 +273,8 @@ def build_router() -> APIRouter:
             response.set_cookie(LOGIN_COOKIE, token, max_age=3600, httponly=True, samesite="lax")
             return response
         session = new_session(caller.user_id, caller.name)
-        response = RedirectResponse(target, status_code=303)
-        response.set_cookie(
+        redirect = RedirectResponse(target, status_code=303)
+        redirect.set_cookie(
             SESSION_COOKIE,
             encode_session(state.secret, session),
             max_age=SESSION_SECONDS,
@@ -260,8 +282,8 @@ def build_router() -> APIRouter:
             samesite="lax",
             secure=request.url.scheme == "https",
         )
-        response.delete_cookie(LOGIN_COOKIE)
-        return response
+        redirect.delete_cookie(LOGIN_COOKIE)
+        return redirect
 
     @web.post("/logout")
     async def logout(request: Request, csrf: str = Form("")) -> Response:
@@ -371,7 +393,7 @@ def build_router() -> APIRouter:
         _check_csrf(viewer, csrf)
         _need_reviewer(viewer)
         provider = _provider(_state(request), app)
-        if action not in ("approve", "edit", "reject"):
+        if action not in ACTIONS:
             raise PageError(422, "Choose approve, edit or reject.")
         if len(note) > 1000:
             raise PageError(422, "The note is too long; keep it under 1,000 characters.")
@@ -379,7 +401,7 @@ def build_router() -> APIRouter:
             outcome = await run_in_threadpool(
                 provider.decide,
                 item_id,
-                action,
+                ACTIONS[action],
                 note=note.strip(),
                 edit=edit.strip() or None,
                 caller=viewer.caller,
@@ -535,9 +557,14 @@ def mount_web(app: FastAPI, settings: Settings) -> WebState:
         if spec.review is None:
             continue
         try:
-            providers[name] = spec.review(settings)
+            provider = spec.review(settings)
         except CaseworkError as exc:
             problems[name] = str(exc)
+            continue
+        if isinstance(provider, ReviewProvider):
+            providers[name] = provider
+        else:
+            problems[name] = "its review hook did not return a ReviewProvider; the app needs a fix."
     store = RunStore(settings)
     state = WebState(
         settings=settings,

@@ -16,6 +16,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -299,18 +300,22 @@ class ReceiptsReview:
             created_at=_utc(label.created_at) or label.created_at,
             summary=where,
         )
-        open_ = successor is None
-        return ReviewDetail(
+        detail = ReviewDetail(
             item=item,
             decision=decision,
             sections=sections,
-            actions=["approve", "edit", "reject"] if open_ else [],
+            actions=["approve", "edit", "reject"] if successor is None else [],
             edit_label="Label",
             edit_value=label.label_type,
             edit_choices=sorted(set(LABEL_DEFINITIONS) | {label.label_type}),
-            decided_by=None if open_ else _who(successor.validated_by),
-            decided_at=None if open_ else _utc(successor.validated_at or successor.created_at),
-            outcome=None if open_ else _outcome(label, successor),
+        )
+        if successor is None:
+            return detail
+        return replace(
+            detail,
+            decided_by=_who(successor.validated_by),
+            decided_at=_utc(successor.validated_at or successor.created_at),
+            outcome=_outcome(label, successor),
         )
 
     # ------------------------------------------------------------------ deciding

@@ -29,7 +29,11 @@ if (list) {
       li.appendChild(code);
     }
     const pre = document.createElement("pre");
-    pre.textContent = JSON.stringify(data, null, 1);
+    let shown = data;
+    if (typeof data.output === "string" && /^[[{]/.test(data.output)) {
+      try { shown = Object.assign({}, data, { output: JSON.parse(data.output) }); } catch (err) { /* keep the text */ }
+    }
+    pre.textContent = JSON.stringify(shown, null, 1);
     li.appendChild(pre);
     list.appendChild(li);
     if (type === "complete" && Array.isArray(data.items)) {
