@@ -451,7 +451,12 @@ def build_router() -> APIRouter:
         run = await _call(state.store.get, run_id)
         events = await _call(state.store.events_after, run_id)
         return _render(
-            request, "run.html", run=run, events=events, last=events[-1].seq if events else 0
+            request,
+            "run.html",
+            run=run,
+            events=events,
+            last=events[-1].seq if events else 0,
+            counts=await _call(_counts, state),
         )
 
     @web.get("/runs/{run_id}/events")
