@@ -26,6 +26,7 @@ BUILTIN_APPS = ["casework.apps.receipts"]
 _COMPONENT_MIGRATIONS = [
     Path(__file__).parent / "evals" / "migrations" / "versions",
     Path(__file__).parent / "access" / "migrations" / "versions",
+    Path(__file__).parent / "web" / "migrations" / "versions",
 ]
 
 
@@ -50,6 +51,9 @@ class AppSpec:
     strategies: Callable[[], Mapping[str, Strategy[Any, Any]]] | None = None
     """Returns the app's strategies by name: plain functions ``run(input, deps) -> Decision``
     (``casework.runtime.strategy``) that the CLI, the API and the evaluation all call."""
+    review: Callable[[Settings], Any] | None = None
+    """Given the settings, returns the app's ``casework.runtime.review.ReviewProvider``: what
+    waits for a person (listed in the web inbox) and, optionally, runs the UI can start."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 

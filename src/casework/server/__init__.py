@@ -79,6 +79,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 tags=[name],
                 dependencies=[Depends(authenticate)],
             )
+    from casework.web import mount_web  # the UI at /: its own session sign-in, not tokens
+
+    mount_web(app, settings)
     return app
 
 

@@ -41,6 +41,12 @@ def _strategies() -> Any:
     return STRATEGIES
 
 
+def _review(settings: Any) -> Any:
+    from casework.apps.receipts.review import ReceiptsReview
+
+    return ReceiptsReview(settings)
+
+
 def _eval_suite() -> Any:
     from casework.apps.receipts.evalsuite import eval_suite
 
@@ -56,4 +62,5 @@ APP = AppSpec(
     demo=_demo,
     eval_suite=_eval_suite,
     strategies=_strategies,
+    review=_review,
 )

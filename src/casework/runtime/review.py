@@ -1,0 +1,170 @@
+"""The review seam: how an app offers the things waiting for a person to the platform's inbox.
+
+An app's ``AppSpec.review(settings)`` returns a ``ReviewProvider``. The web UI (and any other
+face) lists ``ReviewItem`` rows across apps, opens one as a ``ReviewDetail`` and settles it with
+``decide``; it never imports the app. Items are paged by keyset (``Cursor``), newest first, so
+a deep page costs as much as the first one however many items wait.
+
+A provider may also offer live runs (``run_fields`` + ``start_run``): the UI starts one and
+follows the JSON-safe runtime events it yields (``casework.runtime.events``), the last one a
+``complete`` event whose ``items`` name the review items the run produced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from casework.runtime.context import Caller
+from casework.runtime.decision import Decision, ToolCallRecord
+from casework.runtime.events import Event
+
+__all__ = [
+    "WAITING",
+    "Action",
+    "Cursor",
+    "DecideOutcome",
+    "ReviewDetail",
+    "ReviewFilters",
+    "ReviewItem",
+    "ReviewProvider",
+    "RunField",
+    "Section",
+    "Span",
+]
+
+Action = Literal["approve", "edit", "reject"]
+WAITING = "waiting"
+"""The status of an item nobody has decided yet; providers may name other statuses."""
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """One row of the inbox."""
+
+    app: str
+    kind: str
+    """What sort of thing waits, e.g. ``needs_review_label``, ``approval``, ``failed_extraction``."""
+    id: str
+    """The provider's id, opaque to the platform (URL-safe)."""
+    sort_id: int
+    """A number that orders items of one app created at the same instant (keyset paging)."""
+    title: str
+    status: str
+    created_at: datetime
+    summary: str = ""
+    link: str = ""
+    """Where the app shows it (filled by the UI when empty)."""
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Keyset position: items strictly older than (created_at, sort_id). ``sort_id=None`` keeps
+    every item at ``created_at`` itself (the UI orders apps by name within one instant)."""
+
+    created_at: datetime
+    sort_id: int | None
+
+
+@dataclass(frozen=True)
+class ReviewFilters:
+    status: str = WAITING
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Span:
+    text: str
+    highlight: bool = False
+
+
+@dataclass(frozen=True)
+class Section:
+    """A block of the decision page the app fills: ``lines`` (text with highlighted spans, e.g.
+    the receipt with the word marked), ``table`` (columns + rows) or ``fields`` (name: value)."""
+
+    title: str
+    kind: Literal["lines", "table", "fields"]
+    lines: list[list[Span]] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+    rows: list[list[Any]] = field(default_factory=list)
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReviewDetail:
+    """Everything the decision page shows for one item."""
+
+    item: ReviewItem
+    decision: Decision | None
+    trajectory: list[ToolCallRecord] = field(default_factory=list)
+    sections: list[Section] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    """What a reviewer may do now (empty once decided)."""
+    edit_label: str = ""
+    """For ``edit``: what the field holds, e.g. 'Label'."""
+    edit_value: str = ""
+    edit_choices: list[str] = field(default_factory=list)
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+    outcome: str | None = None
+    """How it was settled, e.g. 'accepted', 'rejected', 'edited to TAX'."""
+
+
+@dataclass(frozen=True)
+class DecideOutcome:
+    """``applied`` False: somebody decided first; ``decided_by``/``outcome`` say who and how."""
+
+    applied: bool
+    outcome: str
+    decided_by: str
+    decided_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class RunField:
+    """One input of a provider's run form."""
+
+    name: str
+    label: str
+    default: str = ""
+    choices: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class ReviewProvider(Protocol):
+    app: str
+    kinds: list[str]
+    statuses: list[str]
+    """Statuses ``ReviewFilters.status`` may name; the first is the waiting one."""
+
+    def items(
+        self, filters: ReviewFilters, *, limit: int, before: Cursor | None = None
+    ) -> list[ReviewItem]:
+        """Newest first, at most ``limit``, strictly after ``before`` in that order."""
+        ...
+
+    def count(self, filters: ReviewFilters) -> int: ...
+
+    def get(self, item_id: str) -> ReviewDetail:
+        """The item; ``NotFoundError`` for an unknown id."""
+        ...
+
+    def decide(
+        self, item_id: str, action: Action, *, note: str, edit: str | None, caller: Caller
+    ) -> DecideOutcome:
+        """Apply the decision once; a repeat (double click, second reviewer) changes nothing
+        and answers who decided first. ``InputError`` for an action the item does not allow."""
+        ...
+
+    def run_fields(self) -> list[RunField]:
+        """The inputs of a live run this app can start from the UI (empty: none)."""
+        ...
+
+    def start_run(self, params: dict[str, str], caller: Caller) -> Iterator[Event]:
+        """Validate ``params`` (``InputError`` before anything starts), then run, yielding
+        JSON-safe events; the last is ``complete`` with ``items``: the item ids it produced."""
+        ...

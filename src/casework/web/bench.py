@@ -1,0 +1,123 @@
+"""Inbox page load times with many waiting items (``run_inbox_bench``).
+
+Builds a throw-away home with one receipt and ``n`` NEEDS_REVIEW labels spread over 30 days,
+signs a reviewer in and times whole page loads through the ASGI app (routing, session check,
+provider queries, template): the first page, every following page to the end, the filtered
+views and one decision page. It prints nothing; the caller reports the figures.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+__all__ = ["run_inbox_bench"]
+
+PASSWORD = "bench-password-1"
+
+
+def _seed(settings: Any, n: int) -> int:
+    """One bundled receipt plus ``n`` review labels on its words; returns a label id."""
+    from sqlalchemy import insert, select
+
+    from casework.apps.receipts.deps import build_deps
+    from casework.apps.receipts.service import bundled_receipt_files, import_files
+    from casework.apps.receipts.tables import LabelRow
+    from casework.stores.sql import session_scope
+
+    deps = build_deps(settings, with_vectors=False)
+    chevron = next(p for p in bundled_receipt_files() if p.name.startswith("chevron."))
+    (receipt,) = import_files(deps, [chevron], index=False).added
+    words = deps.repo.words(receipt.id)
+    now = datetime.now(UTC)
+    step = 30 * 86400 / n
+    rows = [
+        {
+            "receipt_pk": receipt.id,
+            "word_pk": words[i % len(words)].id,
+            "label_type": "LINE_TOTAL",
+            "status": "NEEDS_REVIEW",
+            "reasoning": f"Synthetic review item {i}.",
+            "confidence": 50.0 + i % 30,
+            "proposed_by": "bench",
+            "validated_by": "bench",
+            # over 30 days; every tenth item shares its instant with the one before (ties)
+            "created_at": now - timedelta(seconds=(i - (i % 10 == 9)) * step),
+        }
+        for i in range(n)
+    ]
+    with session_scope(deps.repo.engine) as s:
+        s.execute(insert(LabelRow), rows)
+        return int(s.scalar(select(LabelRow.id).order_by(LabelRow.id.desc()).limit(1)) or 0)
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 1)
+
+
+def run_inbox_bench(n: int = 10_000, repeats: int = 5) -> dict[str, Any]:
+    """Median and worst page-load milliseconds for an inbox of ``n`` items."""
+    from fastapi.testclient import TestClient
+
+    from casework.access import create_user, open_access
+    from casework.config import Settings
+    from casework.server import create_app
+
+    with tempfile.TemporaryDirectory(prefix="casework-web-bench-") as home:
+        settings = Settings(home=Path(home), allow_network_models=False)
+        t0 = time.perf_counter()
+        label_id = _seed(settings, n)
+        seed_seconds = time.perf_counter() - t0
+        create_user(open_access(settings), "bench", "reviewer", password=PASSWORD)
+        client = TestClient(create_app(settings))
+        form = client.get("/login").text
+        csrf = re.search(r'name="csrf" value="([^"]+)"', form)
+        assert csrf is not None
+        client.post(
+            "/login", data={"username": "bench", "password": PASSWORD, "csrf": csrf.group(1)}
+        )
+
+        def timed(url: str) -> tuple[float, str]:
+            start = time.perf_counter()
+            response = client.get(url)
+            elapsed = time.perf_counter() - start
+            if response.status_code != 200:
+                raise RuntimeError(f"{url} answered {response.status_code}: {response.text[:200]}")
+            return elapsed, response.text
+
+        timed("/")  # warm: migrations checked, deps opened, templates compiled
+        first = [timed("/")[0] for _ in range(repeats)]
+        pages, seen, url = [], 0, "/"
+        while url:
+            elapsed, html = timed(url)
+            pages.append(elapsed)
+            seen += html.count('class="item"')
+            found = re.search(r'href="([^"]+)" id="next"', html)
+            url = found.group(1).replace("&amp;", "&") if found else ""
+        views = {
+            "app_filter": "/?app=receipts",
+            "age_1d": "/?age=1d",
+            "age_old": "/?age=old",
+            "decided": "/?status=decided",
+            "decision_page": f"/items/receipts/{label_id}",
+        }
+        figures = {
+            name: _ms(statistics.median(timed(u)[0] for _ in range(repeats)))
+            for name, u in views.items()
+        }
+        return {
+            "items": n,
+            "seed_seconds": round(seed_seconds, 2),
+            "items_walked": seen,
+            "pages": len(pages),
+            "first_page_ms": _ms(statistics.median(first)),
+            "page_median_ms": _ms(statistics.median(pages)),
+            "page_max_ms": _ms(max(pages)),
+            "last_page_ms": _ms(pages[-1]),
+            **{f"{k}_ms": v for k, v in figures.items()},
+        }

@@ -1,0 +1,137 @@
+"""Signed session cookies and CSRF tokens for the web UI.
+
+The cookie holds the user's id and name, a per-session CSRF token and when it was issued,
+signed with HMAC-SHA256. It is only a pointer: every request re-reads the user, so disabling
+a user or changing a role takes effect at once. The secret comes from ``CASEWORK_WEB_SECRET``
+or is generated once into ``<home>/web-secret`` (mode 0600), so sessions survive a restart.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from casework.config import Settings
+
+__all__ = [
+    "LOGIN_COOKIE",
+    "SESSION_COOKIE",
+    "SESSION_SECONDS",
+    "SessionData",
+    "decode_session",
+    "encode_session",
+    "load_secret",
+    "new_session",
+    "same_token",
+    "sign",
+    "unsign",
+]
+
+SESSION_COOKIE = "cw_session"
+LOGIN_COOKIE = "cw_login"
+"""Holds the sign-in form's CSRF token before there is a session (double submit)."""
+SESSION_SECONDS = 12 * 3600
+SECRET_ENV = "CASEWORK_WEB_SECRET"
+
+
+@dataclass(frozen=True)
+class SessionData:
+    user_id: int
+    name: str
+    csrf: str
+    issued: float
+
+
+def load_secret(settings: Settings) -> bytes:
+    """The signing secret: the environment's, else the one stored under the home directory."""
+    from_env = os.environ.get(SECRET_ENV, "").strip()
+    if from_env:
+        return from_env.encode()
+    path = Path(settings.home) / "web-secret"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:  # O_EXCL: two processes starting at once keep the first one's secret
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_urlsafe(48))
+    secret = path.read_text().strip()
+    if not secret:
+        raise OSError(f"{path} is empty; delete it and the server will create a new secret.")
+    return secret.encode()
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def sign(secret: bytes, payload: dict[str, object]) -> str:
+    body = _b64(json.dumps(payload, separators=(",", ":")).encode())
+    mac = hmac.new(secret, body.encode(), hashlib.sha256).digest()
+    return f"{body}.{_b64(mac)}"
+
+
+def unsign(secret: bytes, value: str, *, max_age: float | None = None) -> dict[str, object] | None:
+    """The payload of a signed value, or None when it was tampered with or is too old."""
+    body, _, mac = value.partition(".")
+    if not body or not mac:
+        return None
+    expected = hmac.new(secret, body.encode(), hashlib.sha256).digest()
+    try:
+        if not hmac.compare_digest(expected, _unb64(mac)):
+            return None
+        payload = json.loads(_unb64(body))
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(payload, dict):
+        return None
+    issued = payload.get("t")
+    if max_age is not None and (
+        not isinstance(issued, int | float) or time.time() - issued > max_age
+    ):
+        return None
+    return payload
+
+
+def new_session(user_id: int, name: str) -> SessionData:
+    return SessionData(
+        user_id=user_id, name=name, csrf=secrets.token_urlsafe(24), issued=time.time()
+    )
+
+
+def encode_session(secret: bytes, data: SessionData) -> str:
+    return sign(secret, {"u": data.user_id, "n": data.name, "c": data.csrf, "t": data.issued})
+
+
+def decode_session(secret: bytes, value: str | None) -> SessionData | None:
+    if not value:
+        return None
+    payload = unsign(secret, value, max_age=SESSION_SECONDS)
+    if payload is None:
+        return None
+    try:
+        return SessionData(
+            user_id=int(payload["u"]),  # type: ignore[call-overload]
+            name=str(payload["n"]),
+            csrf=str(payload["c"]),
+            issued=float(payload["t"]),  # type: ignore[arg-type]
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def same_token(expected: str, given: str | None) -> bool:
+    return bool(given) and hmac.compare_digest(expected.encode(), (given or "").encode())
