@@ -17,8 +17,11 @@ __all__ = [
     "MAX_TOTAL_ITERATIONS",
     "MAX_VALIDATION_ATTEMPTS",
     "Group",
+    "Outcome",
     "check_description",
     "clean_annotation",
+    "flatten_tags",
+    "outcome",
     "parse_hed",
     "split_top_level",
 ]
@@ -121,3 +124,49 @@ def parse_hed(hed: str) -> Group:
         else:
             tags.append(part.strip("() "))
     return Group(tuple(t for t in tags if t), tuple(groups))
+
+
+def flatten_tags(hed: str) -> list[str]:
+    """Every tag in the string, groups flattened, in order."""
+
+    def walk(group: Group) -> list[str]:
+        return [*group.tags, *(t for g in group.groups for t in walk(g))]
+
+    return walk(parse_hed(hed))
+
+
+# Confidence reported per outcome: how many of the checks held, not a model's self-report.
+CONFIDENCE_VALID_FAITHFUL_COMPLETE = 90.0
+CONFIDENCE_VALID_FAITHFUL = 80.0
+CONFIDENCE_VALID_NOT_EVALUATED = 60.0
+CONFIDENCE_VALID_UNFAITHFUL = 30.0
+CONFIDENCE_INVALID = 0.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: str
+    confidence: float
+    final_status: str
+    """Which checks held, in words."""
+
+
+def outcome(is_valid: bool, is_faithful: bool | None, is_complete: bool | None) -> Outcome:
+    """The verdict of a run from its checks. A valid but unfaithful annotation is
+    NEEDS_REVIEW, never success; an invalid one is INVALID whatever else was said."""
+    if not is_valid:
+        return Outcome("INVALID", CONFIDENCE_INVALID, "not valid HED")
+    words = ["valid"]
+    words.append(
+        {True: "faithful", False: "not faithful", None: "faithfulness not checked"}[is_faithful]
+    )
+    if is_complete is not None:
+        words.append("complete" if is_complete else "incomplete")
+    status = ", ".join(words)
+    if is_faithful is False:
+        return Outcome("NEEDS_REVIEW", CONFIDENCE_VALID_UNFAITHFUL, status)
+    if is_faithful is None:
+        return Outcome("VALID", CONFIDENCE_VALID_NOT_EVALUATED, status)
+    if is_complete:
+        return Outcome("VALID", CONFIDENCE_VALID_FAITHFUL_COMPLETE, status)
+    return Outcome("VALID", CONFIDENCE_VALID_FAITHFUL, status)
