@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -89,3 +90,190 @@ def bench_validators_cmd(
             f"{kind}: {figures['strings_per_second']:.0f} strings/s "
             f"(schema load {figures['schema_load_seconds']:.1f} s, {figures['strings']:.0f} strings)"
         )
+
+
+def _show_decision(d: Any) -> None:
+    colour = {"VALID": "green", "NEEDS_REVIEW": "yellow"}.get(d.verdict, "red")
+    console.print(f"[bold {colour}]{d.verdict}[/] ({d.final_status})", highlight=False)
+    console.print(f"  HED: {d.annotation or '-'}", highlight=False)
+    console.print(
+        f"  {d.validation_attempts} validation attempt(s), {d.total_iterations} annotation(s), "
+        f"{d.validator or '-'} validator, status {d.validation_status}, "
+        f"{getattr(d.run.usage, 'wall_seconds', 0):.1f} s, strategy {d.run.strategy}"
+        + (f", model {d.run.model}" if d.run.model else ""),
+        highlight=False,
+    )
+    for line in d.validation_errors:
+        console.print(f"  error {line}", highlight=False)
+    for line in d.validation_warnings:
+        console.print(f"  warning {line}", highlight=False)
+    for line in d.portability_warnings:
+        console.print(f"  portability: {line}", highlight=False)
+    if d.evaluation_feedback:
+        console.print(f"  evaluation: {d.evaluation_feedback}", highlight=False)
+    if d.assessment_feedback:
+        console.print(f"  assessment: {d.assessment_feedback}", highlight=False)
+    if d.validator_note:
+        console.print(f"  note: {d.validator_note}", highlight=False)
+    if d.run.detail:
+        console.print(f"  ended by {d.run.ended_by}: {d.run.detail}", highlight=False)
+
+
+@app.command("annotate")
+def annotate_cmd(
+    description: str = typer.Argument("", help="The event, in natural language."),
+    schema: str = SCHEMA_OPTION,
+    assess: bool = typer.Option(False, "--assess", help="Run the completeness assessment too."),
+    strategy: str = typer.Option("loop", "--strategy", help="loop, loop-no-eval or one-shot."),
+    model: str | None = typer.Option(None, "--model", help="provider:name for every text role."),
+    image: Path | None = typer.Option(
+        None, "--image", help="Describe this image with the vision model, then annotate."
+    ),
+    vision_model: str | None = typer.Option(
+        None, "--vision-model", help="provider:name of a vision-capable model."
+    ),
+    validator: str = typer.Option("auto", "--validator", help="js, python or auto."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+) -> None:
+    """Annotate an event description (or an image) with valid HED, by the agent loop."""
+    from casework.apps.hed.deps import build_deps
+    from casework.apps.hed.models import HedInput
+    from casework.apps.hed.repository import decision_json
+    from casework.apps.hed.rules import check_description
+    from casework.apps.hed.service import annotate, strategy_named
+    from casework.apps.hed.validation import check_schema
+    from casework.errors import InputError
+
+    strategy_named(strategy)
+    check_schema(schema)
+    kind = _validator_kind(validator)
+    if image is None:
+        check_description(description)
+    elif not image.is_file():
+        raise InputError(f"Image {image} does not exist; pass the path of a PNG or JPEG file.")
+    deps = build_deps(model=model, vision_model=vision_model, validator=kind)
+    image_description = ""
+    if image is not None:
+        from casework.apps.hed.vision import describe_image
+
+        with err_console.status("vision: describing the image"):
+            image_description = describe_image(image.read_bytes(), deps, name=str(image))
+        description = " ".join(filter(None, [description, image_description]))
+    with err_console.status("annotate") as status:
+
+        def on_step(node: str, state: Any) -> None:
+            status.update(f"{node} done (iteration {state.get('total_iterations', 0)})")
+
+        decision = annotate(
+            HedInput(
+                description=description,
+                schema_version=schema,
+                run_assessment=assess,
+                image_description=image_description,
+            ),
+            deps,
+            strategy=strategy,
+            on_step=on_step,
+        )
+    if as_json:
+        data = decision_json(decision)
+        if image_description:
+            data["image_description"] = image_description
+        _json(data)
+    else:
+        if image_description:
+            console.print(f"image: {image_description}", highlight=False)
+        _show_decision(decision)
+    if decision.run and decision.run.ended_by == "error:model":
+        raise SystemExit(1)
+
+
+@app.command("batch")
+def batch_cmd(
+    file: Path = typer.Argument(..., help="CSV with a 'description' column (and optionally 'id')."),
+    out: Path | None = typer.Option(
+        None, "--out", help="JSON lines output. Default FILE.hed.jsonl"
+    ),
+    schema: str = SCHEMA_OPTION,
+    strategy: str = typer.Option("loop", "--strategy", help="loop, loop-no-eval or one-shot."),
+    assess: bool = typer.Option(False, "--assess"),
+    concurrency: int = typer.Option(2, "--concurrency", min=1, max=64),
+    model: str | None = typer.Option(None, "--model", help="provider:name for every text role."),
+    validator: str = typer.Option("auto", "--validator", help="js, python or auto."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON document."),
+) -> None:
+    """Annotate every row of a CSV; resumable (finished rows are skipped on a re-run)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from casework.apps.hed.deps import build_deps
+    from casework.apps.hed.service import read_batch, run_batch, strategy_named
+    from casework.apps.hed.validation import check_schema
+
+    strategy_named(strategy)
+    check_schema(schema)
+    if not file.is_file():
+        from casework.errors import InputError
+
+        raise InputError(f"{file} does not exist; pass a CSV file with a 'description' column.")
+    total = len(read_batch(file))
+    deps = build_deps(model=model, validator=_validator_kind(validator))
+    with Progress(
+        TextColumn("hed batch"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=err_console,
+    ) as progress:
+        task = progress.add_task("", total=total)
+
+        def on_row(rid: str, data: dict[str, Any]) -> None:
+            progress.update(task, advance=1, description=f"{rid}: {data.get('verdict', 'error')}")
+
+        report = run_batch(
+            file,
+            deps,
+            strategy=strategy,
+            schema=schema,
+            assess=assess,
+            concurrency=concurrency,
+            out=out,
+            on_row=on_row,
+        )
+        progress.update(task, completed=total)
+    if as_json:
+        _json(report.to_dict())
+        return
+    verdicts = ", ".join(f"{k} {v}" for k, v in sorted(report.verdicts.items())) or "none"
+    console.print(
+        f"{report.total} rows: {report.done} annotated, {report.skipped} already done, "
+        f"{report.failed} failed; verdicts: {verdicts}; results in {report.out}",
+        highlight=False,
+    )
+
+
+@app.command("vocabulary")
+def vocabulary_cmd(
+    schema: str = SCHEMA_OPTION,
+    full: bool = typer.Option(False, "--full", help="Every tag (not the compact prompt form)."),
+    as_json: bool = typer.Option(False, "--json", help="Tags with long form, units, rules."),
+) -> None:
+    """The schema's vocabulary as the annotation prompt carries it (short form only)."""
+    from casework.apps.hed.validation import check_schema
+    from casework.apps.hed.vocabulary import estimate_tokens, load_vocabulary
+
+    vocab = load_vocabulary(check_schema(schema))
+    if as_json:
+        _json({name: vars(info) for name, info in sorted(vocab.tags.items())})
+        return
+    text = vocab.prompt_text(compact=not full)
+    console.print(text, highlight=False, markup=False)
+    err_console.print(f"{len(vocab.tags)} tags; this text is about {estimate_tokens(text)} tokens")
+
+
+@app.command("demo")
+def demo_cmd(model: str | None = typer.Option(None, "--model")) -> None:
+    """Validate two strings with both validators, then annotate one event with the agent loop."""
+    from casework.apps.hed.demo import run_demo
+
+    run_demo(console, model=model)

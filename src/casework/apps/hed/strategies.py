@@ -96,7 +96,7 @@ def run_graph(
         error = str(exc)
     except Exception as exc:  # a provider SDK error: the run ends, the caller gets a decision
         error = f"{type(exc).__name__}: {exc}"
-    usage.usage.seconds = round(time.perf_counter() - started, 3)
+    usage.usage.wall_seconds = round(time.perf_counter() - started, 3)
     return to_decision(last, deps, strategy=strategy, run_id=run_id, usage=usage.usage, error=error)
 
 
