@@ -6,7 +6,7 @@ import json
 from importlib.resources import files
 from typing import Any
 
-__all__ = ["load_jsonl", "load_validator_cases"]
+__all__ = ["load_eval_cases", "load_jsonl", "load_routing_cases", "load_validator_cases"]
 
 
 def load_jsonl(name: str) -> list[dict[str, Any]]:
@@ -17,3 +17,13 @@ def load_jsonl(name: str) -> list[dict[str, Any]]:
 def load_validator_cases() -> list[dict[str, Any]]:
     """HED strings written for the project, each with the HED spec's expected error codes."""
     return load_jsonl("validator_cases.jsonl")
+
+
+def load_eval_cases() -> list[dict[str, Any]]:
+    """Event descriptions with gold HED strings (``{"id", "inputs", "expected", "metadata"}``)."""
+    return load_jsonl("eval/cases.jsonl")
+
+
+def load_routing_cases() -> list[dict[str, Any]]:
+    """The spec's routing rules: a state after a node, and the node that must follow."""
+    return load_jsonl("eval/routing_cases.jsonl")
