@@ -107,3 +107,8 @@ def test_cli_validate_exit_codes_and_json() -> None:
     assert (doc["valid"], [e["code"] for e in doc["errors"]]) == (False, ["TAG_INVALID"])
     usage = runner.invoke(app, ["validate", "Red", "--validator", "perl"])
     assert isinstance(usage.exception, InputError)
+    empty = runner.invoke(app, ["validate", "Red", " "])
+    assert (
+        str(empty.exception)
+        == 'HED string 2 is empty; pass a HED string such as "Sensory-event, Red".'
+    )

@@ -52,7 +52,13 @@ def validate_cmd(
 ) -> None:
     """Validate HED strings; exit 1 when any is invalid. Errors carry the HED spec's codes."""
     from casework.apps.hed.validation import validate_many
+    from casework.errors import InputError
 
+    for n, text in enumerate(hed, start=1):
+        if not text.strip():
+            raise InputError(
+                f'HED string {n} is empty; pass a HED string such as "Sensory-event, Red".'
+            )
     results = validate_many(hed, schema, validator=_validator_kind(validator))
     if as_json:
         _json([r.to_dict() for r in results] if len(results) > 1 else results[0].to_dict())
@@ -165,12 +171,7 @@ def annotate_cmd(
             status.update(f"{node} done (iteration {state.get('total_iterations', 0)})")
 
         decision = annotate(
-            HedInput(
-                description=description,
-                schema_version=schema,
-                run_assessment=assess,
-                image_description=image_description,
-            ),
+            HedInput(description=description, schema_version=schema, run_assessment=assess),
             deps,
             strategy=strategy,
             on_step=on_step,

@@ -31,8 +31,6 @@ class HedInput(BaseModel):
     description: str = Field(description="The event, in natural language.")
     schema_version: str = "8.3.0"
     run_assessment: bool = False
-    image_description: str = ""
-    """Set by the vision agent: the description came from an image."""
 
 
 class HedAnnotationState(TypedDict, total=False):
