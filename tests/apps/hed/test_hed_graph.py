@@ -198,3 +198,23 @@ def test_outcome_table() -> None:
     assert outcome(True, False, None).verdict == "NEEDS_REVIEW"
     assert outcome(True, None, None).final_status == "valid, faithfulness not checked"
     assert outcome(True, True, False).confidence == 80
+
+
+def test_every_agent_shares_one_system_turn_with_rules_and_vocabulary() -> None:
+    """One system prefix for all agents keeps a local model's prompt cache warm."""
+    systems: list[str] = []
+
+    def record(step):
+        def respond(messages):
+            systems.append(messages[0].content)
+            return step
+
+        return respond
+
+    steps = [say(TYPO), say("Use Circle."), say(GOOD), faithful()]
+    steps.append(call("AssessmentVerdict", complete=True, missing=[], feedback=""))
+    run("loop", [record(s) for s in steps], run_assessment=True)
+    assert len(systems) == 5 and len(set(systems)) == 1
+    assert "HED annotation rules:" in systems[0] and "Mouse-button" in systems[0]
+    vocabulary = systems[0].split("Vocabulary (short-form", 1)[1]
+    assert "Item/" not in vocabulary and "Geometric-object/" not in vocabulary
