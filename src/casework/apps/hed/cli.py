@@ -82,11 +82,13 @@ def bench_validators_cmd(
     repeat: int = typer.Option(3, "--repeat", min=1, max=20),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
-    """Strings per second of the JS and the Python validator on the project's validator cases."""
-    from casework.apps.hed.dataset import load_validator_cases
+    """Strings per second of the JS and the Python validator on the project's strings (the
+    validator cases and the gold annotations)."""
+    from casework.apps.hed.dataset import load_eval_cases, load_validator_cases
     from casework.apps.hed.validation import bench_validators
 
     strings = [c["hed"] for c in load_validator_cases()]
+    strings += [c["expected"]["hed"] for c in load_eval_cases()]
     result = bench_validators(strings, schema, repeat=repeat)
     if as_json:
         _json(result)
