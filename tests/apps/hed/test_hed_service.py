@@ -117,3 +117,21 @@ def test_cli_user_errors(tmp_path: Path) -> None:
     assert "does not exist" in str(img.exception)
     missing = runner.invoke(app, ["batch", str(tmp_path / "none.csv")])
     assert "does not exist" in str(missing.exception)
+
+
+def test_cli_history_lists_stored_runs(settings, repo: HedRepository) -> None:
+    runner = CliRunner()
+    empty = runner.invoke(app, ["history"])
+    assert empty.exit_code == 0 and "No annotation runs stored yet" in empty.output
+    from casework.apps.hed.deps import build_deps
+    from casework.apps.hed.models import HedInput
+    from casework.apps.hed.service import annotate
+
+    model = ScriptedChatModel(responder=responder)
+    deps = build_deps(settings, validator="python")
+    deps = HedDeps(settings=settings, models=lambda r: model, validator="python", repo=deps.repo)
+    annotate(HedInput(description="A red circle."), deps)
+    rows = json.loads(runner.invoke(app, ["history", "--json"]).stdout)
+    assert [(r["verdict"], r["annotation"], r["strategy"]) for r in rows] == [
+        ("VALID", GOOD, "loop")
+    ]

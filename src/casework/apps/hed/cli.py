@@ -280,3 +280,26 @@ def demo_cmd(model: str | None = typer.Option(None, "--model")) -> None:
     from casework.apps.hed.demo import run_demo
 
     run_demo(console, model=model)
+
+
+@app.command("history")
+def history_cmd(
+    limit: int = typer.Option(20, "--limit", min=1, max=1000),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+) -> None:
+    """The most recent stored annotation runs (from `annotate` and `batch`)."""
+    from casework.apps.hed.deps import build_deps
+
+    rows = build_deps().repo.recent(limit)
+    if as_json:
+        _json(rows)
+        return
+    if not rows:
+        console.print('No annotation runs stored yet; try `casework hed annotate "A beep."`.')
+    for r in rows:
+        console.print(
+            f"{r['id']:>5} {r['created_at'][:19]} {r['strategy']:<13} {r['verdict']:<12} "
+            f"{r['annotation']}  <- {r['description'][:60]}",
+            highlight=False,
+            markup=False,
+        )
