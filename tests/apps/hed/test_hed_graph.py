@@ -37,7 +37,14 @@ def run(strategy: str, steps: list, **input_args):
 
 
 def test_valid_first_try() -> None:
-    d, model = run("loop", [say(GOOD), faithful()])
+    steps: list[tuple[str, str]] = []
+    model = ScriptedChatModel(steps=[say(GOOD), faithful()])
+    d = STRATEGIES["loop"](
+        HedInput(description=DESCRIPTION),
+        deps_for(model),
+        lambda node, state: steps.append((node, state["current_annotation"])),
+    )
+    assert steps == [("annotate", GOOD), ("validate", GOOD), ("evaluate", GOOD)]
     assert (d.verdict, d.validation_status, d.annotation) == ("VALID", "valid", GOOD)
     assert (d.is_valid, d.is_faithful, d.is_complete, d.first_try_valid) == (True, True, None, True)
     assert (d.validation_attempts, d.total_iterations, model.calls) == (1, 1, 2)

@@ -90,8 +90,8 @@ def run_graph(
             if mode == "values":
                 last = payload
             elif on_step is not None:
-                for node in payload:
-                    on_step(node, last)
+                for node, update in payload.items():
+                    on_step(node, {**last, **(update or {})})
     except CaseworkError as exc:
         error = str(exc)
     except Exception as exc:  # a provider SDK error: the run ends, the caller gets a decision
