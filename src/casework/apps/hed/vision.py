@@ -31,10 +31,8 @@ def check_image(data: bytes, name: str = "the image") -> str:
         with Image.open(io.BytesIO(data)) as image:
             image.verify()
             kind = (image.format or "").lower()
-    except (UnidentifiedImageError, OSError, SyntaxError) as exc:
-        raise InputError(
-            f"{name} is not an image ({exc}); pass a PNG, JPEG, GIF or WebP image."
-        ) from None
+    except (UnidentifiedImageError, OSError, SyntaxError):
+        raise InputError(f"{name} is not an image; pass a PNG, JPEG, GIF or WebP image.") from None
     if kind not in ("png", "jpeg", "gif", "webp"):
         raise InputError(
             f"{name} is a {kind or 'unknown'} image; pass a PNG, JPEG, GIF or WebP image."
