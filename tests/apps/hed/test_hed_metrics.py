@@ -8,7 +8,14 @@ import pytest
 
 from casework.apps.hed.agent import route_after_evaluation, route_after_validation
 from casework.apps.hed.dataset import load_eval_cases, load_routing_cases
-from casework.apps.hed.metrics import canonical, exact_match, hed_metrics, tag_items, tag_scores
+from casework.apps.hed.metrics import (
+    canonical,
+    exact_match,
+    hed_metrics,
+    summarize,
+    tag_items,
+    tag_scores,
+)
 from casework.apps.hed.validation import js_available, validate_many
 from casework.apps.hed.vocabulary import load_vocabulary
 
@@ -104,3 +111,18 @@ def test_hed_metrics_of_one_case() -> None:
     assert m["valid"] == 1.0 and m["first_try_valid"] == 0.0 and m["exact_match"] == 0.0
     assert m["tag_precision"] == 1.0 and m["tag_recall"] == pytest.approx(0.8)
     assert (m["iterations"], m["model_calls"]) == (2.0, 5.0)
+
+
+def test_summarize_means_per_strategy() -> None:
+    rows = [
+        {"valid": 1.0, "first_try_valid": 0.0, "tag_f1": 0.5, "seconds": 10.0},
+        {"valid": 0.0, "first_try_valid": 0.0, "tag_f1": 1.0, "seconds": 30.0},
+    ]
+    assert summarize(rows) == {
+        "cases": 2.0,
+        "first_try_valid": 0.0,
+        "seconds": 20.0,
+        "tag_f1": 0.75,
+        "valid": 0.5,
+    }
+    assert summarize([]) == {"cases": 0.0}

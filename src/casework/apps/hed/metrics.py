@@ -20,6 +20,7 @@ __all__ = [
     "first_try_validity",
     "hed_metrics",
     "iterations",
+    "summarize",
     "tag_items",
     "tag_scores",
     "validity",
@@ -110,3 +111,13 @@ def hed_metrics(
         "tag_f1": scores["f1"],
         **iterations(expected, output),
     }
+
+
+def summarize(per_case: list[dict[str, float]]) -> dict[str, float]:
+    """The per-strategy table row: the mean of every metric over the cases (``hed_metrics``
+    rows, optionally with ``seconds``), plus the case count."""
+    if not per_case:
+        return {"cases": 0.0}
+    keys = sorted({k for row in per_case for k in row})
+    table = {k: sum(row.get(k, 0.0) for row in per_case) / len(per_case) for k in keys}
+    return {"cases": float(len(per_case)), **table}
