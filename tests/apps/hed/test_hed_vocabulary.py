@@ -73,6 +73,12 @@ def test_closest_tags(vocab) -> None:
     assert set(closest_tags("Red Circle", vocab)[:2]) == {"Red", "Circle"}
     assert "Experimental-stimulus" in closest_tags("Visual-stimulus", vocab)
     assert closest_tags("Item/Zzzzqqq", vocab) == []
+    # Seen from the bundled model: "Screen" (not a tag) was replaced by Screen-resolution.
+    assert closest_tags("Screen", vocab) == [
+        "Screen-window",
+        "Computer-screen",
+        "Screen-resolution",
+    ]
 
 
 def test_augment_adds_remedy_closest_tags_and_units(vocab) -> None:

@@ -139,7 +139,7 @@ def faulty_term(issue: Issue) -> str:
 
 def closest_tags(term: str, vocab: Vocabulary, *, limit: int = CLOSEST_LIMIT) -> list[str]:
     """Schema tags closest to ``term``'s last segment, best first: an exact name, else the
-    rapidfuzz token-set ratio over hyphen-separated words (ties keep schema order)."""
+    rapidfuzz token-set ratio over hyphen-separated words, ties broken by whole-name ratio."""
     word = term.strip().strip("()").split("/")[-1].strip()
     if not word:
         return []
@@ -151,10 +151,14 @@ def closest_tags(term: str, vocab: Vocabulary, *, limit: int = CLOSEST_LIMIT) ->
         vocab.names,
         scorer=fuzz.token_set_ratio,
         processor=_words,
-        limit=limit,
+        limit=limit * 4,
         score_cutoff=CLOSEST_MIN_SCORE,
     )
-    return [name for name, _score, _i in found]
+    # Token-set ties are common ("Screen" is in both Computer-screen and Screen-resolution):
+    # break them by plain similarity of the whole name.
+    key = _words(word)
+    ranked = sorted(found, key=lambda f: (-f[1], -fuzz.ratio(key, _words(f[0])), f[2]))
+    return [name for name, _score, _i in ranked[:limit]]
 
 
 def augment(issue: Issue, vocab: Vocabulary) -> str:
