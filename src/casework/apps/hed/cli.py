@@ -1,0 +1,305 @@
+"""``casework hed …``: validate, annotate, batch, vocabulary, bench, demo.
+
+Thin: every command calls the app's modules and prints; errors a user can cause raise
+``CaseworkError`` subclasses and the root CLI prints them as one sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from casework.apps.hed.validation import DEFAULT_SCHEMA, ValidatorKind
+
+__all__ = ["app"]
+
+console = Console(width=None if sys.stdout.isatty() else 120)
+err_console = Console(stderr=True)
+app = typer.Typer(
+    help='Natural language to valid HED annotations. Try `casework hed validate "Sensory-event, '
+    'Red"` and `casework hed annotate "A red circle appears on the screen"`.',
+    no_args_is_help=True,
+)
+
+SCHEMA_OPTION = typer.Option(DEFAULT_SCHEMA, "--schema", help="HED schema version (8.0.0-8.5.0).")
+
+
+def _json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def _validator_kind(value: str) -> ValidatorKind:
+    from casework.errors import InputError
+
+    if value not in ("auto", "js", "python"):
+        raise InputError(f"Unknown validator {value!r}; use js, python or auto.")
+    return value  # type: ignore[return-value]
+
+
+@app.command("validate")
+def validate_cmd(
+    hed: list[str] = typer.Argument(..., help="One or more HED strings."),
+    schema: str = SCHEMA_OPTION,
+    validator: str = typer.Option(
+        "auto", "--validator", help="js (npm hed-validator), python (hedtools) or auto."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+) -> None:
+    """Validate HED strings; exit 1 when any is invalid. Errors carry the HED spec's codes."""
+    from casework.apps.hed.validation import validate_many
+    from casework.errors import InputError
+
+    for n, text in enumerate(hed, start=1):
+        if not text.strip():
+            raise InputError(
+                f'HED string {n} is empty; pass a HED string such as "Sensory-event, Red".'
+            )
+    results = validate_many(hed, schema, validator=_validator_kind(validator))
+    if as_json:
+        _json([r.to_dict() for r in results] if len(results) > 1 else results[0].to_dict())
+    else:
+        for r in results:
+            mark = "[green]valid[/]" if r.valid else "[red]invalid[/]"
+            console.print(f"{mark} ({r.validator}, HED {r.schema}): {r.hed}", highlight=False)
+            for issue in r.errors:
+                console.print(f"  error {issue.code}: {issue.message}", highlight=False)
+            for issue in r.warnings:
+                console.print(f"  warning {issue.code}: {issue.message}", highlight=False)
+            if r.fallback_reason:
+                console.print(f"  note: {r.fallback_reason}", highlight=False)
+    if not all(r.valid for r in results):
+        raise SystemExit(1)  # the root CLI runs click non-standalone, which swallows typer.Exit
+
+
+@app.command("bench-validators")
+def bench_validators_cmd(
+    schema: str = SCHEMA_OPTION,
+    repeat: int = typer.Option(3, "--repeat", min=1, max=20),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+) -> None:
+    """Strings per second of the JS and the Python validator on the project's strings (the
+    validator cases and the gold annotations)."""
+    from casework.apps.hed.dataset import load_eval_cases, load_validator_cases
+    from casework.apps.hed.validation import bench_validators
+
+    strings = [c["hed"] for c in load_validator_cases()]
+    strings += [c["expected"]["hed"] for c in load_eval_cases()]
+    result = bench_validators(strings, schema, repeat=repeat)
+    if as_json:
+        _json(result)
+        return
+    for kind, figures in result.items():
+        console.print(
+            f"{kind}: {figures['strings_per_second']:.0f} strings/s "
+            f"(schema load {figures['schema_load_seconds']:.1f} s, {figures['strings']:.0f} strings)"
+        )
+
+
+def _show_decision(d: Any) -> None:
+    colour = {"VALID": "green", "NEEDS_REVIEW": "yellow"}.get(d.verdict, "red")
+    console.print(f"[bold {colour}]{d.verdict}[/] ({d.final_status})", highlight=False)
+    console.print(f"  HED: {d.annotation or '-'}", highlight=False)
+    console.print(
+        f"  {d.validation_attempts} validation attempt(s), {d.total_iterations} annotation(s), "
+        f"{d.validator or '-'} validator, status {d.validation_status}, "
+        f"{getattr(d.run.usage, 'wall_seconds', 0):.1f} s, strategy {d.run.strategy}"
+        + (f", model {d.run.model}" if d.run.model else ""),
+        highlight=False,
+    )
+    for line in d.validation_errors:
+        console.print(f"  error {line}", highlight=False)
+    for line in d.validation_warnings:
+        console.print(f"  warning {line}", highlight=False)
+    for line in d.portability_warnings:
+        console.print(f"  portability: {line}", highlight=False)
+    if d.evaluation_feedback:
+        console.print(f"  evaluation: {d.evaluation_feedback}", highlight=False)
+    if d.assessment_feedback:
+        console.print(f"  assessment: {d.assessment_feedback}", highlight=False)
+    if d.validator_note:
+        console.print(f"  note: {d.validator_note}", highlight=False)
+    if d.run.detail:
+        console.print(f"  ended by {d.run.ended_by}: {d.run.detail}", highlight=False)
+
+
+@app.command("annotate")
+def annotate_cmd(
+    description: str = typer.Argument("", help="The event, in natural language."),
+    schema: str = SCHEMA_OPTION,
+    assess: bool = typer.Option(False, "--assess", help="Run the completeness assessment too."),
+    strategy: str = typer.Option("loop", "--strategy", help="loop, loop-no-eval or one-shot."),
+    model: str | None = typer.Option(None, "--model", help="provider:name for every text role."),
+    image: Path | None = typer.Option(
+        None, "--image", help="Describe this image with the vision model, then annotate."
+    ),
+    vision_model: str | None = typer.Option(
+        None, "--vision-model", help="provider:name of a vision-capable model."
+    ),
+    validator: str = typer.Option("auto", "--validator", help="js, python or auto."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+) -> None:
+    """Annotate an event description (or an image) with valid HED, by the agent loop."""
+    from casework.apps.hed.deps import build_deps
+    from casework.apps.hed.models import HedInput
+    from casework.apps.hed.repository import decision_json
+    from casework.apps.hed.rules import check_description
+    from casework.apps.hed.service import annotate, strategy_named
+    from casework.apps.hed.validation import check_schema
+    from casework.errors import InputError
+
+    strategy_named(strategy)
+    check_schema(schema)
+    kind = _validator_kind(validator)
+    if image is None:
+        check_description(description)
+    elif not image.is_file():
+        raise InputError(f"Image {image} does not exist; pass the path of a PNG or JPEG file.")
+    deps = build_deps(model=model, vision_model=vision_model, validator=kind)
+    image_description = ""
+    if image is not None:
+        from casework.apps.hed.vision import describe_image
+
+        with err_console.status("vision: describing the image"):
+            image_description = describe_image(image.read_bytes(), deps, name=str(image))
+        description = " ".join(filter(None, [description, image_description]))
+    with err_console.status("annotate") as status:
+
+        def on_step(node: str, state: Any) -> None:
+            status.update(f"{node} done (iteration {state.get('total_iterations', 0)})")
+
+        decision = annotate(
+            HedInput(description=description, schema_version=schema, run_assessment=assess),
+            deps,
+            strategy=strategy,
+            on_step=on_step,
+        )
+    if as_json:
+        data = decision_json(decision)
+        if image_description:
+            data["image_description"] = image_description
+        _json(data)
+    else:
+        if image_description:
+            console.print(f"image: {image_description}", highlight=False)
+        _show_decision(decision)
+    if decision.run and decision.run.ended_by == "error:model":
+        raise SystemExit(1)
+
+
+@app.command("batch")
+def batch_cmd(
+    file: Path = typer.Argument(..., help="CSV with a 'description' column (and optionally 'id')."),
+    out: Path | None = typer.Option(
+        None, "--out", help="JSON lines output. Default FILE.hed.jsonl"
+    ),
+    schema: str = SCHEMA_OPTION,
+    strategy: str = typer.Option("loop", "--strategy", help="loop, loop-no-eval or one-shot."),
+    assess: bool = typer.Option(False, "--assess"),
+    concurrency: int = typer.Option(2, "--concurrency", min=1, max=64),
+    model: str | None = typer.Option(None, "--model", help="provider:name for every text role."),
+    validator: str = typer.Option("auto", "--validator", help="js, python or auto."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON document."),
+) -> None:
+    """Annotate every row of a CSV; resumable (finished rows are skipped on a re-run)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from casework.apps.hed.deps import build_deps
+    from casework.apps.hed.service import read_batch, run_batch, strategy_named
+    from casework.apps.hed.validation import check_schema
+
+    strategy_named(strategy)
+    check_schema(schema)
+    if not file.is_file():
+        from casework.errors import InputError
+
+        raise InputError(f"{file} does not exist; pass a CSV file with a 'description' column.")
+    total = len(read_batch(file))
+    deps = build_deps(model=model, validator=_validator_kind(validator))
+    with Progress(
+        TextColumn("hed batch"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=err_console,
+    ) as progress:
+        task = progress.add_task("", total=total)
+
+        def on_row(rid: str, data: dict[str, Any]) -> None:
+            progress.update(task, advance=1, description=f"{rid}: {data.get('verdict', 'error')}")
+
+        report = run_batch(
+            file,
+            deps,
+            strategy=strategy,
+            schema=schema,
+            assess=assess,
+            concurrency=concurrency,
+            out=out,
+            on_row=on_row,
+        )
+        progress.update(task, completed=total)
+    if as_json:
+        _json(report.to_dict())
+        return
+    verdicts = ", ".join(f"{k} {v}" for k, v in sorted(report.verdicts.items())) or "none"
+    console.print(
+        f"{report.total} rows: {report.done} annotated, {report.skipped} already done, "
+        f"{report.failed} failed; verdicts: {verdicts}; results in {report.out}",
+        highlight=False,
+    )
+
+
+@app.command("vocabulary")
+def vocabulary_cmd(
+    schema: str = SCHEMA_OPTION,
+    full: bool = typer.Option(False, "--full", help="Every tag (not the compact prompt form)."),
+    as_json: bool = typer.Option(False, "--json", help="Tags with long form, units, rules."),
+) -> None:
+    """The schema's vocabulary as the annotation prompt carries it (short form only)."""
+    from casework.apps.hed.validation import check_schema
+    from casework.apps.hed.vocabulary import estimate_tokens, load_vocabulary
+
+    vocab = load_vocabulary(check_schema(schema))
+    if as_json:
+        _json({name: vars(info) for name, info in sorted(vocab.tags.items())})
+        return
+    text = vocab.prompt_text(compact=not full)
+    console.print(text, highlight=False, markup=False)
+    err_console.print(f"{len(vocab.tags)} tags; this text is about {estimate_tokens(text)} tokens")
+
+
+@app.command("demo")
+def demo_cmd(model: str | None = typer.Option(None, "--model")) -> None:
+    """Validate two strings with both validators, then annotate one event with the agent loop."""
+    from casework.apps.hed.demo import run_demo
+
+    run_demo(console, model=model)
+
+
+@app.command("history")
+def history_cmd(
+    limit: int = typer.Option(20, "--limit", min=1, max=1000),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+) -> None:
+    """The most recent stored annotation runs (from `annotate` and `batch`)."""
+    from casework.apps.hed.deps import build_deps
+
+    rows = build_deps().repo.recent(limit)
+    if as_json:
+        _json(rows)
+        return
+    if not rows:
+        console.print('No annotation runs stored yet; try `casework hed annotate "A beep."`.')
+    for r in rows:
+        console.print(
+            f"{r['id']:>5} {r['created_at'][:19]} {r['strategy']:<13} {r['verdict']:<12} "
+            f"{r['annotation']}  <- {r['description'][:60]}",
+            highlight=False,
+            markup=False,
+        )

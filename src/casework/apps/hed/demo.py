@@ -1,0 +1,50 @@
+"""``casework hed demo``: both validators on a valid and an invalid string, then the agent loop
+on one easy event with the bundled model (skipped with a note when it is not prepared)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+__all__ = ["DEMO_DESCRIPTION", "DEMO_STRINGS", "run_demo"]
+
+DEMO_STRINGS = [
+    "Sensory-event, Visual-presentation, (Red, Circle)",
+    "Sensory-event, Visual-presentation, (Red, Cirle)",
+]
+DEMO_DESCRIPTION = "A red circle appears in the center of the screen."
+
+
+def run_demo(console: Console | None = None, *, model: str | None = None) -> None:
+    from casework.apps.hed.deps import build_deps
+    from casework.apps.hed.models import HedInput
+    from casework.apps.hed.remediation import augment
+    from casework.apps.hed.service import annotate
+    from casework.apps.hed.validation import validate_many
+    from casework.apps.hed.vocabulary import load_vocabulary
+    from casework.errors import CaseworkError
+
+    console = console or Console()
+    vocab = load_vocabulary("8.3.0")
+    for kind in ("js", "python"):
+        for r in validate_many(DEMO_STRINGS, "8.3.0", validator=kind):  # type: ignore[arg-type]
+            verdict = "valid" if r.valid else "invalid " + ",".join(r.codes)
+            note = f" ({r.fallback_reason})" if r.fallback_reason else ""
+            console.print(
+                f"[bold]hed[/] {kind:6} {r.validator:6} {verdict:22} {r.hed}{note}", highlight=False
+            )
+            for issue in r.errors:
+                console.print(
+                    "  " + augment(issue, vocab).splitlines()[-1].strip(), highlight=False
+                )
+    try:
+        deps = build_deps(model=model)
+        decision = annotate(HedInput(description=DEMO_DESCRIPTION), deps, strategy="loop")
+    except CaseworkError as exc:
+        console.print(f"  agent skipped: {exc}")
+        return
+    console.print(
+        f"  {DEMO_DESCRIPTION!r} -> [bold]{decision.annotation}[/] {decision.verdict} "
+        f"({decision.final_status}; {decision.validation_attempts} attempt(s), "
+        f"{decision.run.usage.wall_seconds:.0f} s, {decision.run.model})",
+        highlight=False,
+    )

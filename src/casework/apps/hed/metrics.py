@@ -1,0 +1,123 @@
+"""Evaluation metrics: pure functions over (expected, output) dicts of one case.
+
+``expected`` is a dataset case's ``expected`` (``{"hed": gold}``); ``output`` is a decision as
+``--json`` prints it (``annotation``, ``is_valid``, ``first_try_valid``, ...). Tags are compared
+after normalising to short form (``short_form``, from the schema vocabulary) and case; a
+group counts as one more item (its direct tags as a set), so grouping is scored as well.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from casework.apps.hed.rules import Group, parse_hed
+
+__all__ = [
+    "canonical",
+    "exact_match",
+    "first_try_validity",
+    "hed_metrics",
+    "iterations",
+    "summarize",
+    "tag_items",
+    "tag_scores",
+    "validity",
+]
+
+ShortForm = Callable[[str], str]
+
+
+def _norm(tag: str, short_form: ShortForm) -> str:
+    return " ".join(short_form(tag.strip()).lower().split())
+
+
+def canonical(hed: str, short_form: ShortForm = str) -> str:
+    """An order-insensitive canonical string: short-form lower-case tags, groups sorted."""
+
+    def walk(group: Group) -> str:
+        parts = sorted(_norm(t, short_form) for t in group.tags)
+        parts += sorted(f"({walk(g)})" for g in group.groups)
+        return ", ".join(parts)
+
+    return walk(parse_hed(hed))
+
+
+def tag_items(hed: str, short_form: ShortForm = str) -> Counter[str]:
+    """Every tag (normalised), plus one item per group: ``group:{its direct tags, sorted}``."""
+    items: Counter[str] = Counter()
+
+    def walk(group: Group, top: bool) -> None:
+        tags = [_norm(t, short_form) for t in group.tags]
+        items.update(tags)
+        if not top and tags:
+            items[f"group:{'|'.join(sorted(tags))}"] += 1
+        for g in group.groups:
+            walk(g, False)
+
+    walk(parse_hed(hed), True)
+    return items
+
+
+def tag_scores(gold: str, predicted: str, short_form: ShortForm = str) -> dict[str, float]:
+    """Precision, recall and F1 of the predicted items against the gold items (multisets)."""
+    want, got = tag_items(gold, short_form), tag_items(predicted, short_form)
+    hit = sum((want & got).values())
+    precision = hit / sum(got.values()) if got else 0.0
+    recall = hit / sum(want.values()) if want else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1}
+
+
+def validity(expected: dict[str, Any], output: dict[str, Any]) -> float:
+    """1.0 when the final annotation is valid HED."""
+    return 1.0 if output.get("is_valid") else 0.0
+
+
+def first_try_validity(expected: dict[str, Any], output: dict[str, Any]) -> float:
+    """1.0 when the first annotation was already valid."""
+    return 1.0 if output.get("first_try_valid") else 0.0
+
+
+def exact_match(
+    expected: dict[str, Any], output: dict[str, Any], short_form: ShortForm = str
+) -> float:
+    """1.0 when the annotation equals the gold string up to tag order, case and long form."""
+    gold, got = expected.get("hed", ""), output.get("annotation", "")
+    return 1.0 if got and canonical(gold, short_form) == canonical(got, short_form) else 0.0
+
+
+def iterations(expected: dict[str, Any], output: dict[str, Any]) -> dict[str, float]:
+    """Annotation iterations and model calls the run took."""
+    usage = (output.get("run") or {}).get("usage") or {}
+    return {
+        "iterations": float(output.get("total_iterations", 0)),
+        "model_calls": float(usage.get("model_calls", 0)),
+    }
+
+
+def hed_metrics(
+    expected: dict[str, Any], output: dict[str, Any], short_form: ShortForm = str
+) -> dict[str, float]:
+    """Every metric of one case, for the harness and reports."""
+    scores = tag_scores(expected.get("hed", ""), output.get("annotation", ""), short_form)
+    return {
+        "valid": validity(expected, output),
+        "first_try_valid": first_try_validity(expected, output),
+        "exact_match": exact_match(expected, output, short_form),
+        "tag_precision": scores["precision"],
+        "tag_recall": scores["recall"],
+        "tag_f1": scores["f1"],
+        **iterations(expected, output),
+    }
+
+
+def summarize(per_case: list[dict[str, float]]) -> dict[str, float]:
+    """The per-strategy table row: the mean of every metric over the cases (``hed_metrics``
+    rows, optionally with ``seconds``), plus the case count."""
+    if not per_case:
+        return {"cases": 0.0}
+    keys = sorted({k for row in per_case for k in row})
+    table = {k: sum(row.get(k, 0.0) for row in per_case) / len(per_case) for k in keys}
+    return {"cases": float(len(per_case)), **table}

@@ -1,0 +1,172 @@
+"""Deterministic HED domain rules: limits, input checks, the HED rules text, tag parsing.
+
+Everything here is a pure function or a constant, tested directly; the agents and the
+metrics call it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from casework.errors import InputError
+
+__all__ = [
+    "HED_RULES",
+    "MAX_DESCRIPTION_CHARS",
+    "MAX_TOTAL_ITERATIONS",
+    "MAX_VALIDATION_ATTEMPTS",
+    "Group",
+    "Outcome",
+    "check_description",
+    "clean_annotation",
+    "flatten_tags",
+    "outcome",
+    "parse_hed",
+    "split_top_level",
+]
+
+MAX_VALIDATION_ATTEMPTS = 5
+"""Annotate-validate rounds with an invalid result before the run ends as max_attempts_reached."""
+MAX_TOTAL_ITERATIONS = 10
+"""Annotation calls in one run (validation and faithfulness loops together)."""
+MAX_DESCRIPTION_CHARS = 2000
+"""An event description longer than this is a document, not an event: the user must split it."""
+MAX_ANNOTATION_CHARS = 2000
+"""Model output beyond this is cut before validation (a runaway generation)."""
+
+HED_RULES = """\
+HED annotation rules:
+1. Write tags in short form: the tag's own name only, never its parent path (`Circle`, not
+   `Item/Object/Geometric-object/2D-shape/Ellipse/Circle`).
+2. Separate tags and groups with commas. Use only tags from the vocabulary; join words with
+   hyphens as the vocabulary does (`Sensory-event`, `Mouse-button`).
+3. Start with an event type: Sensory-event, Agent-action, Experiment-control,
+   Experiment-structure, Experiment-procedure, Measurement-event or Data-feature.
+4. Group with parentheses the tags that describe the same thing: `(Red, Circle)` is one red
+   circle; `Red, Circle` says nothing about which thing is red. Close every parenthesis.
+5. Describe what was presented with Visual-presentation or Auditory-presentation, and who
+   acted with an agent group: `(Experiment-participant, (Press, Mouse-button))`.
+6. Values follow a slash with the unit after a space: `Duration/2 s`, `Frequency/440 Hz`,
+   `Item-count/3`, `Label/Trial-start` (labels: letters, digits, hyphens, no spaces).
+7. Do not repeat a tag in the same group. Do not use Def, Def-expand, Definition, Onset,
+   Offset, Inset or Duration unless the description asks for timing of an ongoing event;
+   then write them in a top-level group: `(Duration/2 s, (Sensory-event, Beep))`.
+8. Extend a tag (`Parent/New-term`) only when no vocabulary tag fits; the parent must be a
+   vocabulary tag.
+"""
+
+_SPACES = re.compile(r"\s+")
+
+
+def check_description(text: str) -> str:
+    """The description to annotate, stripped; one sentence of InputError when unusable."""
+    text = _SPACES.sub(" ", text or "").strip()
+    if not text:
+        raise InputError("The event description is empty; describe the event in a sentence.")
+    if len(text) > MAX_DESCRIPTION_CHARS:
+        raise InputError(
+            f"The event description has {len(text)} characters; the limit is "
+            f"{MAX_DESCRIPTION_CHARS}: describe one event at a time."
+        )
+    return text
+
+
+def clean_annotation(text: str) -> str:
+    """The HED string in a model's answer: first non-empty line, no code fences, quotes or a
+    leading 'HED:' label, whitespace normalised, cut at ``MAX_ANNOTATION_CHARS``."""
+    text = text.strip().strip("`").strip()
+    if text.lower().startswith("hed"):
+        text = re.sub(r"^hed\w*\s*[:=]\s*", "", text, flags=re.IGNORECASE)
+    lines = [
+        ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("```")
+    ]
+    text = lines[0] if lines else ""
+    text = text.strip().strip('"').strip("'").strip()
+    return _SPACES.sub(" ", text)[:MAX_ANNOTATION_CHARS]
+
+
+@dataclass(frozen=True)
+class Group:
+    """A parenthesised group: its direct tags and nested groups."""
+
+    tags: tuple[str, ...]
+    groups: tuple[Group, ...]
+
+
+def split_top_level(hed: str) -> list[str]:
+    """Split at commas outside parentheses (each part stripped, empty parts dropped)."""
+    parts, depth, current = [], 0, []
+    for char in hed:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current).strip())
+    return [p for p in parts if p]
+
+
+def parse_hed(hed: str) -> Group:
+    """The string as nested groups; unbalanced parentheses are tolerated (best effort) so
+    metrics can score invalid output too."""
+    tags: list[str] = []
+    groups: list[Group] = []
+    for part in split_top_level(hed):
+        if part.startswith("(") and part.endswith(")"):
+            groups.append(parse_hed(part[1:-1]))
+        elif part.startswith("("):
+            groups.append(parse_hed(part[1:]))
+        else:
+            tags.append(part.strip("() "))
+    return Group(tuple(t for t in tags if t), tuple(groups))
+
+
+def flatten_tags(hed: str) -> list[str]:
+    """Every tag in the string, groups flattened, in order."""
+
+    def walk(group: Group) -> list[str]:
+        return [*group.tags, *(t for g in group.groups for t in walk(g))]
+
+    return walk(parse_hed(hed))
+
+
+# Confidence reported per outcome: how many of the checks held, not a model's self-report.
+CONFIDENCE_VALID_FAITHFUL_COMPLETE = 90.0
+CONFIDENCE_VALID_FAITHFUL = 80.0
+CONFIDENCE_VALID_NOT_EVALUATED = 60.0
+CONFIDENCE_VALID_UNFAITHFUL = 30.0
+CONFIDENCE_INVALID = 0.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: str
+    confidence: float
+    final_status: str
+    """Which checks held, in words."""
+
+
+def outcome(is_valid: bool, is_faithful: bool | None, is_complete: bool | None) -> Outcome:
+    """The verdict of a run from its checks. A valid but unfaithful annotation is
+    NEEDS_REVIEW, never success; an invalid one is INVALID whatever else was said."""
+    if not is_valid:
+        return Outcome("INVALID", CONFIDENCE_INVALID, "not valid HED")
+    words = ["valid"]
+    words.append(
+        {True: "faithful", False: "not faithful", None: "faithfulness not checked"}[is_faithful]
+    )
+    if is_complete is not None:
+        words.append("complete" if is_complete else "incomplete")
+    status = ", ".join(words)
+    if is_faithful is False:
+        return Outcome("NEEDS_REVIEW", CONFIDENCE_VALID_UNFAITHFUL, status)
+    if is_faithful is None:
+        return Outcome("VALID", CONFIDENCE_VALID_NOT_EVALUATED, status)
+    if is_complete:
+        return Outcome("VALID", CONFIDENCE_VALID_FAITHFUL_COMPLETE, status)
+    return Outcome("VALID", CONFIDENCE_VALID_FAITHFUL, status)

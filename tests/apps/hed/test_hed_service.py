@@ -1,0 +1,137 @@
+"""Batch (resumable, nothing lost), storage, the vision agent and the CLI's error sentences."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from casework.apps.hed.cli import app
+from casework.apps.hed.deps import HedDeps, _ModelsByRole
+from casework.apps.hed.repository import HedRepository
+from casework.apps.hed.service import read_batch, run_batch
+from casework.apps.hed.vision import check_image, describe_image
+from casework.config import get_settings
+from casework.errors import ConfigError, InputError
+from casework.llm import ScriptedChatModel, call, say
+from casework.stores.sql import get_engine, migrate
+
+GOOD = "Sensory-event, Visual-presentation, (Red, Circle)"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> HedRepository:
+    engine = get_engine(f"sqlite:///{tmp_path / 'hed.db'}")
+    migrate(engine)
+    return HedRepository(engine)
+
+
+def responder(messages, tools):  # annotates every event the same way, judges it faithful
+    if tools:
+        return call("FaithfulnessVerdict", faithful=True, feedback="")
+    return say(GOOD)
+
+
+def test_batch_resumes_and_loses_nothing(tmp_path: Path, repo: HedRepository) -> None:
+    csv_path = tmp_path / "events.csv"
+    csv_path.write_text("id,description\na,A red circle.\nb,   \nc,Another red circle.\n")
+    model = ScriptedChatModel(responder=responder)
+    deps = HedDeps(settings=get_settings(), models=lambda r: model, validator="python", repo=repo)
+    seen: list[str] = []
+    report = run_batch(csv_path, deps, concurrency=2, on_row=lambda rid, d: seen.append(rid))
+    assert (report.total, report.done, report.failed, report.skipped) == (3, 2, 1, 0)
+    assert sorted(seen) == ["a", "b", "c"] and report.verdicts == {"VALID": 2}
+    lines = [json.loads(x) for x in report.out.read_text().splitlines()]
+    assert [x["id"] for x in lines] == ["a", "b", "c"]  # the file's order, every row
+    assert lines[0]["annotation"] == GOOD and lines[0]["run"]["strategy"] == "loop"
+    assert lines[1]["error"] == "The event description is empty; describe the event in a sentence."
+    calls = model.calls
+    again = run_batch(csv_path, deps)
+    assert (again.skipped, again.done, again.failed) == (2, 0, 1)
+    assert model.calls == calls  # finished rows are not annotated twice
+    assert [json.loads(x)["id"] for x in again.out.read_text().splitlines()] == ["a", "b", "c"]
+    assert len(repo.recent()) == 2
+
+
+def test_batch_file_errors_are_one_sentence(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("text\nhello\n")
+    with pytest.raises(InputError, match="no 'description' column"):
+        read_batch(bad)
+    dup = tmp_path / "dup.csv"
+    dup.write_text("id,description\n1,a\n1,b\n")
+    with pytest.raises(InputError, match="repeats row ids"):
+        read_batch(dup)
+    assert read_batch(_write(tmp_path / "n.csv", "description\nx\ny\n")) == [("1", "x"), ("2", "y")]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def _png() -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 8), (255, 0, 0)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def test_vision_agent_sends_the_image_and_returns_a_description() -> None:
+    got: list = []
+
+    def look(messages):
+        got.append(messages[0].content)
+        return say("A red square fills the screen.")
+
+    model = ScriptedChatModel(steps=[look])
+    deps = HedDeps(settings=get_settings(), models=lambda r: model)
+    assert describe_image(_png(), deps) == "A red square fills the screen."
+    parts = got[0]
+    assert parts[1]["image_url"]["url"].startswith("data:image/png;base64,iVBOR")
+    assert "behavioural experiment" in parts[0]["text"]
+
+
+def test_not_an_image_and_no_vision_model_are_one_sentence() -> None:
+    with pytest.raises(InputError, match="is not an image"):
+        check_image(b"%PDF-1.4 not an image", "scan.pdf")
+    assert check_image(_png()) == "image/png"
+    models = _ModelsByRole(get_settings(), override="local:qwen2.5-coder-1.5b")
+    with pytest.raises(ConfigError, match="No vision model is configured; pass --vision-model"):
+        models("vision")
+    assert _ModelsByRole(get_settings(), None, "ollama:llava").spec("vision") == "ollama:llava"
+
+
+def test_cli_user_errors(tmp_path: Path) -> None:
+    runner = CliRunner()
+    empty = runner.invoke(app, ["annotate", "  "])
+    assert isinstance(empty.exception, InputError) and "empty" in str(empty.exception)
+    schema = runner.invoke(app, ["annotate", "A beep.", "--schema", "7.0.0"])
+    assert "Unknown HED schema version" in str(schema.exception)
+    strategy = runner.invoke(app, ["annotate", "A beep.", "--strategy", "magic"])
+    assert "Unknown strategy 'magic'" in str(strategy.exception)
+    img = runner.invoke(app, ["annotate", "--image", str(tmp_path / "none.png")])
+    assert "does not exist" in str(img.exception)
+    missing = runner.invoke(app, ["batch", str(tmp_path / "none.csv")])
+    assert "does not exist" in str(missing.exception)
+
+
+def test_cli_history_lists_stored_runs(settings, repo: HedRepository) -> None:
+    runner = CliRunner()
+    empty = runner.invoke(app, ["history"])
+    assert empty.exit_code == 0 and "No annotation runs stored yet" in empty.output
+    from casework.apps.hed.deps import build_deps
+    from casework.apps.hed.models import HedInput
+    from casework.apps.hed.service import annotate
+
+    model = ScriptedChatModel(responder=responder)
+    deps = build_deps(settings, validator="python")
+    deps = HedDeps(settings=settings, models=lambda r: model, validator="python", repo=deps.repo)
+    annotate(HedInput(description="A red circle."), deps)
+    rows = json.loads(runner.invoke(app, ["history", "--json"]).stdout)
+    assert [(r["verdict"], r["annotation"], r["strategy"]) for r in rows] == [
+        ("VALID", GOOD, "loop")
+    ]
