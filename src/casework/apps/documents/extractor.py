@@ -86,7 +86,10 @@ def classify(text: str) -> str:
     return "document"
 
 
-def _after_label(lines: list[str], labels: tuple[str, ...], pattern: str | None) -> str | None:
+def _after_label(
+    lines: list[str], labels: tuple[str, ...], pattern: str | None, *, last: bool = False
+) -> str | None:
+    """The value after the first label found; ``last``: the line's last match ("VAT 20% 2.60")."""
     for label in labels:
         rx = re.compile(rf"(?i)(?<![a-z]){re.escape(label)}(?![a-z])\s*[:#.]?\s*(.*)$")
         for line in lines:
@@ -98,9 +101,10 @@ def _after_label(lines: list[str], labels: tuple[str, ...], pattern: str | None)
                 if rest:
                     return rest
                 continue
-            found = re.search(pattern, rest)
+            found = [m.group(0).strip() for m in re.finditer(pattern, rest)]
+            found = [f for f in found if not rest[rest.find(f) + len(f) :].startswith("%")]
             if found:
-                return found.group(0).strip()
+                return found[-1] if last else found[0]
     return None
 
 
@@ -161,7 +165,7 @@ def extract(
         pattern = _AMOUNT if name in _AMOUNT_FIELDS else _DATE if name in _DATE_FIELDS else None
         if name in {"invoice_number", "receipt_number"}:
             pattern = r"[A-Z0-9][A-Z0-9-/]*\d[A-Z0-9-/]*"
-        value = _value(name, _after_label(lines, labels, pattern))
+        value = _value(name, _after_label(lines, labels, pattern, last=name in _AMOUNT_FIELDS))
         if value is not None:
             found[name] = (value, CONF_LABELLED)
     if requested is None:
