@@ -15,7 +15,7 @@ from casework.stores.sql import get_engine, migrate
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from docs_fixtures import FakeOcr  # noqa: E402
+from docs_fixtures import FakeOcr
 
 
 @pytest.fixture(scope="session")
@@ -54,7 +54,7 @@ def any_repo(request: pytest.FixtureRequest, tmp_path: Path) -> DocumentsReposit
 
 @pytest.fixture
 def deps(repo: DocumentsRepository) -> DocumentsDeps:
-    def no_models(role: str):  # noqa: ANN202
+    def no_models(role: str):
         raise AssertionError(f"this test must not ask for a model ({role})")
 
     return DocumentsDeps(repo=repo, settings=get_settings(), models=no_models, ocr=FakeOcr())

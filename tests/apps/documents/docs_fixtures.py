@@ -26,7 +26,7 @@ class FakeOcr:
     def __init__(self, text: str = INVOICE_TEXT) -> None:
         self.text = text
 
-    def read(self, image) -> str:  # noqa: ANN001
+    def read(self, image) -> str:
         return self.text
 
 

@@ -19,7 +19,7 @@ def _doc(deps: DocumentsDeps, text: str = INVOICE_TEXT, user: int = ALICE) -> in
     return deps.repo.add_document(user, filename="inv.pdf", data=b"%PDF-1", read=text_read(text)).id
 
 
-def _tool_results(messages) -> list[tuple[str, str, str]]:  # noqa: ANN001
+def _tool_results(messages) -> list[tuple[str, str, str]]:
     return [(m.name, m.status, m.content) for m in messages if isinstance(m, ToolMessage)]
 
 
@@ -40,7 +40,7 @@ def test_agent_writes_as_it_goes_and_completes(deps: DocumentsDeps) -> None:
     doc = _doc(deps)
     seen: dict[str, object] = {}
 
-    def check_db_then_complete(messages):  # noqa: ANN001, ANN202
+    def check_db_then_complete(messages):
         ext = deps.repo.get_extraction(ALICE, 1)
         seen["status"], seen["fields"] = ext.status, dict(ext.fields)
         seen["results"] = _tool_results(messages)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
-from contextlib import contextmanager
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -75,7 +75,7 @@ def _served(app: FastAPI) -> Iterator[str]:
         thread.join(10)
 
 
-def _sse(lines) -> list[tuple[int, dict]]:  # noqa: ANN001
+def _sse(lines) -> list[tuple[int, dict]]:
     events, current = [], None
     for line in lines:
         if line.startswith("id:"):
@@ -138,7 +138,7 @@ def test_a_dropped_sse_client_reattaches_without_losing_an_event(deps: Documents
     )
     go = threading.Event()
 
-    def wait_then_extract(messages):  # noqa: ANN001, ANN202
+    def wait_then_extract(messages):
         assert go.wait(10), "the test never released the run"
         return call("extract_fields", fields={"total": 45.1}, confidences={"total": 0.9})
 

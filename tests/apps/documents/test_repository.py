@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from docs_fixtures import ALICE, BOB, INVOICE_TEXT, text_read
 from sqlalchemy import text
 
 from casework.apps.documents.repository import CompletionCheck, DocumentsRepository
 from casework.errors import InputError, NotFoundError
-
-from docs_fixtures import ALICE, BOB, INVOICE_TEXT, text_read
 
 
 def _extraction(repo: DocumentsRepository, user: int = ALICE) -> tuple[int, int]:
@@ -65,7 +64,7 @@ def test_bad_paths_write_nothing(any_repo: DocumentsRepository) -> None:
             repo.update_field(ALICE, ext, path, 1, 0.5)
     with pytest.raises(InputError, match="no field 'nothing'"):
         repo.remove_field(ALICE, ext, "nothing")
-    with pytest.raises(InputError, match="Confidence must be 0.0-1.0, got 1.2"):
+    with pytest.raises(InputError, match=r"Confidence must be 0\.0-1\.0, got 1\.2"):
         repo.update_field(ALICE, ext, "total", 2, 1.2)
     assert repo.get_extraction(ALICE, ext).fields == {"total": 1, "items": [1]}
 
@@ -114,7 +113,7 @@ def test_sql_functions_filter_on_user_id(pg_url: str) -> None:
 def test_complete_refuses_without_fields(any_repo: DocumentsRepository) -> None:
     repo = any_repo
     _, ext = _extraction(repo)
-    with pytest.raises(CompletionCheck, match="^Cannot complete: no fields extracted$"):
+    with pytest.raises(CompletionCheck, match=r"^Cannot complete: no fields extracted$"):
         repo.complete(ALICE, ext)
     assert repo.get_extraction(ALICE, ext).status == "in_progress"
     repo.set_fields(ALICE, ext, {"a": 1, "b": 2}, {"a": 1, "b": 1})

@@ -35,8 +35,8 @@ from casework.runtime.react import ReactAgent, RunResult
 
 __all__ = [
     "COMPLETE",
-    "ExtractionRef",
     "Emit",
+    "ExtractionRef",
     "build_extraction_agent",
     "finish_extraction",
     "run_correction",

@@ -9,8 +9,6 @@ Runs stream the spec's flat events as SSE with ids; a client that reconnects wit
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
 import json
 import tempfile
 import threading
@@ -24,6 +22,7 @@ from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
 from casework.apps.documents.deps import DocumentsDeps
+from casework.apps.documents.service import table_csv
 from casework.config import Settings
 from casework.runtime.context import Caller, current_caller, get_settings_dep
 
@@ -71,24 +70,6 @@ def _sse(deps: DocumentsDeps, caller: Caller, run_id: str, after: int) -> EventS
             yield {"id": str(seq), "data": json.dumps(data, default=str)}
 
     return EventSourceResponse(gen(), headers={"X-Run-Id": run_id})
-
-
-def _csv(table: Any) -> str:
-    out = io.StringIO()
-    names = [c["name"] for c in table.columns]
-    writer = csv.writer(out)
-    writer.writerow(["document_id", "filename", *names])
-    for row in table.rows:
-        writer.writerow(
-            [row["document_id"], row["filename"], *(_cell(row["cells"].get(n)) for n in names)]
-        )
-    return out.getvalue()
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def router(
@@ -267,6 +248,6 @@ def router(
         table = d.repo.table_state(caller.user_id, stack_id)
         if table is None:
             raise InputError(f"Stack {stack_id} has no table yet; build it first.")
-        return Response(_csv(table), media_type="text/csv")
+        return Response(table_csv(table), media_type="text/csv")
 
     return api

@@ -330,7 +330,7 @@ def stack_export(
     output: Path | None = typer.Option(None, "-o", "--output", help="Write to this file instead."),
 ) -> None:
     """Export the stack's table as CSV, one row per document."""
-    from casework.apps.documents.api import _csv
+    from casework.apps.documents.service import table_csv
 
     if not csv_out:
         raise InputError("Choose a format: --csv.")
@@ -340,7 +340,7 @@ def stack_export(
         raise InputError(
             f"Stack {stack} has no table yet; run `casework documents stack build {stack}`."
         )
-    text = _csv(table)
+    text = table_csv(table)
     if output:
         output.write_text(text, encoding="utf-8")
         err.print(f"wrote {len(table.rows)} rows to {output}")

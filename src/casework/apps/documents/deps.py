@@ -14,7 +14,7 @@ __all__ = ["DocumentsDeps", "build_deps", "default_models"]
 
 
 def default_models(settings: Settings) -> ModelSource:
-    def models(role: str):  # noqa: ANN202 - a BaseChatModel; imported lazily (llama.cpp)
+    def models(role: str):
         from casework.llm import resolve_model
 
         return resolve_model(settings.models.for_role(role), settings=settings)

@@ -12,7 +12,7 @@ from typing import Any
 
 from casework.apps.documents.normalize import as_amount, date_candidates
 
-__all__ = ["CONF_LABELLED", "CONF_GUESSED", "CONF_MISSING", "classify", "extract"]
+__all__ = ["CONF_GUESSED", "CONF_LABELLED", "CONF_MISSING", "classify", "extract"]
 
 CONF_LABELLED = 0.8
 """A value found after its own label ("Total: 45.10")."""

@@ -67,7 +67,7 @@ def as_amount(value: Any) -> float | None:
         number = float(m.group(1).replace(".", "") + "." + m.group(2))
     else:
         return None
-    number = -number if negative or s.startswith("-") and number > 0 else number
+    number = -number if negative or (s.startswith("-") and number > 0) else number
     return round(number, 2)
 
 

@@ -7,6 +7,9 @@ client that disconnects re-reads from ``Last-Event-ID``.
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import threading
 import time
 import uuid
@@ -30,6 +33,7 @@ __all__ = [
     "start_correction",
     "start_extraction",
     "start_run",
+    "table_csv",
 ]
 
 Progress = Callable[[str, int, int], None]
@@ -242,3 +246,22 @@ def follow_run(
             if timeout is not None and time.monotonic() - started > timeout:
                 return
             time.sleep(poll)
+
+
+def table_csv(table: Any) -> str:
+    """A stack table as CSV: document id, filename, then one column per defined column."""
+    out = io.StringIO()
+    names = [c["name"] for c in table.columns]
+    writer = csv.writer(out)
+    writer.writerow(["document_id", "filename", *names])
+    for row in table.rows:
+        writer.writerow(
+            [row["document_id"], row["filename"], *(_cell(row["cells"].get(n)) for n in names)]
+        )
+    return out.getvalue()
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -210,11 +210,11 @@ def letter(rng: random.Random, n: int) -> tuple[list[str], dict[str, Any]]:
 
 KINDS = {"invoice": invoice, "receipt": receipt, "form": form, "letter": letter}
 # (kind, how many, rendering): text PDFs, multi-page PDFs, scanned images, a scanned PDF
-PLAN = (
-    [("invoice", 12, "pdf"), ("receipt", 9, "pdf"), ("form", 6, "pdf"), ("letter", 7, "pdf")]
-    + [("invoice", 2, "pdf2"), ("letter", 1, "pdf3")]
-    + [("receipt", 2, "png"), ("invoice", 2, "jpg"), ("form", 1, "png"), ("invoice", 2, "scanpdf")]
-)
+PLAN = [
+    *[("invoice", 12, "pdf"), ("receipt", 9, "pdf"), ("form", 6, "pdf"), ("letter", 7, "pdf")],
+    *[("invoice", 2, "pdf2"), ("letter", 1, "pdf3")],
+    *[("receipt", 2, "png"), ("invoice", 2, "jpg"), ("form", 1, "png"), ("invoice", 2, "scanpdf")],
+]
 
 
 def _pdf(pages: list[list[str]], path: Path) -> None:

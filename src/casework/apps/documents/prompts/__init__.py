@@ -14,5 +14,5 @@ def load(name: str) -> Template:
     return Template(files(__package__).joinpath(f"{name}.md").read_text(encoding="utf-8"))
 
 
-def render(name: str, **values: object) -> str:
-    return load(name).substitute({k: str(v) for k, v in values.items()}).strip()
+def render(template: str, **values: object) -> str:
+    return load(template).substitute({k: str(v) for k, v in values.items()}).strip()
