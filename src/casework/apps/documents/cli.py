@@ -354,3 +354,63 @@ def demo(model: str | None = MODEL) -> None:
     from casework.apps.documents.demo import run_demo
 
     run_demo(console, model=model)
+
+
+@app.command("eval")
+def eval_cmd(
+    strategy: str = typer.Option("rules", help="rules or agent."),
+    dataset: Path | None = typer.Option(
+        None, "--dataset", help="JSONL, one case per line; default: the bundled set."
+    ),
+    limit: int | None = typer.Option(None, help="Only the first N cases."),
+    model: str | None = MODEL,
+    as_json: bool = JSON,
+) -> None:
+    """Score a strategy on a dataset (field P/R/F1, exact match, completion, calibration)."""
+    from casework.access.service import create_user, get_user, open_access
+    from casework.apps.documents.evaluate import DATASET, load_cases, run_case, summarize
+    from casework.apps.documents.strategies import STRATEGIES
+    from casework.errors import NotFoundError
+
+    if strategy not in STRATEGIES:
+        raise InputError(f"Unknown strategy {strategy!r}; use one of: {', '.join(STRATEGIES)}.")
+    deps = _deps()
+    if model is not None:
+        chat = _model(deps, model)
+        deps = type(deps)(
+            repo=deps.repo, settings=deps.settings, models=lambda role: chat, ocr=deps.ocr
+        )
+    engine = open_access(deps.settings)
+    try:  # the evaluation's documents belong to their own user, apart from anyone's
+        user = get_user(engine, "documents-eval")
+    except NotFoundError:
+        user = create_user(engine, "documents-eval")
+    cases = load_cases(dataset or DATASET, limit=limit)
+    outputs = []
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(f"{strategy} on {len(cases)} cases", total=len(cases))
+        for case in cases:
+            outputs.append(run_case(case, STRATEGIES[strategy], deps, user.id))
+            bar.advance(task)
+    summary = summarize(cases, outputs)
+    if as_json:
+        _json({"strategy": strategy, "summary": summary, "cases": outputs})
+        return
+    console.print(
+        f"[bold]{strategy}[/] on {summary['cases']} documents: field F1 {summary['f1']:.3f} "
+        f"(P {summary['precision']:.3f}, R {summary['recall']:.3f}), completion {summary['completion_rate']:.0%}, "
+        f"{summary['tool_calls_per_document']:.1f} tool calls and {summary['seconds_per_document']:.1f}s per document, "
+        f"calibration error {summary['calibration']['ece'] if summary['calibration']['ece'] is not None else float('nan'):.3f}",
+        highlight=False,
+    )
+    table = Table("field", "exact match")
+    for name, rate in summary["exact_match_per_field"].items():
+        table.add_row(name, f"{rate:.0%}")
+    console.print(table)
