@@ -85,7 +85,7 @@ class _CompleteThroughTool(AgentMiddleware):
 
 
 def build_extraction_agent(
-    model: BaseChatModel, tools: list[BaseTool], *, custom: bool
+    model: BaseChatModel, tools: list[BaseTool], *, custom: bool, limits: Limits | None = None
 ) -> ReactAgent[CompleteExtraction]:
     """The agent over the seven tools; ``complete_extraction`` is the terminal one."""
     complete = next(t for t in tools if t.name == COMPLETE)
@@ -98,7 +98,7 @@ def build_extraction_agent(
         submit_name=COMPLETE,
         submit_description="Mark extraction as complete",
         context_schema=ExtractionRef,
-        limits=LIMITS,
+        limits=limits or LIMITS,
         middleware=[_CompleteThroughTool(complete)],
         trace_dir=None,
     )
@@ -206,6 +206,7 @@ def _run(
     fallback: bool,
     tenant: Caller | None,
     strategy: str,
+    limits: Limits | None = None,
 ) -> ExtractionDecision:
     started = time.perf_counter()
     tools = create_tools(extraction_id, document_id, user_id, deps.repo, requested=requested)
@@ -213,7 +214,7 @@ def _run(
     try:
         model = model or deps.models(MODEL_ROLE)
         model_name = _model_name(model)
-        agent = build_extraction_agent(model, tools, custom=custom)
+        agent = build_extraction_agent(model, tools, custom=custom, limits=limits)
         ref = ExtractionRef(extraction_id=extraction_id, document_id=document_id, tenant=tenant)
         result = _stream(agent, task, ref, emit)
         ended_by, usage, calls = result.ended_by, result.usage, result.tool_calls
@@ -244,6 +245,7 @@ def run_extraction(
     model: BaseChatModel | None = None,
     emit: Emit | None = None,
     tenant: Caller | None = None,
+    limits: Limits | None = None,
 ) -> ExtractionDecision:
     """Create (or take) the ``in_progress`` row, run the agent on it, end it completed or failed."""
     repo = deps.repo
@@ -276,6 +278,7 @@ def run_extraction(
         fallback=True,
         tenant=tenant,
         strategy="agent",
+        limits=limits,
     )
 
 
