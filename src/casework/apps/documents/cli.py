@@ -22,7 +22,7 @@ from casework.errors import InputError
 __all__ = ["app"]
 
 console = Console(width=None if sys.stdout.isatty() else 120)
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 app = typer.Typer(
     help="Extract fields from PDFs and images with an agent whose tools write the database. "
     "Start with `casework documents user add ana`, then `casework documents add invoice.pdf "
