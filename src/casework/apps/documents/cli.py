@@ -107,7 +107,7 @@ def add(
         _json([d.to_dict() for d in docs])
         return
     for d in docs:
-        per_page = f", OCR {d.ocr_seconds / max(d.ocr_pages, 1):.1f}s/page" if d.ocr_pages else ""
+        per_page = f", OCR {d.read_seconds / max(d.ocr_pages, 1):.1f}s/page" if d.ocr_pages else ""
         console.print(
             f"added document {d.id}: {d.filename} ({d.page_count} pages, {d.engine}{per_page})",
             highlight=False,

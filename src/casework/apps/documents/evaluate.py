@@ -66,7 +66,7 @@ def run_case(
     output: dict[str, Any] = {"id": case["id"], "fields": {}, "confidences": {}, "status": "failed"}
     try:
         doc = add_files(deps, user_id, [path])[0]
-        output["ocr_seconds"] = doc.ocr_seconds if doc.ocr_pages else 0.0
+        output["read_seconds"] = doc.read_seconds if doc.ocr_pages else 0.0
         decision = strategy(
             ExtractionInput(
                 document_id=doc.id, user_id=user_id, fields=case["inputs"].get("fields")

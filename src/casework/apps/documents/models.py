@@ -33,7 +33,7 @@ class DocumentInfo:
     page_count: int
     engine: str
     ocr_pages: int
-    ocr_seconds: float
+    read_seconds: float
     created_at: datetime
 
     def to_dict(self) -> dict[str, Any]:

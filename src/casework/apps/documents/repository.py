@@ -95,7 +95,7 @@ class DocumentsRepository:
             page_count=ocr.page_count,
             engine=ocr.engine,
             ocr_pages=ocr.ocr_pages,
-            ocr_seconds=ocr.seconds,
+            read_seconds=ocr.seconds,
             created_at=doc.created_at,
         )
 
