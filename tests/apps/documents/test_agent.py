@@ -258,3 +258,42 @@ def test_tools_bound_to_bob_cannot_touch_alices_extraction(deps: DocumentsDeps) 
             raise AssertionError(f"{name} answered for another user")
     after = deps.repo.get_extraction(ALICE, ext.id)
     assert after.fields == {"total": 1} and after.status == "in_progress"
+
+
+def test_a_killed_run_is_closed_keeping_what_it_wrote(deps: DocumentsDeps) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from casework.apps.documents.service import STALE_AFTER, recover_stale_runs
+
+    doc = _doc(deps)
+    ext = deps.repo.create_extraction(ALICE, doc)
+    deps.repo.create_run(ALICE, "deadbeef", "extract", extraction_id=ext.id)
+    deps.repo.append_event("deadbeef", 1, {"tool": "extract_fields", "input": {}})
+    deps.repo.set_fields(ALICE, ext.id, {"total": 45.1}, {"total": 0.9})  # written before the kill
+    other = deps.repo.create_extraction(ALICE, doc)
+    deps.repo.create_run(
+        ALICE, "cafebabe", "extract", extraction_id=other.id
+    )  # killed before writing
+    assert recover_stale_runs(deps) == []  # too recent: maybe still running elsewhere
+    later = datetime.now(UTC) + STALE_AFTER + timedelta(seconds=1)
+    assert sorted(recover_stale_runs(deps, now=later)) == ["cafebabe", "deadbeef"]
+    kept = deps.repo.get_extraction(ALICE, ext.id)
+    assert kept.status == "completed" and kept.fields == {"total": 45.1}
+    assert kept.reason.endswith("(interrupted (process ended))")
+    lost = deps.repo.get_extraction(ALICE, other.id)
+    assert lost.status == "failed" and lost.reason.startswith(
+        "Cannot complete: no fields extracted"
+    )
+    events, done = deps.repo.events_after(ALICE, "deadbeef", 1)
+    assert done and events == [
+        (
+            2,
+            {
+                "complete": True,
+                "error": "the run's process ended before it finished",
+                "extraction_id": ext.id,
+                "status": "completed",
+                "cost": 0.0,
+            },
+        )
+    ]

@@ -45,8 +45,9 @@ __all__ = [
 
 COMPLETE = "complete_extraction"
 MODEL_ROLE = "specialist"
-LIMITS = Limits(max_model_calls=10, max_tool_calls=20, recursion_limit=50)
-"""An extraction needs about four calls (read, identify, extract, complete); ten is ample."""
+LIMITS = Limits(max_model_calls=10, max_tool_calls=20, recursion_limit=50, max_seconds=900)
+"""An extraction needs about four calls (read, identify, extract, complete); ten is ample.
+The time budget bounds a run on a slow CPU; ``service.recover_stale_runs`` relies on it."""
 
 Emit = Callable[[dict[str, Any]], None]
 """Receives the spec's flat events: ``{text}``, ``{tool, input}``."""

@@ -44,9 +44,13 @@ def build_deps(
     engine = get_engine(db_url or settings.db_url)
     if run_migrations:
         migrate(engine)
-    return DocumentsDeps(
+    deps = DocumentsDeps(
         repo=DocumentsRepository(engine),
         settings=settings,
         models=models or default_models(settings),
         ocr=ocr or RapidOcrProvider(),
     )
+    from casework.apps.documents.service import recover_stale_runs
+
+    recover_stale_runs(deps)  # a killed process must not leave an extraction in_progress
+    return deps

@@ -349,6 +349,23 @@ class DocumentsRepository:
                 .values(status="done", cost_usd=cost_usd, finished_at=_now())
             )
 
+    def stale_runs(self, older_than: datetime) -> list[tuple[str, int, int | None, int]]:
+        """Runs still ``running`` whose last sign of life is before ``older_than``: their
+        process ended (killed, crashed). (run id, owner, extraction id, last event seq)."""
+        with session_scope(self.engine) as s:
+            rows = s.execute(
+                select(RunRow.id, RunRow.owner_id, RunRow.extraction_id, RunRow.created_at).where(
+                    RunRow.status == "running", RunRow.created_at < older_than
+                )
+            ).all()
+            out = []
+            for run_id, owner, ext_id, _created in rows:
+                last = s.scalar(
+                    select(func.max(RunEventRow.seq)).where(RunEventRow.run_id == run_id)
+                )
+                out.append((run_id, owner, ext_id, last or 0))
+            return out
+
     def get_run(self, user_id: int, run_id: str) -> dict[str, Any]:
         with session_scope(self.engine) as s:
             row = s.scalars(

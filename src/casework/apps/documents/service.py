@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ __all__ = [
     "RunHandle",
     "add_files",
     "follow_run",
+    "recover_stale_runs",
     "resolve_user",
     "start_correction",
     "start_extraction",
@@ -222,6 +224,32 @@ def _never_in_progress(deps: DocumentsDeps, user_id: int, extraction_id: int) ->
         from casework.apps.documents.agent import finish_extraction
 
         finish_extraction(deps, user_id, extraction_id, "error", fallback=False)
+
+
+STALE_AFTER = timedelta(minutes=30)
+"""Twice the agent's time budget: a run still ``running`` after this lost its process."""
+
+
+def recover_stale_runs(deps: DocumentsDeps, *, now: datetime | None = None) -> list[str]:
+    """Close runs whose process died: their extraction keeps what it wrote and ends completed
+    (``complete_extraction``'s check) or failed with the reason; the stream gets its complete event."""
+    from casework.apps.documents.agent import finish_extraction
+
+    cutoff = (now or datetime.now(UTC)) - STALE_AFTER
+    closed = []
+    for run_id, owner, ext_id, last_seq in deps.repo.stale_runs(cutoff):
+        final: dict[str, Any] = {
+            "complete": True,
+            "error": "the run's process ended before it finished",
+        }
+        if ext_id is not None:
+            finish_extraction(deps, owner, ext_id, "interrupted (process ended)", fallback=False)
+            ext = deps.repo.get_extraction(owner, ext_id)
+            final |= {"extraction_id": ext_id, "status": ext.status, "cost": 0.0}
+        deps.repo.append_event(run_id, last_seq + 1, final)
+        deps.repo.finish_run(run_id, 0.0)
+        closed.append(run_id)
+    return closed
 
 
 def follow_run(
