@@ -14,7 +14,7 @@ import tempfile
 import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from fastapi import APIRouter, Depends, File, Header, UploadFile
 from fastapi.responses import Response
@@ -66,7 +66,7 @@ def _sse(deps: DocumentsDeps, caller: Caller, run_id: str, after: int) -> EventS
             item = await asyncio.to_thread(next, iterator, sentinel)
             if item is sentinel:
                 return
-            seq, data = item  # type: ignore[misc]
+            seq, data = cast(tuple[int, dict[str, Any]], item)
             yield {"id": str(seq), "data": json.dumps(data, default=str)}
 
     return EventSourceResponse(gen(), headers={"X-Run-Id": run_id})

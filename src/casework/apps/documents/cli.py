@@ -217,6 +217,7 @@ def extract(
     )
     err.print(f"run {handle.run_id}, extraction {handle.extraction_id}", highlight=False)
     _follow(deps, caller.user_id, handle.run_id, quiet=as_json)
+    assert handle.extraction_id is not None  # an extraction run always has its row
     _finish(deps, caller.user_id, handle.extraction_id, as_json)
 
 

@@ -66,7 +66,7 @@ class RapidOcrProvider:
         with self._lock:
             if RapidOcrProvider._engine is None:
                 try:
-                    from rapidocr_onnxruntime import RapidOCR
+                    from rapidocr_onnxruntime import RapidOCR  # type: ignore[import-untyped]
                 except ImportError as exc:  # pragma: no cover - a dependency of the project
                     raise ConfigError(
                         "OCR needs rapidocr-onnxruntime: pip install rapidocr-onnxruntime."

@@ -212,7 +212,7 @@ class DocumentsRepository:
                 .where(ExtractionRow.id == extraction_id, ExtractionRow.owner_id == user_id)
                 .values(**values)
             )
-            if done.rowcount != 1:
+            if done.rowcount != 1:  # type: ignore[attr-defined]
                 raise NotFoundError(f"No extraction {extraction_id}.")
 
     def update_field(
@@ -363,7 +363,7 @@ class DocumentsRepository:
                 last = s.scalar(
                     select(func.max(RunEventRow.seq)).where(RunEventRow.run_id == run_id)
                 )
-                out.append((run_id, owner, ext_id, last or 0))
+                out.append((run_id, owner or 0, ext_id, last or 0))
             return out
 
     def get_run(self, user_id: int, run_id: str) -> dict[str, Any]:

@@ -5,6 +5,7 @@ Pure functions over plain values, tested directly; the tools and the repository 
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from typing import Any
@@ -206,7 +207,7 @@ def validate_extraction(
                 name in fields
                 and fields[name] is None
                 and _is_number(conf)
-                and conf > CUSTOM_NULL_MAX_CONFIDENCE
+                and float(conf) > CUSTOM_NULL_MAX_CONFIDENCE  # type: ignore[arg-type]
             ):
                 errors.append(
                     f"'{name}' is null, so its confidence must be <= {CUSTOM_NULL_MAX_CONFIDENCE}, got {conf}"
@@ -223,33 +224,34 @@ def spread_confidence(
     (``{"vendor": {"name": 0.9, "address": 0.9}}``) before ``update_field`` writes a
     confidence at ``vendor.name``: the score moves down, nothing is lost.
     """
-    import copy
-
-    out = copy.deepcopy(confidences)
-    node, value, changed = out, fields, False
+    out: dict[str, Any] = copy.deepcopy(confidences)
+    node: Any = out
+    value: Any = fields
+    changed = False
     for seg in segments[:-1]:
-        value = value[seg] if isinstance(value, dict | list) else None  # type: ignore[index]
-        child = (
-            node.get(seg)
-            if isinstance(node, dict)
-            else (node[seg] if isinstance(node, list) and seg < len(node) else None)
-        )  # type: ignore[operator]
+        value = value[seg]  # check_path has made sure the fields path exists
+        child = _child(node, seg)
         if isinstance(child, dict | list):
             node = child
             continue
         score = child if _is_number(child) else None
         if isinstance(value, dict):
-            new: Any = {k: score for k in value if score is not None}
+            new: Any = {k: score for k in value} if score is not None else {}
         elif isinstance(value, list):
-            new = [score for _ in value] if score is not None else [None for _ in value]
+            new = [score for _ in value]
         else:
             return None  # the fields path itself is not a container: check_path refuses it
-        if isinstance(node, dict):
-            node[seg] = new
-        else:
-            node[seg] = new  # type: ignore[index]
+        node[seg] = new
         node, changed = new, True
     return out if changed else None
+
+
+def _child(node: Any, seg: PathSegment) -> Any:
+    if isinstance(node, dict):
+        return node.get(seg)
+    if isinstance(node, list) and isinstance(seg, int) and seg < len(node):
+        return node[seg]
+    return None
 
 
 def mean_confidence(confidences: Any) -> float:

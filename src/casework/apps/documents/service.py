@@ -162,7 +162,9 @@ def start_extraction(
         try:
             if strategy == "agent":
                 return run_extraction(input, deps, model=model, emit=emit, tenant=caller)
-            return STRATEGIES[strategy](input, deps)
+            decision = STRATEGIES[strategy](input, deps)
+            assert isinstance(decision, ExtractionDecision)
+            return decision
         finally:
             _never_in_progress(deps, caller.user_id, ext.id)
 
