@@ -7,7 +7,7 @@ import json
 from docs_fixtures import ALICE, BOB, INVOICE_TEXT, text_read
 from langchain_core.messages import ToolMessage
 
-from casework.apps.documents.agent import run_correction, run_extraction
+from casework.apps.documents.agent import NUDGE, run_correction, run_extraction
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.models import ExtractionInput
 from casework.apps.documents.tools import EXTRACTION_TOOL_NAMES, create_tools
@@ -123,15 +123,22 @@ def test_complete_refuses_without_fields_then_the_model_recovers(deps: Documents
 
 def test_model_that_stops_is_nudged_then_the_runtime_completes(deps: DocumentsDeps) -> None:
     doc = _doc(deps)
+    prompts: list[str] = []
+
+    def ignore_the_nudge(messages):  # noqa: ANN001, ANN202
+        prompts.append(str(messages[-1].content))
+        return say("Done.")
+
     model = ScriptedChatModel(
         steps=[
             call("extract_fields", fields={"total": 45.1}, confidences={"total": 0.9}),
             say("I extracted the total."),
-            say("Done."),  # the nudge was ignored
+            ignore_the_nudge,
         ]
     )
     decision = run_extraction(ExtractionInput(document_id=doc, user_id=ALICE), deps, model=model)
     model.assert_exhausted()
+    assert prompts == [NUDGE]  # one nudge, worded for extraction
     ext = deps.repo.get_extraction(ALICE, decision.extraction_id)
     assert ext.status == "completed" and ext.method == "agent"
     assert (

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware.types import hook_config
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
@@ -65,8 +66,15 @@ class CompleteExtraction(BaseModel):
     """Mark extraction as complete"""
 
 
+NUDGE = (
+    "The extraction is not complete yet. If you have not saved fields, call extract_fields "
+    "with the fields and their confidences; then call complete_extraction."
+)
+
+
 class _CompleteThroughTool(AgentMiddleware):
-    """Routes the terminal call to the spec's ``complete_extraction`` (check + DB write)."""
+    """Routes the terminal call to the spec's ``complete_extraction`` (check + DB write), and
+    words the one nudge for extraction (ReactAgent's default asks for a verdict)."""
 
     def __init__(self, tool: BaseTool) -> None:
         super().__init__()
@@ -75,6 +83,16 @@ class _CompleteThroughTool(AgentMiddleware):
     @property
     def name(self) -> str:
         return "documents_complete"
+
+    # after_model hooks run in reverse order, so this one runs before ReactAgent's: it takes
+    # the run's single nudge (``nudges`` is ReactAgent's counter) and words it for extraction.
+    @hook_config(can_jump_to=["model"])
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        last = state["messages"][-1]
+        if isinstance(last, AIMessage) and not last.tool_calls and state.get("nudges", 0) == 0:
+            nudge = HumanMessage(NUDGE, additional_kwargs={"casework_nudge": True})
+            return {"messages": [nudge], "nudges": 1, "jump_to": "model"}
+        return None
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         call = request.tool_call
