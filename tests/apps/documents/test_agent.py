@@ -125,7 +125,7 @@ def test_model_that_stops_is_nudged_then_the_runtime_completes(deps: DocumentsDe
     doc = _doc(deps)
     prompts: list[str] = []
 
-    def ignore_the_nudge(messages):  # noqa: ANN001, ANN202
+    def ignore_the_nudge(messages):
         prompts.append(str(messages[-1].content))
         return say("Done.")
 
