@@ -242,3 +242,61 @@ def test_bob_naming_alices_ids_gets_404_and_changes_nothing(
     after = deps.repo.get_extraction(ALICE, ext.id)
     assert after.fields == {"total": 2} and after.status == "completed"
     assert len(deps.repo.extractions_of(ALICE, doc.id)) == 1
+
+
+def test_correct_route_and_stack_build_export(deps: DocumentsDeps) -> None:
+    doc = deps.repo.add_document(
+        ALICE, filename="inv.pdf", data=b"%PDF", read=text_read(INVOICE_TEXT)
+    )
+    ext = deps.repo.create_extraction(ALICE, doc.id)
+    deps.repo.set_fields(ALICE, ext.id, {"total": 54.1}, {"total": 0.6})
+    deps.repo.complete(ALICE, ext.id)
+    model = ScriptedChatModel(
+        steps=[
+            call("update_field", path="total", value=45.1, confidence=1.0),
+            call("complete_extraction"),
+            call("define_columns", columns=[{"name": "total", "type": "number"}]),
+            call("extract_row", doc_id=doc.id, values={"total": 45.1}, confidences={"total": 0.9}),
+            call("complete_table"),
+        ]
+    )
+    client = _client(_with_model(deps, model))
+    with client.stream(
+        "POST",
+        "/documents/api/agent/correct",
+        json={"extraction_id": ext.id, "instruction": "the total is 45.10"},
+    ) as res:
+        events = _sse(res.iter_lines())
+    assert [e for _, e in events] == [
+        {"tool": "update_field", "input": {"path": "total", "value": 45.1, "confidence": 1.0}},
+        {"tool": "complete_extraction", "input": {}},
+        {"complete": True, "extraction_id": ext.id, "cost": 0.0, "status": "completed"},
+    ]
+    assert client.get(f"/documents/extractions/{ext.id}").json()["fields"] == {"total": 45.1}
+    stack = client.post("/documents/stacks", json={"name": "March"}).json()
+    client.post(f"/documents/stacks/{stack['id']}/documents", json={"document_ids": [doc.id]})
+    assert client.get(f"/documents/stacks/{stack['id']}/export.csv").status_code == 422
+    run = client.post(f"/documents/stacks/{stack['id']}/build").json()
+    with client.stream("GET", f"/documents/runs/{run['run_id']}/events") as res:
+        built = _sse(res.iter_lines())
+    assert built[-1][1] == {
+        "complete": True,
+        "stack_id": stack["id"],
+        "status": "completed",
+        "rows": 1,
+        "documents": 1,
+        "ended_by": "submit",
+        "cost": 0.0,
+    }
+    csv_text = client.get(f"/documents/stacks/{stack['id']}/export.csv").text
+    assert csv_text.splitlines() == ["document_id,filename,total", f"{doc.id},inv.pdf,45.1"]
+    assert (
+        client.get(f"/documents/stacks/{stack['id']}", headers={"x-user": str(BOB)}).status_code
+        == 404
+    )
+    assert (
+        client.post(
+            f"/documents/stacks/{stack['id']}/build", headers={"x-user": str(BOB)}
+        ).status_code
+        == 404
+    )
