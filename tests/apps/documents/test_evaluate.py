@@ -53,7 +53,7 @@ def test_short_form_and_bad_lines(tmp_path: Path, deps: DocumentsDeps) -> None:
     out = run_case(cases[0], run_rules, deps, ALICE)
     assert out["fields"] == {"total": 640.97} and out["scores"]["tp"] == 1
     path.write_text("{not json\n")
-    with pytest.raises(InputError, match="mine.jsonl line 1 is not JSON"):
+    with pytest.raises(InputError, match=r"mine\.jsonl line 1 is not JSON"):
         load_cases(path)
     missing = tmp_path / "missing.jsonl"
     with pytest.raises(InputError, match="No dataset"):
