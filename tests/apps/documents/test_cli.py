@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from casework.access import create_user, open_access
 from casework.apps.documents.cli import app
 from casework.config import get_settings
 from casework.errors import InputError, NotFoundError
@@ -34,8 +35,9 @@ def _ok(args: list[str]) -> str:
 
 
 def test_add_extract_show_and_stacks(home: Path) -> None:
-    _ok(["user", "add", "ana"])
-    _ok(["user", "add", "bob"])
+    engine = open_access()
+    create_user(engine, "ana")
+    create_user(engine, "bob")
     added = json.loads(
         _ok(
             [

@@ -25,7 +25,7 @@ console = Console(width=None if sys.stdout.isatty() else 120)
 err = Console(stderr=True, soft_wrap=True)
 app = typer.Typer(
     help="Extract fields from PDFs and images with an agent whose tools write the database. "
-    "Start with `casework documents user add ana`, then `casework documents add invoice.pdf "
+    "Start with `casework user add ana`, then `casework documents add invoice.pdf "
     "--user ana` and `casework documents extract 1 --user ana`.",
     no_args_is_help=True,
 )
@@ -35,7 +35,6 @@ user_app = typer.Typer(
 stack_app = typer.Typer(
     help="Stacks: many documents into one table, one row each.", no_args_is_help=True
 )
-app.add_typer(user_app, name="user")
 app.add_typer(stack_app, name="stack")
 
 USER = typer.Option(..., "--user", "-u", help="Whose documents (a `casework user` name).")
@@ -50,9 +49,7 @@ def _deps() -> Any:
 
 
 def _caller(deps: Any, user: str) -> Any:
-    from casework.apps.documents.service import resolve_user
-
-    return resolve_user(deps.settings, user)
+    return deps.repo.caller_named(user)
 
 
 def _model(deps: Any, model: str | None) -> Any:
@@ -65,15 +62,6 @@ def _model(deps: Any, model: str | None) -> Any:
 
 def _json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
-
-
-@user_app.command("add")
-def user_add(name: str, role: str = typer.Option("user", help="user, reviewer or admin.")) -> None:
-    """Add a user (documents are scoped to their owner)."""
-    from casework.access.service import create_user, open_access
-
-    user = create_user(open_access(), name, role)
-    console.print(f"added user {user.name} (id {user.id}, role {user.role})", highlight=False)
 
 
 @app.command("add")
@@ -368,10 +356,8 @@ def eval_cmd(
     as_json: bool = JSON,
 ) -> None:
     """Score a strategy on a dataset (field P/R/F1, exact match, completion, calibration)."""
-    from casework.access.service import create_user, get_user, open_access
     from casework.apps.documents.evaluate import DATASET, load_cases, run_case, summarize
     from casework.apps.documents.strategies import STRATEGIES
-    from casework.errors import NotFoundError
 
     if strategy not in STRATEGIES:
         raise InputError(f"Unknown strategy {strategy!r}; use one of: {', '.join(STRATEGIES)}.")
@@ -381,11 +367,8 @@ def eval_cmd(
         deps = type(deps)(
             repo=deps.repo, settings=deps.settings, models=lambda role: chat, ocr=deps.ocr
         )
-    engine = open_access(deps.settings)
-    try:  # the evaluation's documents belong to their own user, apart from anyone's
-        user = get_user(engine, "documents-eval")
-    except NotFoundError:
-        user = create_user(engine, "documents-eval")
+    from casework.apps.documents.service import EVAL_OWNER
+
     cases = load_cases(dataset or DATASET, limit=limit)
     outputs = []
     with Progress(
@@ -398,7 +381,7 @@ def eval_cmd(
     ) as bar:
         task = bar.add_task(f"{strategy} on {len(cases)} cases", total=len(cases))
         for case in cases:
-            outputs.append(run_case(case, STRATEGIES[strategy], deps, user.id))
+            outputs.append(run_case(case, STRATEGIES[strategy], deps, EVAL_OWNER.user_id))
             bar.advance(task)
     summary = summarize(cases, outputs)
     if as_json:

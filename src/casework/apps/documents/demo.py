@@ -10,34 +10,26 @@ from pathlib import Path
 
 from rich.console import Console
 
-__all__ = ["DEMO_FILES", "DEMO_USER", "run_demo"]
+__all__ = ["DEMO_FILES", "run_demo"]
 
-DEMO_USER = "documents-demo"
 DEMO_FILES = ["invoice-01.pdf", "form-22.pdf"]
 _FILES = Path(__file__).parent / "data" / "eval" / "files"
 
 
 def run_demo(console: Console | None = None, *, model: str | None = None) -> None:
-    from casework.access.service import create_user, get_user, open_access
     from casework.apps.documents.deps import build_deps
-    from casework.apps.documents.service import add_files, start_extraction
-    from casework.errors import CaseworkError, NotFoundError
-    from casework.runtime.context import Caller
+    from casework.apps.documents.service import DEMO_OWNER, add_files, start_extraction
+    from casework.errors import CaseworkError
 
     console = console or Console()
     deps = build_deps()
-    engine = open_access(deps.settings)
-    try:
-        user = get_user(engine, DEMO_USER)
-    except NotFoundError:
-        user = create_user(engine, DEMO_USER)
-    caller = Caller(user.id, user.name, user.role)
-    docs = add_files(deps, user.id, [_FILES / name for name in DEMO_FILES])
+    caller = DEMO_OWNER
+    docs = add_files(deps, caller.user_id, [_FILES / name for name in DEMO_FILES])
     console.print(
-        f"[bold]documents[/]: added {', '.join(f'{d.filename} (#{d.id})' for d in docs)} for {DEMO_USER}"
+        f"[bold]documents[/]: added {', '.join(f'{d.filename} (#{d.id})' for d in docs)} for {caller.name}"
     )
     rules = start_extraction(deps, caller, docs[0].id, strategy="rules", background=False)
-    _show(console, deps, user.id, rules.extraction_id, "rules")
+    _show(console, deps, caller.user_id, rules.extraction_id, "rules")
     try:
         chat = None
         if model is not None:
@@ -52,7 +44,7 @@ def run_demo(console: Console | None = None, *, model: str | None = None) -> Non
     agent = start_extraction(
         deps, caller, docs[1].id, fields=["name", "email", "date"], model=chat, background=False
     )
-    _show(console, deps, user.id, agent.extraction_id, "agent")
+    _show(console, deps, caller.user_id, agent.extraction_id, "agent")
 
 
 def _show(console: Console, deps, user_id: int, extraction_id: int | None, label: str) -> None:

@@ -22,16 +22,16 @@ from typing import Any
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.models import DocumentInfo, ExtractionDecision, ExtractionInput
 from casework.apps.documents.ocr import ReadResult, read_path
-from casework.config import Settings
 from casework.errors import CaseworkError, InputError
-from casework.runtime.context import Caller
+from casework.runtime.context import Caller, Role
 
 __all__ = [
+    "DEMO_OWNER",
+    "EVAL_OWNER",
     "RunHandle",
     "add_files",
     "follow_run",
     "recover_stale_runs",
-    "resolve_user",
     "start_correction",
     "start_extraction",
     "start_run",
@@ -41,14 +41,10 @@ __all__ = [
 Progress = Callable[[str, int, int], None]
 
 
-def resolve_user(settings: Settings, name: str) -> Caller:
-    """The platform's user (``casework user add``) as the caller a run acts for."""
-    from casework.access.service import get_user, open_access
-
-    user = get_user(open_access(settings), name)
-    if user.disabled:
-        raise InputError(f"User {name!r} is disabled.")
-    return Caller(user_id=user.id, name=user.name, role=user.role)
+EVAL_OWNER = Caller(user_id=-1, name="documents-eval", role=Role.USER)
+"""Owner of the documents an evaluation adds: no user has a negative id, so nobody sees them."""
+DEMO_OWNER = Caller(user_id=-2, name="documents-demo", role=Role.USER)
+"""Owner of the demo's documents, apart from every real user's."""
 
 
 def add_files(
