@@ -122,6 +122,8 @@ def test_build_one_row_per_document_resume_and_export(deps: DocumentsDeps) -> No
         (docs[0], {"company": "ACME", "total": 10.5}),
         (docs[1], {"company": "ACME SUPPLIES", "total": 20.0}),
     ]
+    third = deps.repo.add_document(ALICE, filename="d3.pdf", data=b"%PDF", read=text_read("x")).id
+    assert deps.repo.add_to_stack(ALICE, stack, [third]).table.status == "in_progress"
     assert table_csv(table).splitlines() == [
         "document_id,filename,company,total",
         f"{docs[0]},d1.pdf,ACME,10.5",

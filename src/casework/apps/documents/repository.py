@@ -449,11 +449,18 @@ class DocumentsRepository:
                     )
                 )
             )
+            added = False
             for doc_id in document_ids:
                 self._doc(s, user_id, doc_id)
                 if doc_id not in have:
                     s.add(StackDocumentRow(stack_id=stack_id, document_id=doc_id))
                     have.add(doc_id)
+                    added = True
+            table = s.scalars(
+                select(StackTableRow).where(StackTableRow.stack_id == stack_id)
+            ).one_or_none()
+            if added and table is not None and table.status == "completed":
+                table.status, table.updated_at = "in_progress", _now()  # new documents need rows
         return self.get_stack(user_id, stack_id)
 
     def stack_documents(self, user_id: int, stack_id: int) -> list[tuple[int, str]]:
