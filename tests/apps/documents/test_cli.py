@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 import os
 import subprocess
 import sys
@@ -94,6 +95,26 @@ def test_add_extract_show_and_stacks(home: Path) -> None:
     ]
     runs = runner.invoke(app, ["watch", "nope", "--user", "ana"])
     assert isinstance(runs.exception, NotFoundError)
+    from casework.apps.documents.deps import build_deps
+
+    still_running = build_deps().repo.stale_runs(datetime.now(UTC) + timedelta(days=1))
+    assert still_running == []  # every CLI run closed itself
+    watched = runner.invoke(app, ["watch", _last_run(), "--user", "ana"])
+    assert watched.exit_code == 0 and '"complete": true' in watched.stderr
+    assert isinstance(
+        runner.invoke(app, ["watch", _last_run(), "--user", "bob"]).exception, NotFoundError
+    )
+
+
+def _last_run() -> str:
+    from sqlalchemy import text
+
+    from casework.apps.documents.deps import build_deps
+
+    with build_deps().repo.engine.connect() as conn:
+        return conn.execute(
+            text("SELECT id FROM documents_runs ORDER BY created_at DESC LIMIT 1")
+        ).scalar_one()
 
 
 def test_root_cli_prints_one_sentence_and_exits_2(home: Path, tmp_path: Path) -> None:
