@@ -283,7 +283,13 @@ def test_a_killed_run_is_closed_keeping_what_it_wrote(deps: DocumentsDeps) -> No
     )  # killed before writing
     assert recover_stale_runs(deps) == []  # too recent: maybe still running elsewhere
     later = datetime.now(UTC) + STALE_AFTER + timedelta(seconds=1)
-    assert sorted(recover_stale_runs(deps, now=later)) == ["cafebabe", "deadbeef"]
+    orphan = deps.repo.create_extraction(ALICE, doc)  # a strategy called directly, then killed
+    assert sorted(recover_stale_runs(deps, now=later)) == [
+        "cafebabe",
+        "deadbeef",
+        f"extraction:{orphan.id}",
+    ]
+    assert deps.repo.get_extraction(ALICE, orphan.id).status == "failed"
     kept = deps.repo.get_extraction(ALICE, ext.id)
     assert kept.status == "completed" and kept.fields == {"total": 45.1}
     assert kept.reason.endswith("(interrupted (process ended))")

@@ -385,6 +385,16 @@ class DocumentsRepository:
                 out.append((run_id, owner or 0, ext_id, last or 0))
             return out
 
+    def stale_extractions(self, older_than: datetime) -> list[tuple[int, int]]:
+        """(owner, extraction id) of extractions ``in_progress`` untouched since ``older_than``."""
+        with session_scope(self.engine) as s:
+            rows = s.execute(
+                select(ExtractionRow.owner_id, ExtractionRow.id).where(
+                    ExtractionRow.status == "in_progress", ExtractionRow.updated_at < older_than
+                )
+            ).all()
+            return [(r[0] or 0, r[1]) for r in rows]
+
     def get_run(self, user_id: int, run_id: str) -> dict[str, Any]:
         with session_scope(self.engine) as s:
             row = s.scalars(

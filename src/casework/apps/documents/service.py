@@ -247,6 +247,10 @@ def recover_stale_runs(deps: DocumentsDeps, *, now: datetime | None = None) -> l
         deps.repo.append_event(run_id, last_seq + 1, final)
         deps.repo.finish_run(run_id, 0.0)
         closed.append(run_id)
+    # runs started without a run row (strategies called directly: evaluation, scripts)
+    for owner, ext_id in deps.repo.stale_extractions(cutoff):
+        finish_extraction(deps, owner, ext_id, "interrupted (process ended)", fallback=False)
+        closed.append(f"extraction:{ext_id}")
     return closed
 
 
