@@ -36,8 +36,10 @@ from casework.runtime.react import ReactAgent, RunResult
 
 __all__ = [
     "COMPLETE",
+    "NUDGE",
     "Emit",
     "ExtractionRef",
+    "TerminalTool",
     "build_extraction_agent",
     "finish_extraction",
     "run_correction",
@@ -46,7 +48,7 @@ __all__ = [
 
 COMPLETE = "complete_extraction"
 MODEL_ROLE = "specialist"
-LIMITS = Limits(max_model_calls=10, max_tool_calls=20, recursion_limit=50, max_seconds=900)
+LIMITS = Limits(max_model_calls=10, max_tool_calls=20, recursion_limit=80, max_seconds=900)
 """An extraction needs about four calls (read, identify, extract, complete); ten is ample.
 The time budget bounds a run on a slow CPU; ``service.recover_stale_runs`` relies on it."""
 
@@ -72,35 +74,37 @@ NUDGE = (
 )
 
 
-class _CompleteThroughTool(AgentMiddleware):
-    """Routes the terminal call to the spec's ``complete_extraction`` (check + DB write), and
-    words the one nudge for extraction (ReactAgent's default asks for a verdict)."""
+class TerminalTool(AgentMiddleware):
+    """Routes ReactAgent's terminal call to a real tool (``complete_extraction``,
+    ``complete_table``: its own check and DB write decide whether the run may end), and
+    words the run's one nudge for that tool (ReactAgent's default asks for a verdict)."""
 
-    def __init__(self, tool: BaseTool) -> None:
+    def __init__(self, tool: BaseTool, nudge: str) -> None:
         super().__init__()
         self.tool = tool
+        self.nudge = nudge
 
     @property
     def name(self) -> str:
-        return "documents_complete"
+        return f"documents_{self.tool.name}"
 
     # after_model hooks run in reverse order, so this one runs before ReactAgent's: it takes
-    # the run's single nudge (``nudges`` is ReactAgent's counter) and words it for extraction.
+    # the run's single nudge (``nudges`` is ReactAgent's counter) and words it.
     @hook_config(can_jump_to=["model"])
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         last = state["messages"][-1]
         if isinstance(last, AIMessage) and not last.tool_calls and state.get("nudges", 0) == 0:
-            nudge = HumanMessage(NUDGE, additional_kwargs={"casework_nudge": True})
+            nudge = HumanMessage(self.nudge, additional_kwargs={"casework_nudge": True})
             return {"messages": [nudge], "nudges": 1, "jump_to": "model"}
         return None
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         call = request.tool_call
-        if call["name"] != COMPLETE:
+        if call["name"] != self.tool.name:
             return handler(request)
         # ToolRetry propagates: ReactAgent's middleware turns it into an error ToolMessage.
         text = self.tool.func()  # type: ignore[attr-defined]
-        return ToolMessage(text, tool_call_id=call["id"], name=COMPLETE)
+        return ToolMessage(text, tool_call_id=call["id"], name=self.tool.name)
 
 
 def build_extraction_agent(
@@ -118,7 +122,7 @@ def build_extraction_agent(
         submit_description="Mark extraction as complete",
         context_schema=ExtractionRef,
         limits=limits or LIMITS,
-        middleware=[_CompleteThroughTool(complete)],
+        middleware=[TerminalTool(complete, NUDGE)],
         trace_dir=None,
     )
 

@@ -14,13 +14,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
 from langchain.tools import tool
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
+from casework.apps.documents.agent import TerminalTool
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.prompts import render
 from casework.apps.documents.repository import DocumentsRepository
@@ -204,20 +203,10 @@ class CompleteTable(BaseModel):
     """Mark the table complete (every document needs its row)."""
 
 
-class _CompleteTableThroughTool(AgentMiddleware):
-    def __init__(self, tool: BaseTool) -> None:
-        super().__init__()
-        self.tool = tool
-
-    @property
-    def name(self) -> str:
-        return "documents_complete_table"
-
-    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        call = request.tool_call
-        if call["name"] != COMPLETE_TABLE:
-            return handler(request)
-        return ToolMessage(self.tool.func(), tool_call_id=call["id"], name=COMPLETE_TABLE)  # type: ignore[attr-defined]
+TABLE_NUDGE = (
+    "The table is not complete yet. Call get_table_state, write a row with extract_row for "
+    "every document in missing_rows, then call complete_table."
+)
 
 
 def run_stack_build(
@@ -250,9 +239,9 @@ def run_stack_build(
         limits=Limits(
             max_model_calls=6 + 3 * len(stack.document_ids),
             max_tool_calls=5 + 3 * len(stack.document_ids),
-            recursion_limit=20 + 8 * len(stack.document_ids),
+            recursion_limit=40 + 12 * len(stack.document_ids),
         ),
-        middleware=[_CompleteTableThroughTool(complete)],
+        middleware=[TerminalTool(complete, TABLE_NUDGE)],
     )
     task = render("stack_task", name=stack.name, documents=len(stack.document_ids), missing=missing)
     result = None
