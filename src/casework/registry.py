@@ -20,7 +20,13 @@ if TYPE_CHECKING:
 
 __all__ = ["BUILTIN_APPS", "AppSpec", "all_apps", "get_app", "migration_dirs"]
 
-BUILTIN_APPS = ["casework.apps.receipts", "casework.apps.hed"]
+BUILTIN_APPS = [
+    "casework.apps.receipts",
+    "casework.apps.vanpool",
+    "casework.apps.documents",
+    "casework.apps.sql",
+    "casework.apps.hed",
+]
 
 # Components below the apps that own tables too.
 _COMPONENT_MIGRATIONS = [

@@ -1,0 +1,340 @@
+"""The extraction agent: ReactAgent wiring, the task prompts, and "always completes".
+
+``complete_extraction`` is the run's terminal tool: ReactAgent stops when it succeeds. It is
+the spec's tool, not a dummy: the runtime's submit slot is routed through it by a middleware,
+so its own check ("Cannot complete: no fields extracted") decides whether the run may end.
+A model that stops without completing is nudged once (ReactAgent); after that the runtime
+applies the same check itself, then falls back to the rules extractor, then fails the
+extraction with a reason. No run leaves an extraction ``in_progress``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware.types import hook_config
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel
+
+from casework.apps.documents import extractor, rules
+from casework.apps.documents.deps import DocumentsDeps
+from casework.apps.documents.models import ExtractionDecision, ExtractionInput
+from casework.apps.documents.prompts import render
+from casework.apps.documents.repository import CompletionCheck
+from casework.apps.documents.tools import create_tools
+from casework.config import Limits
+from casework.errors import CaseworkError
+from casework.runtime.context import Caller, RunContext
+from casework.runtime.decision import EndReason, Evidence, RunInfo
+from casework.runtime.react import ReactAgent, RunResult
+
+__all__ = [
+    "COMPLETE",
+    "NUDGE",
+    "Emit",
+    "ExtractionRef",
+    "TerminalTool",
+    "build_extraction_agent",
+    "finish_extraction",
+    "run_correction",
+    "run_extraction",
+]
+
+COMPLETE = "complete_extraction"
+MODEL_ROLE = "specialist"
+LIMITS = Limits(max_model_calls=10, max_tool_calls=20, recursion_limit=80, max_seconds=900)
+"""An extraction needs about four calls (read, identify, extract, complete); ten is ample.
+The time budget bounds a run on a slow CPU; ``service.recover_stale_runs`` relies on it."""
+
+Emit = Callable[[dict[str, Any]], None]
+"""Receives the spec's flat events: ``{text}``, ``{tool, input}``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtractionRef(RunContext):
+    """The run context: the ids are bound into the tools; the tenant travels for the trace."""
+
+    extraction_id: int
+    document_id: int
+
+
+class CompleteExtraction(BaseModel):
+    """Mark extraction as complete"""
+
+
+NUDGE = (
+    "The extraction is not complete yet. If you have not saved fields, call extract_fields "
+    "with the fields and their confidences; then call complete_extraction."
+)
+
+
+class TerminalTool(AgentMiddleware):
+    """Routes ReactAgent's terminal call to a real tool (``complete_extraction``,
+    ``complete_table``: its own check and DB write decide whether the run may end), and
+    words the run's one nudge for that tool (ReactAgent's default asks for a verdict)."""
+
+    def __init__(self, tool: BaseTool, nudge: str) -> None:
+        super().__init__()
+        self.tool = tool
+        self.nudge = nudge
+
+    @property
+    def name(self) -> str:
+        return f"documents_{self.tool.name}"
+
+    # after_model hooks run in reverse order, so this one runs before ReactAgent's: it takes
+    # the run's single nudge (``nudges`` is ReactAgent's counter) and words it.
+    @hook_config(can_jump_to=["model"])
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        last = state["messages"][-1]
+        if isinstance(last, AIMessage) and not last.tool_calls and state.get("nudges", 0) == 0:
+            nudge = HumanMessage(self.nudge, additional_kwargs={"casework_nudge": True})
+            return {"messages": [nudge], "nudges": 1, "jump_to": "model"}
+        return None
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        call = request.tool_call
+        if call["name"] != self.tool.name:
+            return handler(request)
+        # ToolRetry propagates: ReactAgent's middleware turns it into an error ToolMessage.
+        text = self.tool.func()  # type: ignore[attr-defined]
+        return ToolMessage(text, tool_call_id=call["id"], name=self.tool.name)
+
+
+def build_extraction_agent(
+    model: BaseChatModel, tools: list[BaseTool], *, custom: bool, limits: Limits | None = None
+) -> ReactAgent[CompleteExtraction]:
+    """The agent over the seven tools; ``complete_extraction`` is the terminal one."""
+    complete = next(t for t in tools if t.name == COMPLETE)
+    return ReactAgent(
+        model=model,
+        tools=[t for t in tools if t.name != COMPLETE],
+        decision_model=CompleteExtraction,
+        system_prompt=render("custom_system" if custom else "extraction_system"),
+        name="documents-extraction",
+        submit_name=COMPLETE,
+        submit_description="Mark extraction as complete",
+        context_schema=ExtractionRef,
+        limits=limits or LIMITS,
+        middleware=[TerminalTool(complete, NUDGE)],
+        trace_dir=None,
+    )
+
+
+def _end_reason(ended_by: str) -> tuple[EndReason, str]:
+    for reason in EndReason:
+        if ended_by == reason.value or ended_by.startswith(reason.value + " "):
+            return reason, ended_by[len(reason.value) :].strip(" ()")
+    return EndReason.NO_DECISION, ended_by
+
+
+def _stream(agent: ReactAgent, task: str, ref: ExtractionRef, emit: Emit | None) -> RunResult:
+    result: RunResult | None = None
+    for event in agent.iter_events(task, context=ref, trace=False):
+        kind = event["type"]
+        if kind == "complete":
+            result = event["result"]
+        elif emit is None:
+            continue
+        elif kind == "text":
+            emit({"text": event["text"]})
+        elif kind == "tool":
+            emit({"tool": event["tool"], "input": event["input"]})
+    assert result is not None
+    return result
+
+
+def finish_extraction(
+    deps: DocumentsDeps, user_id: int, extraction_id: int, ended_by: str, *, fallback: bool
+) -> None:
+    """Leave the extraction ``completed`` or ``failed`` with a reason, whatever the run did."""
+    repo = deps.repo
+    ext = repo.get_extraction(user_id, extraction_id)
+    if ext.status != "in_progress":
+        return
+    try:
+        repo.complete(
+            user_id,
+            extraction_id,
+            reason=f"completed by the runtime: the model stopped without complete_extraction ({ended_by})",
+        )
+        return
+    except CompletionCheck as exc:
+        refusal = str(exc)
+    if fallback:
+        found = repo.document_text(user_id, ext.document_id)
+        if found is not None:
+            fields, confidences = extractor.extract(found[0], ext.requested_fields)
+            if any(v is not None for k, v in fields.items() if k != "document_type"):
+                repo.set_fields(
+                    user_id, extraction_id, fields, confidences, method="rules_fallback"
+                )
+                repo.complete(
+                    user_id,
+                    extraction_id,
+                    reason=f"the agent ended without fields ({ended_by}); the rules extractor filled them",
+                )
+                return
+    repo.fail(user_id, extraction_id, f"{refusal} (the run ended: {ended_by})")
+
+
+def decision_for(
+    deps: DocumentsDeps, user_id: int, extraction_id: int, run: RunInfo
+) -> ExtractionDecision:
+    ext = deps.repo.get_extraction(user_id, extraction_id)
+    summary = ext.reason or f"{len(ext.fields)} fields extracted ({ext.method})."
+    return ExtractionDecision(
+        verdict="completed" if ext.status == "completed" else "failed",
+        confidence=round(rules.mean_confidence(ext.confidence_scores) * 100, 1),
+        reasoning=summary[:1200],
+        evidence=[
+            Evidence(source="documents_extractions", ref=f"{ext.id}:{name}", fields={name: value})
+            for name, value in list(ext.fields.items())[:50]
+        ],
+        extraction_id=ext.id,
+        document_id=ext.document_id,
+        document_type=ext.document_type,
+        fields=ext.fields,
+        confidence_scores=ext.confidence_scores,
+        method=ext.method,
+        run=run,
+    )
+
+
+def _model_name(model: Any) -> str:
+    for attr in ("model_name", "model"):
+        value = getattr(model, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(model).__name__
+
+
+def _run(
+    deps: DocumentsDeps,
+    *,
+    user_id: int,
+    extraction_id: int,
+    document_id: int,
+    task: str,
+    custom: bool,
+    requested: list[str] | None,
+    model: BaseChatModel | None,
+    emit: Emit | None,
+    fallback: bool,
+    tenant: Caller | None,
+    strategy: str,
+    limits: Limits | None = None,
+) -> ExtractionDecision:
+    started = time.perf_counter()
+    tools = create_tools(extraction_id, document_id, user_id, deps.repo, requested=requested)
+    model_name: str | None = None
+    try:
+        model = model or deps.models(MODEL_ROLE)
+        model_name = _model_name(model)
+        agent = build_extraction_agent(model, tools, custom=custom, limits=limits)
+        ref = ExtractionRef(extraction_id=extraction_id, document_id=document_id, tenant=tenant)
+        result = _stream(agent, task, ref, emit)
+        ended_by, usage, calls = result.ended_by, result.usage, result.tool_calls
+        run_id, thread_id = result.run_id, result.thread_id
+    except CaseworkError as exc:  # no model, or it failed before the loop: still finish
+        ended_by, usage, calls, run_id, thread_id = f"error:model ({exc})", None, [], "", ""
+    finish_extraction(deps, user_id, extraction_id, ended_by, fallback=fallback)
+    reason, detail = _end_reason(ended_by)
+    if usage is not None:
+        usage.wall_seconds = time.perf_counter() - started
+    info = RunInfo(
+        ended_by=reason,
+        detail=detail,
+        strategy=strategy,
+        model=model_name,
+        run_id=run_id,
+        thread_id=thread_id,
+        tool_calls=calls,
+        usage=usage,
+    )
+    return decision_for(deps, user_id, extraction_id, info)
+
+
+def run_extraction(
+    input: ExtractionInput,
+    deps: DocumentsDeps,
+    *,
+    model: BaseChatModel | None = None,
+    emit: Emit | None = None,
+    tenant: Caller | None = None,
+    limits: Limits | None = None,
+) -> ExtractionDecision:
+    """Create (or take) the ``in_progress`` row, run the agent on it, end it completed or failed."""
+    repo = deps.repo
+    doc = repo.get_document(input.user_id, input.document_id)
+    ext_id = (
+        input.extraction_id
+        or repo.create_extraction(input.user_id, input.document_id, requested=input.fields).id
+    )
+    custom = bool(input.fields)
+    task = (
+        render(
+            "task_custom",
+            filename=doc.filename,
+            pages=doc.page_count,
+            fields=", ".join(input.fields or []),
+        )
+        if custom
+        else render("task_auto", filename=doc.filename, pages=doc.page_count)
+    )
+    return _run(
+        deps,
+        user_id=input.user_id,
+        extraction_id=ext_id,
+        document_id=doc.id,
+        task=task,
+        custom=custom,
+        requested=input.fields,
+        model=model,
+        emit=emit,
+        fallback=True,
+        tenant=tenant,
+        strategy="agent",
+        limits=limits,
+    )
+
+
+def run_correction(
+    deps: DocumentsDeps,
+    user_id: int,
+    extraction_id: int,
+    instruction: str,
+    *,
+    model: BaseChatModel | None = None,
+    emit: Emit | None = None,
+    tenant: Caller | None = None,
+) -> ExtractionDecision:
+    """Resume an extraction with the user's correction; it ends completed through the same check."""
+    from casework.errors import InputError
+
+    instruction = " ".join(instruction.split())
+    if not instruction:
+        raise InputError('Say what to correct, e.g. "the total is 45.10".')
+    ext = deps.repo.reopen(user_id, extraction_id)
+    doc = deps.repo.get_document(user_id, ext.document_id)
+    task = render("task_correct", filename=doc.filename, instruction=instruction[:2000])
+    return _run(
+        deps,
+        user_id=user_id,
+        extraction_id=ext.id,
+        document_id=doc.id,
+        task=task,
+        custom=bool(ext.requested_fields),
+        requested=ext.requested_fields,
+        model=model,
+        emit=emit,
+        fallback=False,
+        tenant=tenant,
+        strategy="correction",
+    )

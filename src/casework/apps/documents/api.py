@@ -1,0 +1,253 @@
+"""HTTP routes of the documents app (mounted under ``/documents`` behind the token check).
+
+Thin: each route calls the repository or ``service`` for the authenticated caller. Another
+user's document, extraction, stack or run answers exactly like one that does not exist (404).
+Runs stream the spec's flat events as SSE with ids; a client that reconnects with
+``Last-Event-ID`` gets what it missed, and a run goes on when nobody listens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+import threading
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from fastapi import APIRouter, Depends, File, Header, UploadFile
+from fastapi.responses import Response
+from pydantic import BaseModel, Field
+from sse_starlette.sse import EventSourceResponse
+
+from casework.apps.documents.deps import DocumentsDeps
+from casework.apps.documents.service import table_csv
+from casework.config import Settings
+from casework.runtime.context import Caller, current_caller, get_settings_dep
+
+__all__ = ["router"]
+
+
+class ExtractRequest(BaseModel):
+    document_id: int
+    fields: list[str] | None = Field(default=None, description="Custom mode: exactly these names.")
+    strategy: Literal["agent", "rules"] = "agent"
+
+
+class CorrectRequest(BaseModel):
+    extraction_id: int
+    instruction: str = Field(min_length=1, max_length=2000)
+
+
+class StackRequest(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+
+
+class StackDocs(BaseModel):
+    document_ids: list[int] = Field(min_length=1, max_length=500)
+
+
+def _last_event_id(value: str | None) -> int:
+    try:
+        return max(int(value), 0) if value else 0
+    except ValueError:
+        return 0
+
+
+def _sse(deps: DocumentsDeps, caller: Caller, run_id: str, after: int) -> EventSourceResponse:
+    deps.repo.get_run(caller.user_id, run_id)  # 404 before the stream starts
+    from casework.apps.documents.service import follow_run
+
+    async def gen() -> AsyncIterator[dict[str, str]]:
+        iterator = follow_run(deps, caller.user_id, run_id, after=after)
+        sentinel = object()
+        while True:
+            item = await asyncio.to_thread(next, iterator, sentinel)
+            if item is sentinel:
+                return
+            seq, data = cast(tuple[int, dict[str, Any]], item)
+            yield {"id": str(seq), "data": json.dumps(data, default=str)}
+
+    return EventSourceResponse(gen(), headers={"X-Run-Id": run_id})
+
+
+def router(
+    settings: Settings | None = None, deps_factory: Callable[[], DocumentsDeps] | None = None
+) -> APIRouter:
+    """The routes; deps are built on first use per database (``deps_factory`` for tests)."""
+    api = APIRouter(tags=["documents"])
+    holder: dict[str, DocumentsDeps] = {}
+    lock = threading.Lock()
+
+    def deps(served: Settings = Depends(get_settings_dep)) -> DocumentsDeps:
+        with lock:
+            if served.db_url not in holder:
+                if deps_factory is not None:
+                    holder[served.db_url] = deps_factory()
+                else:
+                    from casework.apps.documents.deps import build_deps
+
+                    holder[served.db_url] = build_deps(served)
+            return holder[served.db_url]
+
+    # ---------------------------------------------------------------- documents
+    @api.post("/documents", status_code=201)
+    async def upload(
+        file: UploadFile = File(...),
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = Depends(current_caller),
+    ) -> dict[str, Any]:
+        """Add a PDF, PNG or JPEG: its text is read (OCR for scans) before this answers."""
+        from casework.apps.documents.service import add_files
+
+        data = await file.read()
+        name = Path(file.filename or "upload").name or "upload"
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / name
+            path.write_bytes(data)
+            docs = await asyncio.to_thread(add_files, d, caller.user_id, [path])
+        return docs[0].to_dict()
+
+    @api.get("/documents")
+    def list_documents(
+        d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
+    ) -> list[dict[str, Any]]:
+        return [doc.to_dict() for doc in d.repo.list_documents(caller.user_id)]
+
+    @api.get("/documents/{document_id}")
+    def show_document(
+        document_id: int, d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
+    ) -> dict[str, Any]:
+        doc = d.repo.get_document(caller.user_id, document_id)
+        return doc.to_dict() | {
+            "extractions": [e.to_dict() for e in d.repo.extractions_of(caller.user_id, document_id)]
+        }
+
+    @api.get("/extractions/{extraction_id}")
+    def show_extraction(
+        extraction_id: int,
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = Depends(current_caller),
+    ) -> dict[str, Any]:
+        return d.repo.get_extraction(caller.user_id, extraction_id).to_dict()
+
+    # ---------------------------------------------------------------- runs
+    @api.post("/extractions", status_code=202)
+    def extract(
+        body: ExtractRequest,
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = Depends(current_caller),
+    ) -> dict[str, Any]:
+        """Create the extraction and start the run; follow it at ``/runs/{run_id}/events``."""
+        from casework.apps.documents.service import start_extraction
+
+        handle = start_extraction(
+            d, caller, body.document_id, fields=body.fields, strategy=body.strategy
+        )
+        return {"run_id": handle.run_id, "extraction_id": handle.extraction_id}
+
+    @api.post("/extractions/{extraction_id}/correct", status_code=202)
+    def correct(
+        extraction_id: int,
+        body: CorrectRequest,
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = Depends(current_caller),
+    ) -> dict[str, Any]:
+        from casework.apps.documents.service import start_correction
+
+        handle = start_correction(d, caller, extraction_id, body.instruction)
+        return {"run_id": handle.run_id, "extraction_id": extraction_id}
+
+    @api.get("/runs/{run_id}")
+    def show_run(
+        run_id: str, d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
+    ) -> dict[str, Any]:
+        return d.repo.get_run(caller.user_id, run_id)
+
+    @api.get("/runs/{run_id}/events")
+    def run_events(
+        run_id: str,
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = Depends(current_caller),
+        last_event_id: str | None = Header(default=None),
+    ) -> EventSourceResponse:
+        """The run's events as SSE from ``Last-Event-ID`` on (all of them without it)."""
+        return _sse(d, caller, run_id, _last_event_id(last_event_id))
+
+    # The spec's agent routes: create the extraction, then stream the run.
+    @api.post("/api/agent/extract")
+    def agent_extract(
+        body: ExtractRequest,
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = Depends(current_caller),
+    ) -> EventSourceResponse:
+        from casework.apps.documents.service import start_extraction
+
+        handle = start_extraction(
+            d, caller, body.document_id, fields=body.fields, strategy=body.strategy
+        )
+        return _sse(d, caller, handle.run_id, 0)
+
+    @api.post("/api/agent/correct")
+    def agent_correct(
+        body: CorrectRequest,
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = Depends(current_caller),
+    ) -> EventSourceResponse:
+        from casework.apps.documents.service import start_correction
+
+        handle = start_correction(d, caller, body.extraction_id, body.instruction)
+        return _sse(d, caller, handle.run_id, 0)
+
+    # ---------------------------------------------------------------- stacks
+    @api.post("/stacks", status_code=201)
+    def create_stack(
+        body: StackRequest,
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = Depends(current_caller),
+    ) -> dict[str, Any]:
+        return d.repo.create_stack(caller.user_id, body.name).to_dict()
+
+    @api.get("/stacks")
+    def list_stacks(
+        d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
+    ) -> list[dict[str, Any]]:
+        return [s.to_dict() for s in d.repo.list_stacks(caller.user_id)]
+
+    @api.post("/stacks/{stack_id}/documents")
+    def add_to_stack(
+        stack_id: int,
+        body: StackDocs,
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = Depends(current_caller),
+    ) -> dict[str, Any]:
+        return d.repo.add_to_stack(caller.user_id, stack_id, body.document_ids).to_dict()
+
+    @api.get("/stacks/{stack_id}")
+    def show_stack(
+        stack_id: int, d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
+    ) -> dict[str, Any]:
+        return d.repo.get_stack(caller.user_id, stack_id).to_dict()
+
+    @api.post("/stacks/{stack_id}/build", status_code=202)
+    def build_stack(
+        stack_id: int, d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
+    ) -> dict[str, Any]:
+        from casework.apps.documents.stacks import start_stack_build
+
+        handle = start_stack_build(d, caller, stack_id)
+        return {"run_id": handle.run_id, "stack_id": stack_id}
+
+    @api.get("/stacks/{stack_id}/export.csv")
+    def export_stack(
+        stack_id: int, d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
+    ) -> Response:
+        from casework.errors import InputError
+
+        table = d.repo.table_state(caller.user_id, stack_id)
+        if table is None:
+            raise InputError(f"Stack {stack_id} has no table yet; build it first.")
+        return Response(table_csv(table), media_type="text/csv")
+
+    return api

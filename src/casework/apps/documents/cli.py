@@ -1,0 +1,400 @@
+"""``casework documents …``: add files, extract, correct, watch runs, stacks, demo.
+
+Thin: every command resolves the user (the platform's users; `casework user add NAME`), calls
+the repository or ``service`` and prints. Errors a user can cause raise CaseworkError; the
+root CLI prints them as one sentence with a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from casework.errors import InputError
+
+__all__ = ["app"]
+
+console = Console(width=None if sys.stdout.isatty() else 120)
+err = Console(stderr=True, soft_wrap=True)
+app = typer.Typer(
+    help="Extract fields from PDFs and images with an agent whose tools write the database. "
+    "Start with `casework user add ana`, then `casework documents add invoice.pdf "
+    "--user ana` and `casework documents extract 1 --user ana`.",
+    no_args_is_help=True,
+)
+user_app = typer.Typer(
+    help="Users (the platform's; same as `casework user`).", no_args_is_help=True
+)
+stack_app = typer.Typer(
+    help="Stacks: many documents into one table, one row each.", no_args_is_help=True
+)
+app.add_typer(stack_app, name="stack")
+
+USER = typer.Option(..., "--user", "-u", help="Whose documents (a `casework user` name).")
+JSON = typer.Option(False, "--json", help="Print one JSON document on stdout.")
+MODEL = typer.Option(None, "--model", help="provider:name; default: the specialist model setting.")
+
+
+def _deps() -> Any:
+    from casework.apps.documents.deps import build_deps
+
+    return build_deps()
+
+
+def _caller(deps: Any, user: str) -> Any:
+    return deps.repo.caller_named(user)
+
+
+def _model(deps: Any, model: str | None) -> Any:
+    if model is None:
+        return None
+    from casework.llm import resolve_model
+
+    return resolve_model(model, settings=deps.settings)
+
+
+def _json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
+
+
+@app.command("add")
+def add(
+    files: list[Path] = typer.Argument(..., help="PDF, PNG or JPEG files."),
+    user: str = USER,
+    as_json: bool = JSON,
+) -> None:
+    """Read files (text layer, or OCR for scans and images) and store them: all or none."""
+    from casework.apps.documents.service import add_files
+
+    deps = _deps()
+    caller = _caller(deps, user)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(f"reading {name}", total=total)
+            bar.update(tasks[name], completed=done)
+
+        docs = add_files(deps, caller.user_id, list(files), progress=progress)
+    if as_json:
+        _json([d.to_dict() for d in docs])
+        return
+    for d in docs:
+        per_page = f", OCR {d.read_seconds / max(d.ocr_pages, 1):.1f}s/page" if d.ocr_pages else ""
+        console.print(
+            f"added document {d.id}: {d.filename} ({d.page_count} pages, {d.engine}{per_page})",
+            highlight=False,
+        )
+
+
+@app.command("list")
+def list_cmd(user: str = USER, as_json: bool = JSON) -> None:
+    """Your documents."""
+    deps = _deps()
+    docs = deps.repo.list_documents(_caller(deps, user).user_id)
+    if as_json:
+        _json([d.to_dict() for d in docs])
+        return
+    table = Table("id", "file", "type", "pages", "engine", "added")
+    for d in docs:
+        table.add_row(
+            str(d.id),
+            d.filename,
+            d.media_type,
+            str(d.page_count),
+            d.engine,
+            f"{d.created_at:%Y-%m-%d %H:%M}",
+        )
+    console.print(table)
+
+
+@app.command()
+def show(document: int, user: str = USER, as_json: bool = JSON) -> None:
+    """A document and its extractions."""
+    deps = _deps()
+    uid = _caller(deps, user).user_id
+    doc = deps.repo.get_document(uid, document)
+    exts = deps.repo.extractions_of(uid, document)
+    if as_json:
+        _json(doc.to_dict() | {"extractions": [e.to_dict() for e in exts]})
+        return
+    console.print(
+        f"[bold]{doc.filename}[/] (document {doc.id}, {doc.page_count} pages, {doc.engine})"
+    )
+    for e in exts:
+        _print_extraction(e)
+
+
+def _print_extraction(e: Any) -> None:
+    console.print(
+        f"extraction {e.id}: [bold]{e.status}[/] ({e.mode}, {e.method}"
+        + (f", {e.document_type}" if e.document_type else "")
+        + ")"
+        + (f" - {e.reason}" if e.reason else ""),
+        highlight=False,
+    )
+    for name, value in e.fields.items():
+        conf = e.confidence_scores.get(name)
+        conf_s = f"{conf:.2f}" if isinstance(conf, int | float) else "-"
+        console.print(
+            f"  {name}: {json.dumps(value, ensure_ascii=False)}  [dim]({conf_s})[/]",
+            highlight=False,
+        )
+
+
+def _follow(
+    deps: Any, user_id: int, run_id: str, *, after: int = 0, quiet: bool = False
+) -> dict[str, Any]:
+    from casework.apps.documents.service import follow_run
+
+    last: dict[str, Any] = {}
+    for seq, data in follow_run(deps, user_id, run_id, after=after):
+        last = data
+        if quiet:
+            continue
+        if "text" in data:
+            err.print(f"[dim]{seq:>3}[/] {data['text'][:300]}", highlight=False)
+        elif "tool" in data:
+            err.print(
+                f"[dim]{seq:>3}[/] → {data['tool']} {json.dumps(data['input'], ensure_ascii=False)[:200]}",
+                highlight=False,
+            )
+        elif data.get("complete"):
+            err.print(f"[dim]{seq:>3}[/] complete {json.dumps(data, default=str)}", highlight=False)
+    return last
+
+
+@app.command()
+def extract(
+    document: int,
+    user: str = USER,
+    fields: str | None = typer.Option(
+        None,
+        "--fields",
+        help="Custom mode: comma-separated names, e.g. company,date,address,total.",
+    ),
+    strategy: str = typer.Option("agent", help="agent or rules."),
+    model: str | None = MODEL,
+    as_json: bool = JSON,
+) -> None:
+    """Run an extraction on a document; its events stream to stderr (re-attach with `watch`)."""
+    from casework.apps.documents.service import start_extraction
+
+    names = [f.strip() for f in fields.split(",") if f.strip()] if fields is not None else None
+    if fields is not None and not names:
+        raise InputError("--fields names no field; give e.g. --fields company,date,total.")
+    deps = _deps()
+    caller = _caller(deps, user)
+    handle = start_extraction(
+        deps, caller, document, fields=names, strategy=strategy, model=_model(deps, model)
+    )
+    err.print(f"run {handle.run_id}, extraction {handle.extraction_id}", highlight=False)
+    _follow(deps, caller.user_id, handle.run_id, quiet=as_json)
+    assert handle.extraction_id is not None  # an extraction run always has its row
+    _finish(deps, caller.user_id, handle.extraction_id, as_json)
+
+
+def _finish(deps: Any, user_id: int, extraction_id: int, as_json: bool) -> None:
+    ext = deps.repo.get_extraction(user_id, extraction_id)
+    if as_json:
+        _json(ext.to_dict())
+    else:
+        _print_extraction(ext)
+    if ext.status != "completed":
+        raise typer.Exit(1)
+
+
+@app.command()
+def correct(
+    extraction: int,
+    instruction: str,
+    user: str = USER,
+    model: str | None = MODEL,
+    as_json: bool = JSON,
+) -> None:
+    """Correct an extraction in words: `documents correct 3 "the total is 45.10"`."""
+    from casework.apps.documents.service import start_correction
+
+    deps = _deps()
+    caller = _caller(deps, user)
+    handle = start_correction(deps, caller, extraction, instruction, model=_model(deps, model))
+    err.print(f"run {handle.run_id}, extraction {extraction}", highlight=False)
+    _follow(deps, caller.user_id, handle.run_id, quiet=as_json)
+    _finish(deps, caller.user_id, extraction, as_json)
+
+
+@app.command()
+def watch(
+    run: str,
+    user: str = USER,
+    after: int = typer.Option(0, "--after", help="Skip events up to this id."),
+) -> None:
+    """Follow a run's events (from the start, or after an event id) until it completes."""
+    deps = _deps()
+    uid = _caller(deps, user).user_id
+    deps.repo.get_run(uid, run)
+    _follow(deps, uid, run, after=after)
+
+
+# ---------------------------------------------------------------------- stacks
+@stack_app.command("create")
+def stack_create(name: str, user: str = USER) -> None:
+    """Create an empty stack."""
+    deps = _deps()
+    stack = deps.repo.create_stack(_caller(deps, user).user_id, name)
+    console.print(f"created stack {stack.id}: {stack.name}", highlight=False)
+
+
+@stack_app.command("add")
+def stack_add(stack: int, documents: list[int], user: str = USER) -> None:
+    """Add documents to a stack (all or none)."""
+    deps = _deps()
+    info = deps.repo.add_to_stack(_caller(deps, user).user_id, stack, documents)
+    console.print(f"stack {info.id} has {len(info.document_ids)} documents", highlight=False)
+
+
+@stack_app.command("build")
+def stack_build(stack: int, user: str = USER, model: str | None = MODEL) -> None:
+    """Build (or resume) the stack's table with the stacks agent."""
+    from casework.apps.documents.stacks import start_stack_build
+
+    deps = _deps()
+    caller = _caller(deps, user)
+    handle = start_stack_build(deps, caller, stack, model=_model(deps, model))
+    err.print(f"run {handle.run_id}, stack {stack}", highlight=False)
+    last = _follow(deps, caller.user_id, handle.run_id)
+    if last.get("error"):
+        raise InputError(last["error"])
+    _print_stack(deps, caller.user_id, stack)
+
+
+def _print_stack(deps: Any, user_id: int, stack: int) -> None:
+    info = deps.repo.get_stack(user_id, stack)
+    console.print(f"[bold]{info.name}[/] (stack {info.id}, {len(info.document_ids)} documents)")
+    if info.table is None:
+        console.print("  no table yet: `casework documents stack build`")
+        return
+    names = [c["name"] for c in info.table.columns]
+    table = Table("doc", "file", *names, title=f"table: {info.table.status}")
+    for row in info.table.rows:
+        table.add_row(
+            str(row["document_id"]),
+            row["filename"],
+            *(json.dumps(row["cells"].get(n), ensure_ascii=False) for n in names),
+        )
+    console.print(table)
+
+
+@stack_app.command("show")
+def stack_show(stack: int, user: str = USER, as_json: bool = JSON) -> None:
+    """A stack, its documents and its table."""
+    deps = _deps()
+    uid = _caller(deps, user).user_id
+    if as_json:
+        _json(deps.repo.get_stack(uid, stack).to_dict())
+        return
+    _print_stack(deps, uid, stack)
+
+
+@stack_app.command("export")
+def stack_export(
+    stack: int,
+    user: str = USER,
+    csv_out: bool = typer.Option(False, "--csv", help="CSV on stdout (the only format so far)."),
+    output: Path | None = typer.Option(None, "-o", "--output", help="Write to this file instead."),
+) -> None:
+    """Export the stack's table as CSV, one row per document."""
+    from casework.apps.documents.service import table_csv
+
+    if not csv_out:
+        raise InputError("Choose a format: --csv.")
+    deps = _deps()
+    table = deps.repo.table_state(_caller(deps, user).user_id, stack)
+    if table is None:
+        raise InputError(
+            f"Stack {stack} has no table yet; run `casework documents stack build {stack}`."
+        )
+    text = table_csv(table)
+    if output:
+        output.write_text(text, encoding="utf-8")
+        err.print(f"wrote {len(table.rows)} rows to {output}")
+    else:
+        sys.stdout.write(text)
+
+
+@app.command()
+def demo(model: str | None = MODEL) -> None:
+    """Add two sample documents for a demo user, extract with the rules and the agent."""
+    from casework.apps.documents.demo import run_demo
+
+    run_demo(console, model=model)
+
+
+@app.command("eval")
+def eval_cmd(
+    strategy: str = typer.Option("rules", help="rules or agent."),
+    dataset: Path | None = typer.Option(
+        None, "--dataset", help="JSONL, one case per line; default: the bundled set."
+    ),
+    limit: int | None = typer.Option(None, help="Only the first N cases."),
+    model: str | None = MODEL,
+    as_json: bool = JSON,
+) -> None:
+    """Score a strategy on a dataset (field P/R/F1, exact match, completion, calibration)."""
+    from casework.apps.documents.evaluate import DATASET, load_cases, run_case, summarize
+    from casework.apps.documents.strategies import STRATEGIES
+
+    if strategy not in STRATEGIES:
+        raise InputError(f"Unknown strategy {strategy!r}; use one of: {', '.join(STRATEGIES)}.")
+    deps = _deps()
+    if model is not None:
+        chat = _model(deps, model)
+        deps = type(deps)(
+            repo=deps.repo, settings=deps.settings, models=lambda role: chat, ocr=deps.ocr
+        )
+    from casework.apps.documents.service import EVAL_OWNER
+
+    cases = load_cases(dataset or DATASET, limit=limit)
+    outputs = []
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(f"{strategy} on {len(cases)} cases", total=len(cases))
+        for case in cases:
+            outputs.append(run_case(case, STRATEGIES[strategy], deps, EVAL_OWNER.user_id))
+            bar.advance(task)
+    summary = summarize(cases, outputs)
+    if as_json:
+        _json({"strategy": strategy, "summary": summary, "cases": outputs})
+        return
+    console.print(
+        f"[bold]{strategy}[/] on {summary['cases']} documents: field F1 {summary['f1']:.3f} "
+        f"(P {summary['precision']:.3f}, R {summary['recall']:.3f}), completion {summary['completion_rate']:.0%}, "
+        f"{summary['tool_calls_per_document']:.1f} tool calls and {summary['seconds_per_document']:.1f}s per document, "
+        f"calibration error {summary['calibration']['ece'] if summary['calibration']['ece'] is not None else float('nan'):.3f}",
+        highlight=False,
+    )
+    table = Table("field", "exact match")
+    for name, rate in summary["exact_match_per_field"].items():
+        table.add_row(name, f"{rate:.0%}")
+    console.print(table)

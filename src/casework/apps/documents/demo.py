@@ -1,0 +1,58 @@
+"""``casework documents demo``: a demo user, two sample documents, the rules and the agent.
+
+The agent runs on the configured specialist model (the bundled one by default); when it
+cannot be loaded the demo says so and stops after the rules.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+__all__ = ["DEMO_FILES", "run_demo"]
+
+DEMO_FILES = ["invoice-01.pdf", "form-22.pdf"]
+_FILES = Path(__file__).parent / "data" / "eval" / "files"
+
+
+def run_demo(console: Console | None = None, *, model: str | None = None) -> None:
+    from casework.apps.documents.deps import build_deps
+    from casework.apps.documents.service import DEMO_OWNER, add_files, start_extraction
+    from casework.errors import CaseworkError
+
+    console = console or Console()
+    deps = build_deps()
+    caller = DEMO_OWNER
+    docs = add_files(deps, caller.user_id, [_FILES / name for name in DEMO_FILES])
+    console.print(
+        f"[bold]documents[/]: added {', '.join(f'{d.filename} (#{d.id})' for d in docs)} for {caller.name}"
+    )
+    rules = start_extraction(deps, caller, docs[0].id, strategy="rules", background=False)
+    _show(console, deps, caller.user_id, rules.extraction_id, "rules")
+    try:
+        chat = None
+        if model is not None:
+            from casework.llm import resolve_model
+
+            chat = resolve_model(model, settings=deps.settings)
+        else:
+            chat = deps.models("specialist")
+    except CaseworkError as exc:
+        console.print(f"  agent skipped: {exc}")
+        return
+    agent = start_extraction(
+        deps, caller, docs[1].id, fields=["name", "email", "date"], model=chat, background=False
+    )
+    _show(console, deps, caller.user_id, agent.extraction_id, "agent")
+
+
+def _show(console: Console, deps, user_id: int, extraction_id: int | None, label: str) -> None:
+    assert extraction_id is not None
+    ext = deps.repo.get_extraction(user_id, extraction_id)
+    fields = ", ".join(f"{k}={v!r}" for k, v in list(ext.fields.items())[:6])
+    console.print(
+        f"  {label}: extraction {ext.id} [bold]{ext.status}[/] ({ext.method}) {fields}"
+        + (f" - {ext.reason}" if ext.reason else ""),
+        highlight=False,
+    )

@@ -1,0 +1,179 @@
+"""The rules extractor: labelled lines and regexes, no model.
+
+It is the ``rules`` strategy and the fallback when the agent fails (the spec keeps its
+original extractor for the same reason). Confidences are fixed per kind of evidence, named
+below, so the evaluation can compare them with the agent's.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from casework.apps.documents.normalize import as_amount, date_candidates
+
+__all__ = ["CONF_GUESSED", "CONF_LABELLED", "CONF_MISSING", "classify", "extract"]
+
+CONF_LABELLED = 0.8
+"""A value found after its own label ("Total: 45.10")."""
+CONF_GUESSED = 0.5
+"""A value found by position or shape only (the first line as the company)."""
+CONF_MISSING = 0.1
+"""Custom mode: a requested field the rules cannot find (null)."""
+
+_AMOUNT = r"[-(]?[$€£]?\s?\d[\d,.\s]*\d(?:\.\d{2})?\)?|[$€£]?\d"
+_DATE = (
+    r"\d{4}-\d{2}-\d{2}|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}"
+    r"|\d{1,2}(?:st|nd|rd|th)?\s+[A-Za-z]{3,9}\.?,?\s+\d{4}|[A-Za-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"
+)
+
+# name -> label words (first match wins; the value follows the label on the same line)
+_LABELS: dict[str, tuple[str, ...]] = {
+    "total": ("grand total", "total due", "amount due", "balance due", "total amount", "total"),
+    "subtotal": ("subtotal", "sub-total", "sub total", "net amount", "net total"),
+    "tax": ("vat", "sales tax", "tax", "gst"),
+    "invoice_number": ("invoice number", "invoice no", "invoice #", "inv no", "invoice"),
+    "receipt_number": ("receipt number", "receipt no", "receipt #", "transaction"),
+    "date": ("invoice date", "date of issue", "issue date", "date"),
+    "due_date": ("due date", "payment due", "due"),
+    "customer": ("bill to", "billed to", "customer", "sold to", "client"),
+    "reference": ("reference", "ref", "our ref", "your ref"),
+    "name": ("full name", "name", "applicant"),
+    "email": ("email", "e-mail"),
+    "phone": ("phone", "tel", "telephone"),
+}
+_AMOUNT_FIELDS = {"total", "subtotal", "tax"}
+_DATE_FIELDS = {"date", "due_date"}
+# custom-mode synonyms: a user's field name -> the rules field that answers it
+_SYNONYMS = {
+    "company": "company",
+    "vendor": "company",
+    "merchant": "company",
+    "supplier": "company",
+    "seller": "company",
+    "store": "company",
+    "total": "total",
+    "amount": "total",
+    "total_amount": "total",
+    "date": "date",
+    "invoice_date": "date",
+    "address": "address",
+    "invoice_number": "invoice_number",
+    "number": "invoice_number",
+    "tax": "tax",
+    "vat": "tax",
+    "subtotal": "subtotal",
+    "currency": "currency",
+    "customer": "customer",
+    "email": "email",
+    "phone": "phone",
+    "due_date": "due_date",
+    "document_type": "document_type",
+}
+_TYPES = (
+    ("invoice", ("invoice",)),
+    ("receipt", ("receipt", "thank you for shopping", "cashier", "change due")),
+    ("form", ("application form", "form", "please complete", "signature")),
+    ("letter", ("dear ", "yours sincerely", "yours faithfully", "kind regards", "sincerely")),
+)
+
+
+def classify(text: str) -> str:
+    low = text.lower()
+    for kind, words in _TYPES:
+        if any(w in low for w in words):
+            return kind
+    return "document"
+
+
+def _after_label(
+    lines: list[str], labels: tuple[str, ...], pattern: str | None, *, last: bool = False
+) -> str | None:
+    """The value after the first label found; ``last``: the line's last match ("VAT 20% 2.60")."""
+    for label in labels:
+        rx = re.compile(rf"(?i)(?<![a-z]){re.escape(label)}(?![a-z])\s*[:#.]?\s*(.*)$")
+        for line in lines:
+            m = rx.search(line)
+            if not m:
+                continue
+            rest = m.group(1).strip()
+            if pattern is None:
+                if rest:
+                    return rest
+                continue
+            found = [m.group(0).strip() for m in re.finditer(pattern, rest)]
+            found = [f for f in found if not rest[rest.find(f) + len(f) :].startswith("%")]
+            if found:
+                return found[-1] if last else found[0]
+    return None
+
+
+def _currency(text: str) -> str | None:
+    for symbol, code in (("£", "GBP"), ("€", "EUR"), ("$", "USD")):
+        if symbol in text:
+            return code
+    m = re.search(r"\b(USD|EUR|GBP|CHF|CAD|AUD)\b", text)
+    return m.group(1) if m else None
+
+
+def _company(lines: list[str]) -> str | None:
+    for line in lines[:4]:
+        s = line.strip()
+        if (
+            s
+            and not re.search(r"\d{2}", s)
+            and not re.match(r"(?i)(invoice|receipt|dear|date)\b", s)
+        ):
+            return s
+    return None
+
+
+def _address(lines: list[str]) -> str | None:
+    rx = re.compile(
+        r"(?i)\d+\s+[A-Za-z .'-]+\b(street|st|road|rd|avenue|ave|lane|ln|boulevard|blvd|drive|dr|way|place|square)\b.*"
+    )
+    for line in lines[:8]:
+        if m := rx.search(line):
+            return m.group(0).strip()
+    return None
+
+
+def _value(name: str, raw: str | None) -> Any:
+    if raw is None:
+        return None
+    if name in _AMOUNT_FIELDS:
+        return as_amount(raw)
+    if name in _DATE_FIELDS:
+        iso = sorted(date_candidates(raw))
+        return iso[0] if len(iso) == 1 else raw
+    return raw.strip(" :")
+
+
+def extract(
+    text: str, requested: list[str] | None = None
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """(fields, confidences) from plain text; custom mode returns exactly ``requested``."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    found: dict[str, tuple[Any, float]] = {"document_type": (classify(text), CONF_GUESSED)}
+    if company := _company(lines):
+        found["company"] = (company, CONF_GUESSED)
+    if address := _address(lines):
+        found["address"] = (address, CONF_GUESSED)
+    if currency := _currency(text):
+        found["currency"] = (currency, CONF_GUESSED)
+    for name, labels in _LABELS.items():
+        pattern = _AMOUNT if name in _AMOUNT_FIELDS else _DATE if name in _DATE_FIELDS else None
+        if name in {"invoice_number", "receipt_number"}:
+            pattern = r"[A-Z0-9][A-Z0-9-/]*\d[A-Z0-9-/]*"
+        value = _value(name, _after_label(lines, labels, pattern, last=name in _AMOUNT_FIELDS))
+        if value is not None:
+            found[name] = (value, CONF_LABELLED)
+    if requested is None:
+        return {k: v for k, (v, _) in found.items()}, {k: c for k, (_, c) in found.items()}
+    fields: dict[str, Any] = {}
+    confidences: dict[str, float] = {}
+    for name in requested:
+        key = _SYNONYMS.get(name.lower().replace(" ", "_"), name.lower().replace(" ", "_"))
+        value, conf = found.get(key, (None, CONF_MISSING))
+        fields[name], confidences[name] = value, conf if value is not None else CONF_MISSING
+    return fields, confidences

@@ -1,0 +1,287 @@
+"""The stacks agent: a set of documents into one table, one row per document.
+
+``create_stack_tools(stack_id, user_id, db)`` binds the seven tools to one stack of one user;
+``doc_id`` arguments outside the stack are refused with the same sentence whether the document
+is another user's, in another stack, or does not exist. Every row is written as it is
+extracted, so a long build is resumable: a new build sees the table state and fills the
+documents that still have no row.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from langchain.tools import tool
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel
+
+from casework.apps.documents.agent import TerminalTool
+from casework.apps.documents.deps import DocumentsDeps
+from casework.apps.documents.prompts import render
+from casework.apps.documents.repository import DocumentsRepository
+from casework.config import Limits
+from casework.errors import CaseworkError, ToolRetry
+from casework.runtime.context import Caller
+from casework.runtime.react import ReactAgent
+
+__all__ = ["STACK_TOOL_NAMES", "create_stack_tools", "run_stack_build", "start_stack_build"]
+
+STACK_TOOL_NAMES = (
+    "list_documents",
+    "get_document_text",
+    "define_columns",
+    "extract_row",
+    "update_cell",
+    "get_table_state",
+    "complete_table",
+)
+COMPLETE_TABLE = "complete_table"
+COLUMN_TYPES = ("text", "number", "date", "list")
+MAX_COLUMNS = 30
+_COLUMN = re.compile(r"[a-z][a-z0-9_]{0,59}")
+
+
+def _columns_errors(columns: Any) -> list[str]:
+    if not isinstance(columns, list) or not columns:
+        return ["columns must be a non-empty list of {name, type, description}"]
+    if len(columns) > MAX_COLUMNS:
+        return [f"at most {MAX_COLUMNS} columns"]
+    errors, seen = [], set()
+    for i, col in enumerate(columns):
+        if not isinstance(col, dict):
+            errors.append(f"column {i} must be an object")
+            continue
+        name, kind = col.get("name"), col.get("type", "text")
+        if not isinstance(name, str) or not _COLUMN.fullmatch(name):
+            errors.append(f"column {i} name {name!r} must be snake_case (a-z, 0-9, _)")
+        elif name in seen:
+            errors.append(f"column {name!r} is defined twice")
+        seen.add(name)
+        if kind not in COLUMN_TYPES:
+            errors.append(f"column {name!r} type {kind!r} must be one of {', '.join(COLUMN_TYPES)}")
+    return errors
+
+
+def create_stack_tools(stack_id: int, user_id: int, db: DocumentsRepository) -> list[BaseTool]:
+    def in_stack(doc_id: Any) -> int:
+        ids = {d for d, _ in db.stack_documents(user_id, stack_id)}
+        if not isinstance(doc_id, int) or isinstance(doc_id, bool) or doc_id not in ids:
+            raise ToolRetry(
+                f"Document {doc_id} is not in this stack; call list_documents for the ids you can use."
+            )
+        return doc_id
+
+    def column_names() -> list[str]:
+        table = db.table_state(user_id, stack_id)
+        if table is None or not table.columns:
+            raise ToolRetry("No columns yet; call define_columns first.")
+        return [c["name"] for c in table.columns]
+
+    def check_conf(name: str, conf: Any) -> None:
+        if isinstance(conf, bool) or not isinstance(conf, int | float) or not 0 <= conf <= 1:
+            raise ToolRetry(f"Confidence for '{name}' must be 0.0-1.0, got {conf}")
+
+    @tool
+    def list_documents() -> str:
+        """List all documents in this stack (doc_id, filename, whether it has a row)."""
+        table = db.table_state(user_id, stack_id)
+        done = {r["document_id"] for r in table.rows} if table else set()
+        docs = [
+            {"doc_id": d, "filename": f, "has_row": d in done}
+            for d, f in db.stack_documents(user_id, stack_id)
+        ]
+        return json.dumps(docs)
+
+    @tool
+    def get_document_text(doc_id: int) -> str:
+        """Read the text of one document of this stack."""
+        found = db.stack_document_text(user_id, stack_id, in_stack(doc_id))
+        if found is None:
+            raise ToolRetry("No OCR data found for this document")
+        return f"Document {doc_id} ({found[1]} pages):\n\n{found[0]}"
+
+    @tool
+    def define_columns(columns: list[dict[str, Any]]) -> str:
+        """Define the table's columns from what the documents share: [{name (snake_case), type (text|number|date|list), description}]."""
+        errors = _columns_errors(columns)
+        if errors:
+            raise ToolRetry("Validation failed:\n- " + "\n- ".join(errors))
+        clean = [
+            {
+                "name": c["name"],
+                "type": c.get("type", "text"),
+                "description": str(c.get("description", ""))[:200],
+            }
+            for c in columns
+        ]
+        db.define_columns(user_id, stack_id, clean)
+        return f"Defined {len(clean)} columns: {', '.join(c['name'] for c in clean)}"
+
+    @tool
+    def extract_row(doc_id: int, values: dict[str, Any], confidences: dict[str, Any]) -> str:
+        """Write one document's row: column -> value (null if absent) and column -> confidence 0.0-1.0."""
+        doc = in_stack(doc_id)
+        names = column_names()
+        unknown = [k for k in values if k not in names]
+        if unknown:
+            raise ToolRetry(
+                f"Unknown columns: {', '.join(unknown)}; the columns are: {', '.join(names)}"
+            )
+        for name in values:
+            check_conf(name, confidences.get(name))
+        cells = {n: values.get(n) for n in names}
+        confs = {n: float(confidences[n]) if n in values else 0.0 for n in names}
+        new = db.upsert_row(user_id, stack_id, doc, cells, confs)
+        return f"{'Saved' if new else 'Replaced'} the row of document {doc} ({len(values)} values)"
+
+    @tool
+    def update_cell(doc_id: int, column: str, value: Any, confidence: float) -> str:
+        """Fix one cell of a document's row."""
+        doc = in_stack(doc_id)
+        if column not in column_names():
+            raise ToolRetry(
+                f"Unknown column '{column}'; the columns are: {', '.join(column_names())}"
+            )
+        check_conf(column, confidence)
+        try:
+            db.update_cell(user_id, stack_id, doc, column, value, float(confidence))
+        except CaseworkError as exc:
+            raise ToolRetry(str(exc)) from None
+        return f"Updated document {doc} '{column}' = {json.dumps(value, ensure_ascii=False)} (confidence: {confidence})"
+
+    @tool
+    def get_table_state() -> str:
+        """The columns, the rows so far and the documents still without a row."""
+        table = db.table_state(user_id, stack_id)
+        docs = [d for d, _ in db.stack_documents(user_id, stack_id)]
+        if table is None:
+            return json.dumps(
+                {"columns": [], "rows": [], "missing_rows": docs, "status": "not started"}
+            )
+        done = {r["document_id"] for r in table.rows}
+        return json.dumps(
+            {
+                "columns": table.columns,
+                "rows": [{"doc_id": r["document_id"], "cells": r["cells"]} for r in table.rows],
+                "missing_rows": [d for d in docs if d not in done],
+                "status": table.status,
+            },
+            ensure_ascii=False,
+        )
+
+    @tool
+    def complete_table() -> str:
+        """Mark the table complete (every document needs its row)."""
+        table = db.table_state(user_id, stack_id)
+        if table is None or not table.columns:
+            raise ToolRetry("Cannot complete: no columns defined")
+        done = {r["document_id"] for r in table.rows}
+        missing = [d for d, _ in db.stack_documents(user_id, stack_id) if d not in done]
+        if missing:
+            raise ToolRetry(
+                f"Cannot complete: documents without a row: {', '.join(map(str, missing))}"
+            )
+        db.set_table_status(user_id, stack_id, "completed")
+        return f"Table complete. {len(table.rows)} rows, {len(table.columns)} columns."
+
+    return [
+        list_documents,
+        get_document_text,
+        define_columns,
+        extract_row,
+        update_cell,
+        get_table_state,
+        complete_table,
+    ]
+
+
+class CompleteTable(BaseModel):
+    """Mark the table complete (every document needs its row)."""
+
+
+TABLE_NUDGE = (
+    "The table is not complete yet. Call get_table_state, write a row with extract_row for "
+    "every document in missing_rows, then call complete_table."
+)
+
+
+def run_stack_build(
+    deps: DocumentsDeps,
+    user_id: int,
+    stack_id: int,
+    *,
+    model: BaseChatModel | None = None,
+    emit: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Build (or resume) the stack's table; the table ends completed or in_progress with why."""
+    stack = deps.repo.get_stack(user_id, stack_id)
+    if not stack.document_ids:
+        from casework.errors import InputError
+
+        raise InputError(
+            f"Stack {stack_id} has no documents; add some with `casework documents stack add`."
+        )
+    tools = create_stack_tools(stack_id, user_id, deps.repo)
+    complete = tools[-1]
+    missing = len(stack.document_ids) - (len(stack.table.rows) if stack.table else 0)
+    agent = ReactAgent(
+        model=model or deps.models("specialist"),
+        tools=tools[:-1],
+        decision_model=CompleteTable,
+        system_prompt=render("stack_system"),
+        name="documents-stack",
+        submit_name=COMPLETE_TABLE,
+        submit_description="Mark the table complete (every document needs its row).",
+        limits=Limits(
+            max_model_calls=6 + 3 * len(stack.document_ids),
+            max_tool_calls=5 + 3 * len(stack.document_ids),
+            recursion_limit=40 + 12 * len(stack.document_ids),
+        ),
+        middleware=[TerminalTool(complete, TABLE_NUDGE)],
+    )
+    task = render("stack_task", name=stack.name, documents=len(stack.document_ids), missing=missing)
+    result = None
+    for event in agent.iter_events(task, trace=False):
+        if event["type"] == "complete":
+            result = event["result"]
+        elif emit and event["type"] == "text":
+            emit({"text": event["text"]})
+        elif emit and event["type"] == "tool":
+            emit({"tool": event["tool"], "input": event["input"]})
+    assert result is not None
+    table = deps.repo.table_state(user_id, stack_id)
+    done = len(table.rows) if table else 0
+    return {
+        "stack_id": stack_id,
+        "status": table.status if table else "not started",
+        "rows": done,
+        "documents": len(stack.document_ids),
+        "ended_by": result.ended_by,
+        "cost": result.usage.cost_usd or 0.0,
+    }
+
+
+def start_stack_build(
+    deps: DocumentsDeps,
+    caller: Caller,
+    stack_id: int,
+    *,
+    model: Any = None,
+    background: bool = True,
+) -> Any:
+    from casework.apps.documents.service import start_run
+
+    deps.repo.get_stack(caller.user_id, stack_id)  # 404 before a run exists
+    return start_run(
+        deps,
+        caller.user_id,
+        "stack",
+        lambda emit: run_stack_build(deps, caller.user_id, stack_id, model=model, emit=emit),
+        complete=lambda out: {"complete": True, **out},
+        stack_id=stack_id,
+        background=background,
+    )

@@ -1,0 +1,92 @@
+"""Normalisation and field-level metrics: pure functions, pinned values."""
+
+from __future__ import annotations
+
+import pytest
+
+from casework.apps.documents.normalize import (
+    as_amount,
+    calibration,
+    date_candidates,
+    field_scores,
+    values_match,
+)
+
+
+@pytest.mark.parametrize(
+    ("written", "iso"),
+    [
+        ("2024-03-12", {"2024-03-12"}),
+        ("12/03/2024", {"2024-03-12", "2024-12-03"}),
+        ("13/03/2024", {"2024-03-13"}),  # only day-first is a date
+        ("03/13/2024", {"2024-03-13"}),  # only month-first is a date
+        ("12 March 2024", {"2024-03-12"}),
+        ("March 12th, 2024", {"2024-03-12"}),
+        ("12.03.24", {"2024-03-12", "2024-12-03"}),
+        ("Sept 1 2025", {"2025-09-01"}),
+        ("not a date", set()),
+        ("31/02/2024", set()),
+    ],
+)
+def test_date_candidates(written: str, iso: set[str]) -> None:
+    assert date_candidates(written) == iso
+
+
+@pytest.mark.parametrize(
+    ("written", "amount"),
+    [
+        ("£1,234.50", 1234.5),
+        ("1.234,50 EUR", 1234.5),
+        ("$45.10", 45.1),
+        (45.1, 45.1),
+        ("(12.00)", -12.0),
+        ("-3.5", -3.5),
+        ("USD 7", 7.0),
+        ("abc", None),
+        (True, None),
+    ],
+)
+def test_as_amount(written: object, amount: float | None) -> None:
+    assert as_amount(written) == amount
+
+
+def test_values_match() -> None:
+    assert values_match("2024-03-12", "12/03/2024")
+    assert not values_match("2024-03-12", "2024-03-13")
+    assert values_match(45.1, "£45.10") and not values_match(45.1, "45.01")
+    assert values_match("Acme  Supplies LTD", "acme supplies ltd")
+    assert not values_match("Acme", None) and values_match(None, None)
+    assert values_match([1, "a"], ["1.00", "A"])
+
+
+def test_field_scores_counts_wrong_values_twice_and_ignores_extras() -> None:
+    expected = {
+        "gold": {"company": "Acme", "total": 45.1, "date": "2024-03-12", "iban": None, "tax": 2.6}
+    }
+    output = {
+        "fields": {
+            "vendor": {"company": "ACME"},
+            "total": "45.10",
+            "date": "2024-03-13",
+            "iban": None,
+            "extra": 1,
+        }
+    }
+    scores = field_scores(expected, output)
+    assert (scores["tp"], scores["fp"], scores["fn"]) == (2, 1, 2)
+    assert scores["exact"] == {
+        "company": True,
+        "total": True,
+        "date": False,
+        "iban": True,
+        "tax": False,
+    }
+    assert scores["precision"] == pytest.approx(2 / 3) and scores["recall"] == pytest.approx(0.5)
+    assert scores["f1"] == pytest.approx(2 * (2 / 3) * 0.5 / (2 / 3 + 0.5))
+
+
+def test_calibration() -> None:
+    result = calibration([(0.9, True), (0.9, False), (0.1, False), (0.1, False)], bins=5)
+    assert result["ece"] == pytest.approx(0.5 * 0.4 + 0.5 * 0.1)
+    assert [(b["n"], b["accuracy"]) for b in result["bins"]] == [(2, 0.0), (2, 0.5)]
+    assert calibration([]) == {"ece": None, "bins": []}

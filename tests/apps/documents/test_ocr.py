@@ -1,0 +1,119 @@
+"""Reading files: text layers, OCR seam, bad input as one sentence, bounded long PDFs."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from docs_fixtures import ALICE, FakeOcr
+from PIL import Image
+
+from casework.apps.documents import ocr
+from casework.apps.documents.deps import DocumentsDeps
+from casework.apps.documents.service import add_files
+from casework.errors import InputError
+
+DATA = Path(ocr.__file__).parent / "data" / "eval" / "files"
+
+
+def _blank_pdf(pages: int) -> bytes:
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    for _ in range(pages):
+        writer.add_blank_page(width=200, height=200)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_text_layer_pdf_reads_every_page() -> None:
+    seen: list[tuple[int, int]] = []
+    read = ocr.read_document(
+        (DATA / "letter-37.pdf").read_bytes(),
+        "letter-37.pdf",
+        provider=FakeOcr(),
+        progress=lambda d, t: seen.append((d, t)),
+    )
+    assert read.engine == "pypdf" and len(read.pages) == 3 and read.ocr_pages == 0
+    assert "Dear" in read.pages[0].text and read.pages[2].text.startswith("letter-37 page 3")
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_scanned_pdf_goes_through_the_ocr_seam() -> None:
+    fake = FakeOcr("TOTAL 12.00")
+    read = ocr.read_document((DATA / "invoice-43.pdf").read_bytes(), "scan.pdf", provider=fake)
+    assert read.engine == "fake-ocr" and read.ocr_pages == 1 and read.raw_text == "TOTAL 12.00"
+
+
+def test_image_goes_through_the_ocr_seam() -> None:
+    read = ocr.read_document(
+        (DATA / "receipt-38.png").read_bytes(), "r.png", provider=FakeOcr("hello")
+    )
+    assert read.media_type == "image/png" and read.raw_text == "hello"
+
+
+def test_boxes_to_text_orders_lines_and_words() -> None:
+    boxes = [
+        [[[300, 80], [400, 80], [400, 100], [300, 100]], "45.10", 0.9],
+        [[[20, 20], [200, 20], [200, 44], [20, 44]], "ACME LTD", 0.9],
+        [[[20, 82], [120, 82], [120, 102], [20, 102]], "Total:", 0.9],
+    ]
+    assert ocr.boxes_to_text(boxes) == "ACME LTD\nTotal: 45.10"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "x.pdf is empty (0 bytes); add a PDF, PNG or JPEG file."),
+        (b"hello", "x.pdf is not a PDF, PNG or JPEG file; those are the types documents reads."),
+        (b"%PDF-1.4 broken", "x.pdf is not a readable PDF"),
+        (b"\x89PNG\r\n\x1a\nnot really", "x.pdf is not a readable image"),
+    ],
+)
+def test_bad_input_is_one_sentence(data: bytes, message: str) -> None:
+    with pytest.raises(InputError) as err:
+        ocr.read_document(data, "x.pdf", provider=FakeOcr())
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_blank_image_says_so() -> None:
+    buf = io.BytesIO()
+    Image.new("RGB", (300, 200), "white").save(buf, "PNG")
+    with pytest.raises(InputError, match="has no readable text"):
+        ocr.read_document(buf.getvalue(), "blank.png", provider=FakeOcr(""))
+    tiny = io.BytesIO()
+    Image.new("RGB", (4, 4), "white").save(tiny, "PNG")
+    with pytest.raises(InputError, match="4x4 pixels, too small"):
+        ocr.read_document(tiny.getvalue(), "tiny.png", provider=FakeOcr())
+
+
+def test_a_200_page_pdf_is_bounded_and_reports_progress() -> None:
+    data = _blank_pdf(200)
+    seen: list[int] = []
+    with pytest.raises(InputError, match="has no text layer and no readable scanned text"):
+        ocr.read_document(
+            data, "long.pdf", provider=FakeOcr(), progress=lambda d, t: seen.append(d)
+        )
+    assert seen[-1] == 200 and len(seen) == 200
+    with pytest.raises(InputError, match="has 501 pages; documents reads at most 500, so split it"):
+        ocr.read_document(_blank_pdf(501), "huge.pdf", provider=FakeOcr())
+
+
+def test_one_bad_file_stores_none(deps: DocumentsDeps, tmp_path: Path) -> None:
+    bad = tmp_path / "empty.pdf"
+    bad.write_bytes(b"")
+    with pytest.raises(InputError, match=r"empty\.pdf is empty"):
+        add_files(deps, ALICE, [DATA / "invoice-01.pdf", bad])
+    assert deps.repo.list_documents(ALICE) == []
+    docs = add_files(deps, ALICE, [DATA / "invoice-01.pdf"])
+    assert [d.filename for d in docs] == ["invoice-01.pdf"] and docs[0].engine == "pypdf"
+
+
+@pytest.mark.slow
+def test_real_ocr_reads_a_scanned_receipt() -> None:
+    read = ocr.read_document((DATA / "receipt-38.png").read_bytes(), "receipt-38.png")
+    assert read.engine == "rapidocr"
+    assert "Northwind" in read.raw_text and "85.62" in read.raw_text
+    assert read.ocr_seconds_per_page is not None and read.ocr_seconds_per_page < 60

@@ -1,0 +1,155 @@
+"""The stacks agent with scripted models: scoped tools, one row per document, resumable, CSV."""
+
+from __future__ import annotations
+
+import json
+
+from docs_fixtures import ALICE, BOB, INVOICE_TEXT, text_read
+
+from casework.apps.documents.deps import DocumentsDeps
+from casework.apps.documents.service import table_csv
+from casework.apps.documents.stacks import STACK_TOOL_NAMES, create_stack_tools, run_stack_build
+from casework.llm import ScriptedChatModel, call, say
+
+COLUMNS = [{"name": "company", "type": "text"}, {"name": "total", "type": "number"}]
+
+
+def _stack(deps: DocumentsDeps) -> tuple[int, list[int], int]:
+    docs = [
+        deps.repo.add_document(
+            ALICE,
+            filename=f"d{i}.pdf",
+            data=b"%PDF",
+            read=text_read(INVOICE_TEXT.replace("45.10", f"{i}0.00")),
+        ).id
+        for i in (1, 2)
+    ]
+    other = deps.repo.add_document(
+        ALICE, filename="outside.pdf", data=b"%PDF", read=text_read("secret")
+    ).id
+    stack = deps.repo.create_stack(ALICE, "March invoices")
+    deps.repo.add_to_stack(ALICE, stack.id, docs)
+    return stack.id, docs, other
+
+
+def test_tools_refuse_documents_outside_the_stack(deps: DocumentsDeps) -> None:
+    stack, docs, other = _stack(deps)
+    bobs = deps.repo.add_document(BOB, filename="bob.pdf", data=b"%PDF", read=text_read("bob's")).id
+    tools = {t.name: t for t in create_stack_tools(stack, ALICE, deps.repo)}
+    assert tuple(tools) == STACK_TOOL_NAMES
+    assert not any({"stack_id", "user_id"} & set(t.args) for t in tools.values())
+    for doc_id in (other, bobs, 999):
+        try:
+            tools["get_document_text"].invoke({"doc_id": doc_id})
+        except Exception as exc:
+            assert (
+                str(exc)
+                == f"Document {doc_id} is not in this stack; call list_documents for the ids you can use."
+            )
+        else:
+            raise AssertionError("read outside the stack")
+    assert json.loads(tools["list_documents"].invoke({})) == [
+        {"doc_id": docs[0], "filename": "d1.pdf", "has_row": False},
+        {"doc_id": docs[1], "filename": "d2.pdf", "has_row": False},
+    ]
+    # Bob's tools on Alice's stack see nothing at all
+    bob_tools = {t.name: t for t in create_stack_tools(stack, BOB, deps.repo)}
+    try:
+        bob_tools["list_documents"].invoke({})
+    except Exception as exc:
+        assert f"No stack {stack}" in str(exc)
+    else:
+        raise AssertionError("Bob listed Alice's stack")
+
+
+def test_build_one_row_per_document_resume_and_export(deps: DocumentsDeps) -> None:
+    stack, docs, other = _stack(deps)
+    first = ScriptedChatModel(
+        steps=[
+            call("get_table_state"),
+            call("define_columns", columns=COLUMNS),
+            call("get_document_text", doc_id=docs[0]),
+            call(
+                "extract_row",
+                doc_id=docs[0],
+                values={"company": "ACME", "total": 10.0},
+                confidences={"company": 0.9, "total": 0.9},
+            ),
+            call(
+                "extract_row", doc_id=other, values={"company": "X"}, confidences={"company": 0.9}
+            ),
+            call("complete_table"),
+            say("I stop here."),
+            say("Really."),
+        ]
+    )
+    out = run_stack_build(deps, ALICE, stack, model=first)
+    assert out["status"] == "in_progress" and out["rows"] == 1 and out["ended_by"] == "no_decision"
+    table = deps.repo.table_state(ALICE, stack)
+    assert [r["document_id"] for r in table.rows] == [docs[0]]
+    # a second build resumes: columns kept, only the missing document is done
+    second = ScriptedChatModel(
+        steps=[
+            lambda msgs: call("get_table_state"),
+            call(
+                "extract_row",
+                doc_id=docs[1],
+                values={"company": "ACME", "total": 20.0},
+                confidences={"company": 0.9, "total": 0.8},
+            ),
+            call(
+                "extract_row",
+                doc_id=docs[1],
+                values={"company": "ACME SUPPLIES", "total": 20.0},
+                confidences={"company": 0.9, "total": 0.8},
+            ),
+            call("update_cell", doc_id=docs[0], column="total", value=10.5, confidence=1.0),
+            call("complete_table"),
+        ]
+    )
+    out = run_stack_build(deps, ALICE, stack, model=second)
+    second.assert_exhausted()
+    assert out == {
+        "stack_id": stack,
+        "status": "completed",
+        "rows": 2,
+        "documents": 2,
+        "ended_by": "submit",
+        "cost": 0.0,
+    }
+    table = deps.repo.table_state(ALICE, stack)
+    assert [(r["document_id"], r["cells"]) for r in table.rows] == [
+        (docs[0], {"company": "ACME", "total": 10.5}),
+        (docs[1], {"company": "ACME SUPPLIES", "total": 20.0}),
+    ]
+    third = deps.repo.add_document(ALICE, filename="d3.pdf", data=b"%PDF", read=text_read("x")).id
+    assert deps.repo.add_to_stack(ALICE, stack, [third]).table.status == "in_progress"
+    assert table_csv(table).splitlines() == [
+        "document_id,filename,company,total",
+        f"{docs[0]},d1.pdf,ACME,10.5",
+        f"{docs[1]},d2.pdf,ACME SUPPLIES,20.0",
+    ]
+
+
+def test_complete_table_refuses_missing_rows(deps: DocumentsDeps) -> None:
+    stack, docs, _ = _stack(deps)
+    tools = {t.name: t for t in create_stack_tools(stack, ALICE, deps.repo)}
+    tools["define_columns"].invoke({"columns": COLUMNS})
+    tools["extract_row"].invoke(
+        {"doc_id": docs[0], "values": {"total": 1}, "confidences": {"total": 0.5}}
+    )
+    try:
+        tools["complete_table"].invoke({})
+    except Exception as exc:
+        assert str(exc) == f"Cannot complete: documents without a row: {docs[1]}"
+    else:
+        raise AssertionError("completed with a missing row")
+    try:
+        tools["define_columns"].invoke({"columns": [{"name": "Total Amount", "type": "money"}]})
+    except Exception as exc:
+        assert str(exc) == (
+            "Validation failed:\n- column 0 name 'Total Amount' must be snake_case (a-z, 0-9, _)\n"
+            "- column 'Total Amount' type 'money' must be one of text, number, date, list"
+        )
+    else:
+        raise AssertionError("bad columns accepted")
