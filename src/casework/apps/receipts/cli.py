@@ -81,11 +81,12 @@ def import_cmd(
 
     Without --user the local operator imports them as shared receipts: every user reads them,
     only reviewers and admins change their labels."""
-    from casework.apps.receipts.service import import_files, tenant_named
+    from casework.apps.receipts.service import import_files
+    from casework.clikit import caller_named
 
     deps = _deps(with_vectors=not no_index)
     if user is not None:
-        deps = deps.for_tenant(tenant_named(deps.settings, user))
+        deps = deps.for_tenant(caller_named(user, deps.settings))
     status = ValidationStatus.PENDING if pending else ValidationStatus.VALID
     report = import_files(deps, files, status=status, index=not no_index)
     _print_import(report, as_json)

@@ -31,9 +31,7 @@ from casework.apps.receipts.vectors import (
     refresh_words,
     word_doc_id,
 )
-from casework.config import Settings
 from casework.errors import InputError, NotFoundError
-from casework.runtime.context import Caller
 
 __all__ = [
     "ImportReport",
@@ -45,7 +43,6 @@ __all__ = [
     "resolve_ref",
     "review_decide",
     "seed",
-    "tenant_named",
 ]
 
 
@@ -90,16 +87,6 @@ def import_files(
         except VectorsUnavailable as exc:
             report.vector_error = str(exc)
     return report
-
-
-def tenant_named(settings: Settings, name: str) -> Caller:
-    """The tenant an operator imports for (``receipts import --user NAME``): an enabled user."""
-    from casework.access.service import get_user, open_access
-
-    user = get_user(open_access(settings), name)  # NotFoundError names `casework user list`
-    if user.disabled:
-        raise InputError(f"User {name!r} is disabled; import for an enabled user.")
-    return Caller(user_id=user.id, name=user.name, role=user.role)
 
 
 def ensure_indexed(deps: ReceiptsDeps, receipts: Sequence[Receipt] | None = None) -> int:
