@@ -270,3 +270,34 @@ def test_import_for_a_user_from_the_command_line(tmp_path: Path) -> None:
     assert [
         r.slug for r in operator.for_tenant(Caller(ana.id, "ana", Role.USER)).repo.list_receipts()
     ] == ["walgreens"]
+
+
+def test_receipts_0002_keeps_receipts_stored_before_it_shared(tmp_path: Path) -> None:
+    from alembic import command
+    from sqlalchemy import text
+
+    from casework.apps.receipts.repository import ReceiptsRepository
+    from casework.stores.sql import _alembic_config, get_engine, migrate, migration_locations
+
+    engine = get_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    cfg = _alembic_config(engine, migration_locations())
+    command.upgrade(cfg, "receipts_0001")
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO receipts_receipts (image_id, receipt_id, slug, merchant_name, source,"
+                " width, height, extra_json, imported_at)"
+                " VALUES ('img-old', 1, 'old', 'Old Shop', 'old.json', 1, 1, '{}', :now)"
+            ),
+            {"now": "2026-01-01 00:00:00"},
+        )
+    migrate(engine)
+    assert "receipts_0002" in current_heads(engine)
+    user = ReceiptsRepository(engine).for_tenant(Caller(7, "ana", Role.USER))
+    assert [r.slug for r in user.list_receipts()] == ["old"]  # shared, not lost
+    with pytest.raises(PermissionDenied):
+        user.require_writable(user.resolve_receipt("old").id)
+    command.downgrade(cfg, "receipts_0001")
+    assert "owner_id" not in {c["name"] for c in inspect(engine).get_columns("receipts_receipts")}
+    migrate(engine)
+    assert "owner_id" in {c["name"] for c in inspect(engine).get_columns("receipts_places")}
