@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -29,12 +29,17 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+if TYPE_CHECKING:
+    from casework.config import Settings
+    from casework.runtime.context import Caller
+
 __all__ = [
     "ConcurrencyOption",
     "JsonOption",
     "LimitOption",
     "ModelOption",
     "NoProgressOption",
+    "caller_named",
     "console",
     "err_console",
     "print_json",
@@ -68,6 +73,19 @@ def _no_progress_callback(value: bool) -> bool:
     if value:
         set_progress(False)
     return value
+
+
+def caller_named(name: str, settings: Settings | None = None) -> Caller:
+    """The enabled user ``name`` as a tenant, for an operator's command that acts for a user
+    (``receipts import --user NAME``): apps get a ``Caller`` here, never from casework.access."""
+    from casework.access.service import get_user, open_access
+    from casework.errors import InputError
+    from casework.runtime.context import Caller
+
+    user = get_user(open_access(settings), name)  # NotFoundError names `casework user list`
+    if user.disabled:
+        raise InputError(f"User {name!r} is disabled; enable it or name another user.")
+    return Caller(user_id=user.id, name=user.name, role=user.role)
 
 
 def print_json(data: Any) -> None:

@@ -25,6 +25,7 @@ def test_public_surface() -> None:
         "LimitOption",
         "ModelOption",
         "NoProgressOption",
+        "caller_named",
         "console",
         "err_console",
         "print_json",

@@ -1,7 +1,10 @@
 """HTTP routes of the receipts app (mounted under ``/receipts``): validate a word, the review queue.
 
-Thin: each route calls ``service`` and maps CaseworkError to HTTP (unknown id: 404; bad input
-or a failed model: 422).
+Thin: each route calls ``service`` and maps CaseworkError to HTTP (unknown id: 404; a shared
+receipt the caller may not change: 403; bad input or a failed model: 422).
+
+Every request gets deps scoped to its caller (``ReceiptsDeps.for_tenant``): a receipt, word or
+label of another user answers 404 with the same sentence as one that does not exist.
 """
 
 from __future__ import annotations
@@ -18,7 +21,14 @@ from pydantic import BaseModel, Field, TypeAdapter
 from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, Verdict
 from casework.config import Settings
 from casework.errors import CaseworkError, NotFoundError
-from casework.runtime.context import Caller, Role, get_settings_dep, require_role
+from casework.runtime.context import (
+    Caller,
+    PermissionDenied,
+    Role,
+    current_caller,
+    get_settings_dep,
+    require_role,
+)
 from casework.runtime.decision import Evidence
 
 __all__ = ["ReviewDecision", "ValidateRequest", "ValidateResponse", "router"]
@@ -89,6 +99,8 @@ def _http(fn: Callable[[], T]) -> T:
         return fn()
     except NotFoundError as exc:
         raise HTTPException(status_code=404, detail=str(exc)) from exc
+    except PermissionDenied as exc:
+        raise HTTPException(status_code=403, detail=str(exc)) from exc
     except CaseworkError as exc:
         raise HTTPException(status_code=422, detail=str(exc)) from exc
 
@@ -97,12 +109,15 @@ def router(
     settings: Settings | None = None, deps_factory: Callable[[], Any] | None = None
 ) -> APIRouter:
     """The routes. Nothing is opened at mount time: deps are built on first use from the settings
-    each request carries (``get_settings_dep``), once per database; ``deps_factory`` for tests."""
+    each request carries (``get_settings_dep``), once per database, and scoped to the caller on
+    every request; ``deps_factory`` for tests."""
     api = APIRouter(tags=["receipts"])
     holder: dict[str, Any] = {}
     lock = threading.Lock()
 
-    def deps(served: Settings = Depends(get_settings_dep)) -> Any:
+    def deps(
+        served: Settings = Depends(get_settings_dep), caller: Caller = Depends(current_caller)
+    ) -> Any:
         with lock:
             if served.db_url not in holder:
                 if deps_factory is not None:
@@ -111,14 +126,18 @@ def router(
                     from casework.apps.receipts.deps import build_deps
 
                     holder[served.db_url] = build_deps(served)
-            return holder[served.db_url]
+            shared = holder[served.db_url]
+        return shared.for_tenant(caller)
 
     # Read routes answer from JSON cached per store version (receipts and labels are
     # append-only, so an unchanged version means an unchanged answer): a hit is one small query.
+    # The version is the whole store's, so any tenant's change refreshes every tenant's answers.
     answers: dict[Hashable, tuple[tuple[int, int], bytes]] = {}
 
     async def cached_json(d: Any, key: Hashable, compute: Callable[[Any], bytes]) -> Response:
-        key = (id(d), key)  # one store per database the requests are served from
+        # One store per database the requests are served from, one answer per tenant of it.
+        tenant = d.tenant.user_id if d.tenant is not None else None
+        key = (id(d.repo.engine), tenant, key)
         version = d.repo.version()
         hit = answers.get(key)
         if hit is None or hit[0] != version:
@@ -161,6 +180,8 @@ def router(
                 reason=body.reason,
             )
             ref = resolve_input(d, request)
+            if body.record:  # refuse before the model runs, not after
+                d.repo.require_writable(d.repo.get_receipt_by_key(ref.image_id, ref.receipt_id).id)
             result = strategy(body.strategy)(request, d)
             recorded = record_result(d, ref, result, proposed_by="api") if body.record else []
             return ValidateResponse(

@@ -70,12 +70,23 @@ def import_cmd(
     no_index: bool = typer.Option(
         False, "--no-index", help="Skip embedding the words (run `receipts index` later)."
     ),
+    user: str | None = typer.Option(
+        None,
+        "--user",
+        help="Make the receipts this user's (only they see them); default: shared with every user.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Import labelled receipts: all files in one transaction, then embed their words."""
+    """Import labelled receipts: all files in one transaction, then embed their words.
+
+    Without --user the local operator imports them as shared receipts: every user reads them,
+    only reviewers and admins change their labels."""
     from casework.apps.receipts.service import import_files
+    from casework.clikit import caller_named
 
     deps = _deps(with_vectors=not no_index)
+    if user is not None:
+        deps = deps.for_tenant(caller_named(user, deps.settings))
     status = ValidationStatus.PENDING if pending else ValidationStatus.VALID
     report = import_files(deps, files, status=status, index=not no_index)
     _print_import(report, as_json)

@@ -16,6 +16,7 @@ from casework.apps.receipts.vectors import COLLECTION
 from casework.config import Settings, get_settings
 from casework.runtime.cache import LookupCache
 from casework.runtime.calibration import Calibration
+from casework.runtime.context import Caller
 from casework.runtime.strategy import ModelSource
 from casework.stores import open_stores
 
@@ -43,6 +44,9 @@ class ReceiptsDeps:
     calibration: Callable[[str, str | None], Calibration | None] | None = None
     """``calibration(strategy, model)`` -> the stored confidence calibration, if any; the
     policy thresholds the calibrated confidence."""
+    tenant: Caller | None = None
+    """Whose run this is; ``repo`` is scoped to it (``None``: the local operator, unscoped).
+    Set with ``for_tenant``, never from anything a model fills in."""
 
     def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
         return self.cache.get(key, compute) if self.cache is not None else compute()
@@ -55,6 +59,18 @@ class ReceiptsDeps:
 
     def with_models(self, models: ModelSource) -> ReceiptsDeps:
         return replace(self, models=models)
+
+    def for_tenant(self, tenant: Caller | None) -> ReceiptsDeps:
+        """These deps seen by ``tenant``: the repository (and the local places it reads) scoped
+        to it, and a cache of its own, since cached lookups and built agents hold rows."""
+        repo = self.repo.for_tenant(tenant)
+        places = (
+            LocalPlacesProvider(repo)
+            if isinstance(self.places, LocalPlacesProvider)
+            else self.places
+        )
+        cache = LookupCache() if self.cache is not None else None
+        return replace(self, tenant=tenant, repo=repo, places=places, cache=cache)
 
 
 def settings_models(settings: Settings, spec: str | None = None) -> ModelSource:

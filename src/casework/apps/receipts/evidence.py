@@ -52,6 +52,8 @@ __all__ = [
 AMOUNT_SHAPES = ("amount", "negative_amount")
 MERCHANT_METADATA = "merchant metadata"
 SIMILAR_WORDS = "similar words"
+TENANT_OVERFETCH = 3
+"""How many more neighbours a tenant's search asks for, since other users' words are dropped."""
 
 
 def _clip(text: str, n: int) -> str:
@@ -228,11 +230,26 @@ def neighbours(
         raise VectorsUnavailable(deps.vectors_error or "no vector store is configured")
     merchant = t.receipt.merchant_name if same_merchant else None
     return deps.cached(
-        ("neighbours", t.doc_id, n, merchant),
-        lambda: similar_words(
-            deps.vectors, t.doc_id, fallback_text=_document(deps, t), n=n, merchant=merchant
-        ),
+        ("neighbours", t.doc_id, n, merchant), lambda: _visible_neighbours(deps, t, n, merchant)
     )
+
+
+def _visible_neighbours(
+    deps: ReceiptsDeps, t: Target, n: int, merchant: str | None
+) -> list[Neighbour]:
+    """The vector store holds every tenant's words: a tenant's search asks for more and keeps
+    the words of receipts it may read, so another user's receipt never shows up as evidence."""
+    found = similar_words(
+        deps.vectors,
+        t.doc_id,
+        fallback_text=_document(deps, t),
+        n=n if deps.tenant is None else n * TENANT_OVERFETCH,
+        merchant=merchant,
+    )
+    if deps.tenant is not None:
+        visible = deps.repo.visible_keys(nb.receipt for nb in found)
+        found = [nb for nb in found if nb.receipt in visible]
+    return found[:n]
 
 
 def _document(deps: ReceiptsDeps, t: Target) -> str:

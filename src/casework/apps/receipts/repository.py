@@ -2,6 +2,13 @@
 
 Labels are append-only. Every change (validation, relabel, review) is a new row linked to
 the row it supersedes; nothing here ever UPDATEs or DELETEs a label.
+
+A repository is bound to a tenant (``for_tenant``), never told one per call: every read sees
+the tenant's own receipts plus the shared ones (owner NULL), and lines, words, labels and
+places are reached only through a visible receipt, so another user's row answers exactly as
+one that does not exist. Label changes need a receipt the tenant may write: its own, or a
+shared one when the tenant is a reviewer or admin (they curate the shared set). The tenant
+``None`` is the local operator (CLI, evals, seeding): everything, unscoped.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, and_, exists, func, insert, select
+from sqlalchemy import ColumnElement, Engine, and_, exists, func, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
@@ -39,6 +46,14 @@ from casework.apps.receipts.tables import (
     WordRow,
 )
 from casework.errors import InputError, NotFoundError
+from casework.runtime.context import (
+    Caller,
+    PermissionDenied,
+    Role,
+    owner_for,
+    visible_to,
+    writable_by,
+)
 from casework.stores.sql import session_scope
 
 __all__ = ["LabelChange", "ReceiptsRepository"]
@@ -72,8 +87,47 @@ class LabelChange:
 class ReceiptsRepository:
     """Receipts in SQL (SQLite or PostgreSQL); every method opens and closes its own session."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, tenant: Caller | None = None) -> None:
         self.engine = engine
+        self.tenant = tenant
+
+    def for_tenant(self, tenant: Caller | None) -> ReceiptsRepository:
+        """The same store seen by ``tenant`` (``None``: the local operator, unscoped)."""
+        return ReceiptsRepository(self.engine, tenant)
+
+    # ------------------------------------------------------------------ tenancy
+    def _visible(self) -> list[ColumnElement[bool]]:
+        """WHERE clauses on ReceiptRow: the tenant's receipts and the shared ones."""
+        return [] if self.tenant is None else [visible_to(ReceiptRow.owner_id, self.tenant)]
+
+    def _through_receipt(self, receipt_pk: Any) -> list[ColumnElement[bool]]:
+        """WHERE clauses for rows that belong to the owner of their receipt (lines, words, labels)."""
+        if self.tenant is None:
+            return []
+        return [receipt_pk.in_(select(ReceiptRow.id).where(*self._visible()))]
+
+    def _writable(self) -> ColumnElement[bool]:
+        """WHERE clause on ReceiptRow for label changes: own receipts; shared ones for reviewers."""
+        own = writable_by(ReceiptRow.owner_id, self.tenant)
+        if self.tenant is not None and self.tenant.has_role(Role.REVIEWER):
+            return or_(own, ReceiptRow.owner_id.is_(None))
+        return own
+
+    def _require_writable(self, s: Session, receipt_pk: int) -> None:
+        if self.tenant is None:
+            return
+        ok = s.scalar(select(ReceiptRow.id).where(ReceiptRow.id == receipt_pk, self._writable()))
+        if ok is None:
+            slug = s.scalar(select(ReceiptRow.slug).where(ReceiptRow.id == receipt_pk))
+            raise PermissionDenied(
+                f"Receipt {slug} is shared and read-only to you: only a reviewer or an admin "
+                "changes its labels."
+            )
+
+    def require_writable(self, receipt_pk: int) -> None:
+        """Raise PermissionDenied unless the tenant may change labels of this (visible) receipt."""
+        with session_scope(self.engine) as s:
+            self._require_writable(s, receipt_pk)
 
     # ------------------------------------------------------------------ import
     def add_receipts(
@@ -91,6 +145,7 @@ class ReceiptsRepository:
         added: list[Receipt] = []
         skipped: list[str] = []
         now = _now()
+        owner = owner_for(self.tenant)
         with session_scope(self.engine) as s:
             seen: set[tuple[str, int]] = set()
             for rec in parsed:
@@ -104,8 +159,9 @@ class ReceiptsRepository:
                     skipped.append(rec.key)
                     continue
                 seen.add(key)
-                place = self._upsert_place(s, rec.place, now)
+                place = self._upsert_place(s, rec.place, now, owner)
                 row = ReceiptRow(
+                    owner_id=owner,
                     image_id=rec.image_id,
                     receipt_id=rec.receipt_id,
                     slug=self._free_slug(s, rec.slug),
@@ -208,11 +264,16 @@ class ReceiptsRepository:
         return candidate
 
     @staticmethod
-    def _upsert_place(s: Session, place: Place, now: datetime) -> PlaceRow:
+    def _upsert_place(s: Session, place: Place, now: datetime, owner: int | None) -> PlaceRow:
+        # A user's receipts get the user's own place rows: what their receipt says about a
+        # merchant must not fill in (or reveal itself through) the shared place of the demo set.
         key = f"{normalize(place.name)}|{normalize(place.address or place.phone)[:120]}"
+        if owner is not None:
+            key = f"u{owner}|{key}"[:240]
         row = s.scalar(select(PlaceRow).where(PlaceRow.place_key == key))
         if row is None:
             row = PlaceRow(
+                owner_id=owner,
                 place_key=key,
                 name=place.name,
                 address=place.address[:400],
@@ -232,8 +293,7 @@ class ReceiptsRepository:
         return row
 
     # ------------------------------------------------------------------ receipts
-    @staticmethod
-    def _receipts(s: Session, *where: Any) -> list[Receipt]:
+    def _receipts(self, s: Session, *where: Any) -> list[Receipt]:
         """Receipts with their line and word counts in one query, however many there are."""
         line_counts = (
             select(LineRow.receipt_pk, func.count().label("n"))
@@ -249,7 +309,7 @@ class ReceiptsRepository:
             select(ReceiptRow, line_counts.c.n, word_counts.c.n)
             .outerjoin(line_counts, line_counts.c.receipt_pk == ReceiptRow.id)
             .outerjoin(word_counts, word_counts.c.receipt_pk == ReceiptRow.id)
-            .where(*where)
+            .where(*where, *self._visible())
             .order_by(ReceiptRow.id)
         )
         return [
@@ -292,11 +352,11 @@ class ReceiptsRepository:
 
     def merchants(self) -> list[str]:
         with session_scope(self.engine) as s:
-            return sorted(set(s.scalars(select(ReceiptRow.merchant_name))))
+            return sorted(set(s.scalars(select(ReceiptRow.merchant_name).where(*self._visible()))))
 
     def get_receipt(self, receipt_pk: int) -> Receipt:
         with session_scope(self.engine) as s:
-            row = s.get(ReceiptRow, receipt_pk)
+            row = s.scalar(select(ReceiptRow).where(ReceiptRow.id == receipt_pk, *self._visible()))
             if row is None:
                 raise NotFoundError(f"No receipt with id {receipt_pk}.")
             return self._receipt(s, row)
@@ -305,7 +365,9 @@ class ReceiptsRepository:
         with session_scope(self.engine) as s:
             row = s.scalar(
                 select(ReceiptRow).where(
-                    ReceiptRow.image_id == image_id, ReceiptRow.receipt_id == receipt_id
+                    ReceiptRow.image_id == image_id,
+                    ReceiptRow.receipt_id == receipt_id,
+                    *self._visible(),
                 )
             )
             if row is None:
@@ -320,19 +382,24 @@ class ReceiptsRepository:
         if not ref:
             raise InputError("Name a receipt by its slug or key; see `casework receipts list`.")
         with session_scope(self.engine) as s:
-            row = s.scalar(select(ReceiptRow).where(ReceiptRow.slug == ref.lower()))
+            visible = self._visible()
+            row = s.scalar(select(ReceiptRow).where(ReceiptRow.slug == ref.lower(), *visible))
             if row is None and "#" in ref:
                 image_id, _, n = ref.rpartition("#")
                 if n.isdigit():
                     row = s.scalar(
                         select(ReceiptRow).where(
-                            ReceiptRow.image_id == image_id, ReceiptRow.receipt_id == int(n)
+                            ReceiptRow.image_id == image_id,
+                            ReceiptRow.receipt_id == int(n),
+                            *visible,
                         )
                     )
             if row is None and re.fullmatch(r"[A-Za-z0-9_\-.]{4,80}", ref):
                 rows = list(
                     s.scalars(
-                        select(ReceiptRow).where(ReceiptRow.image_id.startswith(ref)).limit(3)
+                        select(ReceiptRow)
+                        .where(ReceiptRow.image_id.startswith(ref), *visible)
+                        .limit(3)
                     )
                 )
                 if len(rows) > 1:
@@ -345,7 +412,9 @@ class ReceiptsRepository:
     def lines(self, receipt_pk: int) -> list[Line]:
         with session_scope(self.engine) as s:
             rows = s.scalars(
-                select(LineRow).where(LineRow.receipt_pk == receipt_pk).order_by(LineRow.line_id)
+                select(LineRow)
+                .where(LineRow.receipt_pk == receipt_pk, *self._through_receipt(LineRow.receipt_pk))
+                .order_by(LineRow.line_id)
             )
             return [
                 Line(line_id=r.line_id, text=r.text, box=Box(x0=r.x0, y0=r.y0, x1=r.x1, y1=r.y1))
@@ -368,7 +437,7 @@ class ReceiptsRepository:
         with session_scope(self.engine) as s:
             rows = s.scalars(
                 select(WordRow)
-                .where(WordRow.receipt_pk == receipt_pk)
+                .where(WordRow.receipt_pk == receipt_pk, *self._through_receipt(WordRow.receipt_pk))
                 .order_by(WordRow.line_id, WordRow.word_id)
             )
             return [self._word(r) for r in rows]
@@ -380,10 +449,15 @@ class ReceiptsRepository:
                     WordRow.receipt_pk == receipt_pk,
                     WordRow.line_id == line_id,
                     WordRow.word_id == word_id,
+                    *self._through_receipt(WordRow.receipt_pk),
                 )
             )
             if row is None:
-                slug = s.scalar(select(ReceiptRow.slug).where(ReceiptRow.id == receipt_pk))
+                slug = s.scalar(
+                    select(ReceiptRow.slug).where(ReceiptRow.id == receipt_pk, *self._visible())
+                )
+                if slug is None:
+                    raise NotFoundError(f"No receipt with id {receipt_pk}.")
                 raise NotFoundError(
                     f"Receipt {slug} has no word {word_id} on line {line_id}; see `casework receipts show {slug}`."
                 )
@@ -391,7 +465,11 @@ class ReceiptsRepository:
 
     def word_by_pk(self, word_pk: int) -> Word:
         with session_scope(self.engine) as s:
-            row = s.get(WordRow, word_pk)
+            row = s.scalar(
+                select(WordRow).where(
+                    WordRow.id == word_pk, *self._through_receipt(WordRow.receipt_pk)
+                )
+            )
             if row is None:
                 raise NotFoundError(f"No word with id {word_pk}.")
             return self._word(row)
@@ -399,7 +477,8 @@ class ReceiptsRepository:
     # ------------------------------------------------------------------ places
     def place(self, place_id: int) -> Place | None:
         with session_scope(self.engine) as s:
-            row = s.get(PlaceRow, place_id)
+            where = [] if self.tenant is None else [visible_to(PlaceRow.owner_id, self.tenant)]
+            row = s.scalar(select(PlaceRow).where(PlaceRow.id == place_id, *where))
             if row is None:
                 return None
             return Place(
@@ -421,7 +500,7 @@ class ReceiptsRepository:
         q = (
             select(LabelRow, WordRow.line_id, WordRow.word_id, WordRow.text, has_successor)
             .join(WordRow, WordRow.id == LabelRow.word_pk)
-            .where(*where)
+            .where(*where, *self._through_receipt(LabelRow.receipt_pk))
             .order_by(LabelRow.id)
         )
         if current_only:
@@ -492,11 +571,13 @@ class ReceiptsRepository:
 
     def known_label_types(self) -> set[str]:
         with session_scope(self.engine) as s:
-            return set(s.scalars(select(LabelRow.label_type).distinct()))
+            q = select(LabelRow.label_type).where(*self._through_receipt(LabelRow.receipt_pk))
+            return set(s.scalars(q.distinct()))
 
     def count_labels(self) -> int:
         with session_scope(self.engine) as s:
-            return s.scalar(select(func.count()).select_from(LabelRow)) or 0
+            q = select(func.count()).select_from(LabelRow)
+            return s.scalar(q.where(*self._through_receipt(LabelRow.receipt_pk))) or 0
 
     def append_labels(self, changes: Sequence[LabelChange]) -> list[Label]:
         """Append label rows in one transaction. A label already superseded can't be again."""
@@ -504,11 +585,22 @@ class ReceiptsRepository:
         with session_scope(self.engine) as s:
             rows = []
             for ch in changes:
-                word = s.get(WordRow, ch.word_pk)
+                word = s.scalar(
+                    select(WordRow).where(
+                        WordRow.id == ch.word_pk, *self._through_receipt(WordRow.receipt_pk)
+                    )
+                )
                 if word is None:
                     raise NotFoundError(f"No word with id {ch.word_pk}.")
+                self._require_writable(s, word.receipt_pk)
                 for ref in (ch.replaces_id, ch.consolidated_from_id):
-                    if ref is not None and s.get(LabelRow, ref) is None:
+                    found = ref is None or s.scalar(
+                        select(LabelRow.id).where(
+                            LabelRow.id == ref,
+                            *self._through_receipt(LabelRow.receipt_pk),
+                        )
+                    )
+                    if not found:
                         raise NotFoundError(f"No label with id {ref}.")
                 decided = ch.status in (ValidationStatus.VALID, ValidationStatus.INVALID)
                 row = LabelRow(
@@ -547,15 +639,38 @@ class ReceiptsRepository:
         if not ids:
             return {}
         with session_scope(self.engine) as s:
-            q = select(LabelRow.id, LabelRow.label_type).where(LabelRow.id.in_(ids))
+            q = select(LabelRow.id, LabelRow.label_type).where(
+                LabelRow.id.in_(ids), *self._through_receipt(LabelRow.receipt_pk)
+            )
             return {label_id: label_type for label_id, label_type in s.execute(q)}
+
+    def visible_keys(self, keys: Iterable[str]) -> set[str]:
+        """The receipt keys (``image_id#n``) among ``keys`` the tenant may read, in one query."""
+        wanted = set(keys)
+        if self.tenant is None or not wanted:
+            return wanted
+        image_ids = {key.rpartition("#")[0] for key in wanted}
+        with session_scope(self.engine) as s:
+            q = select(ReceiptRow.image_id, ReceiptRow.receipt_id).where(
+                ReceiptRow.image_id.in_(image_ids), *self._visible()
+            )
+            return {f"{image_id}#{n}" for image_id, n in s.execute(q)} & wanted
 
     def slugs(self) -> dict[int, str]:
         """Every receipt's slug by its id."""
         with session_scope(self.engine) as s:
-            return {pk: slug for pk, slug in s.execute(select(ReceiptRow.id, ReceiptRow.slug))}
+            q = select(ReceiptRow.id, ReceiptRow.slug).where(*self._visible())
+            return {pk: slug for pk, slug in s.execute(q)}
 
     # ------------------------------------------------------------------ edge cases
+    def _require_admin(self) -> None:
+        """Edge cases are shared by every tenant: only the operator or an admin edits them."""
+        if self.tenant is not None and not self.tenant.has_role(Role.ADMIN):
+            raise PermissionDenied(
+                f"Edge cases are shared by every user; only an admin edits them "
+                f"({self.tenant.name} is a {self.tenant.role})."
+            )
+
     def edge_cases(
         self, label_type: str | None = None, *, include_inactive: bool = False
     ) -> list[EdgeCase]:
@@ -585,6 +700,7 @@ class ReceiptsRepository:
         merchant: str | None = None,
         created_by: str = "cli",
     ) -> EdgeCase:
+        self._require_admin()
         try:
             re.compile(pattern)
         except re.error as exc:
@@ -631,6 +747,7 @@ class ReceiptsRepository:
 
     def deactivate_edge_case(self, edge_case_id: int) -> EdgeCase:
         """Edge cases are switched off, not deleted, so past decisions stay explainable."""
+        self._require_admin()
         with session_scope(self.engine) as s:
             row = s.get(EdgeCaseRow, edge_case_id)
             if row is None or not row.active:

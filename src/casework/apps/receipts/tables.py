@@ -3,6 +3,9 @@
 Labels are append-only: a change is a new row whose ``replaces_id`` points at the row it
 supersedes (unique, so a label is superseded at most once) and whose ``consolidated_from_id``
 points at the label whose type it replaces. Current labels are the rows nobody replaced.
+
+Receipts and places carry ``owner_id`` (``TenantScoped``: NULL = shared, read-only to plain
+users); lines, words and labels belong to the owner of their receipt.
 """
 
 from __future__ import annotations
@@ -21,12 +24,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from casework.runtime.context import TenantScoped
 from casework.stores.sql import Base
 
 __all__ = ["EdgeCaseRow", "LabelRow", "LineRow", "PlaceRow", "ReceiptRow", "WordRow"]
 
 
-class PlaceRow(Base):
+class PlaceRow(TenantScoped, Base):
     __tablename__ = "receipts_places"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -41,7 +45,7 @@ class PlaceRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
-class ReceiptRow(Base):
+class ReceiptRow(TenantScoped, Base):
     __tablename__ = "receipts_receipts"
     __table_args__ = (UniqueConstraint("image_id", "receipt_id", name="uq_receipts_receipts_key"),)
 
