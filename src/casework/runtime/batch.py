@@ -16,6 +16,7 @@ that arrives for a key already answered is dropped, so no item counts twice.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 import socket
 import time
@@ -27,7 +28,14 @@ from typing import Any, Generic, Literal, TypeVar
 
 from casework.errors import ConfigError, InputError
 
-__all__ = ["BatchConfig", "BatchResult", "WorkerLost", "arun_batch", "run_batch"]
+__all__ = [
+    "BatchConfig",
+    "BatchResult",
+    "WorkerLost",
+    "arun_batch",
+    "check_batch_config",
+    "run_batch",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -106,7 +114,8 @@ async def _run_local(
                 i = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            value, error, seconds = await loop.run_in_executor(pool, _timed, fn, items[i])
+            ctx = contextvars.copy_context()  # the caller's context vars reach fn
+            value, error, seconds = await loop.run_in_executor(pool, ctx.run, _timed, fn, items[i])
             _take(results, BatchResult(i, keys[i], value, error, 1, seconds), config)
 
     try:
@@ -251,6 +260,21 @@ def _run_ray(
             ray.shutdown()
 
 
+def check_batch_config(config: BatchConfig) -> None:
+    """Raises the one-sentence error of a config that cannot run (Ray missing included), so a
+    caller can check before it writes anything."""
+    if config.executor not in EXECUTORS:
+        raise InputError(f"Unknown executor {config.executor!r}; use local or ray.")
+    if config.concurrency < 1:
+        raise InputError("Concurrency must be at least 1.")
+    if config.retries < 0:
+        raise InputError("Retries must be 0 or more.")
+    if config.address and config.executor != "ray":
+        raise InputError("--address is only for --executor ray.")
+    if config.executor == "ray":
+        _import_ray()
+
+
 async def arun_batch(
     items: Sequence[T],
     fn: Callable[[T], R],
@@ -261,14 +285,7 @@ async def arun_batch(
     """``fn(item)`` for every item, as ``config`` says; one result per item, in item order.
     ``key(item)`` is the item's id (its index when None); ids must be unique."""
     config = config or BatchConfig()
-    if config.executor not in EXECUTORS:
-        raise InputError(f"Unknown executor {config.executor!r}; use local or ray.")
-    if config.concurrency < 1:
-        raise InputError("Concurrency must be at least 1.")
-    if config.retries < 0:
-        raise InputError("Retries must be 0 or more.")
-    if config.address and config.executor != "ray":
-        raise InputError("--address is only for --executor ray.")
+    check_batch_config(config)
     keys = [_key_of(key, i, item) for i, item in enumerate(items)]
     if len(set(keys)) != len(keys):
         raise InputError("Two batch items share an id; give every item its own.")
