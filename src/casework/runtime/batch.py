@@ -19,6 +19,7 @@ import asyncio
 import contextvars
 import os
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable, Hashable, Sequence
@@ -213,7 +214,11 @@ def _ray_session(ray: Any, config: BatchConfig) -> bool:
 
 
 def _run_ray(
-    items: Sequence[T], keys: list[Hashable], fn: Callable[[T], R], config: BatchConfig
+    items: Sequence[T],
+    keys: list[Hashable],
+    fn: Callable[[T], R],
+    config: BatchConfig,
+    stop: threading.Event,
 ) -> dict[Hashable, BatchResult[R]]:
     ray = _import_ray()
     started_here = _ray_session(ray, config)
@@ -235,7 +240,13 @@ def _run_ray(
 
         submit()
         while running:
-            ready, _ = ray.wait(list(running), num_returns=1)
+            ready, _ = ray.wait(list(running), num_returns=1, timeout=0.5)
+            if stop.is_set():  # the caller was interrupted: stop the cluster's work too
+                for ref in running:
+                    ray.cancel(ref, force=True)
+                return results
+            if not ready:
+                continue
             i = running.pop(ready[0])
             try:
                 value, error, seconds = ray.get(ready[0])
@@ -292,7 +303,12 @@ async def arun_batch(
     if not items:
         return []
     if config.executor == "ray":
-        results = await asyncio.to_thread(_run_ray, items, keys, fn, config)
+        stop = threading.Event()
+        try:
+            results = await asyncio.to_thread(_run_ray, items, keys, fn, config, stop)
+        except asyncio.CancelledError:
+            stop.set()
+            raise
     else:
         results = await _run_local(items, keys, fn, config)
     return [results[k] for k in keys]
