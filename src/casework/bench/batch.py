@@ -9,6 +9,7 @@ cluster, then one warm-up item per worker, which imports casework there) is time
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from typing import Any
@@ -55,15 +56,14 @@ def _levels(cores: int) -> list[int]:
 def _measure(
     executor: str, workers: int, items: int, latency: float, progress: Progress | None
 ) -> dict[str, Any]:
-    task = None
+    advance = None
     if progress is not None:
         task = progress.add_task(f"{executor} x{workers}", total=items)
 
-    def advance(_: BatchResult[int]) -> None:
-        if progress is not None:
+        def advance(_: BatchResult[int]) -> None:
             progress.update(task, advance=1)
 
-    config = BatchConfig(executor=executor, concurrency=workers, progress=advance)  # type: ignore[arg-type]
+    config = BatchConfig(executor=executor, concurrency=workers, progress=advance)
     started = time.perf_counter()
     results = run_batch(list(range(items)), ScriptedCall(latency), config)
     wall = time.perf_counter() - started
@@ -94,7 +94,7 @@ def run_batch_bench(
         raise InputError("Give at least 1 item and a latency above 0.")
     cores = cores or os.cpu_count() or 1
     for executor in executors:
-        check_batch_config(BatchConfig(executor=executor))  # type: ignore[arg-type]
+        check_batch_config(BatchConfig(executor=executor))
     bar = None
     if progress:
         bar = Progress(
@@ -116,7 +116,7 @@ def run_batch_bench(
                     num_cpus=cores,
                     include_dashboard=False,
                     log_to_driver=False,
-                    logging_level="ERROR",
+                    logging_level=logging.ERROR,
                 )
                 # Warm-up: a worker per core imports casework before the clock runs.
                 run_batch(

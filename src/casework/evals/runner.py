@@ -248,7 +248,7 @@ class _Runner:
                 local = self.trace_root / Path(out.run.trace_path).name
                 local.parent.mkdir(parents=True, exist_ok=True)
                 local.write_text(ran.trace, encoding="utf-8")
-                out.run.trace_path = str(local)
+                out.run.trace_path = local
         result = score_case(
             self.suite,
             case,

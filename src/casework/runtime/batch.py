@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import os
 import socket
 import threading
@@ -25,7 +26,7 @@ import uuid
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 from casework.errors import ConfigError, InputError
 
@@ -41,7 +42,6 @@ __all__ = [
 T = TypeVar("T")
 R = TypeVar("R")
 
-Executor = Literal["local", "ray"]
 EXECUTORS: tuple[str, ...] = ("local", "ray")
 
 
@@ -69,7 +69,8 @@ class BatchResult(Generic[R]):
 
 @dataclass
 class BatchConfig:
-    executor: Executor = "local"
+    executor: str = "local"
+    """``local`` or ``ray``."""
     address: str | None = None
     """A Ray cluster (``HOST:PORT``, ``ray://HOST:PORT`` or ``auto``); None starts a local Ray
     with ``concurrency`` CPUs. Only for ``executor="ray"``."""
@@ -198,7 +199,7 @@ def _ray_session(ray: Any, config: BatchConfig) -> bool:
     if config.address:
         _check_address(config.address, config.connect_timeout)
         try:
-            ray.init(address=config.address, log_to_driver=False, logging_level="ERROR")
+            ray.init(address=config.address, log_to_driver=False, logging_level=logging.ERROR)
         except (ConnectionError, TimeoutError, RuntimeError) as exc:
             raise ConfigError(
                 f"Could not join the Ray cluster at {config.address} ({exc}); check that its Ray version matches."
@@ -208,7 +209,7 @@ def _ray_session(ray: Any, config: BatchConfig) -> bool:
             num_cpus=config.concurrency,
             include_dashboard=False,
             log_to_driver=False,
-            logging_level="ERROR",
+            logging_level=logging.ERROR,
         )
     return True
 

@@ -17,6 +17,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 
 from casework.apps.receipts import evidence
 from casework.apps.receipts.deps import ReceiptsDeps
@@ -294,9 +295,12 @@ async def validate_outliers(
         if on_done:
             on_done(outliers[item.index], item.value)
 
+    def validate(o: Outlier) -> LabelDecision:
+        return cast(LabelDecision, strategy(label_input(o.ref()), deps))
+
     results = await arun_batch(
         outliers,
-        lambda o: strategy(label_input(o.ref()), deps),
+        validate,
         BatchConfig(concurrency=max(1, concurrency), progress=done),
     )
     return [
