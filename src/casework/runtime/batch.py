@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-import os
 import socket
 import threading
 import time
@@ -324,8 +323,3 @@ def run_batch(
 ) -> list[BatchResult[R]]:
     """Sync entry point of ``arun_batch`` (same arguments)."""
     return asyncio.run(arun_batch(items, fn, config, key=key))
-
-
-def default_workers() -> int:
-    """The machine's cores (what "all cores" means to the batch benchmark)."""
-    return os.cpu_count() or 1
