@@ -64,6 +64,7 @@ bench: model
 	$(BIN)/casework bench local-tools
 	$(BIN)/casework bench api
 	$(BIN)/casework bench eval-throughput
+	$(BIN)/casework bench batch
 
 clean:
 	rm -rf $(VENV) .casework .pytest_cache .mypy_cache $(HED_JS)/node_modules

@@ -159,6 +159,25 @@ def bench_eval_throughput(
     print_json(result) if as_json else print_eval_throughput_report(result, console)
 
 
+@bench_app.command("batch")
+def bench_batch(
+    items: int = typer.Option(100, help="Items per measurement."),
+    latency: float = typer.Option(0.2, help="Seconds the scripted model sleeps per item."),
+    executor: list[str] = typer.Option(
+        ["local", "ray"], "--executor", help="Executors to measure (repeatable)."
+    ),
+    no_progress: NoProgressOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Batch throughput of the local and Ray executors at 1, 2 and all cores, against ideal."""
+    from casework.bench.batch import print_batch_report, run_batch_bench
+
+    result = run_batch_bench(
+        items=items, latency=latency, executors=tuple(executor), progress=not no_progress
+    )
+    print_json(result) if as_json else print_batch_report(result, console)
+
+
 _mounted = False
 
 

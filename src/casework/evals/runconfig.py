@@ -35,6 +35,11 @@ class RunConfig:
     limit: int | None = None
     concurrency: int = 4
     """Cases in flight at once: the size of the worker thread pool."""
+    executor: str = "local"
+    """Where the cases run: ``local`` (worker threads here) or ``ray`` (tasks on a Ray cluster,
+    each worker resolving its own models from the specs)."""
+    address: str | None = None
+    """The Ray cluster for ``executor="ray"``; None starts a local Ray."""
     record: bool = False
     """Write each case's model calls to ``<run_dir>/cassettes/<case>.jsonl``."""
     replay: str | Path | None = None

@@ -1,8 +1,10 @@
 """The evaluation runner: every case of a dataset through a strategy, scored, stored, reported.
 
 A strategy is the app's plain function ``run(input, deps) -> Decision``, the one the CLI and
-the API call. The deps are built once per run (``suite.deps(settings, models)``); each case
-runs on a worker thread (``concurrency`` of them) with its id in a context variable, so the
+the API call. The cases go through the platform's ``run_batch``: with the ``local`` executor
+the deps are built once per run (``suite.deps(settings, models)``) and each case runs on a
+worker thread (``concurrency`` of them); with ``ray`` each worker process builds its own deps
+and models from the specs. A case runs with its id in a context variable, so the
 deps' ``models(role)`` records or replays that case's cassette. Model calls share a
 token-bucket rate limit per provider; transient errors (timeouts, connection errors, 429 /
 5xx) are retried with exponential backoff, errors a user caused (``CaseworkError``) never are.
@@ -12,16 +14,16 @@ Every case keeps its trace under ``<run_dir>/traces/``.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import dataclasses
 import hashlib
 import json
 import secrets
+import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -54,6 +56,7 @@ from casework.evals.retries import backoff_seconds, is_transient, one_line
 from casework.evals.runconfig import RunConfig
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
 from casework.evals.traces import keep_trace
+from casework.runtime.batch import BatchConfig, BatchResult, arun_batch, check_batch_config
 
 __all__ = ["RunConfig", "arun_suite", "as_case_output", "run_suite"]
 
@@ -66,13 +69,123 @@ def as_case_output(value: Any) -> CaseOutput:
     return CaseOutput(output=dump(mode="json"), run=getattr(value, "run", None))
 
 
+@dataclass
+class _CaseRun:
+    """What running one case's strategy gave (where it ran: here or on a Ray worker)."""
+
+    out: CaseOutput | None
+    error: str | None
+    attempts: int
+    wall: float
+    trace: str | None = None
+    """The agent trace's text when the case ran on a Ray worker (its files stay there)."""
+
+
+class _CaseTask:
+    """``task(case)`` runs the strategy on one case, retrying transient errors.
+
+    It is what crosses to a Ray worker (pickled, once per worker): the suite, the model specs
+    and settings, never a live model or store. Its models and deps are built on the first
+    case a process runs; in the caller's process they are the run's own (``bind``)."""
+
+    def __init__(
+        self,
+        *,
+        suite: EvalSuite,
+        strategy: str,
+        config: RunConfig,
+        settings: Settings,
+        run_settings: Settings,
+        model: str | None,
+        record_dir: Path | None,
+        replay_dir: Path | None,
+        rate_limits: Mapping[str, float],
+    ) -> None:
+        self.suite = suite
+        self.strategy = strategy
+        self.retries = config.retries
+        self.backoff = config.backoff
+        self.base_model = config.base_model
+        self.judge_model = config.judge_model
+        self.settings = settings
+        self.run_settings = run_settings
+        self.model = model
+        self.record_dir = record_dir
+        self.replay_dir = replay_dir
+        self.rate_limits = dict(rate_limits)
+        self.remote = False
+        self._state: tuple[CaseModels, Any] | None = None
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_state"], state["_lock"], state["remote"] = None, None, True
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def bind(self, models: CaseModels, deps: Any) -> None:
+        self._state = (models, deps)
+
+    def _models_and_deps(self) -> tuple[CaseModels, Any]:
+        with self._lock:
+            if self._state is None:
+                # A worker process: its own models from the specs, its own deps and traces.
+                run_settings = self.run_settings.model_copy(
+                    update={"trace_dir": Path(tempfile.mkdtemp(prefix="casework-traces-"))}
+                )
+                models = CaseModels(
+                    model=self.model,
+                    judge_model=self.judge_model,
+                    settings=self.settings,
+                    base_model=self.base_model,
+                    record_dir=self.record_dir,
+                    replay_dir=self.replay_dir,
+                    rate_limits=self.rate_limits,
+                )
+                deps = self.suite.deps(run_settings, models.models) if self.suite.deps else None
+                self._state = (models, deps)
+            return self._state
+
+    def _once(self, case: EvalCase, deps: Any) -> CaseOutput:
+        token = current_case.set(case.id)
+        try:
+            strategy = self.suite.strategies[self.strategy]
+            return as_case_output(strategy(self.suite.strategy_input(case), deps))
+        finally:
+            current_case.reset(token)
+
+    def __call__(self, case: EvalCase) -> _CaseRun:
+        models, deps = self._models_and_deps()
+        started = time.perf_counter()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                out = self._once(case, deps)
+                break
+            except Exception as exc:
+                if attempt <= self.retries and is_transient(exc):
+                    models.reset(case.id)
+                    time.sleep(backoff_seconds(attempt, self.backoff, exc))
+                    continue
+                return _CaseRun(None, one_line(exc), attempt, time.perf_counter() - started)
+        run = _CaseRun(out, None, attempt, time.perf_counter() - started)
+        trace = Path(out.run.trace_path) if out.run and out.run.trace_path else None
+        if self.remote and trace is not None and trace.is_file():
+            run.trace = trace.read_text(encoding="utf-8")
+            trace.unlink()
+        return run
+
+
 class _Runner:
     def __init__(
         self,
         *,
         suite: EvalSuite,
-        strategy: Any,
-        deps: Any,
+        task: _CaseTask,
         models: CaseModels,
         run_dir: Path,
         config: RunConfig,
@@ -81,8 +194,7 @@ class _Runner:
         progress: Progress | None,
     ) -> None:
         self.suite = suite
-        self.strategy = strategy
-        self.deps = deps
+        self.task = task
         self.models = models
         self.run_dir = run_dir
         self.config = config
@@ -91,39 +203,64 @@ class _Runner:
         self.progress = progress
         self.task_id: Any = None
         self.trace_root = run_dir / "traces" / "runs"
-        self.executor = ThreadPoolExecutor(
-            max_workers=max(1, config.concurrency), thread_name_prefix="casework-eval"
-        )
+        self.cases: Sequence[EvalCase] = ()
         self.done: list[CaseResult] = []
         self.models_reported: list[str | None] = []
         self._scored = self._correct = self._errors = 0
-        self._local = threading.local()
 
     async def run(self, cases: Sequence[EvalCase]) -> list[CaseResult]:
-        queue: asyncio.Queue[tuple[int, EvalCase]] = asyncio.Queue()
-        for i, case in enumerate(cases):
-            queue.put_nowait((i, case))
-        results: list[CaseResult | None] = [None] * len(cases)
+        self.cases = cases
+        batch = BatchConfig(
+            executor=self.config.executor,
+            address=self.config.address,
+            concurrency=self.config.concurrency,
+            progress=self._finished,
+            stagger=self.config.stagger,
+        )
+        await arun_batch(cases, self.task, batch, key=lambda c: c.id)
+        results = sorted(self.done, key=lambda c: c.index)
+        if self.judge:
+            sem = asyncio.Semaphore(self.config.concurrency)
 
-        async def worker(k: int) -> None:
-            if k and self.config.stagger:
-                await asyncio.sleep(k * self.config.stagger)
-            while True:
-                try:
-                    index, case = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
-                result = await self.run_case(index, case)
-                results[index] = result
-                self.done.append(result)
-                self._advance()
+            async def judge(result: CaseResult) -> None:
+                async with sem:
+                    result.judge = await self._judge(cases[result.index], result.output)
 
-        try:
-            workers = max(1, min(self.config.concurrency, len(cases)))
-            await asyncio.gather(*(worker(k) for k in range(workers)))
-        finally:
-            self.executor.shutdown(wait=False, cancel_futures=True)
-        return [r for r in results if r is not None]
+            await asyncio.gather(
+                *(
+                    judge(r)
+                    for r in results
+                    if r.error is None and r.index < self.config.judge_max_calls
+                )
+            )
+        return results
+
+    def _finished(self, item: BatchResult[_CaseRun]) -> None:
+        """Scores a case as it finishes (in the caller's process, whichever executor ran it)."""
+        case = self.cases[item.index]
+        ran = item.value
+        if ran is None:  # the batch lost the case (its worker died on every attempt)
+            ran = _CaseRun(None, one_line(item.error or RuntimeError()), item.attempts, 0.0)
+        out = ran.out
+        if out is not None and out.run is not None:
+            self.models_reported.append(out.run.model)
+            if ran.trace is not None and out.run.trace_path:
+                local = self.trace_root / Path(out.run.trace_path).name
+                local.parent.mkdir(parents=True, exist_ok=True)
+                local.write_text(ran.trace, encoding="utf-8")
+                out.run.trace_path = local
+        result = score_case(
+            self.suite,
+            case,
+            item.index,
+            out,
+            error=ran.error,
+            attempts=ran.attempts,
+            wall_seconds=ran.wall,
+        )
+        result.trace = keep_trace(self.run_dir, self.trace_root, case, out, ran.error)
+        self.done.append(result)
+        self._advance()
 
     def _advance(self) -> None:
         last = self.done[-1]
@@ -135,46 +272,6 @@ class _Runner:
             return
         acc = f"{self._correct / self._scored:.0%}" if self._scored else "–"
         self.progress.update(self.task_id, advance=1, acc=acc, errors=self._errors)
-
-    def _in_thread(self, case: EvalCase) -> CaseOutput:
-        token = current_case.set(case.id)
-        try:
-            return as_case_output(self.strategy(self.suite.strategy_input(case), self.deps))
-        finally:
-            current_case.reset(token)
-
-    async def run_case(self, index: int, case: EvalCase) -> CaseResult:
-        started = time.perf_counter()
-        attempt = 0
-        out: CaseOutput | None = None
-        error: str | None = None
-        loop = asyncio.get_running_loop()
-        while True:
-            attempt += 1
-            try:
-                ctx = contextvars.copy_context()
-                out = await loop.run_in_executor(self.executor, ctx.run, self._in_thread, case)
-                error = None
-                break
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                if attempt <= self.config.retries and is_transient(exc):
-                    self.models.reset(case.id)
-                    await asyncio.sleep(backoff_seconds(attempt, self.config.backoff, exc))
-                    continue
-                out, error = None, one_line(exc)
-                break
-        wall = time.perf_counter() - started
-        if out is not None and out.run is not None:
-            self.models_reported.append(out.run.model)
-        result = score_case(
-            self.suite, case, index, out, error=error, attempts=attempt, wall_seconds=wall
-        )
-        result.trace = keep_trace(self.run_dir, self.trace_root, case, out, error)
-        if self.judge and error is None and out is not None and index < self.config.judge_max_calls:
-            result.judge = await self._judge(case, result.output)
-        return result
 
     async def _judge(self, case: EvalCase, output: dict[str, Any] | None) -> dict[str, Any]:
         attempt = 0
@@ -240,6 +337,9 @@ async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields
         raise InputError("Concurrency must be at least 1.")
     if config.limit is not None and config.limit < 1:
         raise InputError("Limit must be at least 1.")
+    check_batch_config(
+        BatchConfig(executor=config.executor, address=config.address, retries=config.retries)
+    )
     model = config.model
     if model and model.startswith("replay:") and Path(model.partition(":")[2]).is_dir():
         config = dataclasses.replace(config, replay=model.partition(":")[2], model=None)
@@ -297,17 +397,36 @@ async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields
     run_settings = settings.model_copy(update={"trace_dir": run_dir / "traces" / "runs"})
     if suite.setup is not None:
         suite.setup(settings)
-    deps = suite.deps(run_settings, models.models) if suite.deps is not None else None
+    # Locally every case shares the run's deps; each Ray worker builds its own from the specs.
+    local_deps = None
+    if suite.deps is not None and config.executor == "local":
+        local_deps = suite.deps(run_settings, models.models)
     run_dir.mkdir(parents=True, exist_ok=True)
     if record_dir is not None:
         record_dir.mkdir(exist_ok=True)
         for stale in record_dir.glob("*.jsonl"):
             stale.unlink()
     bar = _progress(config.progress, f"{suite.app}/{strategy}", len(case_list))
+    task = _CaseTask(
+        suite=suite,
+        strategy=strategy,
+        config=config,
+        settings=settings,
+        run_settings=run_settings,
+        model=model,
+        record_dir=record_dir,
+        replay_dir=replay_dir,
+        # Ray workers each take from their own bucket: together they keep the provider's rate.
+        rate_limits={
+            p: b.rate / (config.concurrency if config.executor == "ray" else 1)
+            for p, b in models.limiters.items()
+        },
+    )
+    if config.executor == "local":
+        task.bind(models, local_deps)
     runner = _Runner(
         suite=suite,
-        strategy=suite.strategies[strategy],
-        deps=deps,
+        task=task,
         models=models,
         run_dir=run_dir,
         config=config,
@@ -324,6 +443,7 @@ async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields
         "replay": str(replay_dir) if replay_dir else None,
         "limit": config.limit,
         "retries": config.retries,
+        "executor": config.executor,
         "judge_max_calls": config.judge_max_calls,
         "judge_threshold": config.judge_threshold,
         "rate_limits": {p: b.rate for p, b in models.limiters.items()},

@@ -13,12 +13,11 @@ MARK_INVALID, REVIEW (the suggestion enters the NEEDS_REVIEW queue) or KEEP.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from casework.apps.receipts import evidence
 from casework.apps.receipts.deps import ReceiptsDeps
@@ -42,6 +41,7 @@ from casework.apps.receipts.vectors import (
     similar_words_batch,
     word_doc_id,
 )
+from casework.runtime.batch import BatchConfig, BatchResult, arun_batch
 from casework.runtime.cache import LookupCache
 from casework.runtime.strategy import Strategy
 
@@ -287,22 +287,26 @@ async def validate_outliers(
     concurrency: int = 2,
     on_done: Callable[[Outlier, LabelDecision | None], None] | None = None,
 ) -> list[tuple[Outlier, LabelDecision | None, str | None]]:
-    """Validate each outlier's suggestion with at most ``concurrency`` in flight. A failure of
-    one validation is recorded (and sends that outlier to review), never raised."""
-    sem = asyncio.Semaphore(max(1, concurrency))
+    """Validate each outlier's suggestion with at most ``concurrency`` in flight (through the
+    platform's batch seam, locally). A failure of one validation is recorded (and sends that
+    outlier to review), never raised."""
 
-    async def one(o: Outlier) -> tuple[Outlier, LabelDecision | None, str | None]:
-        async with sem:
-            try:
-                result = await asyncio.to_thread(strategy, label_input(o.ref()), deps)
-                error = None
-            except Exception as exc:
-                result, error = None, f"{type(exc).__name__}: {exc}"
+    def done(item: BatchResult[LabelDecision]) -> None:
         if on_done:
-            on_done(o, result)
-        return o, result, error
+            on_done(outliers[item.index], item.value)
 
-    return list(await asyncio.gather(*(one(o) for o in outliers)))
+    def validate(o: Outlier) -> LabelDecision:
+        return cast(LabelDecision, strategy(label_input(o.ref()), deps))
+
+    results = await arun_batch(
+        outliers,
+        validate,
+        BatchConfig(concurrency=max(1, concurrency), progress=done),
+    )
+    return [
+        (o, r.value, None if r.error is None else f"{type(r.error).__name__}: {r.error}")
+        for o, r in zip(outliers, results, strict=True)
+    ]
 
 
 def plan_fixes(
