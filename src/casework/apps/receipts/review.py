@@ -35,7 +35,13 @@ from casework.apps.receipts.models import (
 )
 from casework.apps.receipts.repository import LabelChange
 from casework.apps.receipts.service import check_label, record_result, resolve_ref, review_decide
-from casework.apps.receipts.strategies import AGENT_ROLE, STRATEGIES, decision_json, strategy
+from casework.apps.receipts.strategies import (
+    AGENT_ROLE,
+    STRATEGIES,
+    LabelStrategy,
+    decision_json,
+    strategy,
+)
 from casework.apps.receipts.tables import LabelRow, ReceiptRow, WordRow
 from casework.apps.receipts.vectors import refresh_words
 from casework.config import Settings
@@ -56,7 +62,6 @@ from casework.runtime.review import (
     Section,
     Span,
 )
-from casework.runtime.strategy import Strategy
 from casework.stores.sql import session_scope
 
 __all__ = ["DECIDED", "KIND", "ReceiptsReview"]
@@ -445,7 +450,7 @@ class ReceiptsReview:
         self,
         deps: ReceiptsDeps,
         ref: WordRef,
-        decide: Strategy[LabelInput, ReceiptsDeps],
+        decide: LabelStrategy,
         caller: Caller,
     ) -> Iterator[Event]:
         """Rules and baseline run no agent: no events until the decision."""
