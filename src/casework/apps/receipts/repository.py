@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Engine, and_, exists, func, insert, select
 from sqlalchemy.exc import IntegrityError
@@ -284,7 +284,8 @@ class ReceiptsRepository:
         try:
             cur = conn.cursor()
             cur.execute(_VERSION_SQL)
-            receipt_pk, label_pk = cur.fetchone()
+            # MAX() aggregates always return exactly one row.
+            receipt_pk, label_pk = cast(tuple[Any, Any], cur.fetchone())
             cur.close()
         finally:
             conn.close()
