@@ -82,7 +82,7 @@ def test_reviewers_in_a_browser(served: tuple[Site, str], screens: Path) -> None
             call("get_word_context"),
             call("get_labels_on_receipt"),
             call("check_edge_cases"),
-            call("submit_decision", decision="VALID", confidence=75, reasoning="Name line."),
+            call("submit_decision", verdict="VALID", confidence=75, reasoning="Name line."),
         ],
     )
     site.app.state.web.providers["receipts"] = ReceiptsReview(

@@ -98,7 +98,7 @@ def test_a_receipts_run_from_the_ui_streams_and_records_a_review_item(site: Site
     model = ScriptedChatModel(
         steps=[
             call("get_word_context"),
-            call("submit_decision", decision="VALID", confidence=70, reasoning="Looks right."),
+            call("submit_decision", verdict="VALID", confidence=70, reasoning="Looks right."),
         ]
     )
     site.app.state.web.providers["receipts"] = ReceiptsReview(
@@ -131,7 +131,7 @@ def test_a_receipts_run_from_the_ui_streams_and_records_a_review_item(site: Site
     assert [(e[0], e[1]) for e in again] == [("4", "tool_result"), ("5", "complete"), ("", "end")]
     complete = json.loads(events[4][2])
     # VALID at 70 is not above 80: the policy sends it to review, and the inbox shows it.
-    assert complete["result"]["decision"] == "NEEDS_REVIEW"
+    assert complete["result"]["verdict"] == "NEEDS_REVIEW"
     (item,) = complete["items"]
     assert word.text in ana.get("/").text
     detail = ana.get(f"/items/receipts/{item}").text

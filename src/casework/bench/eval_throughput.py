@@ -103,6 +103,11 @@ def run_eval_throughput_bench(
     """Runs the scripted evaluation once; wall time, ideal time and their ratio."""
     model = ScriptedChatModel(responder=_responder, latency=latency)
     deps: list[_Deps] = []
+
+    def make_deps(s: Settings, models: ModelSource) -> _Deps:
+        deps.append(_Deps(models=models, settings=s))
+        return deps[-1]
+
     with tempfile.TemporaryDirectory(prefix="casework-bench-") as tmp:
         settings = (settings or get_settings()).model_copy(update={"home": Path(tmp)})
         suite = EvalSuite(
@@ -111,7 +116,7 @@ def run_eval_throughput_bench(
             strategies={"agent": _strategy},
             default_strategy="agent",
             labels=["VALID", "INVALID", "NEEDS_REVIEW"],
-            deps=lambda s, models: deps.append(_Deps(models=models, settings=s)) or deps[-1],
+            deps=make_deps,
         )
         run = run_suite(
             suite,

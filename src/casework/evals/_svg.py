@@ -74,7 +74,9 @@ def trajectory_svg(
     if ref is not None:
         width = max(width, PAD * 2 + (len(ref) + 2) * (W + GAP))
     height = act_y + H + 70 + 30
-    x_of = lambda i: PAD + (i + 1) * (W + GAP)  # noqa: E731 - slot 0 is "start"
+
+    def x_of(i: int) -> float:
+        return PAD + (i + 1) * (W + GAP)  # slot 0 is "start"
 
     # what each call is
     ref_left = list(ref or [])
@@ -172,7 +174,7 @@ def trajectory_svg(
     for i, c in enumerate(calls):
         if c.get("ok", True):
             continue
-        j = next(
+        retry = next(
             (
                 m
                 for m in range(i + 1, n)
@@ -180,9 +182,9 @@ def trajectory_svg(
             ),
             None,
         )
-        if j is None:
+        if retry is None:
             continue
-        x1, x2 = x_of(i) + W / 2, x_of(j) + W / 2
+        x1, x2 = x_of(i) + W / 2, x_of(retry) + W / 2
         y = act_y
         parts.append(
             f'<path d="M {x1} {y} C {x1} {y - 26}, {x2} {y - 26}, {x2} {y - 2}" fill="none" stroke="#2f9e6b" '

@@ -68,7 +68,7 @@ def _summary(run: Any) -> dict[str, Any]:
 
 
 def _print_run(run: Any) -> None:
-    from casework.evals.report import HEADLINE, format_metric, metric_label
+    from casework.evals.formatting import HEADLINE, format_metric, metric_label
 
     _console().print(
         f"[bold]{run.app}[/] / {run.strategy} · run [cyan]{run.run_id}[/] · {len(run.cases)} cases in "

@@ -200,10 +200,10 @@ def compare_runs(a: EvalRun, b: EvalRun, *, alpha: float = 0.05) -> Comparison:
     metrics = []
     for name in names:
         va, vb = metrics_a.get(name), metrics_b.get(name)
-        numeric = (
-            isinstance(va, int | float) and isinstance(vb, int | float) and not isinstance(va, bool)
-        )
-        metrics.append({"metric": name, "a": va, "b": vb, "delta": (vb - va) if numeric else None})
+        delta = None
+        if isinstance(va, int | float) and isinstance(vb, int | float) and not isinstance(va, bool):
+            delta = vb - va
+        metrics.append({"metric": name, "a": va, "b": vb, "delta": delta})
     return Comparison(
         a=_facts(a),
         b=_facts(b),

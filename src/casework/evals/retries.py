@@ -55,7 +55,7 @@ def backoff_seconds(attempt: int, base: float, exc: BaseException) -> float:
     hinted = _retry_after(exc)
     if hinted is not None:
         return min(hinted, 60.0)
-    return min(30.0, base * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
+    return min(30.0, base * 2.0 ** (attempt - 1)) * (0.5 + random.random() / 2)
 
 
 def one_line(exc: BaseException) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -133,4 +133,5 @@ class EvalSuite:
             return dict(case.inputs)
         if isinstance(model, type) and issubclass(model, BaseModel):
             return model.model_validate(case.inputs)
-        return model(case)
+        # Not a BaseModel class: the case -> input function.
+        return cast(Callable[[EvalCase], Any], model)(case)

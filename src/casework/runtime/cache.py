@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 __all__ = ["LookupCache"]
 
@@ -28,11 +28,11 @@ class LookupCache:
         with self._lock:
             if key in self._data:
                 self.hits += 1
-                return self._data[key]
+                return cast(T, self._data[key])
         value = compute()
         with self._lock:
             self.misses += 1
-            return self._data.setdefault(key, value)
+            return cast(T, self._data.setdefault(key, value))
 
     def clear(self) -> None:
         with self._lock:

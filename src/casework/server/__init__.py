@@ -90,10 +90,10 @@ def sse_response(events: Iterator[Event] | AsyncIterator[Event]) -> EventSourceR
 
     async def stream() -> AsyncIterator[Event]:
         if hasattr(events, "__aiter__"):
-            async for event in events:  # type: ignore[union-attr]
+            async for event in events:
                 yield event
         else:
-            iterator = iter(events)  # type: ignore[arg-type]
+            iterator = iter(events)
             sentinel = object()
             while True:
                 event = await asyncio.to_thread(next, iterator, sentinel)

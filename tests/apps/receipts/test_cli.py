@@ -47,7 +47,14 @@ def test_list_show_and_validate_on_the_seeded_store(seeded, seeded_home, on_home
     text = runner.invoke(
         app, ["validate", "costco", "42", "2", "GRAND_TOTAL", "--strategy", "baseline"]
     )
+    assert text.exit_code == 0, text.output
     assert "INVALID 95%  'TOTAL' as GRAND_TOTAL  (baseline" in text.output
+    assert "tool calls:\n  - check_edge_cases() -> " in text.output
+    ruled = runner.invoke(
+        app, ["validate", "costco", "42", "3", "GRAND_TOTAL", "--strategy", "rules"]
+    )
+    assert ruled.exit_code == 0, ruled.output
+    assert "tool calls: none\n" in ruled.output
     assert "reasoning: Edge case: An amount label needs digits" in text.output
 
     history = runner.invoke(app, ["history", "costco", "42", "3", "--json"])

@@ -234,6 +234,7 @@ def _run(
     started = time.perf_counter()
     tools = create_tools(extraction_id, document_id, user_id, deps.repo, requested=requested)
     model_name: str | None = None
+    ended_by: str  # an EndReason, or "error:model (why)" when the run never started
     try:
         model = model or deps.models(MODEL_ROLE)
         model_name = _model_name(model)

@@ -8,7 +8,7 @@ assessment was requested).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal, cast
 
 from langgraph.graph import END, START, StateGraph
 
@@ -27,13 +27,14 @@ __all__ = [
     "route_after_validation",
 ]
 
-ANNOTATE, VALIDATE, EVALUATE, ASSESS, SUMMARIZE = (
-    "annotate",
-    "validate",
-    "evaluate",
-    "assess",
-    "summarize_feedback",
-)
+# Final: each name is its Literal node name, so the routers' return types check.
+ANNOTATE: Final = "annotate"
+VALIDATE: Final = "validate"
+EVALUATE: Final = "evaluate"
+ASSESS: Final = "assess"
+SUMMARIZE: Final = "summarize_feedback"
+# langgraph types END as plain str; the routers return it as its Literal.
+STOP = cast(Literal["__end__"], END)
 
 
 def route_after_validation(
@@ -43,11 +44,11 @@ def route_after_validation(
     if status == "valid":
         if state.get("run_evaluation", True):
             return EVALUATE
-        return ASSESS if state.get("run_assessment") else END
+        return ASSESS if state.get("run_assessment") else STOP
     if status == "max_attempts_reached":
-        return END
+        return STOP
     if state.get("total_iterations", 0) >= state.get("max_total_iterations", 10):
-        return END
+        return STOP
     return SUMMARIZE
 
 
@@ -57,7 +58,7 @@ def route_after_evaluation(
     at_limit = state.get("total_iterations", 0) >= state.get("max_total_iterations", 10)
     # None: the judge gave no usable verdict; looping on it would only repeat the question.
     if state.get("is_faithful") is not False or at_limit:
-        return ASSESS if state.get("run_assessment") else END
+        return ASSESS if state.get("run_assessment") else STOP
     return SUMMARIZE
 
 

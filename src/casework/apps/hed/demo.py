@@ -26,7 +26,7 @@ def run_demo(console: Console | None = None, *, model: str | None = None) -> Non
     console = console or Console()
     vocab = load_vocabulary("8.3.0")
     for kind in ("js", "python"):
-        for r in validate_many(DEMO_STRINGS, "8.3.0", validator=kind):  # type: ignore[arg-type]
+        for r in validate_many(DEMO_STRINGS, "8.3.0", validator=kind):
             verdict = "valid" if r.valid else "invalid " + ",".join(r.codes)
             note = f" ({r.fallback_reason})" if r.fallback_reason else ""
             console.print(
@@ -42,9 +42,10 @@ def run_demo(console: Console | None = None, *, model: str | None = None) -> Non
     except CaseworkError as exc:
         console.print(f"  agent skipped: {exc}")
         return
+    run = decision.run
+    took = f", {run.usage.wall_seconds:.0f} s, {run.model}" if run is not None else ""
     console.print(
         f"  {DEMO_DESCRIPTION!r} -> [bold]{decision.annotation}[/] {decision.verdict} "
-        f"({decision.final_status}; {decision.validation_attempts} attempt(s), "
-        f"{decision.run.usage.wall_seconds:.0f} s, {decision.run.model})",
+        f"({decision.final_status}; {decision.validation_attempts} attempt(s){took})",
         highlight=False,
     )

@@ -96,7 +96,9 @@ class Group:
 
 def split_top_level(hed: str) -> list[str]:
     """Split at commas outside parentheses (each part stripped, empty parts dropped)."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in hed:
         if char == "(":
             depth += 1

@@ -94,7 +94,8 @@ class ValidationResult:
 
 
 class Validator(Protocol):
-    name: Literal["js", "python"]
+    @property
+    def name(self) -> Literal["js", "python"]: ...
 
     def validate_batch(self, strings: Sequence[str], schema: str) -> list[ValidationResult]: ...
 
@@ -146,7 +147,8 @@ class PythonValidator:
                 allow_placeholders=False,
                 error_handler=ErrorHandler(check_for_warnings=True),
             )
-            errors, warnings = [], []
+            errors: list[Issue] = []
+            warnings: list[Issue] = []
             for raw in issues:
                 tag = raw.get("source_tag")
                 issue = Issue(str(raw["code"]), str(raw.get("message", "")), str(tag or ""))

@@ -360,7 +360,9 @@ def _print_result(ref: WordRef, result: LabelDecision, calls: list[dict[str, Any
                 soft_wrap=True,
             )
     else:
-        console.print(f"tool calls: {', '.join(result.tool_calls) or 'none'}")
+        console.print(
+            f"tool calls: {', '.join(result.run.tool_names if result.run else []) or 'none'}"
+        )
     if result.unavailable:
         console.print(f"[yellow]unavailable sources:[/] {', '.join(result.unavailable)}")
 

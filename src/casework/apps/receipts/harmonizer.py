@@ -35,6 +35,7 @@ from casework.apps.receipts.policy import fix_outcome
 from casework.apps.receipts.repository import LabelChange
 from casework.apps.receipts.rules import amount_role
 from casework.apps.receipts.service import _refresh
+from casework.apps.receipts.strategies import LabelStrategy
 from casework.apps.receipts.vectors import (
     Neighbour,
     VectorsUnavailable,
@@ -43,7 +44,6 @@ from casework.apps.receipts.vectors import (
 )
 from casework.runtime.batch import BatchConfig, BatchResult, arun_batch
 from casework.runtime.cache import LookupCache
-from casework.runtime.strategy import Strategy
 
 __all__ = [
     "HarmonizeReport",
@@ -282,7 +282,7 @@ def label_input(ref: WordRef) -> LabelInput:
 async def validate_outliers(
     outliers: list[Outlier],
     deps: ReceiptsDeps,
-    strategy: Strategy[LabelInput, ReceiptsDeps],
+    strategy: LabelStrategy,
     *,
     concurrency: int = 2,
     on_done: Callable[[Outlier, LabelDecision | None], None] | None = None,
@@ -422,7 +422,7 @@ def apply_fixes(deps: ReceiptsDeps, plans: list[PlannedFix]) -> None:
 async def harmonize(
     deps: ReceiptsDeps,
     strategy_name: str,
-    strategy: Strategy[LabelInput, ReceiptsDeps],
+    strategy: LabelStrategy,
     *,
     merchant: str | None = None,
     dry_run: bool = False,

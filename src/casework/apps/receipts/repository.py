@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import ColumnElement, Engine, and_, exists, func, insert, or_, select
 from sqlalchemy.exc import IntegrityError
@@ -344,7 +344,8 @@ class ReceiptsRepository:
         try:
             cur = conn.cursor()
             cur.execute(_VERSION_SQL)
-            receipt_pk, label_pk = cur.fetchone()
+            # MAX() aggregates always return exactly one row.
+            receipt_pk, label_pk = cast(tuple[Any, Any], cur.fetchone())
             cur.close()
         finally:
             conn.close()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -24,25 +23,33 @@ from langchain_core.language_models import BaseChatModel
 from sqlalchemy import and_, exists, func, or_, select
 from sqlalchemy.orm import aliased
 
+from casework.apps.receipts.agent import agent_for, decision_from_run, model_name, render_task
 from casework.apps.receipts.deps import ReceiptsDeps, build_deps
-from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, ValidationStatus
+from casework.apps.receipts.models import (
+    LABEL_DEFINITIONS,
+    Label,
+    LabelDecision,
+    LabelInput,
+    ValidationStatus,
+    WordRef,
+)
 from casework.apps.receipts.repository import LabelChange
-from casework.apps.receipts.service import (
+from casework.apps.receipts.service import check_label, record_result, resolve_ref, review_decide
+from casework.apps.receipts.strategies import (
+    AGENT_ROLE,
     STRATEGIES,
-    AgentValidator,
-    check_label,
-    make_validator,
-    record_result,
-    resolve_ref,
-    review_decide,
+    LabelStrategy,
+    decision_json,
+    strategy,
 )
 from casework.apps.receipts.tables import LabelRow, ReceiptRow, WordRow
 from casework.apps.receipts.vectors import refresh_words
 from casework.config import Settings
-from casework.errors import InputError, NotFoundError
+from casework.errors import ConfigError, InputError, NotFoundError
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, Evidence
 from casework.runtime.events import Event, to_json
+from casework.runtime.react import RunResult
 from casework.runtime.review import (
     WAITING,
     Action,
@@ -421,9 +428,8 @@ class ReceiptsReview:
 
     def start_run(self, params: dict[str, str], caller: Caller) -> Iterator[Event]:
         deps = self.deps
-        strategy = params.get("strategy", "agent")
-        if strategy not in STRATEGIES:
-            raise InputError(f"Unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}.")
+        name = params.get("strategy", "agent")
+        decide = strategy(name)
         try:
             line_id, word_id = int(params.get("line_id", "")), int(params.get("word_id", ""))
         except ValueError:
@@ -431,38 +437,57 @@ class ReceiptsReview:
         ref = resolve_ref(
             deps, params.get("receipt", "").strip(), line_id, word_id, params.get("label", "")
         )
-        return self._run(deps, ref, strategy, caller)
+        if name != "agent":
+            return self._run_strategy(deps, ref, decide, caller)
+        model = self._chat_model
+        if model is None:
+            if deps.models is None:
+                raise ConfigError("The agent strategy needs a model: these deps carry no models.")
+            model = deps.models(AGENT_ROLE)
+        return self._run_agent(deps, ref, model, caller)
 
-    def _run(self, deps: ReceiptsDeps, ref: Any, strategy: str, caller: Caller) -> Iterator[Event]:
-        from casework.apps.receipts.agent import render_task, result_from_run
+    def _run_strategy(
+        self,
+        deps: ReceiptsDeps,
+        ref: WordRef,
+        decide: LabelStrategy,
+        caller: Caller,
+    ) -> Iterator[Event]:
+        """Rules and baseline run no agent: no events until the decision."""
+        given = LabelInput(
+            receipt=ref.receipt_key,
+            line_id=ref.line_id,
+            word_id=ref.word_id,
+            suggested_label=ref.suggested_label,
+        )
+        yield self._complete(deps, ref, decide(given, deps), caller)
 
-        started = time.perf_counter()
-        usage: dict[str, Any] = {}
-        if strategy == "baseline":
-            result = make_validator("baseline", deps).validate(ref)
-        else:
-            validator = (
-                AgentValidator(deps, self._chat_model, trace_dir=deps.settings.traces_dir)
-                if self._chat_model is not None
-                else make_validator("agent", deps)
-            )
-            assert isinstance(validator, AgentValidator)
-            run = None
-            for event in validator.agent.iter_events(render_task(ref), context=ref):
-                if event["type"] == "complete":  # ours comes last, after the label is recorded
-                    run = event["result"]
-                    usage = run.usage.to_dict()
-                else:
-                    yield to_json(event)
-            assert run is not None
-            result = result_from_run(
-                ref, run, model=str(validator.model), seconds=time.perf_counter() - started
-            )
+    def _run_agent(
+        self, deps: ReceiptsDeps, ref: WordRef, model: BaseChatModel, caller: Caller
+    ) -> Iterator[Event]:
+        """The agent strategy, streamed: the same agent, policy and calibration as
+        ``strategies.agent``, but its events reach the page while it runs."""
+        run: RunResult[LabelDecision] | None = None
+        for event in agent_for(deps, model).iter_events(render_task(ref), context=ref):
+            if event["type"] == "complete":  # ours comes last, after the label is recorded
+                run = event["result"]
+            else:
+                yield to_json(event)
+        assert run is not None  # iter_events always ends with complete
+        name = model_name(model)
+        calibration = deps.calibration("agent", name) if deps.calibration else None
+        result = decision_from_run(run, model=name, calibration=calibration)
+        yield self._complete(deps, ref, result, caller)
+
+    def _complete(
+        self, deps: ReceiptsDeps, ref: WordRef, result: LabelDecision, caller: Caller
+    ) -> Event:
         labels = record_result(deps, ref, result, proposed_by=f"web:{caller.name}")
-        yield {
+        run = result.run
+        return {
             "type": "complete",
-            "result": result.model_dump(mode="json"),
-            "ended_by": result.ended_by,
-            "usage": usage,
+            "result": decision_json(ref, result),
+            "ended_by": run.ended_by.value if run is not None else None,
+            "usage": run.usage.to_dict() if run is not None else {},
             "items": [str(x.id) for x in labels if x.status == ValidationStatus.NEEDS_REVIEW],
         }

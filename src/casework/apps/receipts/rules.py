@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from casework.apps.receipts.models import Verdict
 from casework.runtime.decision import Evidence
 
 __all__ = [
@@ -388,7 +389,7 @@ class WordFacts:
 
 
 class RulesDecision(NamedTuple):
-    verdict: str
+    verdict: Verdict
     """VALID, INVALID or NEEDS_REVIEW."""
     confidence: float
     reasoning: str

@@ -10,6 +10,7 @@ decides, applies the policy (on the stored calibration of (strategy, model), if 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from casework.apps.receipts.agent import agent_for, model_name, run_agent
@@ -22,11 +23,11 @@ from casework.apps.receipts.rules import decide_by_rules
 from casework.apps.receipts.service import resolve_ref
 from casework.errors import ConfigError, InputError
 from casework.runtime.decision import EndReason, RunInfo
-from casework.runtime.strategy import Strategy
 from casework.runtime.usage import Usage
 
 __all__ = [
     "STRATEGIES",
+    "LabelStrategy",
     "agent",
     "baseline",
     "decision_json",
@@ -34,6 +35,9 @@ __all__ = [
     "rules",
     "strategy",
 ]
+
+LabelStrategy = Callable[[LabelInput, ReceiptsDeps], LabelDecision]
+"""A receipts strategy: a ``casework.runtime.strategy.Strategy`` that returns a LabelDecision."""
 
 AGENT_ROLE = "specialist"
 """The model role the agent asks ``deps.models`` for."""
@@ -122,14 +126,14 @@ def decision_json(ref: WordRef, result: LabelDecision) -> dict[str, Any]:
     }
 
 
-STRATEGIES: dict[str, Strategy[LabelInput, ReceiptsDeps]] = {
+STRATEGIES: dict[str, LabelStrategy] = {
     "rules": rules,
     "baseline": baseline,
     "agent": agent,
 }
 
 
-def strategy(name: str) -> Strategy[LabelInput, ReceiptsDeps]:
+def strategy(name: str) -> LabelStrategy:
     if name not in STRATEGIES:
         raise InputError(f"Unknown strategy {name!r}; use one of {', '.join(STRATEGIES)}.")
     return STRATEGIES[name]

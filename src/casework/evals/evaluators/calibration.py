@@ -61,6 +61,8 @@ def reliability_bins(
         members[min(int(c * n_bins + 1e-9), n_bins - 1)].append(k)
     bins = []
     for i, idx in enumerate(members):
+        mean_c: float | None
+        acc: float | None
         if idx:
             mean_c = sum(confidences[k] for k in idx) / len(idx)
             acc = sum(1 for k in idx if correct[k]) / len(idx)

@@ -48,7 +48,7 @@ def values_match(expected: Any, actual: Any) -> bool:
         return set(expected) == set(actual) and all(
             values_match(expected[k], actual[k]) for k in expected
         )
-    return expected == actual
+    return bool(expected == actual)
 
 
 def match_fields_for(expected: Mapping[str, Any], fields: Sequence[str] | None = None) -> list[str]:

@@ -32,7 +32,7 @@ def case_efficiency(
         data = usage.to_dict()
     else:
         data = dict(usage)
-    out = {
+    out: dict[str, Any] = {
         "model_calls": int(data.get("model_calls") or 0),
         "tool_calls": int(data.get("tool_calls") or 0),
         "input_tokens": int(data.get("input_tokens") or 0),
