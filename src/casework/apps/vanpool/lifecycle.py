@@ -350,7 +350,8 @@ def request_cancel(deps: VanpoolDeps, case_id: str, actor: str) -> CaseView:
 def cancel_membership(
     deps: VanpoolDeps, case_id: str, employee_ids: Sequence[str], actor: str
 ) -> list[str]:
-    """Remove the riders from the case's vanpool, each exactly once (journaled)."""
+    """Remove the riders from the case's vanpool, each exactly once (journaled); returns the
+    riders whose removal is recorded (a repeat returns the recorded answer, removing nobody)."""
     case = deps.repo.get_case(case_id)
     removed = []
     for employee_id in employee_ids:

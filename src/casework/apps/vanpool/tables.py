@@ -7,10 +7,12 @@ that refuse UPDATE and DELETE on it).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
 
 from casework.stores.sql import Base
 
@@ -24,6 +26,21 @@ __all__ = [
     "ThreadRow",
     "VanpoolRow",
 ]
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """Timestamps stored in UTC and read back timezone-aware (SQLite drops the offset)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        return value.astimezone(UTC) if value is not None and value.tzinfo else value
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class ShiftRow(Base):
@@ -51,7 +68,7 @@ class EmployeeRow(Base):
     shift_pk: Mapped[int] = mapped_column(ForeignKey("vanpool_shifts.id"), index=True)
     pto: Mapped[str] = mapped_column(String(400), default="")
     """PTO ranges, ``YYYY-MM-DD..YYYY-MM-DD`` joined by ``;``."""
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
 
 
 class VanpoolRow(Base):
@@ -78,8 +95,8 @@ class RiderRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     vanpool_pk: Mapped[int] = mapped_column(ForeignKey("vanpool_vanpools.id"), index=True)
     employee_pk: Mapped[int] = mapped_column(ForeignKey("vanpool_employees.id"), index=True)
-    joined_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    removed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    joined_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    removed_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
 
 
 class CaseRow(Base):
@@ -92,10 +109,10 @@ class CaseRow(Base):
     meta: Mapped[str] = mapped_column(Text, default="{}")
     """JSON: reason, details, failed_checks, failed_employees, opened_by, updated_by, reaudits."""
     outcome: Mapped[str | None] = mapped_column(String(20), nullable=True)
-    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    due_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    resolved_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    due_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
     """When the case times out waiting for a reply (outreach + 1 week)."""
 
 
@@ -108,7 +125,7 @@ class ThreadRow(Base):
     subject: Mapped[str] = mapped_column(String(300))
     recipients: Mapped[str] = mapped_column(Text)
     """JSON list of addresses."""
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
 
 
 class MessageRow(Base):
@@ -129,16 +146,16 @@ class MessageRow(Base):
     bucket: Mapped[str | None] = mapped_column(String(20), nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    next_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
 
 
 class AuditRow(Base):
     __tablename__ = "vanpool_audit_log"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
     actor: Mapped[str] = mapped_column(String(80))
     action: Mapped[str] = mapped_column(String(80))
     case_id: Mapped[str | None] = mapped_column(String(20), nullable=True, index=True)
