@@ -113,7 +113,7 @@ def test_silent_timeouts_then_cancel_exactly_once_across_restart(
     vp, night = t["vanpool_id"], t["expected"]["failing_employees"]["shift"]
     result, _ = lifecycle.audit_vanpool(deps, vp)
     case_id = result.case_id
-    for attempt in (1, 2, 3):
+    for _attempt in (1, 2, 3):
         assert lifecycle.tick(deps)["reaudited"] == []  # not due yet
         clock.advance(days=7, minutes=1)
         out = lifecycle.tick(deps)
@@ -145,7 +145,7 @@ def test_update_reply_failing_three_times_goes_to_pre_cancel(deps, truth, clock:
     assert result.failed_checks == ["location", "shift"]
     assert deps.repo.get_case(result.case_id).meta["template"] == "both_mismatch"
     thread = deps.repo.get_case(result.case_id).thread_id
-    for n in range(3):
+    for _ in range(3):
         deps.repo.add_message(
             thread,
             direction="inbound",
