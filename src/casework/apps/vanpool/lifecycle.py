@@ -425,8 +425,12 @@ def process_reply(
     verifier: Verifier,
     actor: str,
     draft: str | None = None,
+    outreach: OutreachResult | None = None,
 ) -> CaseManagerResult:
-    """Route one classified inbound reply by its bucket (the spec's table)."""
+    """Route one classified inbound reply by its bucket (the spec's table).
+
+    ``outreach``: the Outreach Agent already answered (sent or drafted); only the case moves.
+    """
     message = deps.repo.get_message(message_id)
     case_id = deps.repo.thread_case(message.thread_id)
     case = deps.repo.get_case(case_id)
@@ -443,25 +447,28 @@ def process_reply(
     waiting = case.status in (CaseStatus.PENDING_REPLY, CaseStatus.OPEN)
     if not waiting and not (case.status == CaseStatus.PRE_CANCEL and bucket is Bucket.UPDATE):
         # Closed, or a person is already reviewing: the reply is filed for them, nothing else.
-        return _result(
-            deps, case_id, OutreachResult(bucket=bucket, email_thread_id=message.thread_id)
+        filed = outreach or OutreachResult(email_thread_id=message.thread_id)
+        return _result(deps, case_id, filed.model_copy(update={"bucket": bucket}))
+
+    def answer(template: str, **more: Any) -> OutreachResult:
+        if outreach is not None:
+            return outreach
+        return send_email(
+            deps, case_id, draft or render(template, **_values(deps, case, **more)), actor
         )
+
     if bucket is Bucket.ACKNOWLEDGMENT:
-        out = send_email(
-            deps, case_id, render("email_acknowledgment", **_values(deps, case)), actor
-        )
+        out = answer("email_acknowledgment")
         close_case(deps, case_id, Outcome.RESOLVED, actor, "eligibility confirmed by the rider")
     elif bucket is Bucket.QUESTION:
-        out = send_email(
-            deps, case_id, draft or render("email_question", **_values(deps, case)), actor
-        )
+        out = answer("email_question")
         _wait_for_reply(deps, case_id, actor)
     elif bucket is Bucket.UPDATE:
         result = "We are re-checking now; you will hear from us if anything is still missing."
-        out = send_email(
-            deps, case_id, render("email_update", **_values(deps, case, result=result)), actor
-        )
+        out = answer("email_update", result=result)
         reaudit(deps, case_id, verifier, actor, trigger="update")
+    elif outreach is not None and outreach.hitl_required:
+        out = outreach  # the agent drafted for review: the case is already in hitl_review
     else:
         body = draft or render("email_escalation", **_values(deps, case))
         out = draft_for_review(deps, case_id, body, actor)

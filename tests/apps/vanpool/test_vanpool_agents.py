@@ -1,0 +1,204 @@
+"""The four agents with scripted models: tools, context scoping, parallel specialists, results."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from casework.apps.vanpool import agent as vp_agent
+from casework.apps.vanpool import lifecycle
+from casework.llm import ScriptedChatModel, call, say
+from conftest import first
+
+
+def both(*calls: AIMessage) -> AIMessage:
+    """One turn with several tool calls (the specialists in parallel)."""
+    return AIMessage(content="", tool_calls=[tc for m in calls for tc in m.tool_calls])
+
+
+def specialist_responder(messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+    """A stand-in specialist: fetch the data, then decide from what the tool returned."""
+    results = [m for m in messages if isinstance(m, ToolMessage)]
+    if "get_employee_shifts" in tools:
+        if not results:
+            return call("get_employee_shifts")
+        data = json.loads(results[-1].content)
+        failed = [e["employee_id"] for e in data["employees"] if not e["meets_rule"]]
+        return call(
+            "submit_decision",
+            verdict="fail" if failed else "pass",
+            confidence=90,
+            reasoning="Overlap with the majority shift.",
+            failed_employees=failed,
+        )
+    system = str(messages[0].content)
+    riders = system.split("Riders: ")[1].split("\n")[0].split(", ")
+    done = {json.loads(m.content)["employee_id"] for m in results if m.status != "error"}
+    todo = [r for r in riders if r not in done]
+    if todo:
+        return call("check_commute_distance", employee_id=todo[0])
+    failed = [
+        json.loads(m.content)["employee_id"]
+        for m in results
+        if m.status != "error" and not json.loads(m.content)["within_threshold"]
+    ]
+    return call(
+        "submit_decision",
+        verdict="fail" if failed else "pass",
+        confidence=90,
+        reasoning="Distances against the threshold.",
+        failed_employees=failed,
+    )
+
+
+def models_for(scripts: dict[str, Any]):
+    def models(role: str):
+        return scripts[role]
+
+    return models
+
+
+def with_models(deps, scripts: dict[str, Any]):
+    from dataclasses import replace
+
+    return replace(deps, models=models_for(scripts))
+
+
+def test_shift_specialist_scripted(deps, truth) -> None:
+    t = first(truth, "shift_mismatch")
+    vp = deps.repo.get_vanpool(t["vanpool_id"])
+    ids = [e.employee_id for e in vp.riders]
+    model = ScriptedChatModel(responder=specialist_responder)
+    d = with_models(deps, {"specialist": model})
+    decision = vp_agent.run_shift_specialist(d, ids, vp.vanpool_id)
+    assert decision.verdict == "fail"
+    assert decision.failed_employees == t["expected"]["failing_employees"]["shift"]
+    assert decision.run.ended_by == "submit"
+    assert decision.run.tool_names == ["get_employee_shifts", "submit_decision"]
+    out = decision.spec_output()
+    assert (out["verdict"], out["confidence"]) == ("fail", 5)
+
+
+def test_location_specialist_rejects_ids_outside_the_vanpool(deps, truth) -> None:
+    t = first(truth, "location_mismatch")
+    vp = deps.repo.get_vanpool(t["vanpool_id"])
+    far = t["expected"]["failing_employees"]["location"][0]
+    model = ScriptedChatModel(
+        steps=[
+            call("check_commute_distance", employee_id="EMP-9999"),
+            call("check_commute_distance", employee_id=far),
+            call(
+                "submit_decision",
+                verdict="fail",
+                confidence=80,
+                reasoning="Too far.",
+                failed_employees=[far],
+            ),
+        ]
+    )
+    decision = vp_agent.run_location_specialist(
+        with_models(deps, {"specialist": model}), vp.vanpool_id
+    )
+    calls = decision.run.tool_calls
+    assert not calls[0].ok and "not a rider of" in calls[0].output
+    assert calls[1].ok and json.loads(calls[1].output)["within_threshold"] is False
+    assert decision.failed_employees == [far]
+    model.assert_exhausted()
+
+
+def test_case_manager_runs_specialists_in_one_turn_and_opens_a_case(deps, truth, sink) -> None:
+    t = first(truth, "shift_mismatch")
+    cm = ScriptedChatModel(
+        steps=[
+            both(call("run_location_specialist"), call("run_shift_specialist")),
+            call("upsert_case", failed_checks=["location"]),  # wrong: corrected by the tool
+            call("upsert_case", failed_checks=["shift"]),
+            call("run_outreach"),
+            call(
+                "submit_decision",
+                verdict="pending_reply",
+                confidence=90,
+                reasoning="Shift conflict; rider emailed.",
+            ),
+        ]
+    )
+    d = with_models(
+        deps, {"orchestrator": cm, "specialist": ScriptedChatModel(responder=specialist_responder)}
+    )
+    result = vp_agent.run_case_manager(d, t["vanpool_id"])
+    cm.assert_exhausted()
+    assert result.verdict == "pending_reply"
+    assert result.failed_checks == ["shift"]
+    case = deps.repo.get_case(result.case_id)
+    assert (case.status, case.meta["opened_by"], case.meta["template"]) == (
+        "pending_reply",
+        "case_manager_agent",
+        "shift_mismatch",
+    )
+    assert result.outreach.sent and len(sink.messages) == 1
+    names = result.run.tool_names
+    assert names[:2] == ["run_location_specialist", "run_shift_specialist"]
+    assert [c.ok for c in result.run.tool_calls][2:4] == [False, True]
+
+
+def test_case_manager_verifies_a_clean_vanpool(deps, truth) -> None:
+    t = first(truth, "clean")
+    cm = ScriptedChatModel(
+        steps=[
+            both(call("run_location_specialist"), call("run_shift_specialist")),
+            call("submit_decision", verdict="verified", confidence=95, reasoning="Both pass."),
+        ]
+    )
+    d = with_models(
+        deps, {"orchestrator": cm, "specialist": ScriptedChatModel(responder=specialist_responder)}
+    )
+    result = vp_agent.run_case_manager(d, t["vanpool_id"])
+    assert (result.verdict, result.case_id) == ("verified", None)
+    assert deps.repo.list_cases() == []
+
+
+def test_outreach_agent_escalation_is_drafted_not_sent(deps, truth, sink, clock) -> None:
+    vp = first(truth, "shift_mismatch")["vanpool_id"]
+    result, _ = lifecycle.audit_vanpool(deps, vp)
+    thread = deps.repo.get_case(result.case_id).thread_id
+    msg = deps.repo.add_message(
+        thread,
+        direction="inbound",
+        status="received",
+        sender="r@example.com",
+        recipients=[],
+        subject="Re",
+        body="I dispute this, it is unfair.",
+        now=clock(),
+    )
+    outreach = ScriptedChatModel(
+        steps=[
+            call("classify_reply"),
+            call("send_email", body="Sorry!"),  # refused: escalations go to review
+            call("send_email_for_review", body="We hear you; a person will review this."),
+            call("submit_outcome", reasoning="Escalation drafted for review."),
+        ]
+    )
+    classifier = ScriptedChatModel(steps=[say("escalation")])
+    d = with_models(deps, {"outreach": outreach, "classifier": classifier, "specialist": None})
+    step = vp_agent.agent_process_reply(d, msg)
+    out = step.outreach
+    assert (out.bucket, out.hitl_required, out.sent, out.verdict) == (
+        "escalation",
+        True,
+        False,
+        "draft",
+    )
+    assert deps.repo.get_message(out.message_id).status == "draft"
+    assert deps.repo.get_case(result.case_id).status == "hitl_review"
+    assert len(sink.messages) == 1
+    assert [c.ok for c in out.run.tool_calls] == [True, False, True, True]
+
+
+def test_classifier_falls_back_to_rules_when_the_model_names_no_bucket(deps) -> None:
+    d = with_models(deps, {"classifier": ScriptedChatModel(steps=[say("I am not sure.")])})
+    assert vp_agent.classify_with_model(d, "I moved to a new address last week.") == "update"
+    d = with_models(deps, {"classifier": ScriptedChatModel(steps=[say("Bucket: question")])})
+    assert vp_agent.classify_with_model(d, "anything") == "question"
