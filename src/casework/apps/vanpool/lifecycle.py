@@ -87,6 +87,19 @@ class Verification:
         }
 
     @property
+    def evidence(self) -> list[dict[str, Any]]:
+        """The failed checks' evidence about failing riders (and the vanpool), with citations."""
+        failing = {e for ids in self.failed_employees.values() for e in ids}
+        out = []
+        for d in (self.location, self.shift):
+            if d is None or d.verdict == "pass":
+                continue
+            for e in d.evidence:
+                if not e.ref.startswith("EMP-") or e.ref in failing:
+                    out.append({"type": e.source, "ref": e.ref, **e.fields})
+        return out
+
+    @property
     def details(self) -> str:
         parts = []
         for d in (self.location, self.shift):
@@ -134,6 +147,7 @@ def upsert_case(
         "failed_checks": failed,
         "failed_employees": verification.failed_employees,
     }
+    meta["evidence"] = verification.evidence
     if verification.shift is not None:
         for e in verification.shift.evidence:
             if e.source == "vanpool_majority_shift":

@@ -203,7 +203,7 @@ def parse_days(text: str) -> tuple[int, ...]:
 def _timezone(name: str) -> str:
     try:
         ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a tzdata folder name
         raise InputError(
             f"Timezone {name!r} is unknown (use an IANA name such as America/Los_Angeles)."
         ) from None
