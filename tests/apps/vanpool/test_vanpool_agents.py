@@ -202,3 +202,56 @@ def test_classifier_falls_back_to_rules_when_the_model_names_no_bucket(deps) -> 
     assert vp_agent.classify_with_model(d, "I moved to a new address last week.") == "update"
     d = with_models(deps, {"classifier": ScriptedChatModel(steps=[say("Bucket: question")])})
     assert vp_agent.classify_with_model(d, "anything") == "question"
+
+
+def test_case_manager_cancel_pauses_and_resumes_once_across_restart(
+    deps, truth, sink, clock, tmp_path
+) -> None:
+    from conftest import make_deps
+
+    t = first(truth, "shift_mismatch")
+    vp, night = t["vanpool_id"], t["expected"]["failing_employees"]["shift"]
+    result, _ = lifecycle.audit_vanpool(deps, vp)
+    for _ in range(3):
+        clock.advance(days=7, minutes=1)
+        lifecycle.tick(deps)
+    assert deps.repo.get_case(result.case_id).status == "pre_cancel"
+    riders = len(deps.repo.get_vanpool(vp).riders)
+
+    cm = ScriptedChatModel(steps=[call("cancel_membership")])
+    paused = vp_agent.run_case_manager(with_models(deps, {"orchestrator": cm}), vp)
+    assert (paused.verdict, paused.case_id, paused.run.ended_by) == (
+        "pre_cancel",
+        result.case_id,
+        "interrupted",
+    )
+    [approval] = lifecycle.pending_approvals(deps)
+    assert (approval["mode"], approval["employee_ids"]) == ("agent", night)
+    assert len(deps.repo.get_vanpool(vp).riders) == riders  # nothing happened before approval
+
+    # Another process resumes the checkpointed run by the case id.
+    resumed_model = ScriptedChatModel(
+        steps=[
+            call(
+                "submit_decision",
+                verdict="closed",
+                confidence=90,
+                reasoning="Cancelled after approval.",
+            )
+        ]
+    )
+    restarted = with_models(
+        make_deps(tmp_path / "home", sink.port, clock), {"orchestrator": resumed_model}
+    )
+    case = lifecycle.decide_approval(restarted, result.case_id, "approve")
+    resumed_model.assert_exhausted()
+    assert (case.status, case.outcome) == ("closed", "cancelled")
+    assert len(restarted.repo.get_vanpool(vp).riders) == riders - len(night)
+    assert restarted.journal.count("cancel_membership") == len(night)
+    import pytest
+
+    from casework.errors import NotFoundError
+
+    with pytest.raises(NotFoundError):
+        lifecycle.decide_approval(restarted, result.case_id, "approve")
+    assert len(restarted.repo.get_vanpool(vp).riders) == riders - len(night)

@@ -15,6 +15,7 @@ context afterwards, never taken from the model's own account.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date
@@ -44,6 +45,7 @@ from casework.apps.vanpool.tools import (
     shift_tools,
 )
 from casework.config import Limits
+from casework.errors import InputError
 from casework.runtime import EndReason, ReactAgent, RunInfo, RunResult
 
 __all__ = [
@@ -51,6 +53,7 @@ __all__ = [
     "ROLES",
     "agent_verify",
     "classify_with_model",
+    "resume_case_manager",
     "run_case_manager",
     "run_location_specialist",
     "run_outreach_agent",
@@ -240,7 +243,19 @@ def agent_process_reply(deps: VanpoolDeps, message_id: str) -> CaseManagerResult
 
 
 # ---------------------------------------------------------------------------- case manager
-def run_case_manager(deps: VanpoolDeps, vanpool_id: str) -> CaseManagerResult:
+CANCEL_APPROVAL = {"cancel_membership": {"allowed_decisions": ["approve", "reject"]}}
+
+
+def _checkpointer(deps: VanpoolDeps) -> Any:
+    """The deps' checkpointer, or the SQLite file next to the database (durable pauses)."""
+    if deps.checkpointer is not None:
+        return deps.checkpointer
+    from casework.runtime.checkpoint import sqlite_checkpointer
+
+    return sqlite_checkpointer(deps.settings.checkpoint_path)
+
+
+def _build_case_manager(deps: VanpoolDeps, vanpool_id: str) -> ReactAgent[CaseManagerResult]:
     vanpool = deps.repo.get_vanpool(vanpool_id)
     case = deps.repo.open_case_for(vanpool_id)
     roster = "; ".join(
@@ -251,7 +266,6 @@ def run_case_manager(deps: VanpoolDeps, vanpool_id: str) -> CaseManagerResult:
         if case
         else "none"
     )
-    ctx = CaseContext(vanpool_id)
     tools = case_manager_tools(
         deps,
         run_location=lambda vid: run_location_specialist(deps, vid),
@@ -260,7 +274,7 @@ def run_case_manager(deps: VanpoolDeps, vanpool_id: str) -> CaseManagerResult:
         ),
         run_outreach_agent=lambda cid: run_outreach_agent(deps, cid),
     )
-    agent = _agent(
+    return _agent(
         deps,
         "case_manager",
         tools=tools,
@@ -268,9 +282,73 @@ def run_case_manager(deps: VanpoolDeps, vanpool_id: str) -> CaseManagerResult:
         system_prompt=render("case_manager", vanpool_id=vanpool_id, roster=roster, case=case_text),
         context_schema=CaseContext,
         limits=_limits(deps, 6),
+        approvals=CANCEL_APPROVAL,
+        checkpointer=_checkpointer(deps),
     )
-    result = agent.run(f"Audit vanpool {vanpool_id}.", context=ctx)
+
+
+def run_case_manager(deps: VanpoolDeps, vanpool_id: str) -> CaseManagerResult:
+    """Audit a vanpool with the Case Manager; ``cancel_membership`` pauses for a person."""
+    agent = _build_case_manager(deps, vanpool_id)
+    ctx = CaseContext(vanpool_id)
+    result = agent.run(
+        f"Audit vanpool {vanpool_id}.", context=ctx, thread_id=f"vanpool-cm-{uuid.uuid4().hex[:12]}"
+    )
+    if result.interrupted:
+        return _record_pause(deps, vanpool_id, result)
     return _case_manager_result(deps, vanpool_id, ctx, result)
+
+
+def _record_pause(deps: VanpoolDeps, vanpool_id: str, result: RunResult[Any]) -> CaseManagerResult:
+    """The Case Manager paused before cancel_membership: the approval is kept with the case
+    (thread id of the checkpointed run), so any later process can resume it."""
+    case = deps.repo.open_case_for(vanpool_id)
+    if case is None:
+        raise InputError(f"The Case Manager paused on {vanpool_id} without an open case.")
+    approval = dict(case.meta.get("approval") or {})
+    approval.update(
+        {
+            "action": "cancel_membership",
+            "mode": "agent",
+            "thread_id": result.thread_id,
+            "vanpool_id": vanpool_id,
+            "allowed": ["approve", "reject"],
+        }
+    )
+    approval.setdefault(
+        "employee_ids",
+        sorted({e for ids in case.meta.get("failed_employees", {}).values() for e in ids}),
+    )
+    deps.repo.update_case(
+        case.case_id,
+        deps.now(),
+        "case_manager_agent",
+        status="pre_cancel",
+        meta={"approval": approval},
+        action="approval_requested",
+    )
+    return CaseManagerResult(
+        verdict="pre_cancel",
+        confidence=100,
+        reasoning="cancel_membership waits for a person's approval.",
+        case_id=case.case_id,
+        failed_checks=case.failed_checks,
+        run=_run_info(result, deps, "case_manager"),
+    )
+
+
+def resume_case_manager(deps: VanpoolDeps, case_id: str, decision: str) -> CaseManagerResult:
+    """Resume the paused Case Manager run of a case with a person's decision."""
+    case = deps.repo.get_case(case_id)
+    approval = case.meta.get("approval") or {}
+    agent = _build_case_manager(deps, case.vanpool_id)
+    ctx = CaseContext(case.vanpool_id)
+    answer: dict[str, Any] = {"type": decision}
+    if decision == "reject":
+        answer["message"] = "A reviewer rejected the cancellation; the membership stays."
+    result = agent.resume(approval["thread_id"], [answer], context=ctx)
+    ctx.results.setdefault("case_id", case_id)
+    return _case_manager_result(deps, case.vanpool_id, ctx, result)
 
 
 def _case_manager_result(

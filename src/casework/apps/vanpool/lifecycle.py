@@ -591,6 +591,23 @@ def decide_approval(
         )
     if decision == "edit" and not (body and body.strip()):
         raise InputError("An edit needs the new email text.")
+    if approval.get("mode") == "agent":
+        # The Case Manager's run is paused (checkpointed) before cancel_membership: resume it.
+        from casework.apps.vanpool.agent import resume_case_manager
+
+        resume_case_manager(deps, case_id, decision)
+        case = deps.repo.get_case(case_id)
+        if case.status != CaseStatus.CLOSED:
+            outcome = Outcome.CANCELLED if decision == "approve" else Outcome.RESOLVED
+            note = (
+                "membership cancelled after approval"
+                if decision == "approve"
+                else "cancellation rejected by a reviewer"
+            )
+            if decision == "approve":
+                cancel_membership(deps, case_id, approval["employee_ids"], actor)
+            return close_case(deps, case_id, outcome, actor, note)
+        return case
     if approval["action"] == "cancel_membership":
         if decision == "approve":
             cancel_membership(deps, case_id, approval["employee_ids"], actor)
