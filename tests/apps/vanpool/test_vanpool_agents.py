@@ -33,17 +33,10 @@ def specialist_responder(messages: list[BaseMessage], tools: list[str]) -> AIMes
             reasoning="Overlap with the majority shift.",
             failed_employees=failed,
         )
-    system = str(messages[0].content)
-    riders = system.split("Riders: ")[1].split("\n")[0].split(", ")
-    done = {json.loads(m.content)["employee_id"] for m in results if m.status != "error"}
-    todo = [r for r in riders if r not in done]
-    if todo:
-        return call("check_commute_distance", employee_id=todo[0])
-    failed = [
-        json.loads(m.content)["employee_id"]
-        for m in results
-        if m.status != "error" and not json.loads(m.content)["within_threshold"]
-    ]
+    if not results:
+        return call("check_commute_distance")
+    distances = json.loads(results[-1].content)["distances"]
+    failed = [d["employee_id"] for d in distances if not d["within_threshold"]]
     return call(
         "submit_decision",
         verdict="fail" if failed else "pass",
@@ -87,8 +80,8 @@ def test_location_specialist_rejects_ids_outside_the_vanpool(deps, truth) -> Non
     far = t["expected"]["failing_employees"]["location"][0]
     model = ScriptedChatModel(
         steps=[
-            call("check_commute_distance", employee_id="EMP-9999"),
-            call("check_commute_distance", employee_id=far),
+            call("check_commute_distance", employee_ids=["EMP-9999"]),
+            call("check_commute_distance", employee_ids=[far]),
             call(
                 "submit_decision",
                 verdict="fail",
@@ -103,7 +96,8 @@ def test_location_specialist_rejects_ids_outside_the_vanpool(deps, truth) -> Non
     )
     calls = decision.run.tool_calls
     assert not calls[0].ok and "not a rider of" in calls[0].output
-    assert calls[1].ok and json.loads(calls[1].output)["within_threshold"] is False
+    [distance] = json.loads(calls[1].output)["distances"]
+    assert calls[1].ok and distance["within_threshold"] is False and distance["distance_miles"] > 50
     assert decision.failed_employees == [far]
     model.assert_exhausted()
 

@@ -15,6 +15,7 @@ context afterwards, never taken from the model's own account.
 from __future__ import annotations
 
 import re
+import threading
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -246,13 +247,22 @@ def agent_process_reply(deps: VanpoolDeps, message_id: str) -> CaseManagerResult
 CANCEL_APPROVAL = {"cancel_membership": {"allowed_decisions": ["approve", "reject"]}}
 
 
+_savers: dict[str, Any] = {}
+_savers_lock = threading.Lock()
+
+
 def _checkpointer(deps: VanpoolDeps) -> Any:
-    """The deps' checkpointer, or the SQLite file next to the database (durable pauses)."""
+    """The deps' checkpointer, or the SQLite file next to the database (durable pauses);
+    one saver per file per process, so runs do not each open a connection."""
     if deps.checkpointer is not None:
         return deps.checkpointer
     from casework.runtime.checkpoint import sqlite_checkpointer
 
-    return sqlite_checkpointer(deps.settings.checkpoint_path)
+    path = deps.settings.checkpoint_path
+    with _savers_lock:
+        if str(path) not in _savers:
+            _savers[str(path)] = sqlite_checkpointer(path)
+        return _savers[str(path)]
 
 
 def _build_case_manager(deps: VanpoolDeps, vanpool_id: str) -> ReactAgent[CaseManagerResult]:

@@ -94,10 +94,15 @@ def location_tools(deps: VanpoolDeps) -> list[BaseTool]:
         return dumps(checks.employee_profile(e))
 
     @tool
-    def check_commute_distance(employee_id: str, runtime: ToolRuntime[VanpoolRef]) -> str:
-        """Distance in miles from the employee's home to the vanpool's pickup, and the vanpool's threshold."""
-        vanpool, e = rider(runtime.context.vanpool_id, employee_id)
-        return dumps(checks.commute_distance(deps, vanpool, e))
+    def check_commute_distance(
+        runtime: ToolRuntime[VanpoolRef], employee_ids: list[str] | None = None
+    ) -> str:
+        """Distance in miles from each employee's home to the vanpool's pickup, and the vanpool's threshold. Leave employee_ids empty to check every rider at once."""
+        vanpool_id = runtime.context.vanpool_id
+        vanpool = _store(lambda: deps.repo.get_vanpool(vanpool_id))
+        wanted = employee_ids or [e.employee_id for e in vanpool.riders]
+        checked = [rider(vanpool_id, eid) for eid in wanted]
+        return dumps({"distances": [checks.commute_distance(deps, vp, e) for vp, e in checked]})
 
     return [check_commute_distance, get_employee_profile]
 
