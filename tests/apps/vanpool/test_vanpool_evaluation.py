@@ -160,3 +160,33 @@ def test_rules_baseline_scores(deps) -> None:
         23 / 24
     )  # "nothing has changed" reads as an update
     assert outreach["hitl_match"] == 1.0
+
+
+def test_business_figures() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from casework.apps.vanpool.evaluation import false_cancel_rate, resolution_hours
+
+    assert false_cancel_rate(
+        {"VP-1": ["EMP-1", "EMP-2"], "VP-2": ["EMP-3"]}, {"VP-1": ["EMP-1"], "VP-2": ["EMP-3"]}
+    ) == pytest.approx(1 / 3)
+    assert false_cancel_rate({}, {}) is None
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    spans = [(t0, t0 + timedelta(hours=2)), (t0, t0 + timedelta(hours=10)), (t0, None)]
+    assert resolution_hours(spans) == {"cases": 2, "mean_hours": 6.0, "median_hours": 6.0}
+
+
+def test_business_figures_over_a_lifecycle(deps, truth, clock) -> None:
+    from casework.apps.vanpool import lifecycle
+    from casework.apps.vanpool.evaluation import business_figures
+    from conftest import first
+
+    result, _ = lifecycle.audit_vanpool(deps, first(truth, "shift_mismatch")["vanpool_id"])
+    for _ in range(3):
+        clock.advance(days=7, minutes=1)
+        lifecycle.tick(deps)
+    lifecycle.decide_approval(deps, result.case_id, "approve")
+    figures = business_figures(deps.repo, list(truth.values()))
+    assert figures["cases"] == 1 and figures["false_cancel_rate"] == 0.0
+    assert figures["mean_hours"] == pytest.approx(21 * 24 + 3 / 60)
+    assert figures["cancelled_memberships"] == 1

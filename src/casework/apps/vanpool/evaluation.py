@@ -30,12 +30,15 @@ __all__ = [
     "SHIFT_EVIDENCE_FIELDS",
     "TARGETS",
     "bucket_match",
+    "business_figures",
     "conflict_outcome",
     "employees_match",
     "evidence_completeness",
+    "false_cancel_rate",
     "hitl_match",
     "load_dataset",
     "overlap_accuracy",
+    "resolution_hours",
     "run_dataset",
     "score_case",
     "summarize",
@@ -322,3 +325,44 @@ def run_dataset(
     summary["seconds_per_case"] = _mean(seconds)
     summary["model_calls_per_case"] = _mean(model_calls)
     return {"dataset": dataset, "strategy": strategy, "summary": summary, "rows": rows}
+
+
+# ---------------------------------------------------------------------------- business figures
+def false_cancel_rate(
+    cancelled: Mapping[str, Sequence[str]], truth: Mapping[str, Sequence[str]]
+) -> float | None:
+    """Share of cancelled memberships (vanpool -> employees) whose rider the planted truth
+    does not flag: a cancellation that would have to be reversed."""
+    total = sum(len(v) for v in cancelled.values())
+    if not total:
+        return None
+    wrong = sum(1 for vp, ids in cancelled.items() for e in ids if e not in set(truth.get(vp, ())))
+    return wrong / total
+
+
+def resolution_hours(spans: Sequence[tuple[Any, Any]]) -> dict[str, float | None]:
+    """Mean and median hours from a case's creation to its resolution (closed cases only)."""
+    hours = sorted((end - start).total_seconds() / 3600 for start, end in spans if end is not None)
+    if not hours:
+        return {"cases": 0, "mean_hours": None, "median_hours": None}
+    mid = len(hours) // 2
+    median = hours[mid] if len(hours) % 2 else (hours[mid - 1] + hours[mid]) / 2
+    return {"cases": len(hours), "mean_hours": sum(hours) / len(hours), "median_hours": median}
+
+
+def business_figures(repo: Any, truth: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Time to resolution and false-cancel rate over a store's cases (the spec's business metrics)."""
+    cases = repo.list_cases()
+    cancelled: dict[str, list[str]] = {}
+    for entry in repo.audit_log():
+        if entry["action"] == "membership_cancelled":
+            cancelled.setdefault(entry["vanpool_id"], []).extend(entry["detail"]["employee_ids"])
+    flagged = {
+        t["vanpool_id"]: [e for ids in t["expected"]["failing_employees"].values() for e in ids]
+        for t in truth
+    }
+    return {
+        **resolution_hours([(c.created_at, c.resolved_at) for c in cases]),
+        "false_cancel_rate": false_cancel_rate(cancelled, flagged),
+        "cancelled_memberships": sum(len(v) for v in cancelled.values()),
+    }
