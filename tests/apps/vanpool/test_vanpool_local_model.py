@@ -24,6 +24,7 @@ def test_bundled_model_finds_a_night_worker_in_a_day_group(deps) -> None:
         if c["metadata"]["scenario_type"] == "night_with_morning_vanpool"
     )
     decision = vp_agent.run_shift_specialist(local, case["inputs"]["employee_ids"])
+    print("local model:", decision.verdict, decision.failed_employees, decision.run.usage)
     assert decision.run.ended_by == "submit", decision.run.ended_by  # a real decision
     assert decision.run.tool_names[0] == "get_employee_shifts"
     assert decision.verdict == "fail"

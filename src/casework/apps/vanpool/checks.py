@@ -104,6 +104,7 @@ def employee_shifts(
             "shift_id": check.majority_shift_id,
             "shift_name": check.majority_shift_name,
         },
+        "below_rule": [r.employee_id for r in check.failing],
         "employees": [
             {
                 "employee_id": r.employee_id,

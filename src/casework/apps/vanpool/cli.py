@@ -10,6 +10,7 @@ import json
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -210,18 +211,7 @@ def cases(
 
 
 def _case_dict(c: Any) -> dict[str, Any]:
-    return {
-        "case_id": c.case_id,
-        "vanpool_id": c.vanpool_id,
-        "status": c.status,
-        "meta": c.meta,
-        "outcome": c.outcome,
-        "created_at": c.created_at,
-        "updated_at": c.updated_at,
-        "resolved_at": c.resolved_at,
-        "due_at": c.due_at,
-        "thread_id": c.thread_id,
-    }
+    return asdict(c)
 
 
 @app.command()
@@ -313,22 +303,6 @@ def reject(case_id: str = typer.Argument(..., help="CASE-XXXXXXXX")) -> None:
 
 
 # ---------------------------------------------------------------------------- replies + time
-def _handle_reply(deps: Any, message_id: str, strategy: str) -> Any:
-    from casework.apps.vanpool import agent, lifecycle
-    from casework.apps.vanpool.rules import classify_reply_keywords
-
-    if strategy == "agent":
-        return agent.agent_process_reply(deps, message_id)
-    body = deps.repo.get_message(message_id).body
-    return lifecycle.process_reply(
-        deps,
-        message_id,
-        classify_reply_keywords(body),
-        lifecycle.rules_verify,
-        lifecycle.RULES_ACTOR,
-    )
-
-
 @app.command()
 def reply(
     case_id: str = typer.Argument(..., help="CASE-XXXXXXXX"),
@@ -337,29 +311,15 @@ def reply(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """File a rider's reply into the case's thread (as if emailed) and handle it."""
-    from casework.apps.vanpool.models import check_id
+    from casework.apps.vanpool.strategies import reply_to_case
 
-    deps = _deps()
-    c = deps.repo.get_case(check_id("CASE", case_id))
-    if not c.thread_id:
-        raise InputError(f"Case {c.case_id} has no email thread yet.")
-    info = deps.repo.thread_info(c.thread_id)
-    msg_id = deps.repo.add_message(
-        c.thread_id,
-        direction="inbound",
-        status="received",
-        sender=", ".join(info["recipients"]),
-        recipients=[deps.app.sender],
-        subject=f"Re: {info['subject']}",
-        body=text,
-        now=deps.now(),
-    )
-    result = _handle_reply(deps, msg_id, _strategy(strategy))
+    result = reply_to_case(_deps(), case_id, text, _strategy(strategy))
     out = result.outreach
     data = {
-        "case_id": c.case_id,
+        "case_id": result.case_id,
         "status": result.verdict,
         "outcome": result.outcome,
+        "reaudits": result.reaudits,
         "bucket": out.bucket if out else None,
         "hitl_required": out.hitl_required if out else False,
         "sent": out.sent if out else False,
@@ -369,7 +329,8 @@ def reply(
         _json(data)
         return
     console.print(
-        f"{c.case_id}: reply classified {data['bucket']}; case {data['status']}"
+        f"{result.case_id}: reply classified {data['bucket']}; case {data['status']}"
+        + (f", re-audits {data['reaudits']}" if data["reaudits"] else "")
         + (f" ({data['outcome']})" if data["outcome"] else "")
         + ("; the drafted answer waits for approval" if data["hitl_required"] else "")
     )
@@ -418,7 +379,9 @@ def mail_serve(
     port = port or deps.app.inbound_port
 
     def on_reply(thread_id: str, message_id: str) -> None:
-        result = _handle_reply(deps, message_id, strategy)
+        from casework.apps.vanpool.strategies import handle_reply
+
+        result = handle_reply(deps, message_id, strategy)
         err.print(f"{thread_id}: reply {message_id} -> {result.verdict}")
 
     try:

@@ -504,6 +504,7 @@ def _result(deps: VanpoolDeps, case_id: str, outreach: OutreachResult | None) ->
         case_id=case_id,
         failed_checks=case.failed_checks,
         outcome=case.outcome,
+        reaudits=case.reaudits,
         outreach=outreach,
     )
 

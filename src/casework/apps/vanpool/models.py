@@ -239,6 +239,8 @@ class CaseManagerResult(Decision):
     case_id: str | None = None
     failed_checks: list[Literal["location", "shift"]] = Field(default_factory=list)
     outcome: Outcome | None = None
+    reaudits: int = 0
+    """Failed re-audits so far (the third sends the case to pre_cancel)."""
     outreach: OutreachResult | None = None
 
 

@@ -22,6 +22,7 @@ from casework.apps.vanpool.models import (
     check_id,
 )
 from casework.apps.vanpool.rules import classify_reply_keywords
+from casework.errors import InputError
 from casework.runtime import EndReason, RunInfo, Strategy
 
 __all__ = [
@@ -32,6 +33,8 @@ __all__ = [
     "AuditInput",
     "ReplyInput",
     "ShiftInput",
+    "handle_reply",
+    "reply_to_case",
 ]
 
 
@@ -132,3 +135,40 @@ OUTREACH_STRATEGIES: dict[str, Strategy[Any, Any]] = {
     "baseline": rules_classify,
     "agent": agent_classify,
 }
+
+
+def handle_reply(deps: VanpoolDeps, message_id: str, strategy: str = "rules") -> CaseManagerResult:
+    """Classify and route one filed reply: keyword rules, or the Outreach Agent."""
+    if strategy == "agent":
+        return agent.agent_process_reply(deps, message_id)
+    body = deps.repo.get_message(message_id).body
+    return lifecycle.process_reply(
+        deps,
+        message_id,
+        classify_reply_keywords(body),
+        lifecycle.rules_verify,
+        lifecycle.RULES_ACTOR,
+    )
+
+
+def reply_to_case(
+    deps: VanpoolDeps, case_id: str, text: str, strategy: str = "rules"
+) -> CaseManagerResult:
+    """File a rider's reply into the case's thread (as if it came by email) and handle it."""
+    if not text.strip():
+        raise InputError("The reply is empty.")
+    case = deps.repo.get_case(check_id("CASE", case_id))
+    if not case.thread_id:
+        raise InputError(f"Case {case.case_id} has no email thread yet.")
+    info = deps.repo.thread_info(case.thread_id)
+    message_id = deps.repo.add_message(
+        case.thread_id,
+        direction="inbound",
+        status="received",
+        sender=", ".join(info["recipients"]),
+        recipients=[deps.app.sender],
+        subject=f"Re: {info['subject']}",
+        body=text,
+        now=deps.now(),
+    )
+    return handle_reply(deps, message_id, strategy)

@@ -102,7 +102,9 @@ def location_tools(deps: VanpoolDeps) -> list[BaseTool]:
         vanpool = _store(lambda: deps.repo.get_vanpool(vanpool_id))
         wanted = employee_ids or [e.employee_id for e in vanpool.riders]
         checked = [rider(vanpool_id, eid) for eid in wanted]
-        return dumps({"distances": [checks.commute_distance(deps, vp, e) for vp, e in checked]})
+        distances = [checks.commute_distance(deps, vp, e) for vp, e in checked]
+        beyond = [d["employee_id"] for d in distances if not d["within_threshold"]]
+        return dumps({"distances": distances, "beyond_threshold": beyond})
 
     return [check_commute_distance, get_employee_profile]
 
