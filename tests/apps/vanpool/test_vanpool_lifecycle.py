@@ -235,3 +235,17 @@ def test_reply_to_unknown_thread_is_refused(deps) -> None:
         file_reply(deps.repo, raw)
     with pytest.raises(NotFoundError, match="no THREAD"):
         file_reply(deps.repo, b"Subject: hi\r\n\r\nhello\r\n")
+
+
+def test_reply_is_matched_by_in_reply_to_without_a_subject_tag(deps, truth, sink: Sink) -> None:
+    from casework.apps.vanpool.mail import file_reply
+
+    result, _ = lifecycle.audit_vanpool(deps, first(truth, "shift_mismatch")["vanpool_id"])
+    sent = sink.messages[0]
+    raw = (
+        f"From: rider@example.com\r\nTo: pool-patrol@example.com\r\nSubject: Re: hello\r\n"
+        f"In-Reply-To: {sent['Message-ID']}\r\n\r\nAll good here, thanks.\r\n"
+    ).encode()
+    thread_id, msg_id = file_reply(deps.repo, raw)
+    assert thread_id == deps.repo.get_case(result.case_id).thread_id
+    assert deps.repo.get_message(msg_id).body == "All good here, thanks."

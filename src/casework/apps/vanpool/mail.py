@@ -204,7 +204,8 @@ def deliver_queue(
 
 # ---------------------------------------------------------------------------- inbound
 _THREAD_RE = re.compile(ID_PATTERNS["THREAD"])
-_MSG_RE = re.compile(r"<(" + ID_PATTERNS["MSG"] + r")[.@]", re.IGNORECASE)
+# Our Message-IDs look like <1732350000.123.456.MSG-A3F8B291@casework.local>.
+_MSG_RE = re.compile(r"[<.](" + ID_PATTERNS["MSG"] + r")@", re.IGNORECASE)
 
 
 def thread_id_of(message: EmailMessage, repo: VanpoolRepository) -> str | None:
