@@ -249,3 +249,22 @@ def test_reply_is_matched_by_in_reply_to_without_a_subject_tag(deps, truth, sink
     thread_id, msg_id = file_reply(deps.repo, raw)
     assert thread_id == deps.repo.get_case(result.case_id).thread_id
     assert deps.repo.get_message(msg_id).body == "All good here, thanks."
+
+
+def test_undecided_checks_open_no_case_and_do_not_count(deps, truth, clock: Clock) -> None:
+    from casework.apps.vanpool.models import ShiftDecision
+
+    def undecided(deps, vanpool_id, checks):
+        v = lifecycle.rules_verify(deps, vanpool_id, checks)
+        return lifecycle.Verification(
+            v.location, ShiftDecision(verdict="NEEDS_REVIEW", confidence=0, reasoning="limit")
+        )
+
+    clean = first(truth, "clean")["vanpool_id"]
+    result, _ = lifecycle.audit_vanpool(deps, clean, undecided)
+    assert (result.verdict, deps.repo.list_cases()) == ("NEEDS_REVIEW", [])
+    opened, _ = lifecycle.audit_vanpool(deps, first(truth, "shift_mismatch")["vanpool_id"])
+    clock.advance(days=7, minutes=1)
+    lifecycle.tick(deps, undecided)
+    case = deps.repo.get_case(opened.case_id)
+    assert (case.status, case.reaudits) == ("pending_reply", 0)

@@ -76,7 +76,16 @@ class Verification:
         return [
             name
             for name, d in (("location", self.location), ("shift", self.shift))
-            if d is not None and d.verdict != "pass"
+            if d is not None and d.verdict == "fail"
+        ]
+
+    @property
+    def undecided(self) -> list[str]:
+        """Checks whose specialist ended without a verdict (a limit, an unusable model)."""
+        return [
+            name
+            for name, d in (("location", self.location), ("shift", self.shift))
+            if d is not None and d.verdict not in ("pass", "fail")
         ]
 
     @property
@@ -173,8 +182,11 @@ def template_key(failed_checks: Sequence[str]) -> str:
 
 
 def _recipients(deps: VanpoolDeps, case: CaseView) -> list[str]:
+    """The flagged riders; every rider when a check failed without naming anyone."""
     failing = case.meta.get("failed_employees", {})
     ids = sorted({e for ids in failing.values() for e in ids})
+    if not ids:
+        return [e.email for e in deps.repo.get_vanpool(case.vanpool_id).riders]
     return [deps.repo.get_employee(e).email for e in ids]
 
 
@@ -406,6 +418,17 @@ def reaudit(
     the last allowed re-audit."""
     case = deps.repo.get_case(case_id)
     result = verifier(deps, case.vanpool_id, checks)
+    if result.undecided:
+        # No verdict is no evidence either way: the case waits another period, uncounted.
+        deps.repo.audit(
+            deps.now(),
+            actor,
+            "reaudit_undecided",
+            case_id=case_id,
+            vanpool_id=case.vanpool_id,
+            detail={"trigger": trigger, "undecided": result.undecided},
+        )
+        return _wait_for_reply(deps, case_id, actor)
     count = case.reaudits + 1
     deps.repo.audit(
         deps.now(),
@@ -516,6 +539,18 @@ def audit_vanpool(
     """One audit: verify; all pass -> verified (an open case closes); any fail -> case + outreach."""
     verification = verifier(deps, vanpool_id, CHECKS)
     open_case = deps.repo.open_case_for(vanpool_id)
+    if verification.undecided and not verification.failed_checks:
+        deps.repo.audit(
+            deps.now(),
+            actor,
+            "audit_undecided",
+            vanpool_id=vanpool_id,
+            detail={"undecided": verification.undecided},
+        )
+        reason = f"{vanpool_id}: the {' and '.join(verification.undecided)} check ended without a verdict; a person should look."
+        return CaseManagerResult(
+            verdict="NEEDS_REVIEW", confidence=0, reasoning=reason
+        ), verification
     if not verification.failed_checks:
         if open_case is not None:
             close_case(deps, open_case.case_id, Outcome.RESOLVED, actor, "re-audit passed")
