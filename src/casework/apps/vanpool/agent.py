@@ -337,12 +337,9 @@ def _record_pause(deps: VanpoolDeps, vanpool_id: str, result: RunResult[Any]) ->
         meta={"approval": approval},
         action="approval_requested",
     )
-    return CaseManagerResult(
-        verdict="pre_cancel",
-        confidence=100,
+    return lifecycle.case_result(
+        deps.repo.get_case(case.case_id),
         reasoning="cancel_membership waits for a person's approval.",
-        case_id=case.case_id,
-        failed_checks=case.failed_checks,
         run=_run_info(result, deps, "case_manager"),
     )
 
@@ -376,18 +373,10 @@ def _case_manager_result(
     )
     if case_id:
         case = deps.repo.get_case(case_id)
-        verdict = (
-            case.status
-            if case.status in ("pending_reply", "hitl_review", "pre_cancel", "closed")
-            else "NEEDS_REVIEW"
-        )
-        return CaseManagerResult(
-            verdict=verdict,
+        return lifecycle.case_result(
+            case,
             confidence=result.decision.confidence if result.decision else 0,
             reasoning=model_reasoning or case.meta.get("details", ""),
-            case_id=case_id,
-            failed_checks=case.failed_checks,
-            outcome=case.outcome,
             outreach=ctx.results.get("outreach"),
             run=info,
         )
@@ -398,11 +387,14 @@ def _case_manager_result(
             reasoning=model_reasoning or "Both specialists passed.",
             run=info,
         )
-    return CaseManagerResult(
-        verdict="NEEDS_REVIEW",
-        confidence=0,
-        reasoning=model_reasoning
-        or f"The run ended ({result.ended_by}) before the audit of {vanpool_id} was complete.",
-        failed_checks=verification.failed_checks if verification else [],
-        run=info,
+    reasoning = model_reasoning or (
+        f"The run ended ({result.ended_by}) before the audit of {vanpool_id} was complete."
     )
+    return CaseManagerResult.model_validate(
+        {
+            "verdict": "NEEDS_REVIEW",
+            "confidence": 0,
+            "reasoning": reasoning,
+            "failed_checks": verification.failed_checks if verification else [],
+        }
+    ).model_copy(update={"run": info})

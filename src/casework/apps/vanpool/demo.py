@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from dataclasses import replace
 from datetime import timedelta
 from email.message import EmailMessage
 from typing import Any
@@ -75,6 +74,7 @@ def run_demo(console: Console | None = None) -> None:
         reply["Subject"] = f"Re: membership review [{case.thread_id}]"
         reply.set_content("I moved recently, I will update my address in the portal.")
         asyncio.run(aiosmtplib.send(reply, hostname="127.0.0.1", port=in_port))
+        assert case.thread_id is not None  # outreach created it
         [msg] = [m for m in deps.repo.messages(case.thread_id) if m.direction == "inbound"][-1:]
         step = lifecycle.process_reply(
             deps, msg.message_id, "update", lifecycle.rules_verify, "demo"
@@ -84,7 +84,7 @@ def run_demo(console: Console | None = None) -> None:
         )
         now = deps.now()
         for week in (1, 2):
-            later = replace(deps, clock=lambda w=week: now + timedelta(days=7 * w, minutes=1))
+            later = deps.at(now + timedelta(days=7 * week, minutes=1))
             out = lifecycle.tick(later)
             console.print(
                 f"  week {week}: {[(r['case_id'], r['status']) for r in out['reaudited']]}"

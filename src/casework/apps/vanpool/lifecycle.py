@@ -47,6 +47,7 @@ __all__ = [
     "Verifier",
     "audit_vanpool",
     "cancel_membership",
+    "case_result",
     "close_case",
     "decide_approval",
     "draft_for_review",
@@ -150,7 +151,7 @@ def upsert_case(
 ) -> CaseView:
     """Create the vanpool's case, or update its open one (one case per vanpool)."""
     failed = verification.failed_checks
-    meta = {
+    meta: dict[str, Any] = {
         "reason": _reason(failed),
         "details": verification.details,
         "failed_checks": failed,
@@ -513,23 +514,27 @@ def process_reply(
     return _result(deps, case_id, out)
 
 
+def case_result(case: CaseView, **fields: Any) -> CaseManagerResult:
+    """Where a case stands, as the Case Manager's result (``fields`` add reasoning, run, ...)."""
+    status = case.status
+    data: dict[str, Any] = {
+        "verdict": status
+        if status in ("pending_reply", "hitl_review", "pre_cancel", "closed")
+        else "pending_reply",
+        "confidence": 100,
+        "reasoning": case.meta.get("details", "") or case.meta.get("resolution", ""),
+        "case_id": case.case_id,
+        "failed_checks": case.failed_checks,
+        "outcome": case.outcome,
+        "reaudits": case.reaudits,
+    }
+    data.update({k: v for k, v in fields.items() if k != "outreach" and k != "run"})
+    result = CaseManagerResult.model_validate(data)
+    return result.model_copy(update={k: fields[k] for k in ("outreach", "run") if k in fields})
+
+
 def _result(deps: VanpoolDeps, case_id: str, outreach: OutreachResult | None) -> CaseManagerResult:
-    case = deps.repo.get_case(case_id)
-    verdict = (
-        case.status
-        if case.status in ("pending_reply", "hitl_review", "pre_cancel", "closed")
-        else "pending_reply"
-    )
-    return CaseManagerResult(
-        verdict=verdict,
-        confidence=100,
-        reasoning=case.meta.get("details", "") or case.meta.get("resolution", ""),
-        case_id=case_id,
-        failed_checks=case.failed_checks,
-        outcome=case.outcome,
-        reaudits=case.reaudits,
-        outreach=outreach,
-    )
+    return case_result(deps.repo.get_case(case_id), outreach=outreach)
 
 
 # ---------------------------------------------------------------------------- audit + tick

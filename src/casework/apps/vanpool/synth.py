@@ -398,21 +398,21 @@ def shift_cases(rows: list[dict[str, Any]], kinds: dict[str, str]) -> list[dict[
     tzs = sorted({s.timezone for s in SITES})
     # (scenario_type, complexity, majority kind, n majority, odd kind or None, conflict?)
     plans: list[tuple[str, str, str, int, str | None, bool, str]] = []
-    valid = [
+    valid: list[tuple[Any, ...]] = [
         ("standard_9_to_5", "simple", "DAY", 3, None),
         ("night_shift_group", "simple", "NIGHT", 3, None),
         ("early_and_day", "simple", "DAY", 3, "EARLY"),
         ("flexible_schedule", "medium", "DAY", 3, "FLEX"),
         ("split_shift", "medium", "DAY", 2, "SPLIT"),
     ]
-    conflict = [
+    conflict: list[tuple[Any, ...]] = [
         ("night_with_morning_vanpool", "simple", "DAY", 3, "NIGHT"),
         ("weekend_with_weekday_vanpool", "simple", "DAY", 3, "WEEKEND"),
         ("day_with_night_vanpool", "simple", "NIGHT", 3, "DAY"),
         ("timing_mismatch_flex_vs_night", "medium", "NIGHT", 2, "FLEX"),
         ("rotating_mostly_off", "complex", "DAY", 2, "ROTATING_NIGHT"),
     ]
-    edge = [
+    edge: list[tuple[Any, ...]] = [
         ("partial_overlap_30min_boundary", "complex", "DAY", 3, "SWING", False),
         ("partial_overlap_20min", "complex", "DAY", 3, "LATE_SWING", True),
         ("rotating_shift_half_overlap", "complex", "DAY", 2, "ROTATING", False),

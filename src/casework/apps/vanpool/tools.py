@@ -116,7 +116,8 @@ def shift_tools(deps: VanpoolDeps) -> list[BaseTool]:
         """Shift, schedule (24-hour), timezone and PTO of every employee in the group, the group's majority shift, and each employee's overlap with it in minutes per workday."""
         ctx = runtime.context
         employees = _store(lambda: [deps.repo.get_employee(e) for e in ctx.employee_ids])
-        vanpool = _store(lambda: deps.repo.get_vanpool(ctx.vanpool_id)) if ctx.vanpool_id else None
+        vanpool_id = ctx.vanpool_id
+        vanpool = _store(lambda: deps.repo.get_vanpool(vanpool_id)) if vanpool_id else None
         return dumps(checks.employee_shifts(employees, ctx.on, vanpool))
 
     return [get_employee_shifts]
@@ -128,9 +129,10 @@ def outreach_tools(deps: VanpoolDeps, classify: Callable[[str], str]) -> list[Ba
     def classify_reply(runtime: ToolRuntime[OutreachContext]) -> str:
         """Classify the rider's new reply: acknowledgment, question, update or escalation."""
         ctx = runtime.context
-        if not ctx.reply_message_id:
+        reply_id = ctx.reply_message_id
+        if not reply_id:
             raise ToolRetry("There is no new reply to classify; send the initial email instead.")
-        body = _store(lambda: deps.repo.get_message(ctx.reply_message_id)).body
+        body = _store(lambda: deps.repo.get_message(reply_id)).body
         bucket = Bucket(classify(body))
         ctx.done["bucket"] = bucket.value
         return dumps({"bucket": bucket.value, "hitl_required": bucket is Bucket.ESCALATION})
