@@ -88,3 +88,37 @@ def test_demo_walks_one_case_to_an_approved_cancellation(home) -> None:
     assert code == 0, err
     assert "rules audit:" in out
     assert "approved -> closed (cancelled)" in out
+
+
+def test_audit_all_reports_a_vanpool_without_riders_and_goes_on(home, capsys, tmp_path) -> None:
+    run_main(capsys, "vanpool", "seed")
+    rows = [
+        {
+            "employee_id": "EMP-0001",
+            "name": "A",
+            "email": "a@example.com",
+            "home_zip": 2134,
+            "site": "Boston",
+            "shift_name": "Day",
+            "shift": "Mon-Fri 07:00-15:30",
+            "timezone": "America/New_York",
+            "vanpool_id": "VP-900",
+            "pickup_zip": "02135",
+            "work_site": "Boston",
+            "departure": "06:15",
+            "return": "16:15",
+        },
+    ]
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(rows))
+    code, out, _ = run_main(capsys, "vanpool", "import", str(path), "--json")
+    assert code == 0 and json.loads(out)["added"]["riders"] == 1  # ZIP 2134 read as 02134
+    from casework.apps.vanpool.deps import build_deps
+
+    deps = build_deps()
+    deps.repo.remove_rider("VP-900", "EMP-0001", deps.now())
+    code, out, _ = run_main(capsys, "vanpool", "audit", "--all", "--json")
+    results = {r["vanpool_id"]: r for r in json.loads(out)["results"]}
+    assert code == 0 and len(results) == 39
+    assert results["VP-900"]["verdict"] == "error" and "no riders" in results["VP-900"]["reasoning"]
+    assert results["VP-119"]["verdict"] == "pending_reply"

@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from casework.errors import InputError
+from casework.errors import CaseworkError, InputError
 
 __all__ = ["app"]
 
@@ -149,7 +149,12 @@ def audit(
         with ThreadPoolExecutor(max_workers=concurrency) as pool:
             futures = {pool.submit(run, AuditInput(v), deps): v for v in ids}
             for f in as_completed(futures):
-                results[futures[f]] = f.result()
+                try:
+                    results[futures[f]] = f.result()
+                except CaseworkError as exc:
+                    if not all_:
+                        raise
+                    results[futures[f]] = exc  # one bad vanpool does not stop the batch
                 progress.advance(task)
     seconds = time.perf_counter() - started
     rows = [_audit_row(v, results[v]) for v in ids]
@@ -166,10 +171,23 @@ def audit(
             r["email"],
         )
     console.print(table)
+    for r in rows:
+        if r["verdict"] == "error":
+            err.print(f"{r['vanpool_id']}: {r['reasoning']}")
     console.print(f"{len(rows)} vanpools audited in {seconds:.1f}s with {strategy}.")
 
 
 def _audit_row(vanpool_id: str, r: Any) -> dict[str, Any]:
+    if isinstance(r, CaseworkError):
+        return {
+            "vanpool_id": vanpool_id,
+            "verdict": "error",
+            "failed_checks": [],
+            "case_id": None,
+            "email": "-",
+            "reasoning": str(r),
+            "model_calls": 0,
+        }
     email = "-"
     if r.outreach is not None and r.outreach.message_id:
         email = "sent" if r.outreach.sent else r.outreach.verdict

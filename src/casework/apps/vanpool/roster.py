@@ -101,6 +101,8 @@ def shift_record(name: str, spec: str, timezone: str) -> dict[str, Any]:
 
 def _text(row: dict[str, Any], key: str) -> str:
     value = row.get(key)
+    if isinstance(value, int) and key.endswith("zip"):
+        return f"{value:05d}"  # JSON numbers lose a ZIP's leading zero (02134 -> 2134)
     return "" if value is None else str(value).strip()
 
 
