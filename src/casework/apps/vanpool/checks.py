@@ -16,6 +16,8 @@ from casework.apps.vanpool.rules import (
     MIN_OVERLAP_MINUTES,
     Coordinates,
     RiderShift,
+    Segment,
+    ShiftPhase,
     check_distance,
     check_shifts,
     parse_pto,
@@ -77,10 +79,8 @@ def _rider_shift(e: Employee) -> RiderShift:
     )
 
 
-def service_window(vanpool: Vanpool) -> Any:
+def service_window(vanpool: Vanpool) -> ShiftPhase:
     """The vanpool's service (departure to return, Mon-Fri) as a shift phase, for tie-breaks."""
-    from casework.apps.vanpool.rules import Segment, ShiftPhase
-
     return ShiftPhase(
         (0, 1, 2, 3, 4),
         (Segment(parse_time(vanpool.departure_time), parse_time(vanpool.return_time) % 1440),),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,7 +35,6 @@ class VanpoolDeps:
     clock: Callable[[], datetime] = system_clock
     checkpointer: Any = None
     """A LangGraph checkpointer for agent runs that may pause for approval (durable)."""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def now(self) -> datetime:
         return self.clock()

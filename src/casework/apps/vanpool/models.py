@@ -10,7 +10,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from casework.errors import InputError
 from casework.runtime import Decision
@@ -19,7 +19,6 @@ __all__ = [
     "ID_PATTERNS",
     "Bucket",
     "CaseManagerResult",
-    "CaseRef",
     "CaseStatus",
     "CaseView",
     "Employee",
@@ -166,15 +165,6 @@ class CaseView:
         return int(self.meta.get("reaudits", 0))
 
 
-@dataclass(frozen=True)
-class CaseRef:
-    """Run context of the case manager and outreach agent: ids the model never chooses."""
-
-    vanpool_id: str
-    case_id: str | None = None
-    thread_id: str | None = None
-
-
 # ---------------------------------------------------------------------------- decisions
 def spec_confidence(confidence: float) -> int:
     """The platform's 0-100 confidence on the spec's 1-5 scale (20 points a step)."""
@@ -242,10 +232,3 @@ class CaseManagerResult(Decision):
     reaudits: int = 0
     """Failed re-audits so far (the third sends the case to pre_cancel)."""
     outreach: OutreachResult | None = None
-
-
-class ClassifiedReply(BaseModel):
-    """A reply's bucket (the classifier's structured output)."""
-
-    bucket: Bucket
-    reasoning: str = Field(default="", max_length=400)

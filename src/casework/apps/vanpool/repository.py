@@ -161,22 +161,6 @@ class VanpoolRepository:
             row.updated_at = now
         return self.get_employee(employee_id)
 
-    def set_employee_shift(
-        self, employee_id: str, shift: dict[str, Any], now: datetime
-    ) -> Employee:
-        with self.session() as s:
-            sh = s.scalar(select(ShiftRow).where(ShiftRow.shift_id == shift["shift_id"]))
-            if sh is None:
-                sh = ShiftRow(**shift)
-                s.add(sh)
-                s.flush()
-            row = s.scalar(select(EmployeeRow).where(EmployeeRow.employee_id == employee_id))
-            if row is None:
-                raise NotFoundError(f"Employee {employee_id} does not exist.")
-            row.shift_pk = sh.id
-            row.updated_at = now
-        return self.get_employee(employee_id)
-
     def vanpool_ids(self) -> list[str]:
         with self.session() as s:
             return list(s.scalars(select(VanpoolRow.vanpool_id).order_by(VanpoolRow.vanpool_id)))
