@@ -27,6 +27,7 @@ def test_bundled_model_finds_a_night_worker_in_a_day_group(deps) -> None:
     assert decision.run.ended_by == "submit", decision.run.ended_by  # a real decision
     assert decision.run.tool_names[0] == "get_employee_shifts"
     assert decision.verdict == "fail"
-    # Not asserted: which employee it names. In both measured runs (541 s and 412 s on the
-    # shared 2 cores; 2 model calls, ~1,950 prompt tokens) the verdict was right but
-    # failed_employees came back empty.
+    # Not asserted: which employee it names. In the first two measured runs (541 s and 412 s
+    # on the shared 2 cores; 2 model calls, ~1,950 prompt tokens) the verdict was right but
+    # failed_employees came back empty; the third run (592 s, prompt naming below_rule)
+    # passed these assertions, its employee list was not recorded.
