@@ -249,3 +249,25 @@ def test_case_manager_cancel_pauses_and_resumes_once_across_restart(
     with pytest.raises(NotFoundError):
         lifecycle.decide_approval(restarted, result.case_id, "approve")
     assert len(restarted.repo.get_vanpool(vp).riders) == riders - len(night)
+
+
+def test_a_lost_checkpoint_still_applies_the_approval_once(
+    deps, truth, sink, clock, tmp_path
+) -> None:
+    t = first(truth, "location_mismatch")
+    result, _ = lifecycle.audit_vanpool(deps, t["vanpool_id"])
+    for _ in range(3):
+        clock.advance(days=7, minutes=1)
+        lifecycle.tick(deps)
+    vp_agent.run_case_manager(
+        with_models(deps, {"orchestrator": ScriptedChatModel(steps=[call("cancel_membership")])}),
+        t["vanpool_id"],
+    )
+    # The checkpoint file is lost (a new machine, a wiped disk): the approval still applies.
+    deps.settings.checkpoint_path.unlink()
+    vp_agent._savers.clear()
+    case = lifecycle.decide_approval(
+        with_models(deps, {"orchestrator": None}), result.case_id, "approve"
+    )
+    assert (case.status, case.outcome) == ("closed", "cancelled")
+    assert deps.journal.count("cancel_membership") == 1

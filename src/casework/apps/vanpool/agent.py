@@ -344,11 +344,16 @@ def _record_pause(deps: VanpoolDeps, vanpool_id: str, result: RunResult[Any]) ->
     )
 
 
-def resume_case_manager(deps: VanpoolDeps, case_id: str, decision: str) -> CaseManagerResult:
-    """Resume the paused Case Manager run of a case with a person's decision."""
+def resume_case_manager(deps: VanpoolDeps, case_id: str, decision: str) -> CaseManagerResult | None:
+    """Resume the paused Case Manager run of a case with a person's decision; None when the
+    run is no longer paused (its checkpoint is gone, or it already went past the approval):
+    the caller then applies the decision itself, behind the same journal."""
     case = deps.repo.get_case(case_id)
     approval = case.meta.get("approval") or {}
     agent = _build_case_manager(deps, case.vanpool_id)
+    state = agent.graph.get_state({"configurable": {"thread_id": approval.get("thread_id", "")}})
+    if not state.interrupts:
+        return None
     ctx = CaseContext(case.vanpool_id)
     answer: dict[str, Any] = {"type": decision}
     if decision == "reject":
