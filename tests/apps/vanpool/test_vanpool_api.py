@@ -37,3 +37,50 @@ def test_routes(deps, truth, sink) -> None:
     assert client.get("/vanpool/cases/CASE-XYZ").status_code == 422
     tick = client.post("/vanpool/tick", json={"now": "2026-12-01T10:00:00+00:00"}).json()
     assert [r["case_id"] for r in tick["reaudited"]] == [case_id]
+
+
+def test_audit_events_stream_as_sse(deps, truth, sink) -> None:
+    import json
+    from dataclasses import replace
+
+    from langchain_core.messages import AIMessage
+
+    from casework.llm import ScriptedChatModel, call
+
+    clean = first(truth, "clean")["vanpool_id"]
+    both = AIMessage(
+        content="",
+        tool_calls=[
+            *call("run_location_specialist").tool_calls,
+            *call("run_shift_specialist").tool_calls,
+        ],
+    )
+    cm = ScriptedChatModel(
+        steps=[both, call("submit_decision", verdict="verified", confidence=90, reasoning="ok")]
+    )
+    from test_vanpool_agents import specialist_responder
+
+    scripted = replace(
+        deps,
+        models=lambda role: (
+            cm if role == "orchestrator" else ScriptedChatModel(responder=specialist_responder)
+        ),
+    )
+    app = FastAPI()
+    app.include_router(router(lambda: scripted), prefix="/vanpool")
+    client = TestClient(app)
+    with client.stream("GET", f"/vanpool/vanpools/{clean}/audit/events") as res:
+        text = "".join(res.iter_text())
+    events = [
+        line.removeprefix("event: ").strip()
+        for line in text.splitlines()
+        if line.startswith("event:")
+    ]
+    assert events[-1] == "complete" and "tool" in events
+    data = [
+        json.loads(line.removeprefix("data: "))
+        for line in text.splitlines()
+        if line.startswith("data:")
+    ]
+    assert data[-1]["result"]["verdict"] == "verified"
+    assert client.get("/vanpool/vanpools/VP-999/audit/events").status_code == 404

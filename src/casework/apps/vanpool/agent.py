@@ -17,8 +17,9 @@ from __future__ import annotations
 import re
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
@@ -47,13 +48,14 @@ from casework.apps.vanpool.tools import (
 )
 from casework.config import Limits
 from casework.errors import InputError
-from casework.runtime import EndReason, ReactAgent, RunInfo, RunResult
+from casework.runtime import EndReason, Event, ReactAgent, RunInfo, RunResult
 
 __all__ = [
     "PROMPT_VERSION",
     "ROLES",
     "agent_verify",
     "classify_with_model",
+    "iter_case_manager",
     "resume_case_manager",
     "run_case_manager",
     "run_location_specialist",
@@ -297,16 +299,32 @@ def _build_case_manager(deps: VanpoolDeps, vanpool_id: str) -> ReactAgent[CaseMa
     )
 
 
-def run_case_manager(deps: VanpoolDeps, vanpool_id: str) -> CaseManagerResult:
-    """Audit a vanpool with the Case Manager; ``cancel_membership`` pauses for a person."""
+def iter_case_manager(deps: VanpoolDeps, vanpool_id: str) -> Iterator[Event]:
+    """The Case Manager's run as the runtime's event stream (for SSE); the last ``complete``
+    event carries the ``CaseManagerResult`` read back from the store."""
     agent = _build_case_manager(deps, vanpool_id)
     ctx = CaseContext(vanpool_id)
-    result = agent.run(
+    for event in agent.iter_events(
         f"Audit vanpool {vanpool_id}.", context=ctx, thread_id=f"vanpool-cm-{uuid.uuid4().hex[:12]}"
-    )
-    if result.interrupted:
-        return _record_pause(deps, vanpool_id, result)
-    return _case_manager_result(deps, vanpool_id, ctx, result)
+    ):
+        if event["type"] != "complete":
+            yield event
+            continue
+        result = event["result"]
+        if result.interrupted:
+            decision = _record_pause(deps, vanpool_id, result)
+        else:
+            decision = _case_manager_result(deps, vanpool_id, ctx, result)
+        yield {"type": "complete", "result": replace(result, decision=decision)}
+
+
+def run_case_manager(deps: VanpoolDeps, vanpool_id: str) -> CaseManagerResult:
+    """Audit a vanpool with the Case Manager; ``cancel_membership`` pauses for a person."""
+    last: Any = None
+    for event in iter_case_manager(deps, vanpool_id):
+        last = event
+    decision: CaseManagerResult = last["result"].decision
+    return decision
 
 
 def _record_pause(deps: VanpoolDeps, vanpool_id: str, result: RunResult[Any]) -> CaseManagerResult:

@@ -76,6 +76,17 @@ def router(deps_factory: Callable[[], VanpoolDeps]) -> APIRouter:
         result = _http(lambda: STRATEGIES[strategy](AuditInput(vanpool_id), deps))
         return result.model_dump(mode="json")
 
+    @r.get("/vanpools/{vanpool_id}/audit/events")
+    def audit_events(vanpool_id: str) -> Any:
+        """The Case Manager agent's audit of one vanpool, streamed as server-sent events."""
+        from casework.apps.vanpool.agent import iter_case_manager
+        from casework.server import sse_response
+
+        deps = deps_factory()
+        vid = _http(lambda: check_id("VP", vanpool_id))
+        _http(lambda: deps.repo.get_vanpool(vid))  # 404 before the stream starts
+        return sse_response(iter_case_manager(deps, vid))
+
     @r.get("/cases")
     def cases(status: str | None = None) -> list[dict[str, Any]]:
         return [_case(c) for c in _http(lambda: deps_factory().repo.list_cases(status))]
