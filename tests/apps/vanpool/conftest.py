@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
 from casework.apps.vanpool.roster import import_roster
 from casework.apps.vanpool.settings import VanpoolSettings
 from casework.apps.vanpool.synth import DATA_DIR
 from casework.config import Settings
+from casework.llm import call
 
 START = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
@@ -101,3 +103,31 @@ def truth() -> dict[str, dict[str, Any]]:
 
 def first(truth: dict[str, dict[str, Any]], scenario: str) -> dict[str, Any]:
     return next(t for t in truth.values() if t["scenario"] == scenario)
+
+
+def specialist_responder(messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+    """A stand-in specialist: fetch the data, then decide from what the tool returned."""
+    results = [m for m in messages if isinstance(m, ToolMessage)]
+    if "get_employee_shifts" in tools:
+        if not results:
+            return call("get_employee_shifts")
+        data = json.loads(results[-1].content)
+        failed = [e["employee_id"] for e in data["employees"] if not e["meets_rule"]]
+        return call(
+            "submit_decision",
+            verdict="fail" if failed else "pass",
+            confidence=90,
+            reasoning="Overlap with the majority shift.",
+            failed_employees=failed,
+        )
+    if not results:
+        return call("check_commute_distance")
+    distances = json.loads(results[-1].content)["distances"]
+    failed = [d["employee_id"] for d in distances if not d["within_threshold"]]
+    return call(
+        "submit_decision",
+        verdict="fail" if failed else "pass",
+        confidence=90,
+        reasoning="Distances against the threshold.",
+        failed_employees=failed,
+    )

@@ -5,45 +5,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage
 
 from casework.apps.vanpool import agent as vp_agent
 from casework.apps.vanpool import lifecycle
 from casework.llm import ScriptedChatModel, call, say
-from conftest import first
+from conftest import first, specialist_responder
 
 
 def both(*calls: AIMessage) -> AIMessage:
     """One turn with several tool calls (the specialists in parallel)."""
     return AIMessage(content="", tool_calls=[tc for m in calls for tc in m.tool_calls])
-
-
-def specialist_responder(messages: list[BaseMessage], tools: list[str]) -> AIMessage:
-    """A stand-in specialist: fetch the data, then decide from what the tool returned."""
-    results = [m for m in messages if isinstance(m, ToolMessage)]
-    if "get_employee_shifts" in tools:
-        if not results:
-            return call("get_employee_shifts")
-        data = json.loads(results[-1].content)
-        failed = [e["employee_id"] for e in data["employees"] if not e["meets_rule"]]
-        return call(
-            "submit_decision",
-            verdict="fail" if failed else "pass",
-            confidence=90,
-            reasoning="Overlap with the majority shift.",
-            failed_employees=failed,
-        )
-    if not results:
-        return call("check_commute_distance")
-    distances = json.loads(results[-1].content)["distances"]
-    failed = [d["employee_id"] for d in distances if not d["within_threshold"]]
-    return call(
-        "submit_decision",
-        verdict="fail" if failed else "pass",
-        confidence=90,
-        reasoning="Distances against the threshold.",
-        failed_employees=failed,
-    )
 
 
 def models_for(scripts: dict[str, Any]):

@@ -6,7 +6,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from casework.apps.vanpool.api import router
-from conftest import first
+from conftest import first, specialist_responder
 
 
 def test_routes(deps, truth, sink) -> None:
@@ -58,8 +58,6 @@ def test_audit_events_stream_as_sse(deps, truth, sink) -> None:
     cm = ScriptedChatModel(
         steps=[both, call("submit_decision", verdict="verified", confidence=90, reasoning="ok")]
     )
-    from test_vanpool_agents import specialist_responder
-
     scripted = replace(
         deps,
         models=lambda role: (
