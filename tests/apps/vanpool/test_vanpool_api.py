@@ -6,13 +6,21 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from casework.apps.vanpool.api import router
+from casework.runtime.context import Caller, Role, current_caller
 from conftest import first, specialist_responder
 
 
-def test_routes(deps, truth, sink) -> None:
+def _client(deps, role: Role = Role.REVIEWER) -> TestClient:
+    """The router on a bare app, the caller stubbed (the token check is tested in tests/platform)."""
     app = FastAPI()
-    app.include_router(router(lambda: deps), prefix="/vanpool")
-    client = TestClient(app)
+    app.state.settings = deps.settings
+    app.include_router(router(deps.settings, lambda: deps), prefix="/vanpool")
+    app.dependency_overrides[current_caller] = lambda: Caller(7, "rita", role)
+    return TestClient(app)
+
+
+def test_routes(deps, truth, sink) -> None:
+    client = _client(deps)
     vp = first(truth, "shift_mismatch")["vanpool_id"]
     assert len(client.get("/vanpool/vanpools").json()) == 38
     res = client.post(f"/vanpool/vanpools/{vp}/audit", json={"strategy": "rules"})
@@ -27,8 +35,13 @@ def test_routes(deps, truth, sink) -> None:
     assert res.json()["verdict"] == "hitl_review"
     [pending] = client.get("/vanpool/approvals").json()
     assert pending["action"] == "send_email_for_review"
+    as_user = _client(deps, Role.USER)
+    denied = as_user.post(f"/vanpool/approvals/{case_id}", json={"decision": "approve"})
+    assert denied.status_code == 403 and len(sink.messages) == 1
     res = client.post(f"/vanpool/approvals/{case_id}", json={"decision": "approve"})
     assert res.json()["status"] == "pending_reply"
+    log = client.get(f"/vanpool/cases/{case_id}").json()["audit_log"]
+    assert [a["actor"] for a in log if a["action"] == "draft_approved"] == ["rita"]
     assert len(sink.messages) == 2
     again = client.post(f"/vanpool/approvals/{case_id}", json={"decision": "approve"})
     assert again.status_code == 404 and "no pending approval" in again.json()["detail"]
@@ -64,9 +77,7 @@ def test_audit_events_stream_as_sse(deps, truth, sink) -> None:
             cm if role == "orchestrator" else ScriptedChatModel(responder=specialist_responder)
         ),
     )
-    app = FastAPI()
-    app.include_router(router(lambda: scripted), prefix="/vanpool")
-    client = TestClient(app)
+    client = _client(scripted)
     with client.stream("GET", f"/vanpool/vanpools/{clean}/audit/events") as res:
         text = "".join(res.iter_text())
     events = [

@@ -24,6 +24,24 @@ def _cli() -> Any:
     return app
 
 
+def _router(settings: Any) -> Any:
+    from casework.apps.vanpool.api import router
+
+    return router(settings)
+
+
+def _strategies() -> Any:
+    from casework.apps.vanpool.strategies import STRATEGIES
+
+    return STRATEGIES
+
+
+def _eval_suite() -> Any:
+    from casework.apps.vanpool.evalsuite import eval_suite
+
+    return eval_suite()
+
+
 def _demo() -> None:
     from casework.apps.vanpool.demo import run_demo
 
@@ -35,5 +53,8 @@ APP = AppSpec(
     description="Pool Patrol: audit vanpools for location and shift mismatches, with outreach and approvals.",
     migrations=Path(__file__).parent / "migrations" / "versions",
     cli=_cli,
+    router=_router,
     demo=_demo,
+    eval_suite=_eval_suite,
+    strategies=_strategies,
 )

@@ -384,12 +384,18 @@ def cancel_membership(
     for employee_id in employee_ids:
         key = f"vanpool:{case_id}:cancel_membership:{employee_id}"
 
-        def remove(eid: str = employee_id) -> bool:
+        def remove(_key: str, eid: str = employee_id) -> bool:
             return deps.repo.remove_rider(case.vanpool_id, eid, deps.now())
+
+        def already_removed(_key: str, eid: str = employee_id) -> bool | None:
+            # After a crash between intent and completion: an ended membership is the effect.
+            riders = {e.employee_id for e in deps.repo.get_vanpool(case.vanpool_id).riders}
+            return True if eid not in riders else None
 
         if deps.journal.once(
             key,
             remove,
+            reconcile=already_removed,
             thread_id=case_id,
             action="cancel_membership",
             args={"vanpool_id": case.vanpool_id, "employee_id": employee_id},
@@ -668,13 +674,18 @@ def decide_approval(
     if decision == "edit":
         deps.repo.update_message(message_id, body=body)
 
-    def send() -> bool:
+    def send(_key: str) -> bool:
+        # The message's own id is its Message-ID: the idempotency key the SMTP side sees.
         deps.repo.update_message(message_id, status="queued", next_attempt_at=deps.now())
         return mail.send_one(deps.repo, deps.app, deps.mailer, message_id, deps.now())
+
+    def already_sent(_key: str) -> bool | None:
+        return True if deps.repo.get_message(message_id).status == "sent" else None
 
     sent = deps.journal.once(
         f"vanpool:{case_id}:send_email_for_review:{message_id}",
         send,
+        reconcile=already_sent,
         thread_id=case_id,
         action="send_email_for_review",
         args={"message_id": message_id},

@@ -572,6 +572,8 @@ def write(data_dir: Path = DATA_DIR) -> dict[str, int]:
         "outreach.jsonl": outreach_cases(),
     }
     for name, cases in datasets.items():
+        for case in cases:  # which strategy a case runs through (`casework eval vanpool`)
+            case["metadata"]["task"] = name.removesuffix(".jsonl").replace("_", "-")
         (data_dir / "eval" / name).write_text("".join(_jsonl(cases)))
     return {
         "employees": len(rows),
