@@ -6,8 +6,6 @@ Errors a user can cause are ``CaseworkError``s; the root CLI prints them as one 
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
@@ -16,17 +14,22 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from casework.clikit import (
+    ConcurrencyOption,
+    JsonOption,
+    NoProgressOption,
+    console,
+    print_json,
+    progress,
+)
+from casework.clikit import err_console as err
 from casework.errors import CaseworkError, InputError
 
 __all__ = ["app"]
 
-console = Console(width=None if sys.stdout.isatty() else 120)
-err = Console(stderr=True)
 app = typer.Typer(
     help="Pool Patrol: audit vanpools for location and shift mismatches. Start with "
     "`casework vanpool seed`, then `casework vanpool audit VP-119` and `casework vanpool cases`.",
@@ -43,10 +46,6 @@ def _deps(now: datetime | None = None) -> Any:
 
     deps = build_deps()
     return deps.at(now) if now else deps
-
-
-def _json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
 def _parse_now(value: str | None) -> datetime | None:
@@ -75,7 +74,7 @@ def _verifier(strategy: str) -> Any:
 
 # ---------------------------------------------------------------------------- data
 @app.command()
-def seed(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def seed(as_json: JsonOption = False) -> None:
     """Load the bundled synthetic roster (40 vanpools, 300 employees; idempotent)."""
     from casework.apps.vanpool.roster import import_roster
     from casework.apps.vanpool.synth import DATA_DIR
@@ -90,7 +89,7 @@ def import_cmd(
     file: Path = typer.Argument(
         ..., help="Roster file, .csv or .json (columns in the app README)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: JsonOption = False,
 ) -> None:
     """Import your own roster; every row is checked before anything is written."""
     from casework.apps.vanpool.roster import import_roster
@@ -103,7 +102,7 @@ def import_cmd(
 def _print_counts(deps: Any, counts: dict[str, int], as_json: bool) -> None:
     total = deps.repo.counts()
     if as_json:
-        _json({"added": counts, "total": total})
+        print_json({"added": counts, "total": total})
         return
     console.print(
         f"added {counts['employees']} employees, {counts['vanpools']} vanpools, "
@@ -118,8 +117,9 @@ def audit(
     vanpool_ids: list[str] = typer.Argument(None, help="Vanpool ids (VP-###)."),
     all_: bool = typer.Option(False, "--all", help="Audit every vanpool."),
     strategy: str = typer.Option("rules", "--strategy", help=STRATEGY_HELP),
-    concurrency: int = typer.Option(1, "--concurrency", min=1, max=32, help="Vanpools at once."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    concurrency: ConcurrencyOption = 1,
+    as_json: JsonOption = False,
+    no_progress: NoProgressOption = False,
 ) -> None:
     """Audit vanpools: all pass -> verified; any fail -> one case per vanpool and outreach."""
     from casework.apps.vanpool.models import check_id
@@ -137,15 +137,8 @@ def audit(
         raise InputError("Name a vanpool (VP-101) or pass --all.")
     results: dict[str, Any] = {}
     started = time.perf_counter()
-    with Progress(
-        TextColumn("auditing"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        disable=len(ids) == 1,
-    ) as progress:
-        task = progress.add_task("audit", total=len(ids))
+    with progress(enabled=len(ids) > 1) as bar:
+        task = bar.add_task("auditing", total=len(ids))
         with ThreadPoolExecutor(max_workers=concurrency) as pool:
             futures = {pool.submit(run, AuditInput(v), deps): v for v in ids}
             for f in as_completed(futures):
@@ -155,11 +148,11 @@ def audit(
                     if not all_:
                         raise
                     results[futures[f]] = exc  # one bad vanpool does not stop the batch
-                progress.advance(task)
+                bar.advance(task)
     seconds = time.perf_counter() - started
     rows = [_audit_row(v, results[v]) for v in ids]
     if as_json:
-        _json({"strategy": strategy, "seconds": round(seconds, 2), "results": rows})
+        print_json({"strategy": strategy, "seconds": round(seconds, 2), "results": rows})
         return
     table = Table("vanpool", "result", "failed checks", "case", "email")
     for r in rows:
@@ -206,13 +199,13 @@ def _audit_row(vanpool_id: str, r: Any) -> dict[str, Any]:
 @app.command()
 def cases(
     status: str | None = typer.Option(None, "--status", help="Only cases in this status."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: JsonOption = False,
 ) -> None:
     """List cases."""
     deps = _deps()
     items = deps.repo.list_cases(status)
     if as_json:
-        _json([_case_dict(c) for c in items])
+        print_json([_case_dict(c) for c in items])
         return
     table = Table("case", "vanpool", "status", "reason", "failed checks", "outcome", "due")
     for c in items:
@@ -235,7 +228,7 @@ def _case_dict(c: Any) -> dict[str, Any]:
 @app.command()
 def case(
     case_id: str = typer.Argument(..., help="CASE-XXXXXXXX"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: JsonOption = False,
 ) -> None:
     """Why a case failed (evidence with citations), its emails and its audit trail."""
     from casework.apps.vanpool.models import check_id
@@ -245,7 +238,7 @@ def case(
     messages = deps.repo.messages(c.thread_id) if c.thread_id else []
     log = deps.repo.audit_log(case_id=c.case_id)
     if as_json:
-        _json({**_case_dict(c), "messages": [m.__dict__ for m in messages], "audit_log": log})
+        print_json({**_case_dict(c), "messages": [m.__dict__ for m in messages], "audit_log": log})
         return
     console.print(
         f"[bold]{c.case_id}[/] vanpool {c.vanpool_id}: {c.status}"
@@ -269,13 +262,13 @@ def case(
 
 # ---------------------------------------------------------------------------- approvals
 @app.command()
-def approvals(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def approvals(as_json: JsonOption = False) -> None:
     """Pending approvals: drafted replies to escalations and membership cancellations."""
     from casework.apps.vanpool.lifecycle import pending_approvals
 
     items = pending_approvals(_deps())
     if as_json:
-        _json(items)
+        print_json(items)
         return
     if not items:
         console.print("No pending approvals.")
@@ -326,7 +319,7 @@ def reply(
     case_id: str = typer.Argument(..., help="CASE-XXXXXXXX"),
     text: str = typer.Argument(..., help="The rider's reply."),
     strategy: str = typer.Option("rules", "--strategy", help=STRATEGY_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: JsonOption = False,
 ) -> None:
     """File a rider's reply into the case's thread (as if emailed) and handle it."""
     from casework.apps.vanpool.strategies import reply_to_case
@@ -344,7 +337,7 @@ def reply(
         "message_id": out.message_id if out else None,
     }
     if as_json:
-        _json(data)
+        print_json(data)
         return
     console.print(
         f"{result.case_id}: reply classified {data['bucket']}; case {data['status']}"
@@ -358,7 +351,7 @@ def reply(
 def tick(
     now: str | None = typer.Option(None, "--now", help="Pretend it is this ISO date-time."),
     strategy: str = typer.Option("rules", "--strategy", help=STRATEGY_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: JsonOption = False,
 ) -> None:
     """Advance time: retry queued email, re-audit cases whose one-week reply timeout passed."""
     from casework.apps.vanpool import lifecycle
@@ -366,7 +359,7 @@ def tick(
     deps = _deps(_parse_now(now))
     out = lifecycle.tick(deps, _verifier(_strategy(strategy)))
     if as_json:
-        _json(out)
+        print_json(out)
         return
     console.print(
         f"{out['now']}: {out['sent']} queued emails sent, {out['still_queued']} still queued."
