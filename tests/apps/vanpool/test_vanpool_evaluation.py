@@ -1,4 +1,4 @@
-"""Domain metrics as pure functions, the datasets' shape, and the rules baseline's scores."""
+"""Domain metrics as pure functions, the datasets' shape, and the business figures."""
 
 from __future__ import annotations
 
@@ -6,44 +6,40 @@ from collections import Counter
 
 import pytest
 
+from casework.apps.vanpool.evalsuite import DATASETS
 from casework.apps.vanpool.evaluation import (
-    TARGETS,
     conflict_outcome,
     evidence_completeness,
-    load_dataset,
     overlap_accuracy,
-    run_dataset,
-    score_case,
-    summarize,
     time_format_ok,
 )
+from casework.evals import load_dataset
 
 FULL = {"employee_id": "EMP-0001", "shift_id": "SH-1", "vanpool_id": None, "overlap_minutes": 0}
 
 
 def test_phase1_dataset_has_the_spec_shape() -> None:
-    cases = load_dataset("shift")
+    cases = load_dataset(DATASETS["shift"])
     assert len(cases) == 60
-    assert Counter(c["metadata"]["category"] for c in cases) == {
+    assert Counter(c.metadata["category"] for c in cases) == {
         "valid": 20,
         "conflict": 20,
         "edge": 20,
     }
     for c in cases:
-        assert c["inputs"]["employee_ids"]
-        assert c["expected"]["verdict"] in ("pass", "fail")
-        assert c["expected"]["should_detect_conflict"] == (c["expected"]["verdict"] == "fail")
-        assert {"scenario_type", "complexity"} <= c["metadata"].keys()
-    scenarios = {
-        c["metadata"]["scenario_type"] for c in cases if c["metadata"]["category"] == "edge"
-    }
+        assert c.inputs["employee_ids"] and c.metadata["task"] == "shift"
+        assert c.expected["verdict"] in ("pass", "fail")
+        assert c.expected["should_detect_conflict"] == (c.expected["verdict"] == "fail")
+        assert {"scenario_type", "complexity"} <= c.metadata.keys()
+    scenarios = {c.metadata["scenario_type"] for c in cases if c.metadata["category"] == "edge"}
     assert {
         "partial_overlap_20min",
         "rotating_shift_half_overlap",
         "novel_shift_panama_vs_weekday",
     } <= scenarios
-    assert len(load_dataset("location")) == len(load_dataset("case_manager")) == 38
-    assert Counter(c["expected"]["bucket"] for c in load_dataset("outreach")) == {
+    assert len(load_dataset(DATASETS["location"])) == 38
+    assert len(load_dataset(DATASETS["case-manager"])) == 38
+    assert Counter(c.expected["bucket"] for c in load_dataset(DATASETS["outreach"])) == {
         "acknowledgment": 6,
         "question": 6,
         "update": 6,
@@ -92,74 +88,6 @@ def test_time_format() -> None:
     assert time_format_ok({"reasoning": "Works 22:00-06:30, overlap 0 min."})
     assert not time_format_ok({"reasoning": "Works 10pm to 6:30am."})
     assert not time_format_ok({"reasoning": "Starts 25:00."})
-
-
-def test_summary_targets_and_rates() -> None:
-    case = {
-        "id": "c",
-        "inputs": {},
-        "expected": {
-            "verdict": "fail",
-            "should_detect_conflict": True,
-            "conflicting_employees": ["EMP-0001"],
-        },
-        "metadata": {"complexity": "simple"},
-    }
-    right = score_case(
-        "shift",
-        case,
-        {
-            "verdict": "fail",
-            "confidence": 90,
-            "failed_employees": ["EMP-0001"],
-            "evidence": [{"ref": "EMP-0001", "fields": FULL}],
-        },
-    )
-    wrong = score_case("shift", case, {"verdict": "pass", "confidence": 90, "evidence": []})
-    m = summarize("shift", [right, wrong])
-    assert (m["verdict_accuracy"], m["false_negative_rate"], m["employees_exact"]) == (
-        0.5,
-        0.5,
-        0.5,
-    )
-    assert m["targets"]["verdict_accuracy"] == {
-        "target": TARGETS["verdict_accuracy"],
-        "value": 0.5,
-        "met": False,
-    }
-    assert m["calibration_ece"] == pytest.approx(0.4)
-
-
-def test_trajectory_metrics_for_an_agent_run() -> None:
-    case = load_dataset("case_manager")[0]
-    calls = [{"name": n, "args": {}, "ok": True} for n in case["expected"]["tools"]]
-    calls.insert(1, {"name": "run_location_specialist", "args": {}, "ok": True})  # a repeat
-    out = {
-        "verdict": case["expected"]["verdict"],
-        "failed_checks": case["expected"]["failed_checks"],
-        "tool_calls": calls,
-        "ended_by": "submit",
-        "confidence": 80,
-    }
-    row = score_case("case_manager", case, out)
-    assert (row["tool_choice"], row["tools"], row["redundant"]) == (True, len(calls), 1)
-    m = summarize("case_manager", [row])
-    assert m["redundant_call_rate"] == pytest.approx(1 / len(calls))
-    assert m["targets"]["redundant_call_rate"]["met"] is False
-
-
-def test_rules_baseline_scores(deps) -> None:
-    shift = run_dataset("shift", "rules", deps)["summary"]
-    assert (
-        shift["verdict_accuracy"],
-        shift["shift_conflict_accuracy"],
-        shift["evidence_completeness"],
-    ) == (1.0, 1.0, 1.0)
-    outreach = run_dataset("outreach", "rules", deps)["summary"]
-    assert outreach["bucket_match"] == pytest.approx(
-        23 / 24
-    )  # "nothing has changed" reads as an update
-    assert outreach["hitl_match"] == 1.0
 
 
 def test_business_figures() -> None:

@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from casework.apps.vanpool import agent as vp_agent
-from casework.apps.vanpool.evaluation import load_dataset
+from casework.apps.vanpool.evalsuite import DATASETS
+from casework.evals import load_dataset
 
 
 @pytest.mark.slow
@@ -20,10 +21,10 @@ def test_bundled_model_finds_a_night_worker_in_a_day_group(deps) -> None:
     local = replace(deps, models=lambda role: model)
     case = next(
         c
-        for c in load_dataset("shift")
-        if c["metadata"]["scenario_type"] == "night_with_morning_vanpool"
+        for c in load_dataset(DATASETS["shift"])
+        if c.metadata["scenario_type"] == "night_with_morning_vanpool"
     )
-    decision = vp_agent.run_shift_specialist(local, case["inputs"]["employee_ids"])
+    decision = vp_agent.run_shift_specialist(local, case.inputs["employee_ids"])
     assert decision.run.ended_by == "submit", decision.run.ended_by  # a real decision
     assert decision.run.tool_names[0] == "get_employee_shifts"
     assert decision.verdict == "fail"
