@@ -34,7 +34,6 @@ from casework.apps.vanpool.models import (
     OutreachResult,
     ShiftDecision,
 )
-from casework.apps.vanpool.prompts import render
 from casework.apps.vanpool.rules import classify_reply_keywords
 from casework.apps.vanpool.tools import (
     CaseContext,
@@ -49,6 +48,7 @@ from casework.apps.vanpool.tools import (
 from casework.config import Limits
 from casework.errors import InputError
 from casework.runtime import EndReason, Event, ReactAgent, RunInfo, RunResult
+from casework.runtime.prompts import load_prompt
 
 __all__ = [
     "PROMPT_VERSION",
@@ -62,6 +62,9 @@ __all__ = [
     "run_outreach_agent",
     "run_shift_specialist",
 ]
+
+APP_PACKAGE = "casework.apps.vanpool"
+"""Where ``load_prompt`` finds the ``prompts/*.md`` files."""
 
 PROMPT_VERSION = "vanpool-1"
 ROLES = {
@@ -120,7 +123,9 @@ def run_location_specialist(deps: VanpoolDeps, vanpool_id: str) -> LocationDecis
         "location_specialist",
         tools=location_tools(deps),
         decision_model=LocationDecision,
-        system_prompt=render("location_specialist", vanpool_id=vanpool_id, riders=riders),
+        system_prompt=load_prompt(
+            APP_PACKAGE, "location_specialist", vanpool_id=vanpool_id, riders=riders
+        ),
         context_schema=VanpoolRef,
         limits=_limits(deps, len(vanpool.riders) * 2 + 3),
     )
@@ -148,7 +153,7 @@ def run_shift_specialist(
         "shift_specialist",
         tools=shift_tools(deps),
         decision_model=ShiftDecision,
-        system_prompt=render("shift_specialist", group=group + ", ".join(ids)),
+        system_prompt=load_prompt(APP_PACKAGE, "shift_specialist", group=group + ", ".join(ids)),
         context_schema=ShiftGroup,
         limits=_limits(deps, 4),
     )
@@ -182,7 +187,9 @@ def classify_with_model(deps: VanpoolDeps, text: str) -> str:
     """The classifier role's bucket for a reply; its first bucket word counts. A model that
     names none leaves the keyword rules to decide (which route unclear replies to a person)."""
     model = deps.models(ROLES["classify_reply"])
-    answer = model.invoke([HumanMessage(render("classify_reply", reply=text[:2000]))])
+    answer = model.invoke(
+        [HumanMessage(load_prompt(APP_PACKAGE, "classify_reply", reply=text[:2000]))]
+    )
     found = _BUCKET_RE.search(str(answer.content).lower())
     return found.group(0) if found else classify_reply_keywords(text)
 
@@ -204,7 +211,8 @@ def run_outreach_agent(
         tools=outreach_tools(deps, lambda text: classify_with_model(deps, text)),
         decision_model=OutreachResult,
         submit_name="submit_outcome",
-        system_prompt=render(
+        system_prompt=load_prompt(
+            APP_PACKAGE,
             "outreach_agent",
             case_id=case_id,
             vanpool_id=case.vanpool_id,
@@ -291,7 +299,9 @@ def _build_case_manager(deps: VanpoolDeps, vanpool_id: str) -> ReactAgent[CaseMa
         "case_manager",
         tools=tools,
         decision_model=CaseManagerResult,
-        system_prompt=render("case_manager", vanpool_id=vanpool_id, roster=roster, case=case_text),
+        system_prompt=load_prompt(
+            APP_PACKAGE, "case_manager", vanpool_id=vanpool_id, roster=roster, case=case_text
+        ),
         context_schema=CaseContext,
         limits=_limits(deps, 6),
         approvals=CANCEL_APPROVAL,

@@ -37,9 +37,9 @@ from casework.apps.vanpool.models import (
     Reason,
     ShiftDecision,
 )
-from casework.apps.vanpool.prompts import render
 from casework.apps.vanpool.repository import OPEN_STATUSES
 from casework.errors import InputError, NotFoundError
+from casework.runtime.prompts import load_prompt
 
 __all__ = [
     "RULES_ACTOR",
@@ -61,6 +61,9 @@ __all__ = [
     "tick",
     "upsert_case",
 ]
+
+APP_PACKAGE = "casework.apps.vanpool"
+"""Where ``load_prompt`` finds the ``prompts/*.md`` files."""
 
 RULES_ACTOR = "rules_auditor"
 REVIEWER = "reviewer"
@@ -262,7 +265,7 @@ def start_outreach(deps: VanpoolDeps, case_id: str, actor: str) -> OutreachResul
     """The initial email (template chosen by failed_checks); the case then waits a week."""
     case = deps.repo.get_case(case_id)
     key = template_key(case.failed_checks)
-    body = render(f"email_{key}", **_values(deps, case))
+    body = load_prompt(APP_PACKAGE, f"email_{key}", **_values(deps, case))
     result = send_email(
         deps, case_id, body, actor, subject=f"Vanpool {case.vanpool_id} membership review"
     )
@@ -453,7 +456,8 @@ def reaudit(
     if count >= deps.app.max_reaudits:
         return request_cancel(deps, case_id, actor)
     case = deps.repo.get_case(case_id)
-    body = render(
+    body = load_prompt(
+        APP_PACKAGE,
         "email_reminder",
         **_values(deps, case, attempt=count, max_attempts=deps.app.max_reaudits),
     )
@@ -498,7 +502,10 @@ def process_reply(
         if outreach is not None:
             return outreach
         return send_email(
-            deps, case_id, draft or render(template, **_values(deps, case, **more)), actor
+            deps,
+            case_id,
+            draft or load_prompt(APP_PACKAGE, template, **_values(deps, case, **more)),
+            actor,
         )
 
     if bucket is Bucket.ACKNOWLEDGMENT:
@@ -514,7 +521,7 @@ def process_reply(
     elif outreach is not None and outreach.hitl_required:
         out = outreach  # the agent drafted for review: the case is already in hitl_review
     else:
-        body = draft or render("email_escalation", **_values(deps, case))
+        body = draft or load_prompt(APP_PACKAGE, "email_escalation", **_values(deps, case))
         out = draft_for_review(deps, case_id, body, actor)
     out = out.model_copy(update={"bucket": bucket, "hitl_required": bucket is Bucket.ESCALATION})
     return _result(deps, case_id, out)
