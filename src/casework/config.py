@@ -47,6 +47,10 @@ class Models(BaseModel):
     """LLM judges; should differ from the model it judges."""
     annotator: str | None = None
     """Generators of annotations (HED)."""
+    outreach: str | None = None
+    """Agents that write to people (emails, replies); a mid-size model with a good tone."""
+    classifier: str | None = None
+    """Small single-label classifiers (e.g. sorting a reply into a bucket); a small model."""
 
     def for_role(self, role: str) -> str:
         value = getattr(self, role, None) if role in type(self).model_fields else None

@@ -167,6 +167,9 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
     "eval receipts": Invocation(
         ["eval", "receipts", "--strategy", "baseline", "--limit", "3", "--json"], progress=True
     ),
+    "eval vanpool": Invocation(
+        ["eval", "vanpool", "--strategy", "rules", "--limit", "3", "--json"], progress=True
+    ),
     "eval calibrate": Invocation(["eval", "calibrate", "{run}", "--json"]),
     "eval list": Invocation(["eval", "list", "--json"]),
     "eval show": Invocation(["eval", "show", "{run}", "--json"]),
@@ -196,6 +199,14 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
     "receipts review accept": Invocation(["receipts", "review", "accept", "{review_a}", "--json"]),
     "receipts review reject": Invocation(["receipts", "review", "reject", "{review_b}", "--json"]),
     "receipts edge-cases list": Invocation(["receipts", "edge-cases", "list", "--json"]),
+    "vanpool seed": Invocation(["vanpool", "seed", "--json"]),
+    "vanpool import": Invocation(["vanpool", "import", "{vanpool_roster}", "--json"]),
+    "vanpool audit": Invocation(["vanpool", "audit", "VP-101", "VP-123", "--json"], progress=True),
+    "vanpool cases": Invocation(["vanpool", "cases", "--json"]),
+    "vanpool case": Invocation(["vanpool", "case", "{vanpool_case}", "--json"]),
+    "vanpool approvals": Invocation(["vanpool", "approvals", "--json"]),
+    "vanpool reply": Invocation(["vanpool", "reply", "{vanpool_case}", "Noted, thanks.", "--json"]),
+    "vanpool tick": Invocation(["vanpool", "tick", "--now", "2026-12-01T09:00", "--json"]),
     "user list": Invocation(["user", "list", "--json"]),
     "token create": Invocation(["token", "create", "json-user", "--json"]),
     "token list": Invocation(["token", "list", "json-user", "--json"]),
@@ -260,7 +271,13 @@ def json_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, st
                 "--no-progress",
             )
         )["run_id"]
+        from casework.apps.vanpool.synth import DATA_DIR as VANPOOL_DATA
+
+        run("vanpool", "seed")
+        audited = json.loads(run("vanpool", "audit", "VP-119", "--json"))
         yield {
+            "vanpool_roster": str(VANPOOL_DATA / "roster.json"),
+            "vanpool_case": audited["results"][0]["case_id"],
             "run": run_id,
             "review_a": str(queue[0]["id"]),
             "review_b": str(queue[1]["id"]),

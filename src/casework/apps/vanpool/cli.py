@@ -1,0 +1,419 @@
+"""``casework vanpool …``: seed, import, audit, cases, approvals, replies, tick, mail serve, demo.
+
+Thin: each command builds deps, calls ``strategies`` / ``lifecycle`` / ``roster`` and prints.
+Errors a user can cause are ``CaseworkError``s; the root CLI prints them as one sentence.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from casework.clikit import (
+    ConcurrencyOption,
+    JsonOption,
+    NoProgressOption,
+    console,
+    print_json,
+    progress,
+)
+from casework.clikit import err_console as err
+from casework.errors import CaseworkError, InputError
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    help="Pool Patrol: audit vanpools for location and shift mismatches. Start with "
+    "`casework vanpool seed`, then `casework vanpool audit VP-119` and `casework vanpool cases`.",
+    no_args_is_help=True,
+)
+mail_app = typer.Typer(help="Email: the inbound SMTP receiver.", no_args_is_help=True)
+app.add_typer(mail_app, name="mail")
+
+STRATEGY_HELP = "rules (no model) or agent (Case Manager and specialists on the configured models)."
+
+
+def _deps(now: datetime | None = None) -> Any:
+    from casework.apps.vanpool.deps import build_deps
+
+    deps = build_deps()
+    return deps.at(now) if now else deps
+
+
+def _parse_now(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise InputError(
+            f"--now {value!r} is not an ISO date-time (e.g. 2026-12-01T09:00)."
+        ) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _strategy(name: str) -> str:
+    if name not in ("rules", "baseline", "agent"):
+        raise InputError(f"Unknown strategy {name!r}; use rules or agent.")
+    return name
+
+
+def _verifier(strategy: str) -> Any:
+    from casework.apps.vanpool import agent, lifecycle
+
+    return agent.agent_verify if strategy == "agent" else lifecycle.rules_verify
+
+
+# ---------------------------------------------------------------------------- data
+@app.command()
+def seed(as_json: JsonOption = False) -> None:
+    """Load the bundled synthetic roster (40 vanpools, 300 employees; idempotent)."""
+    from casework.apps.vanpool.roster import import_roster
+    from casework.apps.vanpool.synth import DATA_DIR
+
+    deps = _deps()
+    counts = import_roster(deps.repo, DATA_DIR / "roster.json", deps.now())
+    _print_counts(deps, counts, as_json)
+
+
+@app.command("import")
+def import_cmd(
+    file: Path = typer.Argument(
+        ..., help="Roster file, .csv or .json (columns in the app README)."
+    ),
+    as_json: JsonOption = False,
+) -> None:
+    """Import your own roster; every row is checked before anything is written."""
+    from casework.apps.vanpool.roster import import_roster
+
+    deps = _deps()
+    counts = import_roster(deps.repo, file, deps.now())
+    _print_counts(deps, counts, as_json)
+
+
+def _print_counts(deps: Any, counts: dict[str, int], as_json: bool) -> None:
+    total = deps.repo.counts()
+    if as_json:
+        print_json({"added": counts, "total": total})
+        return
+    console.print(
+        f"added {counts['employees']} employees, {counts['vanpools']} vanpools, "
+        f"{counts['riders']} riders, {counts['shifts']} shifts; the store now has "
+        f"{total['vanpools']} vanpools, {total['employees']} employees, {total['riders']} riders."
+    )
+
+
+# ---------------------------------------------------------------------------- audit
+@app.command()
+def audit(
+    vanpool_ids: list[str] = typer.Argument(None, help="Vanpool ids (VP-###)."),
+    all_: bool = typer.Option(False, "--all", help="Audit every vanpool."),
+    strategy: str = typer.Option("rules", "--strategy", help=STRATEGY_HELP),
+    concurrency: ConcurrencyOption = 1,
+    as_json: JsonOption = False,
+    no_progress: NoProgressOption = False,
+) -> None:
+    """Audit vanpools: all pass -> verified; any fail -> one case per vanpool and outreach."""
+    from casework.apps.vanpool.models import check_id
+    from casework.apps.vanpool.strategies import STRATEGIES, AuditInput
+
+    run = STRATEGIES[_strategy(strategy)]
+    deps = _deps()
+    if all_:
+        ids = deps.repo.vanpool_ids()
+    elif vanpool_ids:
+        ids = [check_id("VP", v) for v in vanpool_ids]
+        for v in ids:
+            deps.repo.get_vanpool(v)  # unknown ids stop before any audit runs
+    else:
+        raise InputError("Name a vanpool (VP-101) or pass --all.")
+    results: dict[str, Any] = {}
+    started = time.perf_counter()
+    with progress(enabled=len(ids) > 1) as bar:
+        task = bar.add_task("auditing", total=len(ids))
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            futures = {pool.submit(run, AuditInput(v), deps): v for v in ids}
+            for f in as_completed(futures):
+                try:
+                    results[futures[f]] = f.result()
+                except CaseworkError as exc:
+                    if not all_:
+                        raise
+                    results[futures[f]] = exc  # one bad vanpool does not stop the batch
+                bar.advance(task)
+    seconds = time.perf_counter() - started
+    rows = [_audit_row(v, results[v]) for v in ids]
+    if as_json:
+        print_json({"strategy": strategy, "seconds": round(seconds, 2), "results": rows})
+        return
+    table = Table("vanpool", "result", "failed checks", "case", "email")
+    for r in rows:
+        table.add_row(
+            r["vanpool_id"],
+            r["verdict"],
+            ", ".join(r["failed_checks"]) or "-",
+            r["case_id"] or "-",
+            r["email"],
+        )
+    console.print(table)
+    for r in rows:
+        if r["verdict"] == "error":
+            err.print(f"{r['vanpool_id']}: {r['reasoning']}")
+    console.print(f"{len(rows)} vanpools audited in {seconds:.1f}s with {strategy}.")
+
+
+def _audit_row(vanpool_id: str, r: Any) -> dict[str, Any]:
+    if isinstance(r, CaseworkError):
+        return {
+            "vanpool_id": vanpool_id,
+            "verdict": "error",
+            "failed_checks": [],
+            "case_id": None,
+            "email": "-",
+            "reasoning": str(r),
+            "model_calls": 0,
+        }
+    email = "-"
+    if r.outreach is not None and r.outreach.message_id:
+        email = "sent" if r.outreach.sent else r.outreach.verdict
+    return {
+        "vanpool_id": vanpool_id,
+        "verdict": r.verdict,
+        "failed_checks": list(r.failed_checks),
+        "case_id": r.case_id,
+        "email": email,
+        "reasoning": r.reasoning,
+        "model_calls": getattr(r.run.usage, "model_calls", None) if r.run and r.run.usage else 0,
+    }
+
+
+# ---------------------------------------------------------------------------- cases
+@app.command()
+def cases(
+    status: str | None = typer.Option(None, "--status", help="Only cases in this status."),
+    as_json: JsonOption = False,
+) -> None:
+    """List cases."""
+    deps = _deps()
+    items = deps.repo.list_cases(status)
+    if as_json:
+        print_json([_case_dict(c) for c in items])
+        return
+    table = Table("case", "vanpool", "status", "reason", "failed checks", "outcome", "due")
+    for c in items:
+        table.add_row(
+            c.case_id,
+            c.vanpool_id,
+            c.status,
+            c.meta.get("reason", ""),
+            ", ".join(c.failed_checks),
+            c.outcome or "-",
+            c.due_at.strftime("%Y-%m-%d %H:%M") if c.due_at else "-",
+        )
+    console.print(table)
+
+
+def _case_dict(c: Any) -> dict[str, Any]:
+    return asdict(c)
+
+
+@app.command()
+def case(
+    case_id: str = typer.Argument(..., help="CASE-XXXXXXXX"),
+    as_json: JsonOption = False,
+) -> None:
+    """Why a case failed (evidence with citations), its emails and its audit trail."""
+    from casework.apps.vanpool.models import check_id
+
+    deps = _deps()
+    c = deps.repo.get_case(check_id("CASE", case_id))
+    messages = deps.repo.messages(c.thread_id) if c.thread_id else []
+    log = deps.repo.audit_log(case_id=c.case_id)
+    if as_json:
+        print_json({**_case_dict(c), "messages": [m.__dict__ for m in messages], "audit_log": log})
+        return
+    console.print(
+        f"[bold]{c.case_id}[/] vanpool {c.vanpool_id}: {c.status}"
+        + (f" ({c.outcome})" if c.outcome else "")
+    )
+    console.print(f"  reason: {c.meta.get('reason')}  failed checks: {', '.join(c.failed_checks)}")
+    console.print(f"  {c.meta.get('details', '')}", highlight=False)
+    for e in c.meta.get("evidence", []):
+        values = ", ".join(f"{k}={v}" for k, v in e.items() if k not in ("type", "ref"))
+        console.print(f"  [cyan]{e['type']}[/] {e['ref']}: {values}", highlight=False)
+    for m in messages:
+        console.print(
+            f"  {m.created_at:%Y-%m-%d %H:%M} {m.direction} {m.message_id} {m.status}"
+            + (f" bucket={m.bucket}" if m.bucket else "")
+            + f": {m.body.splitlines()[0][:80] if m.body else ''}",
+            highlight=False,
+        )
+    for a in log:
+        console.print(f"  [dim]{a['at']:%Y-%m-%d %H:%M} {a['actor']} {a['action']}[/]")
+
+
+# ---------------------------------------------------------------------------- approvals
+@app.command()
+def approvals(as_json: JsonOption = False) -> None:
+    """Pending approvals: drafted replies to escalations and membership cancellations."""
+    from casework.apps.vanpool.lifecycle import pending_approvals
+
+    items = pending_approvals(_deps())
+    if as_json:
+        print_json(items)
+        return
+    if not items:
+        console.print("No pending approvals.")
+    for a in items:
+        what = (
+            f"cancel membership of {', '.join(a['employee_ids'])} in {a['vanpool_id']}"
+            if a["action"] == "cancel_membership"
+            else f"send drafted reply {a['message_id']}"
+        )
+        allowed = escape(f"[{' / '.join(a['allowed'])}]")
+        console.print(f"{a['case_id']} ({a['status']}): {what} {allowed}")
+
+
+def _decide(case_id: str, decision: str, body: str | None = None) -> None:
+    from casework.apps.vanpool.lifecycle import decide_approval
+    from casework.apps.vanpool.models import check_id
+
+    c = decide_approval(_deps(), check_id("CASE", case_id), decision, body)
+    console.print(
+        f"{c.case_id}: {decision} -> {c.status}" + (f" ({c.outcome})" if c.outcome else "")
+    )
+
+
+@app.command()
+def approve(case_id: str = typer.Argument(..., help="CASE-XXXXXXXX")) -> None:
+    """Approve the case's pending action (send the draft / cancel the membership)."""
+    _decide(case_id, "approve")
+
+
+@app.command()
+def edit(
+    case_id: str = typer.Argument(..., help="CASE-XXXXXXXX"),
+    text: str = typer.Argument(..., help="The email text to send instead of the draft."),
+) -> None:
+    """Edit the drafted reply, then send it."""
+    _decide(case_id, "edit", text)
+
+
+@app.command()
+def reject(case_id: str = typer.Argument(..., help="CASE-XXXXXXXX")) -> None:
+    """Reject the pending action (the draft is not sent / the membership stays)."""
+    _decide(case_id, "reject")
+
+
+# ---------------------------------------------------------------------------- replies + time
+@app.command()
+def reply(
+    case_id: str = typer.Argument(..., help="CASE-XXXXXXXX"),
+    text: str = typer.Argument(..., help="The rider's reply."),
+    strategy: str = typer.Option("rules", "--strategy", help=STRATEGY_HELP),
+    as_json: JsonOption = False,
+) -> None:
+    """File a rider's reply into the case's thread (as if emailed) and handle it."""
+    from casework.apps.vanpool.strategies import reply_to_case
+
+    result = reply_to_case(_deps(), case_id, text, _strategy(strategy))
+    out = result.outreach
+    data = {
+        "case_id": result.case_id,
+        "status": result.verdict,
+        "outcome": result.outcome,
+        "reaudits": result.reaudits,
+        "bucket": out.bucket if out else None,
+        "hitl_required": out.hitl_required if out else False,
+        "sent": out.sent if out else False,
+        "message_id": out.message_id if out else None,
+    }
+    if as_json:
+        print_json(data)
+        return
+    console.print(
+        f"{result.case_id}: reply classified {data['bucket']}; case {data['status']}"
+        + (f", re-audits {data['reaudits']}" if data["reaudits"] else "")
+        + (f" ({data['outcome']})" if data["outcome"] else "")
+        + ("; the drafted answer waits for approval" if data["hitl_required"] else "")
+    )
+
+
+@app.command()
+def tick(
+    now: str | None = typer.Option(None, "--now", help="Pretend it is this ISO date-time."),
+    strategy: str = typer.Option("rules", "--strategy", help=STRATEGY_HELP),
+    as_json: JsonOption = False,
+) -> None:
+    """Advance time: retry queued email, re-audit cases whose one-week reply timeout passed."""
+    from casework.apps.vanpool import lifecycle
+
+    deps = _deps(_parse_now(now))
+    out = lifecycle.tick(deps, _verifier(_strategy(strategy)))
+    if as_json:
+        print_json(out)
+        return
+    console.print(
+        f"{out['now']}: {out['sent']} queued emails sent, {out['still_queued']} still queued."
+    )
+    for r in out["reaudited"]:
+        console.print(
+            f"  {r['case_id']} re-audited -> {r['status']}"
+            + (f" ({r['outcome']})" if r["outcome"] else "")
+        )
+
+
+@mail_app.command("serve")
+def mail_serve(
+    host: str | None = typer.Option(
+        None, "--host", help="Default: CASEWORK_VANPOOL__INBOUND_HOST."
+    ),
+    port: int | None = typer.Option(
+        None, "--port", help="Default: CASEWORK_VANPOOL__INBOUND_PORT."
+    ),
+    strategy: str = typer.Option("rules", "--strategy", help=STRATEGY_HELP),
+) -> None:
+    """Receive replies by SMTP, file each into its thread and handle it (Ctrl-C stops)."""
+    from casework.apps.vanpool.mail import serve_inbound
+
+    deps = _deps()
+    strategy = _strategy(strategy)
+    host = host or deps.app.inbound_host
+    port = port or deps.app.inbound_port
+
+    def on_reply(thread_id: str, message_id: str) -> None:
+        from casework.apps.vanpool.strategies import handle_reply
+
+        result = handle_reply(deps, message_id, strategy)
+        err.print(f"{thread_id}: reply {message_id} -> {result.verdict}")
+
+    try:
+        controller = serve_inbound(deps.repo, host, port, on_reply)
+    except (OSError, RuntimeError) as exc:
+        raise InputError(
+            f"Cannot listen on {host}:{port} ({exc}); choose another --port."
+        ) from None
+    err.print(f"Receiving replies on {host}:{port}; Ctrl-C stops.")
+    try:
+        while True:
+            time.sleep(1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        controller.stop()
+
+
+@app.command()
+def demo() -> None:
+    """Seed, audit every vanpool with the rules auditor, walk one case through its lifecycle."""
+    from casework.apps.vanpool.demo import run_demo
+
+    run_demo(console)

@@ -1,0 +1,80 @@
+"""One deps object per run: repository, distance provider, mailer, journal, clock, models."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from casework.apps.vanpool.mail import Mailer, SmtpMailer
+from casework.apps.vanpool.repository import VanpoolRepository
+from casework.apps.vanpool.rules import DistanceProvider, GreatCircleDistance
+from casework.apps.vanpool.settings import VanpoolSettings
+from casework.config import Settings, get_settings
+from casework.runtime import ModelSource
+from casework.runtime.approvals import SideEffectJournal
+from casework.stores.sql import get_engine, migrate
+
+__all__ = ["VanpoolDeps", "build_deps", "system_clock"]
+
+
+def system_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class VanpoolDeps:
+    repo: VanpoolRepository
+    settings: Settings
+    app: VanpoolSettings
+    distance: DistanceProvider
+    mailer: Mailer
+    journal: SideEffectJournal
+    models: ModelSource
+    clock: Callable[[], datetime] = system_clock
+    checkpointer: Any = None
+    """A LangGraph checkpointer for agent runs that may pause for approval (durable)."""
+
+    def now(self) -> datetime:
+        return self.clock()
+
+    def at(self, now: datetime) -> VanpoolDeps:
+        """The same deps with the clock fixed at ``now`` (``vanpool tick --now``)."""
+        return replace(self, clock=lambda: now)
+
+
+def build_deps(
+    settings: Settings | None = None,
+    *,
+    app: VanpoolSettings | None = None,
+    mailer: Mailer | None = None,
+    distance: DistanceProvider | None = None,
+    models: ModelSource | None = None,
+    clock: Callable[[], datetime] | None = None,
+    checkpointer: Any = None,
+    run_migrations: bool = True,
+) -> VanpoolDeps:
+    """Deps on the configured stores (migrated on first use)."""
+    settings = settings or get_settings()
+    app = app or VanpoolSettings()
+    engine = get_engine(settings.db_url)
+    if run_migrations:
+        migrate(engine)
+
+    def default_models(role: str) -> Any:
+        from casework.llm import resolve_model
+
+        return resolve_model(settings.models.for_role(role), settings=settings)
+
+    return VanpoolDeps(
+        repo=VanpoolRepository(engine),
+        settings=settings,
+        app=app,
+        distance=distance or GreatCircleDistance(),
+        mailer=mailer or SmtpMailer(app),
+        journal=SideEffectJournal(engine),
+        models=models or default_models,
+        clock=clock or system_clock,
+        checkpointer=checkpointer,
+    )

@@ -1,0 +1,1 @@
+"""The vanpool agents' prompts and email templates, rendered by ``casework.runtime.prompts.load_prompt``."""

@@ -1,0 +1,488 @@
+"""Deterministic vanpool rules: geography and shift overlap. Pure functions, named thresholds.
+
+Location: a rider's home ZIP gives coordinates (``zipcodes``, offline); the commute is the
+distance from home to the vanpool's pickup, measured by a ``DistanceProvider`` (great-circle
+by default; a routing service plugs in behind the same protocol). A rider passes when the
+distance is within the vanpool's threshold (default 50 miles).
+
+Shifts: a shift is one or more weekly *phases* (a rotating shift has several, cycled week by
+week), each with work days, one or more time segments (a split shift has two) in 24-hour
+``HH:MM`` and a timezone. Segments that end before they start run overnight. Two shifts are
+compared on a UTC week timeline, so overnight, split and cross-timezone shifts need no special
+cases. A rider passes when their shift overlaps the vanpool's majority shift by at least 30
+minutes per workday (for rotating shifts: in at least half of the rotation's weeks). PTO never
+changes the verdict: the schedule is what is compared; PTO is reported as evidence.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from functools import cache
+from typing import Literal, Protocol
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import zipcodes
+
+from casework.errors import InputError
+
+__all__ = [
+    "DAY_NAMES",
+    "DEFAULT_MAX_COMMUTE_MILES",
+    "EARTH_RADIUS_MILES",
+    "MIN_OVERLAP_MINUTES",
+    "ROTATION_MIN_SHARE",
+    "Coordinates",
+    "DistanceCheck",
+    "DistanceProvider",
+    "EmployeeOverlap",
+    "GreatCircleDistance",
+    "RiderShift",
+    "Segment",
+    "ShiftCheck",
+    "ShiftPhase",
+    "check_distance",
+    "check_shifts",
+    "classify_reply_keywords",
+    "format_shift",
+    "great_circle_miles",
+    "majority_shift",
+    "on_pto",
+    "overlap_minutes",
+    "parse_days",
+    "parse_pto",
+    "parse_shift",
+    "parse_time",
+    "shift_overlap",
+    "zip_coordinates",
+]
+
+CheckVerdict = Literal["pass", "fail"]
+
+DEFAULT_MAX_COMMUTE_MILES = 50.0
+"""A rider whose home is farther than this from the pickup fails the location check."""
+MIN_OVERLAP_MINUTES = 30
+"""The spec's rule: overlap >= 30 minutes per workday with the majority shift -> pass."""
+ROTATION_MIN_SHARE = 0.5
+"""A rotating shift passes when at least this share of its weeks overlap enough."""
+EARTH_RADIUS_MILES = 3958.8
+DAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+WEEK_MINUTES = 7 * 24 * 60
+# The week whose UTC offsets are used when a caller does not say which date is audited.
+REFERENCE_MONDAY = date(2026, 1, 5)
+
+
+# ---------------------------------------------------------------------------- geography
+@dataclass(frozen=True)
+class Coordinates:
+    lat: float
+    lng: float
+
+
+@cache
+def zip_coordinates(zip_code: str) -> Coordinates:
+    """Coordinates of a US ZIP code's centre, offline. Unknown ZIP -> ``InputError``."""
+    code = zip_code.strip()
+    if not re.fullmatch(r"\d{5}", code):
+        raise InputError(f"ZIP code {zip_code!r} is not five digits.")
+    matches = zipcodes.matching(code)
+    if not matches:
+        raise InputError(f"ZIP code {code} does not exist.")
+    return Coordinates(float(matches[0]["lat"]), float(matches[0]["long"]))
+
+
+def great_circle_miles(a: Coordinates, b: Coordinates) -> float:
+    """Haversine distance in statute miles."""
+    lat1, lat2 = math.radians(a.lat), math.radians(b.lat)
+    dlat = lat2 - lat1
+    dlng = math.radians(b.lng - a.lng)
+    h = math.sin(dlat / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin(dlng / 2) ** 2
+    return 2 * EARTH_RADIUS_MILES * math.asin(math.sqrt(h))
+
+
+class DistanceProvider(Protocol):
+    """Commute distance from home to pickup; a routing service implements the same method."""
+
+    name: str
+
+    def miles(self, home: Coordinates, pickup: Coordinates) -> float: ...
+
+
+class GreatCircleDistance:
+    """The offline provider: straight-line distance (a lower bound of the road distance)."""
+
+    name = "great_circle"
+
+    def miles(self, home: Coordinates, pickup: Coordinates) -> float:
+        return great_circle_miles(home, pickup)
+
+
+@dataclass(frozen=True)
+class DistanceCheck:
+    distance_miles: float
+    threshold_miles: float
+    provider: str
+
+    @property
+    def verdict(self) -> CheckVerdict:
+        return "pass" if self.distance_miles <= self.threshold_miles else "fail"
+
+
+def check_distance(
+    home: Coordinates,
+    pickup: Coordinates,
+    threshold_miles: float = DEFAULT_MAX_COMMUTE_MILES,
+    provider: DistanceProvider | None = None,
+) -> DistanceCheck:
+    provider = provider or GreatCircleDistance()
+    miles = round(provider.miles(home, pickup), 1)
+    return DistanceCheck(miles, threshold_miles, provider.name)
+
+
+# ---------------------------------------------------------------------------- shifts
+@dataclass(frozen=True)
+class Segment:
+    """Minutes after local midnight; ``end <= start`` means the segment runs overnight."""
+
+    start: int
+    end: int
+
+    @property
+    def minutes(self) -> int:
+        return (self.end - self.start) % (24 * 60) or 24 * 60
+
+
+@dataclass(frozen=True)
+class ShiftPhase:
+    """One week of a shift: work days (0 = Monday), segments, timezone."""
+
+    days: tuple[int, ...]
+    segments: tuple[Segment, ...]
+    timezone: str
+
+
+def parse_time(text: str) -> int:
+    """``HH:MM`` in 24-hour form -> minutes after midnight (``24:00`` allowed as an end)."""
+    m = re.fullmatch(r"([01]\d|2[0-4]):([0-5]\d)", text.strip())
+    if not m or (m.group(1) == "24" and m.group(2) != "00"):
+        raise InputError(f"Time {text!r} is not 24-hour HH:MM (for example 07:00 or 19:30).")
+    return int(m.group(1)) * 60 + int(m.group(2))
+
+
+def _day(name: str) -> int:
+    key = name.strip()[:3].title()
+    if key not in DAY_NAMES:
+        raise InputError(f"Day {name!r} is not one of {', '.join(DAY_NAMES)}.")
+    return DAY_NAMES.index(key)
+
+
+def parse_days(text: str) -> tuple[int, ...]:
+    """``Mon-Fri``, ``Mon,Wed,Fri``, ``Fri-Mon`` (wraps) or ``Sat-Sun`` -> sorted day numbers."""
+    days: set[int] = set()
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        if "-" in part:
+            first, last = (_day(p) for p in part.split("-", 1))
+            d = first
+            days.add(d)
+            while d != last:
+                d = (d + 1) % 7
+                days.add(d)
+        else:
+            days.add(_day(part))
+    if not days:
+        raise InputError(f"Work days {text!r} name no day (for example Mon-Fri).")
+    return tuple(sorted(days))
+
+
+def _timezone(name: str) -> str:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a tzdata folder name
+        raise InputError(
+            f"Timezone {name!r} is unknown (use an IANA name such as America/Los_Angeles)."
+        ) from None
+    return name
+
+
+def parse_shift(spec: str, timezone: str) -> tuple[ShiftPhase, ...]:
+    """Parse a shift written as ``DAYS HH:MM-HH:MM[+HH:MM-HH:MM]``; rotating weeks joined by ``|``.
+
+    ``Mon-Fri 07:00-15:30`` (day), ``Sun-Thu 22:00-06:30`` (overnight),
+    ``Mon-Fri 06:00-10:00+15:00-19:00`` (split), ``Mon-Fri 07:00-15:00 | Mon-Fri 19:00-03:00``
+    (rotating weekly).
+    """
+    tz = _timezone(timezone)
+    phases = []
+    for week in spec.split("|"):
+        parts = week.split()
+        if len(parts) != 2:
+            raise InputError(
+                f"Shift {spec!r} does not parse: write DAYS HH:MM-HH:MM, e.g. 'Mon-Fri 07:00-15:30'."
+            )
+        segments = []
+        for seg in parts[1].split("+"):
+            if seg.count("-") != 1:
+                raise InputError(f"Shift segment {seg!r} is not HH:MM-HH:MM.")
+            start, end = (parse_time(t) for t in seg.split("-"))
+            if start == end:
+                raise InputError(f"Shift segment {seg!r} starts and ends at the same time.")
+            segments.append(Segment(start, end % (24 * 60)))
+        phases.append(ShiftPhase(parse_days(parts[0]), tuple(segments), tz))
+    return tuple(phases)
+
+
+def _fmt(minutes: int) -> str:
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _fmt_days(days: tuple[int, ...]) -> str:
+    if 1 < len(days) < 7:
+        for first in days:  # a run of consecutive days, possibly across Sunday (Sun-Thu)
+            run = [(first + i) % 7 for i in range(len(days))]
+            if sorted(run) == list(days):
+                return f"{DAY_NAMES[run[0]]}-{DAY_NAMES[run[-1]]}"
+    if len(days) == 7:
+        return "Mon-Sun"
+    return ",".join(DAY_NAMES[d] for d in days)
+
+
+def format_shift(phases: Sequence[ShiftPhase]) -> str:
+    """The inverse of ``parse_shift`` (canonical spelling)."""
+    return " | ".join(
+        f"{_fmt_days(p.days)} " + "+".join(f"{_fmt(s.start)}-{_fmt(s.end)}" for s in p.segments)
+        for p in phases
+    )
+
+
+def _utc_offset_minutes(tz: str, on: date) -> int:
+    offset = datetime.combine(on, time(12), ZoneInfo(tz)).utcoffset() or timedelta(0)
+    return int(offset.total_seconds() // 60)
+
+
+def _week_intervals(phase: ShiftPhase, on: date) -> list[tuple[int, int]]:
+    """The phase's work time as UTC minutes of the week, split at the week boundary."""
+    offset = _utc_offset_minutes(phase.timezone, on)
+    out: list[tuple[int, int]] = []
+    for day in phase.days:
+        for seg in phase.segments:
+            start = (day * 1440 + seg.start - offset) % WEEK_MINUTES
+            end = start + seg.minutes
+            if end <= WEEK_MINUTES:
+                out.append((start, end))
+            else:
+                out += [(start, WEEK_MINUTES), (0, end - WEEK_MINUTES)]
+    return out
+
+
+def _overlap(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> int:
+    return sum(max(0, min(e1, e2) - max(s1, s2)) for s1, e1 in a for s2, e2 in b)
+
+
+def overlap_minutes(
+    employee: ShiftPhase, reference: ShiftPhase, on: date = REFERENCE_MONDAY
+) -> int:
+    """Minutes per employee workday that the two phases share (weekly overlap / workdays)."""
+    total = _overlap(_week_intervals(employee, on), _week_intervals(reference, on))
+    return round(total / len(employee.days))
+
+
+@dataclass(frozen=True)
+class ShiftOverlap:
+    overlap_minutes: int
+    """Mean per-workday overlap over the rotation's weeks."""
+    weeks_ok: int
+    weeks: int
+
+    @property
+    def passes(self) -> bool:
+        return (
+            self.weeks_ok / self.weeks >= ROTATION_MIN_SHARE
+            if self.weeks > 1
+            else self.weeks_ok == 1
+        )
+
+
+def shift_overlap(
+    employee: Sequence[ShiftPhase], reference: Sequence[ShiftPhase], on: date = REFERENCE_MONDAY
+) -> ShiftOverlap:
+    """Overlap of two (possibly rotating) shifts, week by week over a full common cycle."""
+    weeks = math.lcm(len(employee), len(reference))
+    per_week = [
+        overlap_minutes(employee[w % len(employee)], reference[w % len(reference)], on)
+        for w in range(weeks)
+    ]
+    ok = sum(m >= MIN_OVERLAP_MINUTES for m in per_week)
+    return ShiftOverlap(round(sum(per_week) / weeks), ok, weeks)
+
+
+def parse_pto(text: str) -> tuple[tuple[date, date], ...]:
+    """``2026-11-20..2026-11-27;2026-12-24`` -> date ranges (inclusive)."""
+    ranges = []
+    for part in re.split(r"[;,]", text or ""):
+        part = part.strip()
+        if not part:
+            continue
+        first, _, last = part.partition("..")
+        try:
+            start = date.fromisoformat(first.strip())
+            end = date.fromisoformat(last.strip()) if last else start
+        except ValueError:
+            raise InputError(f"PTO {part!r} is not YYYY-MM-DD or YYYY-MM-DD..YYYY-MM-DD.") from None
+        if end < start:
+            raise InputError(f"PTO {part!r} ends before it starts.")
+        ranges.append((start, end))
+    return tuple(ranges)
+
+
+def on_pto(pto: Sequence[tuple[date, date]], day: date) -> bool:
+    return any(start <= day <= end for start, end in pto)
+
+
+# ---------------------------------------------------------------------------- group check
+@dataclass(frozen=True)
+class RiderShift:
+    employee_id: str
+    shift_id: str
+    shift_name: str
+    phases: tuple[ShiftPhase, ...]
+    pto: tuple[tuple[date, date], ...] = ()
+
+
+@dataclass(frozen=True)
+class EmployeeOverlap:
+    employee_id: str
+    shift_id: str
+    shift_name: str
+    overlap_minutes: int
+    passes: bool
+    on_pto: bool
+
+
+@dataclass(frozen=True)
+class ShiftCheck:
+    majority_shift_id: str
+    majority_shift_name: str
+    riders: list[EmployeeOverlap] = field(default_factory=list)
+
+    @property
+    def failing(self) -> list[EmployeeOverlap]:
+        return [r for r in self.riders if not r.passes]
+
+    @property
+    def verdict(self) -> CheckVerdict:
+        return "fail" if self.failing else "pass"
+
+
+def majority_shift(
+    riders: Sequence[RiderShift], window: ShiftPhase | None = None, on: date = REFERENCE_MONDAY
+) -> RiderShift:
+    """The most common shift among riders. Ties go to the shift that overlaps the vanpool's
+    service window most (when known), then to the lowest shift id, so the answer is stable."""
+    if not riders:
+        raise InputError("A shift check needs at least one rider.")
+    counts = Counter(r.shift_id for r in riders)
+    best = max(counts.values())
+    tied = sorted({r.shift_id for r in riders if counts[r.shift_id] == best})
+    by_id = {r.shift_id: r for r in riders}
+    if window is not None and len(tied) > 1:
+        tied.sort(key=lambda s: -shift_overlap(by_id[s].phases, (window,), on).overlap_minutes)
+    return by_id[tied[0]]
+
+
+def check_shifts(
+    riders: Sequence[RiderShift], window: ShiftPhase | None = None, on: date = REFERENCE_MONDAY
+) -> ShiftCheck:
+    """Every rider's overlap with the group's majority shift; any rider below the rule fails."""
+    majority = majority_shift(riders, window, on)
+    out = []
+    for r in riders:
+        ov = shift_overlap(r.phases, majority.phases, on)
+        out.append(
+            EmployeeOverlap(
+                r.employee_id,
+                r.shift_id,
+                r.shift_name,
+                ov.overlap_minutes,
+                ov.passes,
+                on_pto(r.pto, on),
+            )
+        )
+    return ShiftCheck(majority.shift_id, majority.shift_name, out)
+
+
+# ---------------------------------------------------------------------------- reply buckets
+ESCALATION_CUES = (
+    "dispute",
+    "ridiculous",
+    "union",
+    "complaint",
+    "upset",
+    "stop emailing",
+    "accus",
+    "fraud",
+    "lawyer",
+    "not going to",
+    "wrong and",
+    "talk to a manager",
+    "don't understand",
+    "whatever",
+)
+UPDATE_CUES = (
+    "moved",
+    "new address",
+    "changed",
+    "switched",
+    "updated",
+    "portal",
+    "now work",
+    "back on",
+    "live in",
+)
+QUESTION_STARTS = (
+    "what",
+    "how",
+    "why",
+    "who",
+    "which",
+    "when",
+    "can ",
+    "could",
+    "is ",
+    "do ",
+    "does",
+)
+ACK_CUES = (
+    "all good",
+    "confirm",
+    "correct",
+    "no changes",
+    "nothing has changed",
+    "noted",
+    "thanks",
+    "thank you",
+    "acknowledge",
+    "yes",
+)
+
+
+def classify_reply_keywords(text: str) -> str:
+    """The rules baseline for reply buckets: cue words, escalation first; unclear -> escalation.
+
+    The spec routes a reply whose intent is unclear to a person, so no cue means escalation.
+    """
+    t = " ".join(text.lower().split())
+    if any(c in t for c in ESCALATION_CUES):
+        return "escalation"
+    if any(c in t for c in UPDATE_CUES):
+        return "update"
+    if "?" in t or t.startswith(QUESTION_STARTS):
+        return "question"
+    if any(c in t for c in ACK_CUES):
+        return "acknowledgment"
+    return "escalation"

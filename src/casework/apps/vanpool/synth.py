@@ -1,0 +1,586 @@
+"""The synthetic roster this project ships, and the truth of what was injected into it.
+
+Deterministic (fixed seed): ``python -m casework.apps.vanpool.synth`` rewrites
+``data/roster.json`` (40 vanpools, 300 employees, roster-file format), ``data/injected.json``
+(per vanpool: the scenario and the expected result of each check) and the evaluation
+datasets in ``data/eval/``. Expected answers are the scenario the generator *planted*
+(a rider moved 300 miles away, a night worker put in a day vanpool), written down before
+any rule looks at the data; the rules are never asked what the answer is.
+
+Names and addresses are invented; ZIP codes are real (``zipcodes`` package) so distances are.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import zipcodes
+
+from casework.apps.vanpool.rules import Coordinates, great_circle_miles
+
+__all__ = ["DATA_DIR", "SHIFTS", "SITES", "generate", "write"]
+
+DATA_DIR = Path(__file__).parent / "data"
+SEED = 1001
+
+
+@dataclass(frozen=True)
+class Site:
+    name: str
+    zip: str
+    state: str
+    timezone: str
+
+
+SITES = (
+    Site("Fremont Plant", "94538", "CA", "America/Los_Angeles"),
+    Site("Phoenix Hub", "85034", "AZ", "America/Phoenix"),
+    Site("Austin Campus", "78744", "TX", "America/Chicago"),
+    Site("Reno Works", "89434", "NV", "America/Los_Angeles"),
+    Site("Buffalo Works", "14218", "NY", "America/New_York"),
+)
+
+# kind -> (name, schedule). Compatible with DAY: EARLY, FLEX, COMPRESSED, SPLIT, BOUNDARY (30 min).
+SHIFTS = {
+    "DAY": ("Day Shift", "Mon-Fri 07:00-15:30"),
+    "EARLY": ("Early Day", "Mon-Fri 06:00-14:30"),
+    "FLEX": ("Flexible Day", "Mon-Fri 09:00-17:30"),
+    "COMPRESSED": ("4x10 Day", "Mon-Thu 06:30-17:00"),
+    "SPLIT": ("Split Shift", "Mon-Fri 06:00-10:00+14:00-18:00"),
+    "SWING": ("Swing Shift", "Mon-Fri 15:00-23:30"),
+    "LATE_SWING": ("Late Swing", "Mon-Fri 15:10-23:40"),
+    "NIGHT": ("Night Shift", "Sun-Thu 22:00-06:30"),
+    "NIGHT_EARLY": ("Early Night", "Sun-Thu 21:00-05:30"),
+    "WEEKEND": ("Weekend Day", "Sat-Sun 07:00-19:00"),
+    "ROTATING": ("Rotating Day/Night", "Mon-Fri 07:00-15:30 | Sun-Thu 22:00-06:30"),
+    "ROTATING_NIGHT": ("Rotating Night/Late Swing", "Sun-Thu 22:00-06:30 | Mon-Fri 15:10-23:40"),
+    "PANAMA": ("Panama 2-2-3", "Mon,Tue,Fri,Sat,Sun 07:00-19:00 | Wed,Thu 07:00-19:00"),
+}
+# Overlap (minutes per workday) the generator's author computed by hand for the planted pairs.
+HAND_OVERLAP = {
+    ("NIGHT", "DAY"): 0,
+    ("WEEKEND", "DAY"): 0,
+    ("SWING", "DAY"): 30,
+    ("LATE_SWING", "DAY"): 20,
+    ("DAY", "NIGHT"): 0,
+    ("DAY", "SWING"): 30,
+    ("EARLY", "DAY"): 450,
+    ("FLEX", "DAY"): 390,
+    ("SPLIT", "DAY"): 270,
+    ("COMPRESSED", "DAY"): 510,
+    ("NIGHT_EARLY", "NIGHT"): 450,
+    ("ROTATING", "DAY"): 255,
+    ("ROTATING_NIGHT", "DAY"): 10,
+    ("FLEX", "NIGHT"): 0,
+    ("DAY", "DAY"): 510,
+    ("NIGHT", "NIGHT"): 510,
+}
+
+FIRST = [
+    "Ana",
+    "Ben",
+    "Carla",
+    "Dev",
+    "Elena",
+    "Farid",
+    "Grace",
+    "Hiro",
+    "Ines",
+    "Jamal",
+    "Kira",
+    "Luis",
+    "Maya",
+    "Nikhil",
+    "Olga",
+    "Pedro",
+    "Quinn",
+    "Rosa",
+    "Sami",
+    "Tara",
+    "Umar",
+    "Vera",
+    "Wen",
+    "Xena",
+    "Yusuf",
+    "Zoe",
+    "Aiko",
+    "Bruno",
+    "Chidi",
+    "Dana",
+    "Emeka",
+    "Fatima",
+    "Gus",
+    "Hana",
+    "Ivan",
+    "Jade",
+    "Kofi",
+    "Lena",
+    "Mateo",
+    "Nora",
+]
+LAST = [
+    "Alvarez",
+    "Brooks",
+    "Chen",
+    "Diaz",
+    "Evans",
+    "Fischer",
+    "Garcia",
+    "Huang",
+    "Ibrahim",
+    "Jensen",
+    "Kim",
+    "Lopez",
+    "Moreno",
+    "Nguyen",
+    "Okafor",
+    "Patel",
+    "Quintero",
+    "Rossi",
+    "Singh",
+    "Tanaka",
+    "Usman",
+    "Vargas",
+    "Walsh",
+    "Xu",
+    "Yilmaz",
+    "Zhang",
+]
+
+
+def _zips_by_distance(site: Site) -> list[tuple[float, str]]:
+    centre = _coords(site.zip)
+    out = []
+    for z in zipcodes.filter_by(state=site.state):
+        if z["zip_code_type"] != "STANDARD" or not z["active"]:
+            continue
+        c = Coordinates(float(z["lat"]), float(z["long"]))
+        out.append((great_circle_miles(centre, c), z["zip_code"]))
+    return sorted(out)
+
+
+def _coords(zip_code: str) -> Coordinates:
+    z = zipcodes.matching(zip_code)[0]
+    return Coordinates(float(z["lat"]), float(z["long"]))
+
+
+def _zip_at(rng: random.Random, pickup: str, state_zips: list[str], lo: float, hi: float) -> str:
+    centre = _coords(pickup)
+    pool = [z for z in state_zips if lo <= great_circle_miles(centre, _coords(z)) <= hi]
+    if not pool:
+        raise RuntimeError(f"no ZIP {lo}-{hi} miles from {pickup}")
+    return rng.choice(sorted(pool))
+
+
+# Vanpool scenarios: (scenario, majority kind, planted riders as (kind, distance band)).
+# Distance bands: "near" 0-15 mi, "edge_in" 40-48 mi, "edge_out" 53-70 mi, "far" 150-400 mi.
+SCENARIOS: list[tuple[str, str, list[tuple[str, str]]]] = [
+    *[("clean", "DAY", [("EARLY", "near")])] * 6,
+    *[("clean", "DAY", [("FLEX", "near"), ("COMPRESSED", "near")])] * 4,
+    *[("clean", "DAY", [("SPLIT", "near")])] * 3,
+    *[("clean", "NIGHT", [("NIGHT_EARLY", "near")])] * 3,
+    *[("clean", "SWING", [])] * 2,
+    ("location_mismatch", "DAY", [("DAY", "far")]),
+    ("location_mismatch", "DAY", [("EARLY", "far")]),
+    ("location_mismatch", "NIGHT", [("NIGHT", "far")]),
+    ("location_mismatch", "SWING", [("SWING", "far")]),
+    ("shift_mismatch", "DAY", [("NIGHT", "near")]),
+    ("shift_mismatch", "DAY", [("WEEKEND", "near")]),
+    ("shift_mismatch", "NIGHT", [("DAY", "near")]),
+    ("shift_mismatch", "DAY", [("ROTATING_NIGHT", "near")]),
+    ("both_mismatch", "DAY", [("NIGHT", "far")]),
+    ("both_mismatch", "DAY", [("NIGHT", "near"), ("DAY", "far")]),
+    ("both_mismatch", "NIGHT", [("DAY", "far")]),
+    ("edge_distance_inside", "DAY", [("DAY", "edge_in")]),
+    ("edge_distance_inside", "DAY", [("EARLY", "edge_in")]),
+    ("edge_distance_outside", "DAY", [("DAY", "edge_out")]),
+    ("edge_distance_outside", "SWING", [("SWING", "edge_out")]),
+    ("edge_custom_threshold", "DAY", [("DAY", "edge_in")]),
+    ("edge_boundary_overlap", "DAY", [("SWING", "near")]),
+    ("edge_partial_overlap", "DAY", [("LATE_SWING", "near")]),
+    ("edge_pto", "DAY", [("DAY", "near")]),
+    ("edge_rotating", "DAY", [("ROTATING", "near")]),
+]
+BANDS = {
+    "near": (0.0, 15.0),
+    "edge_in": (40.0, 48.0),
+    "edge_out": (53.0, 70.0),
+    "far": (150.0, 400.0),
+}
+COMPATIBLE = {
+    "EARLY",
+    "FLEX",
+    "COMPRESSED",
+    "SPLIT",
+    "NIGHT_EARLY",
+    "ROTATING",
+    "DAY",
+    "NIGHT",
+    "SWING",
+}
+
+
+def generate() -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str]]:
+    """(roster rows, injected truth per vanpool, shift kind per employee)."""
+    rng = random.Random(SEED)
+    by_site = {s.name: _zips_by_distance(s) for s in SITES}
+    rows: list[dict[str, Any]] = []
+    truth: list[dict[str, Any]] = []
+    kinds: dict[str, str] = {}
+    emp_no = iter(range(1001, 9999))
+
+    def person(
+        site: Site, kind: str, home_zip: str, vanpool: dict[str, Any] | None, pto: str = ""
+    ) -> dict[str, Any]:
+        eid = f"EMP-{next(emp_no)}"
+        first, last = rng.choice(FIRST), rng.choice(LAST)
+        name, sched = SHIFTS[kind]
+        kinds[eid] = kind
+        row = {
+            "employee_id": eid,
+            "name": f"{first} {last}",
+            "email": f"{first.lower()}.{last.lower()}.{eid[4:]}@example.com",
+            "home_zip": home_zip,
+            "site": site.name,
+            "shift_name": name,
+            "shift": sched,
+            "timezone": site.timezone,
+            "pto": pto,
+        }
+        if vanpool:
+            row.update(vanpool)
+        else:
+            row.update(
+                {
+                    k: ""
+                    for k in (
+                        "vanpool_id",
+                        "pickup_zip",
+                        "work_site",
+                        "departure",
+                        "return",
+                        "max_commute_miles",
+                    )
+                }
+            )
+        rows.append(row)
+        return row
+
+    departures = {
+        "DAY": ("06:15", "16:15"),
+        "NIGHT": ("21:15", "07:15"),
+        "SWING": ("14:15", "00:15"),
+    }
+    for i, (scenario, majority, planted) in enumerate(SCENARIOS):
+        site = SITES[i % len(SITES)]
+        near_site = [z for d, z in by_site[site.name] if 3 <= d <= 25]
+        state_zips = [z for d, z in by_site[site.name] if d <= 480]
+        pickup = rng.choice(near_site)
+        dep, ret = departures[majority]
+        vanpool_id = f"VP-{101 + i}"
+        threshold = 30.0 if scenario == "edge_custom_threshold" else 50.0
+        vp = {
+            "vanpool_id": vanpool_id,
+            "pickup_zip": pickup,
+            "work_site": site.name,
+            "departure": dep,
+            "return": ret,
+            "max_commute_miles": threshold,
+        }
+        n_majority = rng.randint(4, 6)
+        for _ in range(n_majority):
+            person(site, majority, _zip_at(rng, pickup, state_zips, *BANDS["near"]), vp)
+        failing: dict[str, list[str]] = {"location": [], "shift": []}
+        planted_ids = []
+        for kind, band in planted:
+            pto = "2026-11-16..2026-11-30" if scenario == "edge_pto" else ""
+            if band == "far":
+                zip_code = _far_zip(rng, site, pickup)
+            else:
+                zip_code = _zip_at(rng, pickup, state_zips, *BANDS[band])
+            row = person(site, kind, zip_code, vp, pto)
+            planted_ids.append(row["employee_id"])
+            if band == "far" or band == "edge_out" or (scenario == "edge_custom_threshold"):
+                failing["location"].append(row["employee_id"])
+            if not _compatible(kind, majority):
+                failing["shift"].append(row["employee_id"])
+        failed_checks = [c for c in ("location", "shift") if failing[c]]
+        truth.append(
+            {
+                "vanpool_id": vanpool_id,
+                "scenario": scenario,
+                "site": site.name,
+                "majority_kind": majority,
+                "planted": planted_ids,
+                "expected": {
+                    "location": "fail" if failing["location"] else "pass",
+                    "shift": "fail" if failing["shift"] else "pass",
+                    "failed_checks": failed_checks,
+                    "failing_employees": failing,
+                },
+            }
+        )
+    # Employees in no vanpool, to reach 300 and to give the shift dataset more people.
+    extra_kinds = [
+        "DAY",
+        "EARLY",
+        "FLEX",
+        "NIGHT",
+        "SWING",
+        "SPLIT",
+        "ROTATING",
+        "PANAMA",
+        "WEEKEND",
+        "LATE_SWING",
+        "COMPRESSED",
+        "NIGHT_EARLY",
+    ]
+    j = 0
+    while len(rows) < 300:
+        site = SITES[j % len(SITES)]
+        near = [z for d, z in by_site[site.name] if d <= 20]
+        person(site, extra_kinds[j % len(extra_kinds)], rng.choice(near), None)
+        j += 1
+    return rows, truth, kinds
+
+
+def _compatible(kind: str, majority: str) -> bool:
+    """The author's planted truth (written down, not computed): which kinds fit which vanpool."""
+    if majority == "DAY":
+        return kind in {"DAY", "EARLY", "FLEX", "COMPRESSED", "SPLIT", "SWING", "ROTATING"}
+    if majority == "NIGHT":
+        return kind in {"NIGHT", "NIGHT_EARLY"}
+    return kind in {"SWING"}
+
+
+def _far_zip(rng: random.Random, site: Site, pickup: str) -> str:
+    centre = _coords(pickup)
+    pool = []
+    for z in zipcodes.filter_by(state=site.state):
+        if z["zip_code_type"] != "STANDARD" or not z["active"]:
+            continue
+        d = great_circle_miles(centre, Coordinates(float(z["lat"]), float(z["long"])))
+        if BANDS["far"][0] <= d <= BANDS["far"][1]:
+            pool.append(z["zip_code"])
+    if not pool:  # small states: a ZIP in a neighbouring big state
+        for z in zipcodes.filter_by(state="CA"):
+            d = great_circle_miles(centre, Coordinates(float(z["lat"]), float(z["long"])))
+            if d >= BANDS["far"][0] and z["zip_code_type"] == "STANDARD":
+                pool.append(z["zip_code"])
+    return rng.choice(sorted(pool))
+
+
+# ---------------------------------------------------------------------------- eval datasets
+def _case(
+    cid: str, inputs: dict[str, Any], expected: dict[str, Any], metadata: dict[str, Any]
+) -> dict[str, Any]:
+    return {"id": cid, "inputs": inputs, "expected": expected, "metadata": metadata}
+
+
+def shift_cases(rows: list[dict[str, Any]], kinds: dict[str, str]) -> list[dict[str, Any]]:
+    """The spec's phase-1 dataset: 20 valid, 20 conflict, 20 edge groups of employees."""
+    rng = random.Random(SEED + 1)
+    pool: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        pool.setdefault((r["timezone"], kinds[r["employee_id"]]), []).append(r["employee_id"])
+
+    def pick(tz: str, kind: str, n: int, taken: set[str]) -> list[str]:
+        free = [e for e in pool.get((tz, kind), []) if e not in taken]
+        chosen = rng.sample(free, n)
+        taken.update(chosen)
+        return chosen
+
+    tzs = sorted({s.timezone for s in SITES})
+    # (scenario_type, complexity, majority kind, n majority, odd kind or None, conflict?)
+    plans: list[tuple[str, str, str, int, str | None, bool, str]] = []
+    valid: list[tuple[Any, ...]] = [
+        ("standard_9_to_5", "simple", "DAY", 3, None),
+        ("night_shift_group", "simple", "NIGHT", 3, None),
+        ("early_and_day", "simple", "DAY", 3, "EARLY"),
+        ("flexible_schedule", "medium", "DAY", 3, "FLEX"),
+        ("split_shift", "medium", "DAY", 2, "SPLIT"),
+    ]
+    conflict: list[tuple[Any, ...]] = [
+        ("night_with_morning_vanpool", "simple", "DAY", 3, "NIGHT"),
+        ("weekend_with_weekday_vanpool", "simple", "DAY", 3, "WEEKEND"),
+        ("day_with_night_vanpool", "simple", "NIGHT", 3, "DAY"),
+        ("timing_mismatch_flex_vs_night", "medium", "NIGHT", 2, "FLEX"),
+        ("rotating_mostly_off", "complex", "DAY", 2, "ROTATING_NIGHT"),
+    ]
+    edge: list[tuple[Any, ...]] = [
+        ("partial_overlap_30min_boundary", "complex", "DAY", 3, "SWING", False),
+        ("partial_overlap_20min", "complex", "DAY", 3, "LATE_SWING", True),
+        ("rotating_shift_half_overlap", "complex", "DAY", 2, "ROTATING", False),
+        ("novel_shift_compressed_4x10", "medium", "DAY", 2, "COMPRESSED", False),
+        ("novel_shift_panama_vs_weekday", "complex", "DAY", 2, "PANAMA", False),
+    ]
+    for n in range(20):
+        s = valid[n % len(valid)]
+        plans.append((s[0], s[1], s[2], s[3], s[4], False, "valid"))
+    for n in range(20):
+        s = conflict[n % len(conflict)]
+        plans.append((s[0], s[1], s[2], s[3], s[4], True, "conflict"))
+    for n in range(20):
+        s = edge[n % len(edge)]
+        plans.append((s[0], s[1], s[2], s[3], s[4], s[5], "edge"))
+    cases = []
+    for n, (scenario, complexity, majority, count, odd, is_conflict, category) in enumerate(plans):
+        taken: set[str] = set()
+        tz = tzs[n % len(tzs)]
+        for attempt in range(len(tzs)):
+            tz = tzs[(n + attempt) % len(tzs)]
+            if len(pool.get((tz, majority), [])) >= count and (odd is None or pool.get((tz, odd))):
+                break
+        ids = pick(tz, majority, count, taken)
+        odd_ids = pick(tz, odd, 1, taken) if odd else []
+        employee_ids = ids + odd_ids
+        rng.shuffle(employee_ids)
+        expected: dict[str, Any] = {
+            "verdict": "fail" if is_conflict else "pass",
+            "should_detect_conflict": is_conflict,
+            "conflicting_employees": odd_ids if is_conflict else [],
+            "reasoning": _shift_reason(scenario, odd, majority, is_conflict),
+        }
+        hand = HAND_OVERLAP.get((odd or majority, majority))
+        if odd and hand is not None:
+            expected["overlap_minutes"] = {odd_ids[0]: hand}
+        cases.append(
+            _case(
+                f"shift-{category}-{n + 1:02d}",
+                {"employee_ids": employee_ids},
+                expected,
+                {"scenario_type": scenario, "complexity": complexity, "category": category},
+            )
+        )
+    return cases
+
+
+def _shift_reason(scenario: str, odd: str | None, majority: str, conflict: bool) -> str:
+    maj = SHIFTS[majority][0]
+    if odd is None:
+        return f"Every employee works {maj}; the group can share a vanpool."
+    odd_name = SHIFTS[odd][0]
+    if conflict:
+        return f"One employee works {odd_name}, which does not overlap the group's {maj} by 30 minutes."
+    return f"The {odd_name} employee still overlaps the group's {maj} by at least 30 minutes."
+
+
+def location_cases(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        _case(
+            f"location-{t['vanpool_id']}",
+            {"vanpool_id": t["vanpool_id"]},
+            {
+                "verdict": t["expected"]["location"],
+                "failed_employees": t["expected"]["failing_employees"]["location"],
+            },
+            {
+                "scenario_type": t["scenario"],
+                "complexity": "complex" if t["scenario"].startswith("edge") else "simple",
+            },
+        )
+        for t in truth
+    ]
+
+
+def case_manager_cases(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for t in truth:
+        failed = t["expected"]["failed_checks"]
+        tools = ["run_location_specialist", "run_shift_specialist"]
+        if failed:
+            tools += ["upsert_case", "run_outreach"]
+        out.append(
+            _case(
+                f"cm-{t['vanpool_id']}",
+                {"vanpool_id": t["vanpool_id"]},
+                {
+                    "verdict": "pending_reply" if failed else "verified",
+                    "failed_checks": failed,
+                    "tools": tools,
+                    "optimal_path": tools,
+                },
+                {"scenario_type": t["scenario"]},
+            )
+        )
+    return out
+
+
+# Replies written for the outreach dataset: (text, bucket).
+REPLIES = [
+    ("Thanks for checking, all good here. I still ride VP every morning.", "acknowledgment"),
+    ("Confirmed, nothing has changed on my side.", "acknowledgment"),
+    ("Got it, thanks. My details are correct as listed.", "acknowledgment"),
+    ("Received, I acknowledge the review. Everything is accurate.", "acknowledgment"),
+    ("Ok noted. All fine, no changes.", "acknowledgment"),
+    ("Thank you, yes I am still at the same address and shift.", "acknowledgment"),
+    ("What exactly does this review look at? Who sees my address?", "question"),
+    ("How long does the verification take, and do I need to do anything?", "question"),
+    ("Can you explain what 'shift mismatch' means? Which shift do you have on file?", "question"),
+    ("Is my membership paused while you review this?", "question"),
+    ("Which pickup point is this about? I was not sure from the email.", "question"),
+    ("Who should I contact if my manager changes my schedule next month?", "question"),
+    ("I moved last month to 94536, I will update my address in the portal.", "update"),
+    ("My shift changed to days two weeks ago; HR has the new schedule now.", "update"),
+    ("I switched teams and now work 7 to 3:30, updated it in Workday.", "update"),
+    ("New address: I live in Newark now, close to the pickup. Portal updated today.", "update"),
+    ("I was on night rotation but I'm back on the day shift since Monday.", "update"),
+    ("Just changed my home ZIP in the employee portal, it was an old address.", "update"),
+    (
+        "This is ridiculous. I have ridden this van for 5 years and you accuse me of fraud?",
+        "escalation",
+    ),
+    ("I dispute this completely and I am forwarding it to my union rep.", "escalation"),
+    ("Stop emailing me. If you cancel my seat I will file a complaint with HR.", "escalation"),
+    ("?? I don't understand what you want, whatever, do what you want", "escalation"),
+    ("Your data is wrong and I'm not going to fix your mistakes for you.", "escalation"),
+    ("I'm very upset about this accusation, I want to talk to a manager now.", "escalation"),
+]
+
+
+def outreach_cases() -> list[dict[str, Any]]:
+    return [
+        _case(
+            f"outreach-{n + 1:02d}",
+            {"reply": text},
+            {"bucket": bucket, "hitl_required": bucket == "escalation"},
+            {"scenario_type": bucket},
+        )
+        for n, (text, bucket) in enumerate(REPLIES)
+    ]
+
+
+def _jsonl(items: list[dict[str, Any]]) -> Iterator[str]:
+    for item in items:
+        yield json.dumps(item, sort_keys=False) + "\n"
+
+
+def write(data_dir: Path = DATA_DIR) -> dict[str, int]:
+    rows, truth, kinds = generate()
+    (data_dir / "eval").mkdir(parents=True, exist_ok=True)
+    (data_dir / "roster.json").write_text(json.dumps({"rows": rows}, indent=1) + "\n")
+    (data_dir / "injected.json").write_text(json.dumps(truth, indent=1) + "\n")
+    datasets = {
+        "shift.jsonl": shift_cases(rows, kinds),
+        "location.jsonl": location_cases(truth),
+        "case_manager.jsonl": case_manager_cases(truth),
+        "outreach.jsonl": outreach_cases(),
+    }
+    for name, cases in datasets.items():
+        for case in cases:  # which strategy a case runs through (`casework eval vanpool`)
+            case["metadata"]["task"] = name.removesuffix(".jsonl").replace("_", "-")
+        (data_dir / "eval" / name).write_text("".join(_jsonl(cases)))
+    return {
+        "employees": len(rows),
+        "vanpools": len(truth),
+        **{k: len(v) for k, v in datasets.items()},
+    }
+
+
+if __name__ == "__main__":  # pragma: no cover - regenerates the committed data
+    print(write())

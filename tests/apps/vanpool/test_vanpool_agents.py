@@ -1,0 +1,245 @@
+"""The four agents with scripted models: tools, context scoping, parallel specialists, results."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from casework.apps.vanpool import agent as vp_agent
+from casework.apps.vanpool import lifecycle
+from casework.llm import ScriptedChatModel, call, say
+from conftest import first, specialist_responder
+
+
+def both(*calls: AIMessage) -> AIMessage:
+    """One turn with several tool calls (the specialists in parallel)."""
+    return AIMessage(content="", tool_calls=[tc for m in calls for tc in m.tool_calls])
+
+
+def models_for(scripts: dict[str, Any]):
+    def models(role: str):
+        return scripts[role]
+
+    return models
+
+
+def with_models(deps, scripts: dict[str, Any]):
+    from dataclasses import replace
+
+    return replace(deps, models=models_for(scripts))
+
+
+def test_shift_specialist_scripted(deps, truth) -> None:
+    t = first(truth, "shift_mismatch")
+    vp = deps.repo.get_vanpool(t["vanpool_id"])
+    ids = [e.employee_id for e in vp.riders]
+    model = ScriptedChatModel(responder=specialist_responder)
+    d = with_models(deps, {"specialist": model})
+    decision = vp_agent.run_shift_specialist(d, ids, vp.vanpool_id)
+    assert decision.verdict == "fail"
+    assert decision.failed_employees == t["expected"]["failing_employees"]["shift"]
+    assert decision.run.ended_by == "submit"
+    assert decision.run.tool_names == ["get_employee_shifts", "submit_decision"]
+    out = decision.spec_output()
+    assert (out["verdict"], out["confidence"]) == ("fail", 5)
+
+
+def test_location_specialist_rejects_ids_outside_the_vanpool(deps, truth) -> None:
+    t = first(truth, "location_mismatch")
+    vp = deps.repo.get_vanpool(t["vanpool_id"])
+    far = t["expected"]["failing_employees"]["location"][0]
+    model = ScriptedChatModel(
+        steps=[
+            call("check_commute_distance", employee_ids=["EMP-9999"]),
+            call("check_commute_distance", employee_ids=[far]),
+            call(
+                "submit_decision",
+                verdict="fail",
+                confidence=80,
+                reasoning="Too far.",
+                failed_employees=[far],
+            ),
+        ]
+    )
+    decision = vp_agent.run_location_specialist(
+        with_models(deps, {"specialist": model}), vp.vanpool_id
+    )
+    calls = decision.run.tool_calls
+    assert not calls[0].ok and "not a rider of" in calls[0].output
+    [distance] = json.loads(calls[1].output)["distances"]
+    assert calls[1].ok and distance["within_threshold"] is False and distance["distance_miles"] > 50
+    assert decision.failed_employees == [far]
+    model.assert_exhausted()
+
+
+def test_case_manager_runs_specialists_in_one_turn_and_opens_a_case(deps, truth, sink) -> None:
+    t = first(truth, "shift_mismatch")
+    cm = ScriptedChatModel(
+        steps=[
+            both(call("run_location_specialist"), call("run_shift_specialist")),
+            call("upsert_case", failed_checks=["location"]),  # wrong: corrected by the tool
+            call("upsert_case", failed_checks=["shift"]),
+            call("run_outreach"),
+            call(
+                "submit_decision",
+                verdict="pending_reply",
+                confidence=90,
+                reasoning="Shift conflict; rider emailed.",
+            ),
+        ]
+    )
+    d = with_models(
+        deps, {"orchestrator": cm, "specialist": ScriptedChatModel(responder=specialist_responder)}
+    )
+    result = vp_agent.run_case_manager(d, t["vanpool_id"])
+    cm.assert_exhausted()
+    assert result.verdict == "pending_reply"
+    assert result.failed_checks == ["shift"]
+    case = deps.repo.get_case(result.case_id)
+    assert (case.status, case.meta["opened_by"], case.meta["template"]) == (
+        "pending_reply",
+        "case_manager_agent",
+        "shift_mismatch",
+    )
+    assert result.outreach.sent and len(sink.messages) == 1
+    names = result.run.tool_names
+    assert names[:2] == ["run_location_specialist", "run_shift_specialist"]
+    assert [c.ok for c in result.run.tool_calls][2:4] == [False, True]
+
+
+def test_case_manager_verifies_a_clean_vanpool(deps, truth) -> None:
+    t = first(truth, "clean")
+    cm = ScriptedChatModel(
+        steps=[
+            both(call("run_location_specialist"), call("run_shift_specialist")),
+            call("submit_decision", verdict="verified", confidence=95, reasoning="Both pass."),
+        ]
+    )
+    d = with_models(
+        deps, {"orchestrator": cm, "specialist": ScriptedChatModel(responder=specialist_responder)}
+    )
+    result = vp_agent.run_case_manager(d, t["vanpool_id"])
+    assert (result.verdict, result.case_id) == ("verified", None)
+    assert deps.repo.list_cases() == []
+
+
+def test_outreach_agent_escalation_is_drafted_not_sent(deps, truth, sink, clock) -> None:
+    vp = first(truth, "shift_mismatch")["vanpool_id"]
+    result, _ = lifecycle.audit_vanpool(deps, vp)
+    thread = deps.repo.get_case(result.case_id).thread_id
+    msg = deps.repo.add_message(
+        thread,
+        direction="inbound",
+        status="received",
+        sender="r@example.com",
+        recipients=[],
+        subject="Re",
+        body="I dispute this, it is unfair.",
+        now=clock(),
+    )
+    outreach = ScriptedChatModel(
+        steps=[
+            call("classify_reply"),
+            call("send_email", body="Sorry!"),  # refused: escalations go to review
+            call("send_email_for_review", body="We hear you; a person will review this."),
+            call("submit_outcome", reasoning="Escalation drafted for review."),
+        ]
+    )
+    classifier = ScriptedChatModel(steps=[say("escalation")])
+    d = with_models(deps, {"outreach": outreach, "classifier": classifier, "specialist": None})
+    step = vp_agent.agent_process_reply(d, msg)
+    out = step.outreach
+    assert (out.bucket, out.hitl_required, out.sent, out.verdict) == (
+        "escalation",
+        True,
+        False,
+        "draft",
+    )
+    assert deps.repo.get_message(out.message_id).status == "draft"
+    assert deps.repo.get_case(result.case_id).status == "hitl_review"
+    assert len(sink.messages) == 1
+    assert [c.ok for c in out.run.tool_calls] == [True, False, True, True]
+
+
+def test_classifier_falls_back_to_rules_when_the_model_names_no_bucket(deps) -> None:
+    d = with_models(deps, {"classifier": ScriptedChatModel(steps=[say("I am not sure.")])})
+    assert vp_agent.classify_with_model(d, "I moved to a new address last week.") == "update"
+    d = with_models(deps, {"classifier": ScriptedChatModel(steps=[say("Bucket: question")])})
+    assert vp_agent.classify_with_model(d, "anything") == "question"
+
+
+def test_case_manager_cancel_pauses_and_resumes_once_across_restart(
+    deps, truth, sink, clock, tmp_path
+) -> None:
+    from conftest import make_deps
+
+    t = first(truth, "shift_mismatch")
+    vp, night = t["vanpool_id"], t["expected"]["failing_employees"]["shift"]
+    result, _ = lifecycle.audit_vanpool(deps, vp)
+    for _ in range(3):
+        clock.advance(days=7, minutes=1)
+        lifecycle.tick(deps)
+    assert deps.repo.get_case(result.case_id).status == "pre_cancel"
+    riders = len(deps.repo.get_vanpool(vp).riders)
+
+    cm = ScriptedChatModel(steps=[call("cancel_membership")])
+    paused = vp_agent.run_case_manager(with_models(deps, {"orchestrator": cm}), vp)
+    assert (paused.verdict, paused.case_id, paused.run.ended_by) == (
+        "pre_cancel",
+        result.case_id,
+        "interrupted",
+    )
+    [approval] = lifecycle.pending_approvals(deps)
+    assert (approval["mode"], approval["employee_ids"]) == ("agent", night)
+    assert len(deps.repo.get_vanpool(vp).riders) == riders  # nothing happened before approval
+
+    # Another process resumes the checkpointed run by the case id.
+    resumed_model = ScriptedChatModel(
+        steps=[
+            call(
+                "submit_decision",
+                verdict="closed",
+                confidence=90,
+                reasoning="Cancelled after approval.",
+            )
+        ]
+    )
+    restarted = with_models(
+        make_deps(tmp_path / "home", sink.port, clock), {"orchestrator": resumed_model}
+    )
+    case = lifecycle.decide_approval(restarted, result.case_id, "approve")
+    resumed_model.assert_exhausted()
+    assert (case.status, case.outcome) == ("closed", "cancelled")
+    assert len(restarted.repo.get_vanpool(vp).riders) == riders - len(night)
+    assert restarted.journal.count("cancel_membership") == len(night)
+    import pytest
+
+    from casework.errors import NotFoundError
+
+    with pytest.raises(NotFoundError):
+        lifecycle.decide_approval(restarted, result.case_id, "approve")
+    assert len(restarted.repo.get_vanpool(vp).riders) == riders - len(night)
+
+
+def test_a_lost_checkpoint_still_applies_the_approval_once(
+    deps, truth, sink, clock, tmp_path
+) -> None:
+    t = first(truth, "location_mismatch")
+    result, _ = lifecycle.audit_vanpool(deps, t["vanpool_id"])
+    for _ in range(3):
+        clock.advance(days=7, minutes=1)
+        lifecycle.tick(deps)
+    vp_agent.run_case_manager(
+        with_models(deps, {"orchestrator": ScriptedChatModel(steps=[call("cancel_membership")])}),
+        t["vanpool_id"],
+    )
+    # The checkpoint file is lost (a new machine, a wiped disk): the approval still applies.
+    deps.settings.checkpoint_path.unlink()
+    vp_agent._savers.clear()
+    case = lifecycle.decide_approval(
+        with_models(deps, {"orchestrator": None}), result.case_id, "approve"
+    )
+    assert (case.status, case.outcome) == ("closed", "cancelled")
+    assert deps.journal.count("cancel_membership") == 1

@@ -1,0 +1,124 @@
+"""The CLI's faces: one-sentence errors with exit 2, JSON on stdout, the demo."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from casework.cli import app, main
+from casework.config import get_settings
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("CASEWORK_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CASEWORK_VANPOOL__SMTP_PORT", "1")  # nothing listens: emails queue
+    monkeypatch.setenv("CASEWORK_VANPOOL__SMTP_TIMEOUT", "0.5")
+    get_settings.cache_clear()
+    yield tmp_path
+    get_settings.cache_clear()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def run_main(capsys, *args: str) -> tuple[int, str, str]:
+    import sys
+
+    old = sys.argv
+    sys.argv = ["casework", *args]
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    finally:
+        sys.argv = old
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_seed_audit_case_and_queue(home, capsys) -> None:
+    code, out, _ = run_main(capsys, "vanpool", "seed", "--json")
+    assert code == 0 and json.loads(out)["total"]["vanpools"] == 38
+    code, out, _ = run_main(capsys, "vanpool", "audit", "VP-119", "VP-101", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert [(r["vanpool_id"], r["verdict"], r["email"]) for r in data["results"]] == [
+        ("VP-119", "pending_reply", "queued"),
+        ("VP-101", "verified", "-"),
+    ]
+    case_id = data["results"][0]["case_id"]
+    code, out, _ = run_main(capsys, "vanpool", "case", case_id, "--json")
+    case = json.loads(out)
+    assert case["meta"]["failed_checks"] == ["location"]
+    assert any(
+        e["type"] == "distance_check" and e["distance_miles"] > 50 for e in case["meta"]["evidence"]
+    )
+    assert case["messages"][0]["status"] == "queued"  # never claimed as sent
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("vanpool", "audit", "VP-1"), "'VP-1' is not a VP id"),
+        (("vanpool", "audit", "VP-999"), "Vanpool VP-999 does not exist."),
+        (("vanpool", "audit"), "Name a vanpool"),
+        (("vanpool", "case", "CASE-00000000"), "Case CASE-00000000 does not exist"),
+        (("vanpool", "approve", "CASE-00000000"), "Case CASE-00000000 does not exist"),
+        (("vanpool", "tick", "--now", "yesterday"), "--now 'yesterday' is not an ISO date-time"),
+        (("vanpool", "import", "missing.csv"), "Roster file missing.csv does not exist."),
+        (("vanpool", "audit", "VP-101", "--strategy", "magic"), "Unknown strategy 'magic'"),
+    ],
+)
+def test_user_errors_are_one_sentence(home, capsys, args, message) -> None:
+    run_main(capsys, "vanpool", "seed")
+    code, _out, err = run_main(capsys, *args)
+    assert code == 2
+    assert message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_demo_walks_one_case_to_an_approved_cancellation(home) -> None:
+    code, out, err = run("vanpool", "demo")
+    assert code == 0, err
+    assert "rules audit:" in out
+    assert "approved -> closed (cancelled)" in out
+
+
+def test_audit_all_reports_a_vanpool_without_riders_and_goes_on(home, capsys, tmp_path) -> None:
+    run_main(capsys, "vanpool", "seed")
+    rows = [
+        {
+            "employee_id": "EMP-0001",
+            "name": "A",
+            "email": "a@example.com",
+            "home_zip": 2134,
+            "site": "Boston",
+            "shift_name": "Day",
+            "shift": "Mon-Fri 07:00-15:30",
+            "timezone": "America/New_York",
+            "vanpool_id": "VP-900",
+            "pickup_zip": "02135",
+            "work_site": "Boston",
+            "departure": "06:15",
+            "return": "16:15",
+        },
+    ]
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(rows))
+    code, out, _ = run_main(capsys, "vanpool", "import", str(path), "--json")
+    assert code == 0 and json.loads(out)["added"]["riders"] == 1  # ZIP 2134 read as 02134
+    from casework.apps.vanpool.deps import build_deps
+
+    deps = build_deps()
+    deps.repo.remove_rider("VP-900", "EMP-0001", deps.now())
+    code, out, _ = run_main(capsys, "vanpool", "audit", "--all", "--json")
+    results = {r["vanpool_id"]: r for r in json.loads(out)["results"]}
+    assert code == 0 and len(results) == 39
+    assert results["VP-900"]["verdict"] == "error" and "no riders" in results["VP-900"]["reasoning"]
+    assert results["VP-119"]["verdict"] == "pending_reply"
