@@ -16,7 +16,7 @@ from typing import Any
 
 __all__ = ["BUILTIN_APPS", "AppSpec", "all_apps", "get_app", "migration_dirs"]
 
-BUILTIN_APPS = ["casework.apps.receipts"]
+BUILTIN_APPS = ["casework.apps.receipts", "casework.apps.sql"]
 
 # Components below the apps that own tables too.
 _COMPONENT_MIGRATIONS = [Path(__file__).parent / "evals" / "migrations" / "versions"]

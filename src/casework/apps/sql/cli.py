@@ -1,0 +1,144 @@
+"""``casework sql …``: schemas, the queried database, questions, the demo.
+
+Thin: commands build deps, call the app's functions and print. Errors a user can cause are
+CaseworkError subclasses, printed by the root CLI as one sentence with a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["app"]
+
+console = Console(width=None if sys.stdout.isatty() else 120)
+err_console = Console(stderr=True)
+app = typer.Typer(
+    help="Text-to-SQL with structural validation and a judge. Start with "
+    '`casework sql db create --schema FILE --rows 200`, then `casework sql ask "…" --execute`.',
+    no_args_is_help=True,
+)
+schema_app = typer.Typer(help="Load, reflect and show table schemas.", no_args_is_help=True)
+db_app = typer.Typer(help="The database questions run on.", no_args_is_help=True)
+app.add_typer(schema_app, name="schema")
+app.add_typer(db_app, name="db")
+
+
+def _json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def _settings() -> Any:
+    from casework.config import get_settings
+
+    return get_settings()
+
+
+# ---------------------------------------------------------------------- schemas
+@schema_app.command("load")
+def schema_load(
+    path: Path = typer.Argument(..., help="A schema JSON file or a folder of them."),
+    name: str | None = typer.Option(
+        None, "--name", help="Name to store it under (default: file name)."
+    ),
+    db_url: str | None = typer.Option(None, "--db", help="Database URL the schema describes."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Check a schema file (table -> category, description, fields) and store it."""
+    from casework.apps.sql.deps import open_repository
+    from casework.apps.sql.schemas import load_schema
+
+    schema = load_schema(path, name=name)
+    open_repository(_settings()).save(schema, db_url=db_url)
+    if as_json:
+        _json({"name": schema.name, "tables": len(schema.tables), "source": schema.source})
+        return
+    columns = sum(len(t.fields) for t in schema.tables.values())
+    console.print(
+        f"loaded schema [bold]{schema.name}[/]: {len(schema.tables)} tables, {columns} columns from {path}"
+    )
+
+
+@schema_app.command("reflect")
+def schema_reflect(
+    url: str = typer.Argument(..., help="Database URL (sqlite:///PATH or postgresql://…)."),
+    name: str | None = typer.Option(None, "--name", help="Name to store it under."),
+    out: Path | None = typer.Option(None, "--out", help="Also write the schema JSON here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the schema JSON."),
+) -> None:
+    """Build a schema from a live database (SQLAlchemy inspection) and store it with its URL."""
+    from casework.apps.sql.deps import open_repository
+    from casework.apps.sql.schemas import reflect_schema
+
+    schema = reflect_schema(url, name=name)
+    open_repository(_settings()).save(schema, db_url=url)
+    if out is not None:
+        out.write_text(json.dumps(schema.to_document(), indent=2) + "\n")
+    if as_json:
+        _json(schema.to_document())
+        return
+    console.print(
+        f"reflected schema [bold]{schema.name}[/]: {len(schema.tables)} tables from {url}"
+    )
+
+
+@schema_app.command("show")
+def schema_show(
+    name: str | None = typer.Argument(None, help="Stored schema name (default: the newest)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the schema JSON."),
+) -> None:
+    """Show a stored schema: tables, categories, columns."""
+    from casework.apps.sql.deps import build_deps
+
+    deps = build_deps(_settings(), schema_name=name)
+    if as_json:
+        _json(
+            {"name": deps.schema.name, "db_url": deps.db_url, "tables": deps.schema.to_document()}
+        )
+        return
+    table = Table(title=f"{deps.schema.name} ({deps.db_url or 'no database'})")
+    table.add_column("table")
+    table.add_column("category")
+    table.add_column("columns")
+    table.add_column("description")
+    for t in deps.schema.tables.values():
+        table.add_row(t.name, t.category, ", ".join(c.name for c in t.fields), t.description)
+    console.print(table)
+
+
+# ---------------------------------------------------------------------- database
+@db_app.command("create")
+def db_create(
+    schema_path: Path = typer.Option(..., "--schema", help="Schema JSON file or folder."),
+    rows: int = typer.Option(100, "--rows", help="Rows per table."),
+    url: str | None = typer.Option(
+        None, "--url", help="Database URL (default: SQLite under the casework home)."
+    ),
+    name: str | None = typer.Option(None, "--name", help="Schema name (default: file name)."),
+    seed: int = typer.Option(0, "--seed", help="Random seed; same seed, same rows."),
+    replace: bool = typer.Option(False, "--replace", help="Rebuild tables that already exist."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Create the schema's tables and fill them with deterministic synthetic rows."""
+    from casework.apps.sql.database import create_database, default_db_url
+    from casework.apps.sql.deps import open_repository
+    from casework.apps.sql.schemas import load_schema
+
+    settings = _settings()
+    schema = load_schema(schema_path, name=name)
+    url = url or default_db_url(settings.home, schema.name)
+    with err_console.status(f"creating {len(schema.tables)} tables × {rows} rows"):
+        counts = create_database(schema, url, rows=rows, seed=seed, replace=replace)
+    open_repository(settings).save(schema, db_url=url)
+    if as_json:
+        _json({"schema": schema.name, "url": url, "rows": counts})
+        return
+    console.print(
+        f"created [bold]{schema.name}[/] at {url}: {len(counts)} tables, {sum(counts.values())} rows"
+    )
