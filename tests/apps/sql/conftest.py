@@ -27,3 +27,26 @@ def security_db(security: DatabaseSchema, tmp_path_factory: pytest.TempPathFacto
     url = f"sqlite:///{path.as_posix()}"
     create_database(security, url, rows=60, seed=7)
     return url
+
+
+@pytest.fixture
+def make_deps(security, security_db, settings):
+    """Deps with scripted models per role: ``make_deps(agent=[...], judge=[...])``."""
+    from casework.apps.sql.deps import SQLConfig, SQLDeps
+    from casework.llm import ScriptedChatModel
+
+    def build(agent=(), judge=(), **config):
+        models = {
+            "specialist": ScriptedChatModel(steps=list(agent), model_name="scripted-agent"),
+            "judge": ScriptedChatModel(steps=list(judge), model_name="scripted-judge"),
+        }
+        deps = SQLDeps(
+            schema=security,
+            settings=settings,
+            models=lambda role: models[role],
+            db_url=security_db,
+            config=SQLConfig(retrieval_type="keyword", **config),
+        )
+        return deps, models["specialist"], models["judge"]
+
+    return build

@@ -160,6 +160,8 @@ class AgentStateV2(BaseModel):
     judge_results: list[LLMJudgeOutput] = Field(default_factory=list)
     judge_calls: int = 0
     judge_scores: list[float] = Field(default_factory=list)
+    judged_queries: list[str] = Field(default_factory=list)
+    """The query each judge result is about (parallel to ``judge_results``)."""
     retrieval_calls: int = 0
     validation_calls: int = 0
 

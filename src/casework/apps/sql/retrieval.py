@@ -159,3 +159,12 @@ def retrieve_tables(
     if vectors_dir is None:
         raise ValueError("semantic retrieval needs a vectors_dir")
     return _semantic(schema, question, top_k, vectors_dir)
+
+
+def describe_table(table: TableSpec, *, max_description: int = 80) -> str:
+    """One compact line per table for prompts: ``name(col TYPE -- description, ...)``."""
+    cols = ", ".join(
+        f"{c.name} {c.type}" + (f" -- {c.description[:max_description]}" if c.description else "")
+        for c in table.fields
+    )
+    return f"{table.name}: {table.description} Columns: {cols}"
