@@ -194,6 +194,7 @@ def test_single_pass_keyword_generates_once_and_validates_once(make_deps):
         agent=[call("submit_answer", query=GOOD, explanation="Counts them.", confidence=0.9)]
     )
     response = run_single_pass(deps, QUESTION, "keyword")
+    agent_model.assert_exhausted()
     assert response.valid and response.confidence == 0.9 and response.model_calls == 1
     assert [s["kind"] for s in response.reasoning_steps] == [
         "retrieve_tables",

@@ -25,8 +25,8 @@ from casework.apps.sql.models import (
     SubmitAnswer,
 )
 from casework.apps.sql.prompts import render
-from casework.apps.sql.retrieval import describe_table
-from casework.apps.sql.rules import combine_confidence, normalize_sql, screen_question
+from casework.apps.sql.retrieval import describe_table, retrieve_tables
+from casework.apps.sql.rules import Refusal, combine_confidence, normalize_sql, screen_question
 from casework.apps.sql.tools import SQLRunContext, build_tools, latest_validation, retrieve
 from casework.apps.sql.validation import validate_sql
 from casework.errors import ModelError
@@ -42,6 +42,7 @@ __all__ = [
     "refusal_response",
     "run_react",
     "run_single_pass",
+    "screen",
 ]
 
 SUBMIT = "submit_answer"
@@ -71,6 +72,18 @@ def refusal_response(question: str, reason: str, *, strategy: str, kind: str) ->
         ended_by="rules",
         reasoning_steps=[{"step": 1, "kind": "screen", "refusal": kind, "reason": reason}],
     )
+
+
+def screen(deps: SQLDeps, question: str) -> Refusal | None:
+    """The rules' refusals, plus off-topic: a question sharing no word with any table."""
+    refusal = screen_question(question)
+    if refusal is None and not retrieve_tables(deps.schema, question, 1, mode="keyword"):
+        refusal = Refusal(
+            "off_topic",
+            f"The question shares nothing with the {deps.schema.name} database's tables; "
+            "I only answer questions about its data.",
+        )
+    return refusal
 
 
 def _best_unsubmitted(state: AgentStateV2) -> SubmitAnswer | None:
@@ -193,7 +206,7 @@ def run_single_pass(
 ) -> SQLQueryResponse:
     """Retrieve by ``mode``, generate once, validate once (the spec's keyword/semantic agents)."""
     started = time.perf_counter()
-    refusal = screen_question(question)
+    refusal = screen(deps, question)
     if refusal is not None:
         return refusal_response(question, refusal.reason, strategy=mode, kind=refusal.kind)
     state = AgentStateV2(question=question)
@@ -271,7 +284,7 @@ def run_react(deps: SQLDeps, question: str, *, use_judge: bool) -> SQLQueryRespo
     """The ReAct loop; a fresh ``AgentStateV2`` (every counter at 0) per question."""
     strategy = "v2" if use_judge else "v1"
     started = time.perf_counter()
-    refusal = screen_question(question)
+    refusal = screen(deps, question)
     if refusal is not None:
         return refusal_response(question, refusal.reason, strategy=strategy, kind=refusal.kind)
     agent, _ = build_react_agent(deps, use_judge=use_judge)

@@ -142,3 +142,93 @@ def db_create(
     console.print(
         f"created [bold]{schema.name}[/] at {url}: {len(counts)} tables, {sum(counts.values())} rows"
     )
+
+
+# ---------------------------------------------------------------------- questions
+@app.command()
+def ask(
+    question: str = typer.Argument(..., help="The question, in words."),
+    execute: bool = typer.Option(
+        False, "--execute", help="Run the query read-only and print the rows."
+    ),
+    strategy: str = typer.Option("v2", "--strategy", help="rules, keyword, semantic, v1 or v2."),
+    schema: str | None = typer.Option(
+        None, "--schema", help="Stored schema name (default: the newest)."
+    ),
+    db_url: str | None = typer.Option(
+        None, "--db", help="Database URL to run on (default: the schema's)."
+    ),
+    retrieval: str = typer.Option("semantic", "--retrieval", help="semantic or keyword (v1/v2)."),
+    model: str | None = typer.Option(None, "--model", help="Agent model, provider:name."),
+    judge_model: str | None = typer.Option(
+        None, "--judge-model", help="Judge model, provider:name."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole SQLQueryResponse as JSON."),
+) -> None:
+    """Answer a question with SQL; with --execute, run it on a read-only connection."""
+    from casework.apps.sql.deps import SQLConfig, build_deps
+    from casework.apps.sql.service import STRATEGY_NAMES
+    from casework.apps.sql.service import ask as ask_fn
+    from casework.errors import InputError
+
+    if strategy not in STRATEGY_NAMES:
+        raise InputError(f"Unknown strategy {strategy!r}; use one of {', '.join(STRATEGY_NAMES)}.")
+    if retrieval not in ("semantic", "keyword"):
+        raise InputError(f"Unknown retrieval {retrieval!r}; use semantic or keyword.")
+    settings = _settings()
+    overrides = {k: v for k, v in {"specialist": model, "judge": judge_model}.items() if v}
+    if overrides:
+        settings = settings.model_copy(
+            update={"models": settings.models.model_copy(update=overrides)}
+        )
+    deps = build_deps(
+        settings,
+        schema_name=schema,
+        db_url=db_url,
+        config=SQLConfig(retrieval_type=retrieval),  # type: ignore[arg-type]
+    )
+    if execute and not deps.db_url:
+        raise InputError(
+            "No database to run on; create one with `casework sql db create` or pass --db URL."
+        )
+    with err_console.status(f"{strategy}: thinking about {question[:60]!r}"):
+        response = ask_fn(deps, question, strategy=strategy, execute=execute)
+    if as_json:
+        _json(response.model_dump(mode="json"))
+        return
+    _print_response(response)
+
+
+def _print_response(r: Any) -> None:
+    if r.refused or not r.query:
+        console.print(f"[bold yellow]no query[/] ({r.confidence_source}): {r.explanation}")
+        console.print(f"confidence {r.confidence:.2f}")
+        return
+    console.print(f"[bold]{r.query}[/]", highlight=False)
+    if r.executable_sql and r.executable_sql != r.query:
+        console.print(f"[dim]runs as: {r.executable_sql}[/]", highlight=False)
+    status = "valid" if r.valid else "INVALID: " + "; ".join(e.message for e in r.validation_errors)
+    judge = f", judge {r.judge_score:.2f}" if r.judge_score is not None else ""
+    console.print(
+        f"{status}; confidence {r.confidence:.2f} ({r.confidence_source}{judge}); "
+        f"tables: {', '.join(r.tables_used) or '-'}; {r.model_calls} model calls in {r.seconds:.1f}s",
+        highlight=False,
+    )
+    console.print(r.explanation, highlight=False)
+    if r.result is not None:
+        table = Table(show_lines=False)
+        for column in r.result.columns:
+            table.add_column(column)
+        for row in r.result.rows:
+            table.add_row(*["NULL" if v is None else str(v) for v in row])
+        console.print(table)
+        more = " (capped)" if r.result.truncated else ""
+        console.print(f"{len(r.result.rows)} rows{more} in {r.result.seconds:.3f}s")
+
+
+@app.command()
+def demo() -> None:
+    """Build the security database, then answer questions with the rules and the bundled model."""
+    from casework.apps.sql.demo import run_demo
+
+    run_demo(console)

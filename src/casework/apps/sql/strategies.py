@@ -9,11 +9,10 @@
 
 from __future__ import annotations
 
-from casework.apps.sql.agent import refusal_response, run_react, run_single_pass
+from casework.apps.sql.agent import refusal_response, run_react, run_single_pass, screen
 from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.models import AgentStateV2, SQLDecision, SQLQueryResponse
 from casework.apps.sql.retrieval import retrieve_tables
-from casework.apps.sql.rules import screen_question
 from casework.runtime import EndReason, Evidence, RunInfo, Strategy
 
 __all__ = [
@@ -75,7 +74,7 @@ def decision_from_response(response: SQLQueryResponse) -> SQLDecision:
 
 
 def run_rules(question: str, deps: SQLDeps) -> SQLDecision:
-    refusal = screen_question(question)
+    refusal = screen(deps, question)
     if refusal is not None:
         return decision_from_response(
             refusal_response(question, refusal.reason, strategy="rules", kind=refusal.kind)

@@ -1,0 +1,69 @@
+"""``casework sql demo``: build the bundled security database (once), show validation at work
+on a PostgreSQL query that needs SQLite date arithmetic, refuse a destructive request, then
+answer one question with the bundled model (v2) and run it read-only."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+__all__ = ["DEMO_QUESTION", "run_demo"]
+
+DEMO_QUESTION = "How many critical alerts were raised in the last 30 days?"
+DEMO_QUERY = "SELECT COUNT(*) FROM alerts WHERE severity = 'critical' AND created_at > NOW() - INTERVAL '30 days'"
+DEMO_ROWS = 200
+
+
+def run_demo(console: Console | None = None, *, strategy: str = "v2") -> None:
+    from casework.apps.sql.database import create_database, default_db_url, sqlite_path
+    from casework.apps.sql.deps import BUNDLED_SCHEMA, build_deps, open_repository
+    from casework.apps.sql.schemas import load_schema
+    from casework.apps.sql.service import ask, execute_validated
+    from casework.apps.sql.validation import validate_sql
+    from casework.config import get_settings
+    from casework.errors import CaseworkError
+
+    console = console or Console()
+    settings = get_settings()
+    schema = load_schema(BUNDLED_SCHEMA, name="security")
+    url = default_db_url(settings.home, schema.name)
+    path = sqlite_path(url)
+    if path is not None and not path.exists():
+        create_database(schema, url, rows=DEMO_ROWS)
+    open_repository(settings).save(schema, db_url=url)
+    deps = build_deps(settings, schema=schema, db_url=url)
+    console.print(f"[bold]sql[/]: {len(schema.tables)} tables, {DEMO_ROWS} rows each at {url}")
+
+    checked = validate_sql(DEMO_QUERY, schema, dialect=deps.dialect)
+    console.print(f"  validated: {DEMO_QUERY}", highlight=False)
+    console.print(f"  runs on SQLite as: {checked.transpiled}", highlight=False)
+    console.print(f"  -> {execute_validated(deps, DEMO_QUERY).rows}")
+    typo = validate_sql("SELECT usrname FROM users", schema).errors[0]
+    console.print(
+        f"  'SELECT usrname FROM users': {typo.message} Did you mean {', '.join(typo.suggestions)}?",
+        highlight=False,
+    )
+
+    refused = ask(deps, "Delete all alerts older than a week", strategy="rules")
+    console.print(
+        f"  'Delete all alerts older than a week': no query, {refused.explanation}", highlight=False
+    )
+
+    try:
+        response = ask(
+            deps.with_config(retrieval_type="keyword"),
+            DEMO_QUESTION,
+            strategy=strategy,
+            execute=True,
+        )
+    except CaseworkError as exc:
+        console.print(f"  agent skipped: {exc}")
+        return
+    console.print(f"  {strategy} ({response.model}) on {DEMO_QUESTION!r}:", highlight=False)
+    console.print(f"    {response.query or 'no query'}", highlight=False)
+    judge = f", judge {response.judge_score:.2f}" if response.judge_score is not None else ""
+    rows = response.result.rows if response.result else "not run"
+    console.print(
+        f"    confidence {response.confidence:.2f} ({response.confidence_source}{judge}), "
+        f"{response.model_calls} model calls, {response.seconds:.1f}s, rows: {rows}",
+        highlight=False,
+    )
