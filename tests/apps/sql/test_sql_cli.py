@@ -66,3 +66,43 @@ def test_db_create_rejects_bad_row_counts(settings, tmp_path, rows):
         ],
     )
     assert isinstance(res.exception, InputError) and "--rows must be between" in str(res.exception)
+
+
+def _create(tmp_path):
+    url = f"sqlite:///{tmp_path / 'sec.sqlite'}"
+    res = runner.invoke(
+        app, ["db", "create", "--schema", str(BUNDLED_SCHEMA), "--rows", "5", "--url", url]
+    )
+    assert res.exit_code == 0, res.output
+    return url
+
+
+def test_ask_refuses_destructive_requests_without_a_model(settings, tmp_path):
+    _create(tmp_path)
+    res = runner.invoke(
+        app, ["ask", "Delete all alerts older than 30 days", "--strategy", "v2", "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert (
+        out["refused"]
+        and out["query"] is None
+        and out["confidence"] <= 0.1
+        and out["judge_score"] is None
+    )
+    assert out["reasoning_steps"][0]["refusal"] == "destructive"
+    shown = runner.invoke(app, ["ask", "How many alerts are critical?", "--strategy", "rules"])
+    assert "no query (no_answer)" in shown.output and "alerts" in shown.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ask", ""], "The question is empty"),
+        (["ask", "x" * 100_000], "The question is 100000 characters long"),
+        (["ask", "How many alerts?", "--strategy", "v9"], "Unknown strategy 'v9'"),
+    ],
+)
+def test_ask_usage_errors_are_one_sentence(settings, args, message):
+    res = runner.invoke(app, args)
+    assert isinstance(res.exception, InputError) and message in str(res.exception)

@@ -155,6 +155,9 @@ def ask(
     schema: str | None = typer.Option(
         None, "--schema", help="Stored schema name (default: the newest)."
     ),
+    schema_path: Path | None = typer.Option(
+        None, "--schema-path", help="Schema JSON file or folder to use instead of a stored one."
+    ),
     db_url: str | None = typer.Option(
         None, "--db", help="Database URL to run on (default: the schema's)."
     ),
@@ -167,10 +170,14 @@ def ask(
 ) -> None:
     """Answer a question with SQL; with --execute, run it on a read-only connection."""
     from casework.apps.sql.deps import SQLConfig, build_deps
+    from casework.apps.sql.rules import screen_question
     from casework.apps.sql.service import STRATEGY_NAMES
     from casework.apps.sql.service import ask as ask_fn
     from casework.errors import InputError
 
+    malformed = screen_question(question)
+    if malformed is not None and malformed.kind == "malformed":
+        raise InputError(malformed.reason)
     if strategy not in STRATEGY_NAMES:
         raise InputError(f"Unknown strategy {strategy!r}; use one of {', '.join(STRATEGY_NAMES)}.")
     if retrieval not in ("semantic", "keyword"):
@@ -181,8 +188,11 @@ def ask(
         settings = settings.model_copy(
             update={"models": settings.models.model_copy(update=overrides)}
         )
+    from casework.apps.sql.schemas import load_schema
+
     deps = build_deps(
         settings,
+        schema=load_schema(schema_path) if schema_path else None,
         schema_name=schema,
         db_url=db_url,
         config=SQLConfig(retrieval_type=retrieval),  # type: ignore[arg-type]
