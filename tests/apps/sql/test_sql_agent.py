@@ -216,7 +216,9 @@ def test_ask_executes_only_valid_answers(make_deps):
         ran.result is not None and ran.result.columns == ["COUNT(*)"] and ran.result.rows[0][0] > 0
     )
     refused = ask(deps, QUESTION, strategy="keyword", execute=True)
-    assert refused.result is None and not refused.valid and refused.confidence == 0.3
+    assert refused.result is None and refused.query is None and refused.refused
+    assert refused.confidence == 0.1 and refused.validation_errors[0].kind == "read_only"
+    assert refused.explanation.startswith("The query was withheld: Only read-only")
 
 
 def test_strategies_return_decisions_and_the_entry_point_returns_the_response_dict(

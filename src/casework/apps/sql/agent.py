@@ -35,6 +35,7 @@ from casework.runtime import ReactAgent
 __all__ = [
     "LIMIT_OWN_CONFIDENCE",
     "SUBMIT",
+    "WITHHELD_KINDS",
     "AgentKind",
     "SQLAgent",
     "build_react_agent",
@@ -46,6 +47,8 @@ __all__ = [
 ]
 
 SUBMIT = "submit_answer"
+WITHHELD_KINDS = frozenset({"read_only", "sensitive"})
+"""Validation failures whose query is withheld from the answer (a refusal), not returned."""
 LIMIT_OWN_CONFIDENCE = 0.5
 """Own confidence given to the best validated query when a run ends at a limit unsubmitted."""
 
@@ -148,6 +151,26 @@ def finalize(
     validation = latest_validation(state, query) or validate_sql(
         query, deps.schema, dialect=deps.dialect
     )
+    unsafe = [e for e in validation.errors if e.kind in WITHHELD_KINDS]
+    if unsafe:
+        # A query that writes or returns sensitive data is never handed out, not even flagged.
+        reason = f"The query was withheld: {unsafe[0].message}"
+        state.step("final", outcome="withheld", query=query, reason=reason)
+        return SQLQueryResponse(
+            question=state.question,
+            query=None,
+            explanation=reason,
+            confidence=combine_confidence(
+                answer.confidence, has_query=False, valid=False, judge_score=None, use_judge=False
+            )[0],
+            confidence_source="refusal",
+            refused=True,
+            validation_errors=validation.errors,
+            strategy=strategy,
+            ended_by=ended_by,
+            reasoning_steps=state.reasoning_trace,
+            judge_calls=state.judge_calls,
+        )
     judge_idx = [
         i for i, q in enumerate(state.judged_queries) if normalize_sql(q) == normalize_sql(query)
     ]
