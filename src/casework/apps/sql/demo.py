@@ -1,6 +1,10 @@
 """``casework sql demo``: build the bundled security database (once), show validation at work
 on a PostgreSQL query that needs SQLite date arithmetic, refuse a destructive request, then
-answer one question with the bundled model (v2) and run it read-only."""
+answer one question with the bundled model and run it read-only.
+
+The model part is the single-pass ``keyword`` agent (one model call): on a shared 2-core
+machine each bundled-model call takes minutes, and v2 needs five or more of them
+(`casework sql ask "…" --strategy v2 --execute` runs the full loop)."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ DEMO_QUERY = "SELECT COUNT(*) FROM alerts WHERE severity = 'critical' AND create
 DEMO_ROWS = 200
 
 
-def run_demo(console: Console | None = None, *, strategy: str = "v2") -> None:
+def run_demo(console: Console | None = None, *, strategy: str = "keyword") -> None:
     from casework.apps.sql.database import create_database, default_db_url, sqlite_path
     from casework.apps.sql.deps import BUNDLED_SCHEMA, build_deps, open_repository
     from casework.apps.sql.schemas import load_schema
@@ -50,7 +54,7 @@ def run_demo(console: Console | None = None, *, strategy: str = "v2") -> None:
 
     try:
         response = ask(
-            deps.with_config(retrieval_type="keyword"),
+            deps.with_config(retrieval_type="keyword", top_k=3),
             DEMO_QUESTION,
             strategy=strategy,
             execute=True,

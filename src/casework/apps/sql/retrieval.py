@@ -14,10 +14,17 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from casework.apps.sql.models import DatabaseSchema, RetrievedTable, TableSpec
+from casework.apps.sql.models import ColumnSpec, DatabaseSchema, RetrievedTable, TableSpec
 from casework.errors import SourceUnavailable
 
-__all__ = ["RetrievalMode", "retrieve_tables", "table_document", "tokenize"]
+__all__ = [
+    "RetrievalMode",
+    "column_hint",
+    "describe_table",
+    "retrieve_tables",
+    "table_document",
+    "tokenize",
+]
 
 RetrievalMode = Literal["keyword", "semantic"]
 
@@ -161,10 +168,28 @@ def retrieve_tables(
     return _semantic(schema, question, top_k, vectors_dir)
 
 
-def describe_table(table: TableSpec, *, max_description: int = 80) -> str:
-    """One compact line per table for prompts: ``name(col TYPE -- description, ...)``."""
-    cols = ", ".join(
-        f"{c.name} {c.type}" + (f" -- {c.description[:max_description]}" if c.description else "")
-        for c in table.fields
-    )
-    return f"{table.name}: {table.description} Columns: {cols}"
+def column_hint(column: ColumnSpec, *, max_chars: int = 48) -> str:
+    """``name TYPE`` plus what a query needs from the description, kept short for small
+    models: the allowed values, the referenced table, or the description's start."""
+    from casework.apps.sql.synth import enum_values
+
+    text = f"{column.name} {column.type}"
+    values = enum_values(column.description)
+    ref = re.search(r"references\s+(\w+\.\w+)", column.description, re.IGNORECASE)
+    if values:
+        return f"{text} -- one of: {', '.join(values)}"
+    if ref:
+        return f"{text} -- references {ref.group(1)}"
+    if column.description:
+        short = (
+            column.description
+            if len(column.description) <= max_chars
+            else column.description[: max_chars - 1] + "…"
+        )
+        return f"{text} -- {short}"
+    return text
+
+
+def describe_table(table: TableSpec) -> str:
+    """One compact line per table for prompts: ``name: description Columns: col TYPE -- hint, ...``."""
+    return f"{table.name}: {table.description} Columns: {'; '.join(column_hint(c) for c in table.fields)}"

@@ -19,7 +19,7 @@ from langchain_core.tools import BaseTool
 from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.judge import SQLJudge
 from casework.apps.sql.models import AgentStateV2, ValidationResult
-from casework.apps.sql.retrieval import RetrievalMode, retrieve_tables
+from casework.apps.sql.retrieval import RetrievalMode, column_hint, retrieve_tables
 from casework.apps.sql.rules import JUDGE_PASS, normalize_sql
 from casework.apps.sql.validation import validate_sql
 from casework.errors import SourceUnavailable
@@ -80,10 +80,7 @@ def retrieve(
                 "table": t.table,
                 "score": t.score,
                 "description": t.description,
-                "columns": [
-                    f"{c.name} {c.type}" + (f" -- {c.description[:70]}" if c.description else "")
-                    for c in t.columns
-                ],
+                "columns": [column_hint(c) for c in t.columns],
             }
             for t in tables
         ]
