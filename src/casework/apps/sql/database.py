@@ -22,7 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from casework.apps.sql.models import DatabaseSchema, ExecutionResult
-from casework.apps.sql.schemas import sqlalchemy_type
+from casework.apps.sql.schemas import first_line, sqlalchemy_type
 from casework.apps.sql.synth import generate_rows
 from casework.errors import ConfigError, InputError
 
@@ -32,6 +32,7 @@ __all__ = [
     "create_database",
     "default_db_url",
     "dialect_of",
+    "engine_url",
     "execute_read_only",
     "metadata_for",
     "sqlite_path",
@@ -61,7 +62,8 @@ def dialect_of(url: str) -> str:
     raise InputError(f"Unsupported database URL {url!r}: use sqlite:///PATH or postgresql://…")
 
 
-def _engine_url(url: str) -> str:
+def engine_url(url: str) -> str:
+    """The SQLAlchemy URL with the installed PostgreSQL driver (psycopg 3)."""
     if url.startswith("postgres://"):
         url = url.replace("postgres://", "postgresql://", 1)
     if url.startswith("postgresql://"):
@@ -140,11 +142,13 @@ def create_database(
         engine.dispose()
         os.replace(tmp, path)
         return counts
-    engine = sa.create_engine(_engine_url(url), pool_pre_ping=True)
+    engine = sa.create_engine(engine_url(url), pool_pre_ping=True)
     try:
         return _fill(engine, schema, rows, seed, anchor, replace)
     except sa.exc.OperationalError as exc:
-        raise ConfigError(f"The database at {url} is not reachable: {exc.orig}.") from None
+        raise ConfigError(
+            f"The database at {url} is not reachable: {first_line(exc.orig)}."
+        ) from None
     finally:
         engine.dispose()
 
@@ -201,7 +205,7 @@ def _run_sqlite(
 def _run_postgres(
     url: str, sql: str, max_rows: int, timeout: float
 ) -> tuple[list[str], list[list[Any]], bool]:
-    engine = sa.create_engine(_engine_url(url), pool_pre_ping=True)
+    engine = sa.create_engine(engine_url(url), pool_pre_ping=True)
     try:
         with engine.connect() as conn:
             trans = conn.begin()
@@ -217,11 +221,11 @@ def _run_postgres(
         text = str(exc.orig)
         if "statement timeout" in text or "canceling statement" in text:
             raise InputError(f"The query ran longer than {timeout:g} s and was stopped.") from None
-        raise ConfigError(f"The database at {url} is not reachable: {exc.orig}.") from None
-    except sa.exc.DBAPIError as exc:
-        raise InputError(
-            f"The database refused the query: {str(exc.orig).splitlines()[0]}."
+        raise ConfigError(
+            f"The database at {url} is not reachable: {first_line(exc.orig)}."
         ) from None
+    except sa.exc.DBAPIError as exc:
+        raise InputError(f"The database refused the query: {first_line(exc.orig)}.") from None
     finally:
         engine.dispose()
     return columns, [list(r) for r in fetched[:max_rows]], len(fetched) > max_rows

@@ -23,6 +23,7 @@ from casework.errors import ConfigError, InputError
 __all__ = [
     "KNOWN_TYPES",
     "base_type",
+    "first_line",
     "load_schema",
     "parse_schema_document",
     "reflect_schema",
@@ -197,8 +198,11 @@ def reflect_schema(url: str, *, name: str | None = None) -> DatabaseSchema:
     """The schema of a live database (SQLAlchemy inspection); comments become descriptions."""
     from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
+    from casework.apps.sql.database import dialect_of, engine_url
+
+    dialect_of(url)  # SQLite or PostgreSQL only
     try:
-        engine = sa.create_engine(url)
+        engine = sa.create_engine(engine_url(url))
     except (ArgumentError, NoSuchModuleError) as exc:
         raise InputError(f"{url!r} is not a database URL SQLAlchemy can open ({exc}).") from None
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
@@ -221,7 +225,9 @@ def reflect_schema(url: str, *, name: str | None = None) -> DatabaseSchema:
                 name=table_name, category="", description=comment, fields=fields
             )
     except OperationalError as exc:
-        raise ConfigError(f"The database at {url} is not reachable: {exc.orig}.") from None
+        raise ConfigError(
+            f"The database at {url} is not reachable: {first_line(exc.orig)}."
+        ) from None
     finally:
         engine.dispose()
     if not tables:
@@ -232,3 +238,12 @@ def reflect_schema(url: str, *, name: str | None = None) -> DatabaseSchema:
 def _name_from_url(url: str) -> str:
     tail = url.rstrip("/").rsplit("/", 1)[-1]
     return Path(tail).stem or "reflected"
+
+
+def first_line(error: object) -> str:
+    """A driver's error as one sentence (psycopg adds hint lines)."""
+    return (
+        str(error).strip().splitlines()[0].rstrip(".")
+        if str(error).strip()
+        else type(error).__name__
+    )
