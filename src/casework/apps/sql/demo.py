@@ -38,13 +38,14 @@ def run_demo(console: Console | None = None, *, strategy: str = "keyword") -> No
     console.print(f"[bold]sql[/]: {len(schema.tables)} tables, {DEMO_ROWS} rows each at {url}")
 
     checked = validate_sql(DEMO_QUERY, schema, dialect=deps.dialect)
-    console.print(f"  validated: {DEMO_QUERY}", highlight=False)
-    console.print(f"  runs on SQLite as: {checked.transpiled}", highlight=False)
+    console.print(f"  validated: {DEMO_QUERY}", highlight=False, soft_wrap=True)
+    console.print(f"  runs on SQLite as: {checked.transpiled}", highlight=False, soft_wrap=True)
     console.print(f"  -> {execute_validated(deps, DEMO_QUERY).rows}")
     typo = validate_sql("SELECT usrname FROM users", schema).errors[0]
     console.print(
         f"  'SELECT usrname FROM users': {typo.message} Did you mean {', '.join(typo.suggestions)}?",
         highlight=False,
+        soft_wrap=True,
     )
 
     refused = ask(deps, "Delete all alerts older than a week", strategy="rules")
@@ -62,12 +63,15 @@ def run_demo(console: Console | None = None, *, strategy: str = "keyword") -> No
     except CaseworkError as exc:
         console.print(f"  agent skipped: {exc}")
         return
-    console.print(f"  {strategy} ({response.model}) on {DEMO_QUESTION!r}:", highlight=False)
-    console.print(f"    {response.query or 'no query'}", highlight=False)
+    console.print(
+        f"  {strategy} ({response.model}) on {DEMO_QUESTION!r}:", highlight=False, soft_wrap=True
+    )
+    console.print(f"    {response.query or 'no query'}", highlight=False, soft_wrap=True)
     judge = f", judge {response.judge_score:.2f}" if response.judge_score is not None else ""
     rows = response.result.rows if response.result else "not run"
     console.print(
         f"    confidence {response.confidence:.2f} ({response.confidence_source}{judge}), "
         f"{response.model_calls} model calls, {response.seconds:.1f}s, rows: {rows}",
         highlight=False,
+        soft_wrap=True,
     )
