@@ -8,6 +8,8 @@ machine each bundled-model call takes minutes, and v2 needs five or more of them
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 
 __all__ = ["DEMO_QUESTION", "run_demo"]
@@ -17,7 +19,10 @@ DEMO_QUERY = "SELECT COUNT(*) FROM alerts WHERE severity = 'critical' AND create
 DEMO_ROWS = 200
 
 
-def run_demo(console: Console | None = None, *, strategy: str = "keyword") -> None:
+def run_demo(
+    console: Console | None = None, *, strategy: str = "keyword", models: Any = None
+) -> None:
+    """``models`` (a ModelSource) replaces the configured models (tests)."""
     from casework.apps.sql.database import create_database, default_db_url, sqlite_path
     from casework.apps.sql.deps import BUNDLED_SCHEMA, build_deps, open_repository
     from casework.apps.sql.schemas import load_schema
@@ -34,7 +39,7 @@ def run_demo(console: Console | None = None, *, strategy: str = "keyword") -> No
     if path is not None and not path.exists():
         create_database(schema, url, rows=DEMO_ROWS)
     open_repository(settings).save(schema, db_url=url)
-    deps = build_deps(settings, schema=schema, db_url=url)
+    deps = build_deps(settings, schema=schema, db_url=url, models=models)
     console.print(f"[bold]sql[/]: {len(schema.tables)} tables, {DEMO_ROWS} rows each at {url}")
 
     checked = validate_sql(DEMO_QUERY, schema, dialect=deps.dialect)
@@ -50,7 +55,9 @@ def run_demo(console: Console | None = None, *, strategy: str = "keyword") -> No
 
     refused = ask(deps, "Delete all alerts older than a week", strategy="rules")
     console.print(
-        f"  'Delete all alerts older than a week': no query, {refused.explanation}", highlight=False
+        f"  'Delete all alerts older than a week': no query, {refused.explanation}",
+        highlight=False,
+        soft_wrap=True,
     )
 
     try:
