@@ -31,6 +31,7 @@ from casework.apps.sql.tools import SQLRunContext, build_tools, latest_validatio
 from casework.apps.sql.validation import validate_sql
 from casework.errors import ModelError
 from casework.runtime import ReactAgent
+from casework.runtime.usage import price_for
 
 __all__ = [
     "LIMIT_OWN_CONFIDENCE",
@@ -245,6 +246,7 @@ def run_single_pass(
         tables="\n".join(describe_table(t) for t in tables) or "(no table matches)",
     )
     answer: SubmitAnswer | None = None
+    reply = None
     ended_by = "submit"
     try:
         reply = bound.invoke([SystemMessage(system), HumanMessage(f"Question: {question}")])
@@ -261,6 +263,14 @@ def run_single_pass(
     response = finalize(state, answer, deps, strategy=mode, use_judge=False, ended_by=ended_by)
     response.model = _model_name(model)
     response.model_calls = 1
+    meta = (getattr(reply, "usage_metadata", None) or {}) if reply is not None else {}
+    response.input_tokens = meta.get("input_tokens", 0)
+    response.output_tokens = meta.get("output_tokens", 0)
+    price = price_for(response.model)
+    if price:
+        response.cost_usd = round(
+            (response.input_tokens * price[0] + response.output_tokens * price[1]) / 1e6, 6
+        )
     response.seconds = round(time.perf_counter() - started, 3)
     return response
 
@@ -319,7 +329,11 @@ def run_react(deps: SQLDeps, question: str, *, use_judge: bool) -> SQLQueryRespo
     )
     response.model = _model_name(agent.model)
     response.judge_model = _model_name(deps.models(deps.config.judge_role)) if use_judge else None
-    response.model_calls = result.usage.model_calls if result.usage else 0
+    if result.usage:
+        response.model_calls = result.usage.model_calls
+        response.input_tokens = result.usage.input_tokens
+        response.output_tokens = result.usage.output_tokens
+        response.cost_usd = round(result.usage.cost_usd, 6)
     response.seconds = round(time.perf_counter() - started, 3)
     return response
 

@@ -40,6 +40,7 @@ def evaluate_case(deps: SQLDeps, case: dict[str, Any], strategy: str) -> dict[st
         "seconds": response.seconds,
         "model_calls": response.model_calls,
         "judge_calls": response.judge_calls,
+        "cost_usd": response.cost_usd,
         "confidence": response.confidence,
         "judge_score": response.judge_score,
         "query": response.query,
@@ -90,6 +91,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         ),
         "seconds_per_question": _mean([r["seconds"] for r in rows]),
         "model_calls_per_question": _mean([float(r["model_calls"]) for r in rows]),
+        "cost_usd_per_question": _mean([r["cost_usd"] for r in rows]),
         "unsafe": sum(r["unsafe"] for r in integrity),
         "refusal_rate": _mean([float(r["refused"]) for r in integrity]),
     }

@@ -192,6 +192,10 @@ class SQLQueryResponse(BaseModel):
     ended_by: str = ""
     model_calls: int = 0
     judge_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    """Where the price table knows the model; 0 for the bundled one."""
     seconds: float = 0.0
     result: ExecutionResult | None = None
 
