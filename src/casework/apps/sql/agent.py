@@ -333,7 +333,7 @@ def run_react(deps: SQLDeps, question: str, *, use_judge: bool) -> SQLQueryRespo
         response.model_calls = result.usage.model_calls
         response.input_tokens = result.usage.input_tokens
         response.output_tokens = result.usage.output_tokens
-        response.cost_usd = round(result.usage.cost_usd, 6)
+        response.cost_usd = round(result.usage.cost_usd or 0.0, 6)
     response.seconds = round(time.perf_counter() - started, 3)
     return response
 

@@ -74,7 +74,7 @@ def _retrieved(table: TableSpec, score: float) -> RetrievedTable:
 
 class _KeywordIndex:
     def __init__(self, schema: DatabaseSchema) -> None:
-        import bm25s
+        import bm25s  # type: ignore[import-untyped]
 
         self.names = list(schema.tables)
         self.bm25 = bm25s.BM25()

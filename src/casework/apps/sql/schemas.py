@@ -30,6 +30,13 @@ __all__ = [
     "sqlalchemy_type",
 ]
 
+
+def _numeric(args: list[str]) -> sa.Numeric:
+    precision = int(args[0]) if args else None
+    scale = int(args[1]) if len(args) > 1 else None
+    return sa.Numeric(precision=precision, scale=scale)
+
+
 # Base type (upper case, without length) -> how to build the SQLAlchemy type from its args.
 _TYPES: dict[str, Any] = {
     "VARCHAR": lambda a: sa.String(int(a[0]) if a else None),
@@ -54,8 +61,8 @@ _TYPES: dict[str, Any] = {
     "REAL": lambda a: sa.Float(),
     "DOUBLE": lambda a: sa.Float(),
     "DOUBLE PRECISION": lambda a: sa.Float(),
-    "NUMERIC": lambda a: sa.Numeric(*(int(x) for x in a)),
-    "DECIMAL": lambda a: sa.Numeric(*(int(x) for x in a)),
+    "NUMERIC": lambda a: _numeric(a),
+    "DECIMAL": lambda a: _numeric(a),
     "JSON": lambda a: sa.JSON(),
     "JSONB": lambda a: sa.JSON(),
     "UUID": lambda a: sa.String(36),

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from casework.apps.sql.agent import refusal_response, run_react, run_single_pass, screen
 from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.models import AgentStateV2, SQLDecision, SQLQueryResponse
@@ -27,6 +29,7 @@ __all__ = [
 
 
 def decision_from_response(response: SQLQueryResponse) -> SQLDecision:
+    verdict: Literal["ANSWERED", "REFUSED", "NEEDS_REVIEW"]
     if response.refused:
         verdict = "REFUSED"
     elif response.query and response.valid:

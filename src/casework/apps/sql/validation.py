@@ -93,7 +93,8 @@ _SQLITE_UNITS = {
 def _interval_modifiers(interval: exp.Interval, sign: int) -> list[str] | None:
     """``INTERVAL '1 day 2 hours'`` -> ``['+1 days', '+2 hours']`` (weeks become days)."""
     value = interval.this.name if interval.this is not None else ""
-    unit = interval.unit.name if interval.args.get("unit") is not None else ""
+    unit_node = interval.args.get("unit")
+    unit = unit_node.name if unit_node is not None else ""
     text = f"{value} {unit}".strip().lower()
     parts = _UNIT_RE.findall(text)
     if not parts:
@@ -208,7 +209,7 @@ _SQLGLOT_TYPES = {
 }  # fmt: skip
 
 
-def _mapping(schema: DatabaseSchema) -> dict[str, dict[str, str]]:
+def _mapping(schema: DatabaseSchema) -> dict[str, object]:
     return {
         name: {c.name: _SQLGLOT_TYPES.get(base_type(c.type), "INT") for c in t.fields}
         for name, t in schema.tables.items()
