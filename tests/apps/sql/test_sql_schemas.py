@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from datetime import datetime, timedelta
 
@@ -98,6 +99,14 @@ def test_synthetic_rows_are_deterministic_typed_and_plausible(security):
     assert all(len(u["full_name"].split()) == 2 and "@" in u["email"] for u in rows["users"])
     assert all("." in h["hostname"] for h in rows["hosts"])
     assert all(len(m["file_hash"]) == 64 for m in rows["malware_detections"])
+    for ti in rows["threat_indicators"]:
+        shape = {
+            "ip": r"\d+\.\d+\.\d+\.\d+",
+            "domain": r"[a-z.-]+",
+            "hash": r"[0-9a-f]{64}",
+            "url": r"https://\S+",
+        }
+        assert re.fullmatch(shape[ti["indicator_type"]], ti["value"]), ti
 
 
 def test_db_create_builds_every_table_and_refuses_to_overwrite(security, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import Engine, select
@@ -16,13 +17,13 @@ from casework.stores.sql import session_scope
 __all__ = ["SchemaRepository", "StoredSchema"]
 
 
+@dataclass(frozen=True)
 class StoredSchema:
     """A schema with the database URL it was loaded for."""
 
-    def __init__(self, schema: DatabaseSchema, db_url: str | None, loaded_at: datetime) -> None:
-        self.schema = schema
-        self.db_url = db_url
-        self.loaded_at = loaded_at
+    schema: DatabaseSchema
+    db_url: str | None
+    loaded_at: datetime
 
 
 class SchemaRepository:

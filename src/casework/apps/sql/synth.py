@@ -207,12 +207,23 @@ def _value(
     if kind == "UUID":
         return f"{rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-4{rng.getrandbits(12):03x}-a{rng.getrandbits(12):03x}-{rng.getrandbits(48):012x}"
 
-    text = _string(rng, name, table, index)
+    text = _string(rng, name, table, index, row)
     return text[:length] if length else text
 
 
-def _string(rng: random.Random, name: str, table: TableSpec, index: int) -> str:
+def _string(
+    rng: random.Random, name: str, table: TableSpec, index: int, row: dict[str, Any]
+) -> str:
     first, last = rng.choice(_FIRST), rng.choice(_LAST)
+    kind = next((str(v) for k, v in row.items() if k.lower().endswith("type") and v), "")
+    if name == "value" and kind in ("ip", "domain", "hash", "url"):
+        # An indicator's value follows its declared type (threat-intel style tables).
+        return {
+            "ip": _ip(rng),
+            "domain": rng.choice(_DOMAINS[2:]),
+            "hash": hashlib.sha256(f"{table.name}:{index}".encode()).hexdigest(),
+            "url": f"https://{rng.choice(_DOMAINS[2:])}/{rng.choice(_WORDS)}",
+        }[kind]
     if (
         name in ("ip", "inet")
         or name.endswith("_ip")
