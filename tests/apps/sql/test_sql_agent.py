@@ -251,3 +251,22 @@ def test_strategies_return_decisions_and_the_entry_point_returns_the_response_di
         "tables_used",
         "reasoning_steps",
     }
+
+
+def test_prompts_name_the_judge_only_for_v2(make_deps):
+    deps, _, _ = make_deps()
+    v2 = build_react_agent(deps, use_judge=True)[0]
+    from casework.apps.sql.prompts import render
+
+    text = render(
+        "agent", schema="security", n_tables=20, judge_steps=render("judge_steps"),
+        max_iterations=10, max_retrieval_calls=3, max_validation_attempts=4,
+        judge_limit=", 3 judge calls",
+    )  # fmt: skip
+    assert "llm_judge_evaluate(query, question)" in text and "3 judge calls" in text
+    assert (
+        "Limits per question: 10 tool calls, 3 retrievals,\n4 validations, 3 judge calls." in text
+    )
+    assert [t.name for t in v2.tools] == [
+        "retrieve_tables", "validate_sql", "llm_judge_evaluate", "submit_answer"
+    ]  # fmt: skip
