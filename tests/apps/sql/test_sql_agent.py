@@ -270,3 +270,39 @@ def test_prompts_name_the_judge_only_for_v2(make_deps):
     assert [t.name for t in v2.tools] == [
         "retrieve_tables", "validate_sql", "llm_judge_evaluate", "submit_answer"
     ]  # fmt: skip
+
+
+def test_each_question_starts_with_fresh_counters(make_deps):
+    steps = []
+    for _ in range(2):
+        steps += [
+            call("validate_sql", query=GOOD),
+            call("llm_judge_evaluate", query=GOOD, question=QUESTION),
+            call("llm_judge_evaluate", query=GOOD, question=QUESTION),
+            call("submit_answer", query=GOOD, explanation="x", confidence=0.5),
+        ]
+    deps, agent_model, judge_model = make_deps(agent=steps, judge=[verdict(0.6), verdict(0.8)] * 2)
+    first = run_react(deps, QUESTION, use_judge=True)
+    second = run_react(deps, QUESTION, use_judge=True)
+    agent_model.assert_exhausted()
+    judge_model.assert_exhausted()
+    for response in (first, second):
+        assert response.judge_calls == 2 and response.judge_score == 0.8
+        assert response.confidence == pytest.approx(0.4 * 0.5 + 0.6 * 0.8)
+
+
+def test_semantic_retrieval_falls_back_to_keyword_when_the_index_is_unavailable(
+    make_deps, tmp_path
+):
+    from dataclasses import replace
+
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    deps, _, _ = make_deps()
+    deps = replace(deps, vectors_dir=blocker / "chroma").with_config(retrieval_type="semantic")
+    state = AgentStateV2(question=QUESTION)
+    out = retrieve(deps, state, QUESTION, 2)
+    assert out["tables"][0]["table"] == "alerts" and out["note"].startswith(
+        "semantic index unavailable"
+    )
+    assert state.reasoning_trace[-1]["mode"] == "keyword"
