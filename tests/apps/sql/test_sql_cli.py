@@ -106,3 +106,24 @@ def test_ask_refuses_destructive_requests_without_a_model(settings, tmp_path):
 def test_ask_usage_errors_are_one_sentence(settings, args, message):
     res = runner.invoke(app, args)
     assert isinstance(res.exception, InputError) and message in str(res.exception)
+
+
+def test_validate_prints_the_sqlite_query_or_the_errors(settings, tmp_path):
+    _create(tmp_path)
+    ok = runner.invoke(
+        app,
+        ["validate", "SELECT COUNT(*) FROM alerts WHERE created_at > NOW() - INTERVAL '7 days'"],
+    )
+    assert ok.exit_code == 0, ok.output
+    assert (
+        "runs on sqlite as: SELECT COUNT(*) FROM alerts WHERE created_at > DATETIME(CURRENT_TIMESTAMP, '-7 days')"
+        in ok.output
+    )
+    bad = runner.invoke(app, ["validate", "SELECT usrname FROM users"])
+    assert bad.exit_code == 1
+    assert (
+        "column: Column 'usrname' does not exist in users. Did you mean users.username"
+        in bad.output
+    )
+    as_json = json.loads(runner.invoke(app, ["validate", "DROP TABLE users", "--json"]).output)
+    assert as_json["valid"] is False and as_json["errors"][0]["kind"] == "read_only"

@@ -237,6 +237,40 @@ def _print_response(r: Any) -> None:
 
 
 @app.command()
+def validate(
+    query: str = typer.Argument(..., help="One SQL query (PostgreSQL or SQLite style)."),
+    schema: str | None = typer.Option(
+        None, "--schema", help="Stored schema name (default: the newest)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the ValidationResult as JSON."),
+) -> None:
+    """Check a query structurally against the schema; exit 1 when it is not valid."""
+    from casework.apps.sql.deps import build_deps
+    from casework.apps.sql.validation import validate_sql
+
+    deps = build_deps(_settings(), schema_name=schema)
+    result = validate_sql(query, deps.schema, dialect=deps.dialect)
+    if as_json:
+        _json(result.model_dump(mode="json"))
+    elif result.valid:
+        console.print(f"valid; tables: {', '.join(result.tables)}", highlight=False)
+        console.print(
+            f"runs on {result.dialect} as: {result.transpiled}", highlight=False, soft_wrap=True
+        )
+    else:
+        for issue in result.errors:
+            if not issue.suggestions:
+                hint = ""
+            elif issue.kind in ("table", "column"):  # suggestions are names
+                hint = f" Did you mean {', '.join(issue.suggestions)}?"
+            else:  # suggestions are advice
+                hint = " " + " ".join(issue.suggestions)
+            console.print(f"[red]{issue.kind}[/]: {issue.message}{hint}", highlight=False)
+    if not result.valid:
+        raise typer.Exit(1)
+
+
+@app.command()
 def demo() -> None:
     """Build the security database, then answer questions with the rules and the bundled model."""
     from casework.apps.sql.demo import run_demo
