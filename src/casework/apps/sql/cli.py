@@ -267,7 +267,9 @@ def validate(
                 hint = " " + " ".join(issue.suggestions)
             console.print(f"[red]{issue.kind}[/]: {issue.message}{hint}", highlight=False)
     if not result.valid:
-        raise typer.Exit(1)
+        # SystemExit, not typer.Exit: the root CLI runs click non-standalone, which turns
+        # typer.Exit into a return value that is then dropped (exit 0).
+        raise SystemExit(1)
 
 
 @app.command()
