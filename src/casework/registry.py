@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BUILTIN_APPS", "AppSpec", "all_apps", "get_app", "migration_dirs"]
 
-BUILTIN_APPS = ["casework.apps.receipts"]
+BUILTIN_APPS = ["casework.apps.receipts", "casework.apps.sql"]
 
 # Components below the apps that own tables too.
 _COMPONENT_MIGRATIONS = [

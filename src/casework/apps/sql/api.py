@@ -1,0 +1,84 @@
+"""HTTP routes of the sql app (to be mounted under ``/sql`` once the router contract lands):
+ask a question, validate a query, show the schema.
+
+Thin: each route calls the app's functions and maps CaseworkError to HTTP (unknown schema:
+404; bad input, a refused or failed query: 422). ``/ask`` returns the whole SQLQueryResponse.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
+
+from fastapi import APIRouter, HTTPException
+from pydantic import BaseModel, Field
+
+from casework.apps.sql.models import SQLQueryResponse, ValidationResult
+from casework.apps.sql.rules import MAX_QUESTION_CHARS
+from casework.errors import CaseworkError, NotFoundError
+
+__all__ = ["AskRequest", "ValidateRequest", "router"]
+
+T = TypeVar("T")
+
+
+class AskRequest(BaseModel):
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    strategy: Literal["rules", "keyword", "semantic", "v1", "v2"] = "v2"
+    execute: bool = Field(default=False, description="Run the query read-only and return rows.")
+
+
+class ValidateRequest(BaseModel):
+    query: str = Field(min_length=1, max_length=20_000)
+
+
+def _http(fn: Callable[[], T]) -> T:
+    try:
+        return fn()
+    except NotFoundError as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from exc
+    except CaseworkError as exc:
+        raise HTTPException(status_code=422, detail=str(exc)) from exc
+
+
+def router(deps_factory: Callable[[], Any] | None = None) -> APIRouter:
+    """The routes; ``deps_factory`` (tests) defaults to deps on the newest stored schema."""
+    api = APIRouter(tags=["sql"])
+    holder: dict[str, Any] = {}
+    lock = threading.Lock()
+
+    def deps() -> Any:
+        with lock:
+            if "deps" not in holder:
+                if deps_factory is not None:
+                    holder["deps"] = deps_factory()
+                else:
+                    from casework.apps.sql.deps import build_deps
+
+                    holder["deps"] = build_deps()
+            return holder["deps"]
+
+    @api.post("/ask")
+    def ask(request: AskRequest) -> SQLQueryResponse:
+        from casework.apps.sql.service import ask as ask_fn
+
+        return _http(
+            lambda: ask_fn(
+                deps(), request.question, strategy=request.strategy, execute=request.execute
+            )
+        )
+
+    @api.post("/validate")
+    def validate(request: ValidateRequest) -> ValidationResult:
+        from casework.apps.sql.validation import validate_sql
+
+        d = deps()
+        return _http(lambda: validate_sql(request.query, d.schema, dialect=d.dialect))
+
+    @api.get("/schema")
+    def schema() -> dict[str, Any]:
+        d = deps()
+        return {"name": d.schema.name, "db_url": d.db_url, "tables": d.schema.to_document()}
+
+    return api
