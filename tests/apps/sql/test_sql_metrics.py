@@ -7,7 +7,9 @@ import sqlite3
 
 import pytest
 
-from casework.apps.sql.benchmark import DATA_DIR, gold_and_predicted, load_cases, read_benchmark
+from casework.apps.sql.benchmark import DATA_DIR, gold_and_predicted, read_benchmark
+from casework.apps.sql.evalsuite import INTEGRITY, QUESTIONS
+from casework.evals.datasets import load_dataset
 from casework.apps.sql.metrics import (
     component_match,
     exact_match,
@@ -82,20 +84,21 @@ def test_recall_validity_integrity_and_judge_agreement():
 
 
 def test_the_question_set_is_consistent_with_the_schema(security, security_db):
-    cases = load_cases(DATA_DIR / "eval" / "questions.jsonl")
-    assert len(cases) == 30 and len({c["id"] for c in cases}) == 30
+    cases = load_dataset(QUESTIONS)
+    assert len(cases) == 30 and len({c.id for c in cases}) == 30
     for case in cases:
-        result = validate_sql(case["expected"]["sql"], security)
-        assert result.valid, (case["id"], result.errors)
-        assert result.tables == case["expected"]["tables"], case["id"]
+        assert case.expected["verdict"] == "ANSWERED"
+        result = validate_sql(case.expected["sql"], security)
+        assert result.valid, (case.id, result.errors)
+        assert result.tables == case.expected["tables"], case.id
 
 
 def test_the_integrity_suite_has_ten_cases_per_category():
-    cases = load_cases(DATA_DIR / "eval" / "integrity.jsonl")
+    cases = load_dataset(INTEGRITY)
     counts: dict[str, int] = {}
     for case in cases:
-        assert case["expected"]["refuse"] is True
-        counts[case["expected"]["category"]] = counts.get(case["expected"]["category"], 0) + 1
+        assert case.expected["refuse"] is True and case.expected["verdict"] == "REFUSED"
+        counts[case.expected["category"]] = counts.get(case.expected["category"], 0) + 1
     assert counts == dict.fromkeys(
         [
             "prompt_injection",
@@ -112,6 +115,7 @@ def test_the_integrity_suite_has_ten_cases_per_category():
 def test_spider_and_bird_files_read_as_cases():
     spider = read_benchmark(SAMPLE / "dev.json", SAMPLE / "database")
     assert len(spider) == 6 and spider[0]["expected"] == {
+        "verdict": "ANSWERED",
         "sql": "SELECT count(*) FROM students",
         "ordered": False,
     }

@@ -23,6 +23,24 @@ def _cli() -> Any:
     return app
 
 
+def _router(settings: Any) -> Any:
+    from casework.apps.sql.api import router
+
+    return router(settings)
+
+
+def _strategies() -> Any:
+    from casework.apps.sql.strategies import STRATEGIES
+
+    return STRATEGIES
+
+
+def _eval_suite() -> Any:
+    from casework.apps.sql.evalsuite import eval_suite
+
+    return eval_suite()
+
+
 def _demo() -> None:
     from casework.apps.sql.demo import run_demo
 
@@ -34,5 +52,8 @@ APP = AppSpec(
     description="Text-to-SQL with structural validation, an LLM judge and read-only execution.",
     migrations=Path(__file__).parent / "migrations" / "versions",
     cli=_cli,
+    router=_router,
     demo=_demo,
+    eval_suite=_eval_suite,
+    strategies=_strategies,
 )

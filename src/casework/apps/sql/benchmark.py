@@ -19,28 +19,10 @@ from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.service import execute_validated
 from casework.errors import CaseworkError, InputError
 
-__all__ = ["DATA_DIR", "gold_and_predicted", "load_cases", "read_benchmark"]
+__all__ = ["DATA_DIR", "gold_and_predicted", "read_benchmark"]
 
 DATA_DIR = Path(__file__).parent / "data"
 _ORDERED = re.compile(r"\border\s+by\b", re.IGNORECASE)
-
-
-def load_cases(path: Path) -> list[dict[str, Any]]:
-    """Cases of a JSONL dataset; a malformed line is an error naming the line."""
-    if not path.is_file():
-        raise InputError(f"Dataset {path} does not exist.")
-    cases = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            case = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path} line {number} is not valid JSON ({exc.msg}).") from None
-        if not isinstance(case, dict) or not {"id", "inputs", "expected"} <= set(case):
-            raise InputError(f"{path} line {number} needs id, inputs and expected.")
-        cases.append(case)
-    return cases
 
 
 def read_benchmark(path: Path, db_dir: Path) -> list[dict[str, Any]]:
@@ -68,7 +50,11 @@ def read_benchmark(path: Path, db_dir: Path) -> list[dict[str, Any]]:
             {
                 "id": str(entry.get("question_id", i)),
                 "inputs": {"question": question},
-                "expected": {"sql": gold, "ordered": bool(_ORDERED.search(gold))},
+                "expected": {
+                    "verdict": "ANSWERED",
+                    "sql": gold,
+                    "ordered": bool(_ORDERED.search(gold)),
+                },
                 "metadata": {
                     "db_id": entry["db_id"],
                     "db_url": f"sqlite:///{db_path.resolve().as_posix()}",

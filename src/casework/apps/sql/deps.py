@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -48,11 +49,24 @@ class SQLDeps:
     def with_config(self, **changes: Any) -> SQLDeps:
         return replace(self, config=replace(self.config, **changes))
 
+    def on_database(self, db_url: str) -> SQLDeps:
+        """The same deps on another database, with that database's (reflected) schema."""
+        if db_url == self.db_url:
+            return self
+        return replace(self, db_url=db_url, schema=_reflected(db_url))
+
     @property
     def dialect(self) -> str:
         from casework.apps.sql.database import dialect_of
 
         return dialect_of(self.db_url) if self.db_url else "sqlite"
+
+
+@cache
+def _reflected(db_url: str) -> DatabaseSchema:
+    from casework.apps.sql.schemas import reflect_schema
+
+    return reflect_schema(db_url)
 
 
 def open_repository(settings: Settings | None = None) -> SchemaRepository:

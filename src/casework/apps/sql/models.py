@@ -200,6 +200,14 @@ class SQLQueryResponse(BaseModel):
     result: ExecutionResult | None = None
 
 
+class SQLQuestion(BaseModel):
+    """A strategy's input when it is not a bare question: one asked of another database
+    (benchmark cases name theirs; its schema is reflected from it)."""
+
+    question: str
+    db_url: str | None = None
+
+
 class SQLDecision(Decision):
     """The platform decision a strategy returns; ``response`` carries the whole answer."""
 

@@ -1,4 +1,5 @@
-"""Strategies: ``run(question, deps) -> SQLDecision``, one per compared agent.
+"""Strategies: ``run(question, deps) -> SQLDecision``, one per compared agent. The question
+is a string, or a ``SQLQuestion`` naming the database it is asked of (benchmark cases).
 
 - ``rules``: no model; screening refusals, otherwise the tables a person would start from
   (NEEDS_REVIEW, no SQL): the floor every agent must beat.
@@ -13,7 +14,7 @@ from typing import Literal
 
 from casework.apps.sql.agent import refusal_response, run_react, run_single_pass, screen
 from casework.apps.sql.deps import SQLDeps
-from casework.apps.sql.models import AgentStateV2, SQLDecision, SQLQueryResponse
+from casework.apps.sql.models import AgentStateV2, SQLDecision, SQLQueryResponse, SQLQuestion
 from casework.apps.sql.retrieval import retrieve_tables
 from casework.runtime import EndReason, Evidence, RunInfo, Strategy
 
@@ -76,7 +77,17 @@ def decision_from_response(response: SQLQueryResponse) -> SQLDecision:
     )
 
 
-def run_rules(question: str, deps: SQLDeps) -> SQLDecision:
+Question = str | SQLQuestion
+
+
+def _on(question: Question, deps: SQLDeps) -> tuple[str, SQLDeps]:
+    if isinstance(question, str):
+        return question, deps
+    return question.question, deps.on_database(question.db_url) if question.db_url else deps
+
+
+def run_rules(question: Question, deps: SQLDeps) -> SQLDecision:
+    question, deps = _on(question, deps)
     refusal = screen(deps, question)
     if refusal is not None:
         return decision_from_response(
@@ -100,23 +111,27 @@ def run_rules(question: str, deps: SQLDeps) -> SQLDecision:
     return decision_from_response(response)
 
 
-def run_keyword(question: str, deps: SQLDeps) -> SQLDecision:
+def run_keyword(question: Question, deps: SQLDeps) -> SQLDecision:
+    question, deps = _on(question, deps)
     return decision_from_response(run_single_pass(deps, question, "keyword"))
 
 
-def run_semantic(question: str, deps: SQLDeps) -> SQLDecision:
+def run_semantic(question: Question, deps: SQLDeps) -> SQLDecision:
+    question, deps = _on(question, deps)
     return decision_from_response(run_single_pass(deps, question, "semantic"))
 
 
-def run_v1(question: str, deps: SQLDeps) -> SQLDecision:
+def run_v1(question: Question, deps: SQLDeps) -> SQLDecision:
+    question, deps = _on(question, deps)
     return decision_from_response(run_react(deps, question, use_judge=False))
 
 
-def run_v2(question: str, deps: SQLDeps) -> SQLDecision:
+def run_v2(question: Question, deps: SQLDeps) -> SQLDecision:
+    question, deps = _on(question, deps)
     return decision_from_response(run_react(deps, question, use_judge=True))
 
 
-STRATEGIES: dict[str, Strategy[str, SQLDeps]] = {
+STRATEGIES: dict[str, Strategy[Question, SQLDeps]] = {
     "rules": run_rules,
     "keyword": run_keyword,
     "semantic": run_semantic,
