@@ -23,9 +23,8 @@ def _client(deps) -> TestClient:
 
 
 def test_the_platform_mounts_sql_behind_the_token(settings, security_db):
-    from casework.apps.sql.deps import open_repository
+    from casework.apps.sql.deps import BUNDLED_SCHEMA, open_repository
     from casework.apps.sql.schemas import load_schema
-    from casework.apps.sql.deps import BUNDLED_SCHEMA
 
     open_repository(settings).save(load_schema(BUNDLED_SCHEMA, name="security"), db_url=security_db)
     engine = open_access(settings)

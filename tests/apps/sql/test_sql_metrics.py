@@ -9,7 +9,6 @@ import pytest
 
 from casework.apps.sql.benchmark import DATA_DIR, gold_and_predicted, read_benchmark
 from casework.apps.sql.evalsuite import INTEGRITY, QUESTIONS
-from casework.evals.datasets import load_dataset
 from casework.apps.sql.metrics import (
     component_match,
     exact_match,
@@ -22,6 +21,7 @@ from casework.apps.sql.metrics import (
 )
 from casework.apps.sql.validation import validate_sql
 from casework.errors import InputError
+from casework.evals.datasets import load_dataset
 
 SAMPLE = DATA_DIR / "spider_sample"
 
