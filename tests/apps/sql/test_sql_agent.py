@@ -256,10 +256,12 @@ def test_strategies_return_decisions_and_the_entry_point_returns_the_response_di
 def test_prompts_name_the_judge_only_for_v2(make_deps):
     deps, _, _ = make_deps()
     v2 = build_react_agent(deps, use_judge=True)[0]
-    from casework.apps.sql.prompts import render
+    from casework.apps.sql.judge import PROMPTS
+    from casework.runtime.prompts import load_prompt
 
-    text = render(
-        "agent", schema="security", n_tables=20, judge_steps=render("judge_steps"),
+    text = load_prompt(
+        PROMPTS, "agent", schema="security", n_tables=20,
+        judge_steps=load_prompt(PROMPTS, "judge_steps"),
         max_iterations=10, max_retrieval_calls=3, max_validation_attempts=4,
         judge_limit=", 3 judge calls",
     )  # fmt: skip
@@ -291,18 +293,41 @@ def test_each_question_starts_with_fresh_counters(make_deps):
         assert response.confidence == pytest.approx(0.4 * 0.5 + 0.6 * 0.8)
 
 
-def test_semantic_retrieval_falls_back_to_keyword_when_the_index_is_unavailable(
+def test_an_unavailable_index_is_the_runtimes_observation_and_keyword_retrieval_goes_on(
     make_deps, tmp_path
 ):
+    import json
     from dataclasses import replace
+
+    from casework.errors import SourceUnavailable
 
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")
     deps, _, _ = make_deps()
     deps = replace(deps, vectors_dir=blocker / "chroma").with_config(retrieval_type="semantic")
     state = AgentStateV2(question=QUESTION)
-    out = retrieve(deps, state, QUESTION, 2)
-    assert out["tables"][0]["table"] == "alerts" and out["note"].startswith(
-        "semantic index unavailable"
-    )
-    assert state.reasoning_trace[-1]["mode"] == "keyword"
+    with pytest.raises(SourceUnavailable, match="semantic table index is unavailable"):
+        retrieve(deps, state, QUESTION, 2)
+    assert state.retrieval_calls == 0 and state.reasoning_trace[-1]["mode"] == "semantic"
+
+    seen: list[str] = []
+
+    def agent(messages, tools):
+        last = messages[-1]
+        if last.type == "human":
+            return call("retrieve_tables", question=QUESTION, top_k=2)
+        seen.append(last.content)
+        if len(seen) == 1:
+            return call("retrieve_tables", question=QUESTION, top_k=2, mode="keyword")
+        return call("submit_answer", query=GOOD, explanation="x", confidence=0.8)
+
+    model = ScriptedChatModel(responder=agent)
+    response = run_react(replace(deps, models=lambda role: model), QUESTION, use_judge=False)
+    observation = json.loads(seen[0])
+    assert observation["status"] == "unavailable"
+    assert observation["source"] == "semantic table index"
+    assert observation["reason"].endswith("use keyword retrieval")
+    assert json.loads(seen[1])["tables"][0]["table"] == "alerts"
+    assert response.query == GOOD and response.tables_used == ["alerts"]
+    modes = [s["mode"] for s in response.reasoning_steps if s["kind"] == "retrieve_tables"]
+    assert modes == ["semantic", "keyword"]

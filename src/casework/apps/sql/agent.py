@@ -17,20 +17,20 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import ValidationError
 
 from casework.apps.sql.deps import SQLConfig, SQLDeps
-from casework.apps.sql.judge import SQLJudge
+from casework.apps.sql.judge import PROMPTS, SQLJudge
 from casework.apps.sql.models import (
     AgentStateV2,
     JudgeFeedback,
     SQLQueryResponse,
     SubmitAnswer,
 )
-from casework.apps.sql.prompts import render
 from casework.apps.sql.retrieval import describe_table, retrieve_tables
 from casework.apps.sql.rules import Refusal, combine_confidence, normalize_sql, screen_question
 from casework.apps.sql.tools import SQLRunContext, build_tools, latest_validation, retrieve
 from casework.apps.sql.validation import validate_sql
 from casework.errors import ModelError
 from casework.runtime import ReactAgent
+from casework.runtime.prompts import load_prompt
 from casework.runtime.usage import price_for
 
 __all__ = [
@@ -240,7 +240,8 @@ def run_single_pass(
     bound = model.bind_tools(
         [SubmitAnswer.model_json_schema() | {"title": SUBMIT}], tool_choice=SUBMIT
     )
-    system = render(
+    system = load_prompt(
+        PROMPTS,
         "single",
         schema=deps.schema.name,
         tables="\n".join(describe_table(t) for t in tables) or "(no table matches)",
@@ -287,11 +288,12 @@ def build_react_agent(
     caps = {"retrieve_tables": cfg.max_retrieval_calls, "validate_sql": cfg.max_validation_attempts}
     if use_judge:
         caps["llm_judge_evaluate"] = cfg.max_judge_calls
-    system = render(
+    system = load_prompt(
+        PROMPTS,
         "agent",
         schema=deps.schema.name,
         n_tables=len(deps.schema.tables),
-        judge_steps=render("judge_steps") if use_judge else "",
+        judge_steps=load_prompt(PROMPTS, "judge_steps") if use_judge else "",
         max_iterations=cfg.max_iterations,
         max_retrieval_calls=cfg.max_retrieval_calls,
         max_validation_attempts=cfg.max_validation_attempts,

@@ -15,10 +15,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from casework.clikit import err_console, print_json
+
 __all__ = ["app"]
 
 console = Console(width=None if sys.stdout.isatty() else 120)
-err_console = Console(stderr=True)
 app = typer.Typer(
     help="Text-to-SQL with structural validation and a judge. Start with "
     '`casework sql db create --schema FILE --rows 200`, then `casework sql ask "…" --execute`.',
@@ -28,10 +29,6 @@ schema_app = typer.Typer(help="Load, reflect and show table schemas.", no_args_i
 db_app = typer.Typer(help="The database questions run on.", no_args_is_help=True)
 app.add_typer(schema_app, name="schema")
 app.add_typer(db_app, name="db")
-
-
-def _json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
 def _settings() -> Any:
@@ -57,7 +54,7 @@ def schema_load(
     schema = load_schema(path, name=name)
     open_repository(_settings()).save(schema, db_url=db_url)
     if as_json:
-        _json({"name": schema.name, "tables": len(schema.tables), "source": schema.source})
+        print_json({"name": schema.name, "tables": len(schema.tables), "source": schema.source})
         return
     columns = sum(len(t.fields) for t in schema.tables.values())
     console.print(
@@ -81,7 +78,7 @@ def schema_reflect(
     if out is not None:
         out.write_text(json.dumps(schema.to_document(), indent=2) + "\n")
     if as_json:
-        _json(schema.to_document())
+        print_json(schema.to_document())
         return
     console.print(
         f"reflected schema [bold]{schema.name}[/]: {len(schema.tables)} tables from {url}"
@@ -98,7 +95,7 @@ def schema_show(
 
     deps = build_deps(_settings(), schema_name=name)
     if as_json:
-        _json(
+        print_json(
             {"name": deps.schema.name, "db_url": deps.db_url, "tables": deps.schema.to_document()}
         )
         return
@@ -137,7 +134,7 @@ def db_create(
         counts = create_database(schema, url, rows=rows, seed=seed, replace=replace)
     open_repository(settings).save(schema, db_url=url)
     if as_json:
-        _json({"schema": schema.name, "url": url, "rows": counts})
+        print_json({"schema": schema.name, "url": url, "rows": counts})
         return
     console.print(
         f"created [bold]{schema.name}[/] at {url}: {len(counts)} tables, {sum(counts.values())} rows"
@@ -204,7 +201,7 @@ def ask(
     with err_console.status(f"{strategy}: thinking about {question[:60]!r}"):
         response = ask_fn(deps, question, strategy=strategy, execute=execute)
     if as_json:
-        _json(response.model_dump(mode="json"))
+        print_json(response.model_dump(mode="json"))
         return
     _print_response(response)
 
@@ -251,7 +248,7 @@ def validate(
     deps = build_deps(_settings(), schema_name=schema)
     result = validate_sql(query, deps.schema, dialect=deps.dialect)
     if as_json:
-        _json(result.model_dump(mode="json"))
+        print_json(result.model_dump(mode="json"))
     elif result.valid:
         console.print(f"valid; tables: {', '.join(result.tables)}", highlight=False)
         console.print(
@@ -267,9 +264,7 @@ def validate(
                 hint = " " + " ".join(issue.suggestions)
             console.print(f"[red]{issue.kind}[/]: {issue.message}{hint}", highlight=False)
     if not result.valid:
-        # SystemExit, not typer.Exit: the root CLI runs click non-standalone, which turns
-        # typer.Exit into a return value that is then dropped (exit 0).
-        raise SystemExit(1)
+        raise typer.Exit(1)
 
 
 @app.command()

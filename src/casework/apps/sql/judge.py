@@ -8,13 +8,15 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import ValidationError
 
 from casework.apps.sql.models import DatabaseSchema, LLMJudgeOutput
-from casework.apps.sql.prompts import render
 from casework.apps.sql.retrieval import describe_table
 from casework.errors import ModelError
+from casework.runtime.prompts import load_prompt
 
-__all__ = ["JUDGE_TOOL", "SQLJudge"]
+__all__ = ["JUDGE_TOOL", "PROMPTS", "SQLJudge"]
 
 JUDGE_TOOL = "submit_evaluation"
+PROMPTS = "casework.apps.sql"
+"""The package whose ``prompts/`` folder holds the app's prompt files."""
 
 
 class SQLJudge:
@@ -25,12 +27,12 @@ class SQLJudge:
             [LLMJudgeOutput.model_json_schema() | {"title": JUDGE_TOOL}], tool_choice=JUDGE_TOOL
         )
         self.schema = schema
-        self.system = render("judge")
+        self.system = load_prompt(PROMPTS, "judge")
 
     def messages(self, question: str, query: str, tables: list[str]) -> list:
         specs = [self.schema.table(t) for t in tables]
         described = "\n".join(describe_table(t) for t in specs if t is not None) or "(none)"
-        task = render("judge_task", question=question, query=query, tables=described)
+        task = load_prompt(PROMPTS, "judge_task", question=question, query=query, tables=described)
         return [SystemMessage(self.system), HumanMessage(task)]
 
     def evaluate(self, question: str, query: str, tables: list[str]) -> LLMJudgeOutput | None:

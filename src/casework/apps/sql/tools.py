@@ -4,7 +4,8 @@
 Each tool is a thin wrapper over a plain function (``retrieve``, ``validate``, ``judge``)
 that works on the question's ``AgentStateV2``, which travels in the run context (never in
 model arguments). The functions count calls against the spec's per-question limits and
-answer with an observation, not an exception, when a limit is spent or a source fails.
+answer with an observation, not an exception, when a limit is spent; a source that cannot
+answer raises ``SourceUnavailable``, which the runtime turns into an observation.
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ def retrieve(
     *,
     mode: RetrievalMode | None = None,
 ) -> dict[str, Any]:
-    """Tables for the question with schemas and scores; semantic falls back to keyword
-    when the embedding index is unavailable."""
+    """Tables for the question with schemas and scores. When the semantic index cannot
+    answer, ``SourceUnavailable`` goes up to the runtime, which shows the model the runtime's
+    ``{"status": "unavailable", ...}`` observation (its reason says: use keyword retrieval);
+    a failed retrieval does not count against the retrieval limit."""
     cfg = deps.config
     state.iteration += 1
     if state.retrieval_calls >= cfg.max_retrieval_calls:
@@ -55,19 +58,17 @@ def retrieve(
             "status": "limit",
             "message": f"Retrieval limit ({cfg.max_retrieval_calls}) reached; use the tables already retrieved.",
         }
-    state.retrieval_calls += 1
     mode = mode or cfg.retrieval_type
     k = top_k or cfg.top_k
-    note = None
     try:
         tables = retrieve_tables(
             deps.schema, question or state.question, k, mode=mode,
             vectors_dir=deps.vectors_dir or deps.settings.vectors_dir,
         )  # fmt: skip
     except SourceUnavailable as exc:
-        note = f"semantic index unavailable ({exc.reason}); keyword results"
-        mode = "keyword"
-        tables = retrieve_tables(deps.schema, question or state.question, k, mode="keyword")
+        state.step("retrieve_tables", question=question, mode=mode, tables=[], error=str(exc))
+        raise
+    state.retrieval_calls += 1
     for t in tables:
         if t.table not in {r.table for r in state.retrieved_tables}:
             state.retrieved_tables.append(t)
@@ -89,8 +90,6 @@ def retrieve(
         out["message"] = (
             "No table matches this question; it may not be answerable with this database."
         )
-    if note:
-        out["note"] = note
     return out
 
 
@@ -182,9 +181,14 @@ def build_tools(deps: SQLDeps, judge_model: SQLJudge | None) -> list[BaseTool]:
     """The spec's tools bound to ``deps``; ``llm_judge_evaluate`` only with a judge (v2)."""
 
     @tool
-    def retrieve_tables(question: str, runtime: ToolRuntime[SQLRunContext], top_k: int = 5) -> str:
-        """Find the tables relevant to the question: names, descriptions, columns with types, and scores."""
-        return _dumps(retrieve(deps, runtime.context.state, question, top_k))
+    def retrieve_tables(
+        question: str,
+        runtime: ToolRuntime[SQLRunContext],
+        top_k: int = 5,
+        mode: RetrievalMode | None = None,
+    ) -> str:
+        """Find the tables relevant to the question: names, descriptions, columns with types, and scores. mode: semantic or keyword (default: the configured one)."""
+        return _dumps(retrieve(deps, runtime.context.state, question, top_k, mode=mode))
 
     @tool
     def validate_sql(query: str, runtime: ToolRuntime[SQLRunContext]) -> str:
