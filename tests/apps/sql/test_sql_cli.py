@@ -127,3 +127,15 @@ def test_validate_prints_the_sqlite_query_or_the_errors(settings, tmp_path):
     )
     as_json = json.loads(runner.invoke(app, ["validate", "DROP TABLE users", "--json"]).output)
     assert as_json["valid"] is False and as_json["errors"][0]["kind"] == "read_only"
+
+
+def test_validate_exits_1_through_the_root_cli(settings, tmp_path, capfd):
+    from casework import cli
+
+    _create(tmp_path)
+    capfd.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["sql", "validate", "SELECT usrname FROM users"])
+    out, err = capfd.readouterr()
+    assert exited.value.code == 1 and "Did you mean users.username" in out
+    assert "Traceback" not in err
