@@ -118,7 +118,9 @@ def test_spider_and_bird_files_read_as_cases():
         "verdict": "ANSWERED",
         "sql": "SELECT count(*) FROM students",
         "ordered": False,
+        "tables": ["students"],
     }
+    assert spider[4]["expected"]["tables"] == ["airports", "flights"]
     assert spider[3]["expected"]["ordered"] is True
     assert spider[0]["metadata"]["db_url"].endswith("/school/school.sqlite")
     bird = read_benchmark(SAMPLE / "bird_dev.json", SAMPLE / "database")

@@ -14,15 +14,28 @@ import re
 from pathlib import Path
 from typing import Any
 
+import sqlglot
+from sqlglot import exp
+
 from casework.apps.sql.database import execute_read_only
 from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.service import execute_validated
 from casework.errors import CaseworkError, InputError
 
-__all__ = ["DATA_DIR", "gold_and_predicted", "read_benchmark"]
+__all__ = ["DATA_DIR", "gold_and_predicted", "gold_tables", "read_benchmark"]
 
 DATA_DIR = Path(__file__).parent / "data"
 _ORDERED = re.compile(r"\border\s+by\b", re.IGNORECASE)
+
+
+def gold_tables(sql: str) -> list[str]:
+    """The tables a gold query reads (for table recall), in SQLite's dialect as benchmarks
+    write it; none when it does not parse."""
+    try:
+        tree = sqlglot.parse_one(sql, read="sqlite")
+    except sqlglot.errors.ParseError:
+        return []
+    return sorted({t.name.lower() for t in tree.find_all(exp.Table) if t.name})
 
 
 def read_benchmark(path: Path, db_dir: Path) -> list[dict[str, Any]]:
@@ -54,6 +67,7 @@ def read_benchmark(path: Path, db_dir: Path) -> list[dict[str, Any]]:
                     "verdict": "ANSWERED",
                     "sql": gold,
                     "ordered": bool(_ORDERED.search(gold)),
+                    "tables": gold_tables(gold),
                 },
                 "metadata": {
                     "db_id": entry["db_id"],
