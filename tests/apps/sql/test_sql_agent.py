@@ -293,7 +293,7 @@ def test_each_question_starts_with_fresh_counters(make_deps):
         assert response.confidence == pytest.approx(0.4 * 0.5 + 0.6 * 0.8)
 
 
-def test_an_unavailable_index_is_the_runtimes_observation_and_keyword_retrieval_goes_on(
+def test_an_unavailable_index_is_the_runtimes_observation_and_the_next_retrieval_is_keyword(
     make_deps, tmp_path
 ):
     import json
@@ -318,7 +318,7 @@ def test_an_unavailable_index_is_the_runtimes_observation_and_keyword_retrieval_
             return call("retrieve_tables", question=QUESTION, top_k=2)
         seen.append(last.content)
         if len(seen) == 1:
-            return call("retrieve_tables", question=QUESTION, top_k=2, mode="keyword")
+            return call("retrieve_tables", question=QUESTION, top_k=2)
         return call("submit_answer", query=GOOD, explanation="x", confidence=0.8)
 
     model = ScriptedChatModel(responder=agent)
@@ -326,7 +326,7 @@ def test_an_unavailable_index_is_the_runtimes_observation_and_keyword_retrieval_
     observation = json.loads(seen[0])
     assert observation["status"] == "unavailable"
     assert observation["source"] == "semantic table index"
-    assert observation["reason"].endswith("use keyword retrieval")
+    assert observation["reason"].endswith("call retrieve_tables again for keyword results")
     assert json.loads(seen[1])["tables"][0]["table"] == "alerts"
     assert response.query == GOOD and response.tables_used == ["alerts"]
     modes = [s["mode"] for s in response.reasoning_steps if s["kind"] == "retrieve_tables"]

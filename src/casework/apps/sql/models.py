@@ -163,6 +163,8 @@ class AgentStateV2(BaseModel):
     judged_queries: list[str] = Field(default_factory=list)
     """The query each judge result is about (parallel to ``judge_results``)."""
     retrieval_calls: int = 0
+    semantic_unavailable: bool = False
+    """The semantic index failed once this question: later retrievals use keyword (BM25)."""
     validation_calls: int = 0
 
     def step(self, kind: str, **data: Any) -> None:

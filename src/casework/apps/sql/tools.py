@@ -49,8 +49,8 @@ def retrieve(
 ) -> dict[str, Any]:
     """Tables for the question with schemas and scores. When the semantic index cannot
     answer, ``SourceUnavailable`` goes up to the runtime, which shows the model the runtime's
-    ``{"status": "unavailable", ...}`` observation (its reason says: use keyword retrieval);
-    a failed retrieval does not count against the retrieval limit."""
+    ``{"status": "unavailable", ...}`` observation; the failed call does not count against the
+    retrieval limit, and the question's later retrievals use keyword (BM25)."""
     cfg = deps.config
     state.iteration += 1
     if state.retrieval_calls >= cfg.max_retrieval_calls:
@@ -58,7 +58,7 @@ def retrieve(
             "status": "limit",
             "message": f"Retrieval limit ({cfg.max_retrieval_calls}) reached; use the tables already retrieved.",
         }
-    mode = mode or cfg.retrieval_type
+    mode = mode or ("keyword" if state.semantic_unavailable else cfg.retrieval_type)
     k = top_k or cfg.top_k
     try:
         tables = retrieve_tables(
@@ -66,8 +66,11 @@ def retrieve(
             vectors_dir=deps.vectors_dir or deps.settings.vectors_dir,
         )  # fmt: skip
     except SourceUnavailable as exc:
+        state.semantic_unavailable = True
         state.step("retrieve_tables", question=question, mode=mode, tables=[], error=str(exc))
-        raise
+        raise SourceUnavailable(
+            exc.source, f"{exc.reason}; call retrieve_tables again for keyword results"
+        ) from exc
     state.retrieval_calls += 1
     for t in tables:
         if t.table not in {r.table for r in state.retrieved_tables}:
@@ -181,14 +184,9 @@ def build_tools(deps: SQLDeps, judge_model: SQLJudge | None) -> list[BaseTool]:
     """The spec's tools bound to ``deps``; ``llm_judge_evaluate`` only with a judge (v2)."""
 
     @tool
-    def retrieve_tables(
-        question: str,
-        runtime: ToolRuntime[SQLRunContext],
-        top_k: int = 5,
-        mode: RetrievalMode | None = None,
-    ) -> str:
-        """Find the tables relevant to the question: names, descriptions, columns with types, and scores. mode: semantic or keyword (default: the configured one)."""
-        return _dumps(retrieve(deps, runtime.context.state, question, top_k, mode=mode))
+    def retrieve_tables(question: str, runtime: ToolRuntime[SQLRunContext], top_k: int = 5) -> str:
+        """Find the tables relevant to the question: names, descriptions, columns with types, and scores."""
+        return _dumps(retrieve(deps, runtime.context.state, question, top_k))
 
     @tool
     def validate_sql(query: str, runtime: ToolRuntime[SQLRunContext]) -> str:
