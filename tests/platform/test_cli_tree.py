@@ -15,11 +15,13 @@ import json
 from collections.abc import Iterator
 from contextlib import redirect_stdout
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 import typer
 
+import casework
 from casework import cli
 from casework.config import get_settings
 
@@ -140,6 +142,12 @@ class Invocation:
     """Runs the bundled model: only with the slow tests."""
 
 
+SQL_SCHEMA = Path(casework.__file__).parent / "apps" / "sql" / "data" / "schemas" / "security.json"
+SPIDER_SCHOOL = (
+    "sqlite:///"
+    + (SQL_SCHEMA.parents[1] / "spider_sample" / "database" / "school" / "school.sqlite").as_posix()
+)
+
 # Every command with --json needs an entry (test_every_json_command_has_an_invocation).
 # Scripted or baseline strategies only; the bundled model only in slow entries.
 JSON_INVOCATIONS: dict[str, Invocation] = {
@@ -207,6 +215,23 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
     "vanpool approvals": Invocation(["vanpool", "approvals", "--json"]),
     "vanpool reply": Invocation(["vanpool", "reply", "{vanpool_case}", "Noted, thanks.", "--json"]),
     "vanpool tick": Invocation(["vanpool", "tick", "--now", "2026-12-01T09:00", "--json"]),
+    "eval sql": Invocation(
+        ["eval", "sql", "--strategy", "rules", "--limit", "3", "--json"], progress=True
+    ),
+    "sql schema load": Invocation(
+        ["sql", "schema", "load", str(SQL_SCHEMA), "--name", "sec", "--json"]
+    ),
+    "sql schema reflect": Invocation(["sql", "schema", "reflect", SPIDER_SCHOOL, "--json"]),
+    "sql schema show": Invocation(["sql", "schema", "show", "sec", "--json"]),
+    "sql db create": Invocation(
+        ["sql", "db", "create", "--schema", str(SQL_SCHEMA), "--rows", "3", "--json"]
+    ),
+    "sql validate": Invocation(
+        ["sql", "validate", "SELECT COUNT(*) FROM alerts", "--schema", "sec", "--json"]
+    ),
+    "sql ask": Invocation(
+        ["sql", "ask", "How many students are there?", "--strategy", "rules", "--json"]
+    ),
     "user list": Invocation(["user", "list", "--json"]),
     "token create": Invocation(["token", "create", "json-user", "--json"]),
     "token list": Invocation(["token", "list", "json-user", "--json"]),

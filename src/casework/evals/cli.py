@@ -193,13 +193,14 @@ def _execute(app_name: str, values: dict[str, Any]) -> None:
     if chosen:
         if suite.cases is None:
             raise InputError(f"The app {app_name!r} cannot build cases from options.")
+        options = {k: list(v) if isinstance(v, list) else [v] for k, v in chosen.items()}
         if values["dataset"] is not None:
-            raise InputError(
-                f"Use --dataset or --{next(iter(chosen)).replace('_', '-')}, not both."
-            )
-        cases = suite.cases(
-            settings, {k: list(v) if isinstance(v, list) else [v] for k, v in chosen.items()}
-        )
+            refining = {opt.name for opt in suite.options if opt.with_dataset}
+            alone = [k for k in chosen if k not in refining]
+            if alone:
+                raise InputError(f"Use --dataset or --{alone[0].replace('_', '-')}, not both.")
+            options["dataset"] = [values["dataset"]]
+        cases = suite.cases(settings, options)
         if not cases:
             raise InputError("The options selected no cases; check the names you gave.")
     config = run_config(values, settings, cases)

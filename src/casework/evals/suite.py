@@ -77,6 +77,9 @@ class SuiteOption:
     help: str
     metavar: str = "VALUE"
     multiple: bool = True
+    with_dataset: bool = False
+    """The option refines ``--dataset`` instead of replacing it: ``cases`` then also gets the
+    dataset under ``"dataset"`` (sql: ``--dataset dev.json --db-dir DIR``)."""
 
 
 @dataclass

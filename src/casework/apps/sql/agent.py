@@ -1,0 +1,386 @@
+"""The text-to-SQL agents on one base: screening, then a single pass (``keyword`` /
+``semantic``) or the ReAct loop (``v1`` without the judge, ``v2`` with it), then one
+deterministic ``finalize`` that validates the submitted query again, combines the
+confidence and builds the ``SQLQueryResponse``.
+
+``SQLAgent`` mirrors the spec's Python entry point: ``SQLAgent(schema_path=...).run(question)``
+returns the response as a dict.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import ValidationError
+
+from casework.apps.sql.deps import SQLConfig, SQLDeps
+from casework.apps.sql.judge import PROMPTS, SQLJudge
+from casework.apps.sql.models import (
+    AgentStateV2,
+    JudgeFeedback,
+    SQLQueryResponse,
+    SubmitAnswer,
+)
+from casework.apps.sql.retrieval import describe_table, retrieve_tables
+from casework.apps.sql.rules import Refusal, combine_confidence, normalize_sql, screen_question
+from casework.apps.sql.tools import SQLRunContext, build_tools, latest_validation, retrieve
+from casework.apps.sql.validation import validate_sql
+from casework.errors import ModelError
+from casework.runtime import ReactAgent
+from casework.runtime.prompts import load_prompt
+from casework.runtime.usage import price_for
+
+__all__ = [
+    "LIMIT_OWN_CONFIDENCE",
+    "SUBMIT",
+    "WITHHELD_KINDS",
+    "AgentKind",
+    "SQLAgent",
+    "build_react_agent",
+    "finalize",
+    "refusal_response",
+    "run_react",
+    "run_single_pass",
+    "screen",
+]
+
+SUBMIT = "submit_answer"
+WITHHELD_KINDS = frozenset({"read_only", "sensitive"})
+"""Validation failures whose query is withheld from the answer (a refusal), not returned."""
+LIMIT_OWN_CONFIDENCE = 0.5
+"""Own confidence given to the best validated query when a run ends at a limit unsubmitted."""
+
+AgentKind = Literal["keyword", "semantic", "v1", "v2"]
+
+
+def _model_name(model: Any) -> str | None:
+    for attr in ("model_name", "model", "name"):
+        value = getattr(model, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(model).__name__ if model is not None else None
+
+
+def refusal_response(question: str, reason: str, *, strategy: str, kind: str) -> SQLQueryResponse:
+    return SQLQueryResponse(
+        question=question,
+        query=None,
+        explanation=reason,
+        confidence=0.0,
+        confidence_source="refusal",
+        refused=True,
+        strategy=strategy,
+        ended_by="rules",
+        reasoning_steps=[{"step": 1, "kind": "screen", "refusal": kind, "reason": reason}],
+    )
+
+
+def screen(deps: SQLDeps, question: str) -> Refusal | None:
+    """The rules' refusals, plus off-topic: a question sharing no word with any table."""
+    refusal = screen_question(question)
+    if refusal is None and not retrieve_tables(deps.schema, question, 1, mode="keyword"):
+        refusal = Refusal(
+            "off_topic",
+            f"The question shares nothing with the {deps.schema.name} database's tables; "
+            "I only answer questions about its data.",
+        )
+    return refusal
+
+
+def _best_unsubmitted(state: AgentStateV2) -> SubmitAnswer | None:
+    """When a limit ends the run: the validated query the judge liked best, else the last valid one."""
+    valid = [r.query for r in state.validation_results if r.valid]
+    if not valid:
+        return None
+    scored = [(score, q) for score, q in zip(state.judge_scores, state.judged_queries, strict=True)]
+    query = max(scored)[1] if scored else valid[-1]
+    return SubmitAnswer(
+        query=query,
+        explanation="The run reached its limits before submitting; this is its best validated query.",
+        confidence=LIMIT_OWN_CONFIDENCE,
+    )
+
+
+def finalize(
+    state: AgentStateV2,
+    answer: SubmitAnswer | None,
+    deps: SQLDeps,
+    *,
+    strategy: str,
+    use_judge: bool,
+    ended_by: str,
+) -> SQLQueryResponse:
+    """The response for a submitted (or limit-ended) answer; deterministic."""
+    submitted = answer is not None
+    if answer is None:
+        answer = _best_unsubmitted(state)
+    if answer is None:
+        state.step("final", outcome="no answer", ended_by=ended_by)
+        return SQLQueryResponse(
+            question=state.question,
+            query=None,
+            explanation=f"No valid query was found before the run ended ({ended_by}).",
+            confidence=0.0,
+            confidence_source="no_answer",
+            strategy=strategy,
+            ended_by=ended_by,
+            reasoning_steps=state.reasoning_trace,
+            judge_calls=state.judge_calls,
+        )
+    query = answer.query.strip()
+    if not query:
+        confidence, source = combine_confidence(
+            answer.confidence, has_query=False, valid=False, judge_score=None, use_judge=use_judge
+        )
+        state.step("final", outcome="refused", reason=answer.explanation)
+        return SQLQueryResponse(
+            question=state.question,
+            query=None,
+            explanation=answer.explanation,
+            confidence=confidence,
+            confidence_source=source,
+            refused=True,
+            strategy=strategy,
+            ended_by=ended_by,
+            reasoning_steps=state.reasoning_trace,
+            judge_calls=state.judge_calls,
+        )
+    # The submitted query is checked again (not counted): it may never have been validated.
+    validation = latest_validation(state, query) or validate_sql(
+        query, deps.schema, dialect=deps.dialect
+    )
+    unsafe = [e for e in validation.errors if e.kind in WITHHELD_KINDS]
+    if unsafe:
+        # A query that writes or returns sensitive data is never handed out, not even flagged.
+        reason = f"The query was withheld: {unsafe[0].message}"
+        state.step("final", outcome="withheld", query=query, reason=reason)
+        return SQLQueryResponse(
+            question=state.question,
+            query=None,
+            explanation=reason,
+            confidence=combine_confidence(
+                answer.confidence, has_query=False, valid=False, judge_score=None, use_judge=False
+            )[0],
+            confidence_source="refusal",
+            refused=True,
+            validation_errors=validation.errors,
+            strategy=strategy,
+            ended_by=ended_by,
+            reasoning_steps=state.reasoning_trace,
+            judge_calls=state.judge_calls,
+        )
+    judge_idx = [
+        i for i, q in enumerate(state.judged_queries) if normalize_sql(q) == normalize_sql(query)
+    ]
+    judged = state.judge_results[judge_idx[-1]] if judge_idx else None
+    confidence, source = combine_confidence(
+        answer.confidence,
+        has_query=True,
+        valid=validation.valid,
+        judge_score=judged.correctness_score if judged else None,
+        use_judge=use_judge,
+    )
+    note = {
+        "judge": "0.4 × own confidence + 0.6 × the judge's latest score for this query",
+        "validation": "own confidence × structural validation"
+        + (" (the judge did not score this query)" if use_judge else ""),
+        "validation_failed": "capped at 0.3: the query fails structural validation",
+    }[source]
+    state.step(
+        "final",
+        outcome="submitted" if submitted else "best query at limit",
+        query=query,
+        own_confidence=answer.confidence,
+        confidence=confidence,
+        confidence_source=source,
+        note=note,
+    )
+    return SQLQueryResponse(
+        question=state.question,
+        query=query,
+        explanation=answer.explanation,
+        confidence=confidence,
+        confidence_source=source,
+        judge_score=judged.correctness_score if (judged and use_judge) else None,
+        judge_feedback=JudgeFeedback(
+            is_correct=judged.is_correct,
+            issues=judged.issues,
+            suggestions=judged.suggestions,
+            reasoning=judged.reasoning,
+        )
+        if (judged and use_judge)
+        else None,
+        valid=validation.valid,
+        validation_errors=validation.errors,
+        executable_sql=validation.transpiled if validation.valid else None,
+        tables_used=validation.tables,
+        reasoning_steps=state.reasoning_trace,
+        strategy=strategy,
+        ended_by=ended_by,
+        judge_calls=state.judge_calls,
+    )
+
+
+# ---------------------------------------------------------------------- single pass
+def run_single_pass(
+    deps: SQLDeps, question: str, mode: Literal["keyword", "semantic"]
+) -> SQLQueryResponse:
+    """Retrieve by ``mode``, generate once, validate once (the spec's keyword/semantic agents)."""
+    started = time.perf_counter()
+    refusal = screen(deps, question)
+    if refusal is not None:
+        return refusal_response(question, refusal.reason, strategy=mode, kind=refusal.kind)
+    state = AgentStateV2(question=question)
+    found = retrieve(deps, state, question, deps.config.top_k, mode=mode)
+    tables = [deps.schema.tables[t["table"]] for t in found["tables"]]
+    model = deps.models(deps.config.agent_role)
+    bound = model.bind_tools(
+        [SubmitAnswer.model_json_schema() | {"title": SUBMIT}], tool_choice=SUBMIT
+    )
+    system = load_prompt(
+        PROMPTS,
+        "single",
+        schema=deps.schema.name,
+        tables="\n".join(describe_table(t) for t in tables) or "(no table matches)",
+    )
+    answer: SubmitAnswer | None = None
+    reply = None
+    ended_by = "submit"
+    try:
+        reply = bound.invoke([SystemMessage(system), HumanMessage(f"Question: {question}")])
+        calls = getattr(reply, "tool_calls", None) or []
+        answer = SubmitAnswer.model_validate(calls[0]["args"]) if calls else None
+        if answer is None:
+            ended_by = "no_decision"
+    except (ModelError, ValidationError) as exc:
+        ended_by = f"error:model ({str(exc).splitlines()[0][:120]})"
+    if answer is not None and answer.query.strip():
+        from casework.apps.sql.tools import validate
+
+        validate(deps, state, answer.query)
+    response = finalize(state, answer, deps, strategy=mode, use_judge=False, ended_by=ended_by)
+    response.model = _model_name(model)
+    response.model_calls = 1
+    meta = (getattr(reply, "usage_metadata", None) or {}) if reply is not None else {}
+    response.input_tokens = meta.get("input_tokens", 0)
+    response.output_tokens = meta.get("output_tokens", 0)
+    price = price_for(response.model)
+    if price:
+        response.cost_usd = round(
+            (response.input_tokens * price[0] + response.output_tokens * price[1]) / 1e6, 6
+        )
+    response.seconds = round(time.perf_counter() - started, 3)
+    return response
+
+
+# ---------------------------------------------------------------------- ReAct (v1 / v2)
+def build_react_agent(
+    deps: SQLDeps, *, use_judge: bool
+) -> tuple[ReactAgent[SubmitAnswer], SQLJudge | None]:
+    cfg = deps.config
+    judge_model = SQLJudge(deps.models(cfg.judge_role), deps.schema) if use_judge else None
+    limits = deps.settings.limits.model_copy(
+        update={"max_tool_calls": cfg.max_iterations, "max_model_calls": cfg.max_iterations + 2}
+    )
+    caps = {"retrieve_tables": cfg.max_retrieval_calls, "validate_sql": cfg.max_validation_attempts}
+    if use_judge:
+        caps["llm_judge_evaluate"] = cfg.max_judge_calls
+    system = load_prompt(
+        PROMPTS,
+        "agent",
+        schema=deps.schema.name,
+        n_tables=len(deps.schema.tables),
+        judge_steps=load_prompt(PROMPTS, "judge_steps") if use_judge else "",
+        max_iterations=cfg.max_iterations,
+        max_retrieval_calls=cfg.max_retrieval_calls,
+        max_validation_attempts=cfg.max_validation_attempts,
+        judge_limit=f", {cfg.max_judge_calls} judge calls" if use_judge else "",
+    )
+    agent = ReactAgent(
+        model=deps.models(cfg.agent_role),
+        tools=build_tools(deps, judge_model),
+        decision_model=SubmitAnswer,
+        system_prompt=system,
+        name="sql_v2" if use_judge else "sql_v1",
+        submit_name=SUBMIT,
+        context_schema=SQLRunContext,
+        limits=limits,
+        tool_caps=caps,
+        fallback=lambda reason: None,  # type: ignore[arg-type,return-value]
+        trace_dir=deps.settings.traces_dir,
+    )
+    return agent, judge_model
+
+
+def run_react(deps: SQLDeps, question: str, *, use_judge: bool) -> SQLQueryResponse:
+    """The ReAct loop; a fresh ``AgentStateV2`` (every counter at 0) per question."""
+    strategy = "v2" if use_judge else "v1"
+    started = time.perf_counter()
+    refusal = screen(deps, question)
+    if refusal is not None:
+        return refusal_response(question, refusal.reason, strategy=strategy, kind=refusal.kind)
+    agent, _ = build_react_agent(deps, use_judge=use_judge)
+    state = AgentStateV2(question=question)
+    result = agent.run(f"Question: {question}", context=SQLRunContext(state=state))
+    answer = result.decision if result.ended_by == "submit" else None
+    response = finalize(
+        state, answer, deps, strategy=strategy, use_judge=use_judge, ended_by=result.ended_by
+    )
+    response.model = _model_name(agent.model)
+    response.judge_model = _model_name(deps.models(deps.config.judge_role)) if use_judge else None
+    if result.usage:
+        response.model_calls = result.usage.model_calls
+        response.input_tokens = result.usage.input_tokens
+        response.output_tokens = result.usage.output_tokens
+        response.cost_usd = round(result.usage.cost_usd or 0.0, 6)
+    response.seconds = round(time.perf_counter() - started, 3)
+    return response
+
+
+class SQLAgent:
+    """The spec's entry point: ``SQLAgent(schema_path="schemas/").run(question)`` -> dict.
+
+    ``strategy`` picks the agent (``v2`` by default, ``v1``, ``keyword``, ``semantic``);
+    ``db_url`` enables ``run(question, execute=True)``.
+    """
+
+    def __init__(
+        self,
+        schema_path: str | Path,
+        *,
+        strategy: AgentKind = "v2",
+        retrieval_type: Literal["semantic", "keyword"] = "semantic",
+        top_k: int = 5,
+        max_iterations: int = 10,
+        max_retrieval_calls: int = 3,
+        max_validation_attempts: int = 4,
+        max_judge_calls: int = 3,
+        db_url: str | None = None,
+        settings: Any = None,
+        models: Any = None,
+    ) -> None:
+        from casework.apps.sql.deps import build_deps
+        from casework.apps.sql.schemas import load_schema
+
+        config = SQLConfig(
+            retrieval_type=retrieval_type,
+            top_k=top_k,
+            max_iterations=max_iterations,
+            max_retrieval_calls=max_retrieval_calls,
+            max_validation_attempts=max_validation_attempts,
+            max_judge_calls=max_judge_calls,
+        )
+        self.strategy = strategy
+        self.deps = build_deps(
+            settings, schema=load_schema(schema_path), db_url=db_url, models=models, config=config
+        )
+
+    def run(self, question: str, *, execute: bool = False) -> dict[str, Any]:
+        from casework.apps.sql.service import ask
+
+        return ask(self.deps, question, strategy=self.strategy, execute=execute).model_dump(
+            mode="json"
+        )

@@ -1,0 +1,101 @@
+"""Datasets: the app's JSONL cases and the standard benchmark format (Spider / BIRD).
+
+A Spider or BIRD file is a JSON list of entries with ``question``, the gold SQL as ``query``
+(Spider) or ``SQL`` (BIRD), and ``db_id``; the database of each entry is the SQLite file
+``DIR/<db_id>/<db_id>.sqlite``. Entries become cases in the harness's JSONL shape
+(``{"id", "inputs", "expected", "metadata"}``); the schema of each database is reflected from
+the file. ``gold_and_predicted`` runs gold and predicted SQL on the same database, read-only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+from casework.apps.sql.database import execute_read_only
+from casework.apps.sql.deps import SQLDeps
+from casework.apps.sql.service import execute_validated
+from casework.errors import CaseworkError, InputError
+
+__all__ = ["DATA_DIR", "gold_and_predicted", "gold_tables", "read_benchmark"]
+
+DATA_DIR = Path(__file__).parent / "data"
+_ORDERED = re.compile(r"\border\s+by\b", re.IGNORECASE)
+
+
+def gold_tables(sql: str) -> list[str]:
+    """The tables a gold query reads (for table recall), in SQLite's dialect as benchmarks
+    write it; none when it does not parse."""
+    try:
+        tree = sqlglot.parse_one(sql, read="sqlite")
+    except sqlglot.errors.ParseError:
+        return []
+    return sorted({t.name.lower() for t in tree.find_all(exp.Table) if t.name})
+
+
+def read_benchmark(path: Path, db_dir: Path) -> list[dict[str, Any]]:
+    """Spider/BIRD entries as cases; every ``db_id`` must have its SQLite file."""
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"Dataset {path} does not exist.") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}).") from None
+    if not isinstance(entries, list):
+        raise InputError(f"{path} must be a JSON list of Spider/BIRD entries.")
+    cases = []
+    for i, entry in enumerate(entries):
+        gold = entry.get("query") or entry.get("SQL") if isinstance(entry, dict) else None
+        if not gold or not entry.get("question") or not entry.get("db_id"):
+            raise InputError(f"{path} entry {i} needs question, query (or SQL) and db_id.")
+        db_path = db_dir / entry["db_id"] / f"{entry['db_id']}.sqlite"
+        if not db_path.is_file():
+            raise InputError(f"No database for db_id {entry['db_id']!r}: expected {db_path}.")
+        question = entry["question"]
+        if entry.get("evidence"):
+            question = f"{question} (Hint: {entry['evidence']})"
+        cases.append(
+            {
+                "id": str(entry.get("question_id", i)),
+                "inputs": {"question": question},
+                "expected": {
+                    "verdict": "ANSWERED",
+                    "sql": gold,
+                    "ordered": bool(_ORDERED.search(gold)),
+                    "tables": gold_tables(gold),
+                },
+                "metadata": {
+                    "db_id": entry["db_id"],
+                    "db_url": f"sqlite:///{db_path.resolve().as_posix()}",
+                    "difficulty": entry.get("difficulty") or entry.get("hardness") or "",
+                },
+            }
+        )
+    return cases
+
+
+def gold_and_predicted(deps: SQLDeps, gold_sql: str, predicted_sql: str | None) -> dict[str, Any]:
+    """Both result sets on ``deps.db_url`` (read-only); predictions are validated first.
+    Gold SQL is trusted data: transpiled like a prediction, or, when our validator does not
+    take it (benchmarks ship SQLite SQL), run as written on the read-only connection."""
+    out: dict[str, Any] = {"gold_result": None, "result": None, "error": None}
+    try:
+        try:
+            gold = execute_validated(deps, gold_sql)
+        except InputError:
+            gold = execute_read_only(deps.db_url or "", gold_sql, max_rows=deps.config.max_rows)
+        out["gold_result"] = gold.model_dump(mode="json")
+    except CaseworkError as exc:
+        out["error"] = f"gold: {exc}"
+        return out
+    if predicted_sql:
+        try:
+            out["result"] = execute_validated(deps, predicted_sql).model_dump(mode="json")
+        except CaseworkError as exc:
+            out["error"] = f"predicted: {exc}"
+    return out

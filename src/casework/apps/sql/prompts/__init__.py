@@ -1,0 +1,1 @@
+"""The sql app's prompt files, rendered by ``casework.runtime.prompts.load_prompt``."""

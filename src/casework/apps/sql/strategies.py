@@ -1,0 +1,140 @@
+"""Strategies: ``run(question, deps) -> SQLDecision``, one per compared agent. The question
+is a string, or a ``SQLQuestion`` naming the database it is asked of (benchmark cases).
+
+- ``rules``: no model; screening refusals, otherwise the tables a person would start from
+  (NEEDS_REVIEW, no SQL): the floor every agent must beat.
+- ``keyword`` / ``semantic``: single pass with that retrieval mode.
+- ``v1``: ReAct with retrieval and structural validation.
+- ``v2``: ``v1`` plus the separate judge and the combined confidence (the spec's agent).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from casework.apps.sql.agent import refusal_response, run_react, run_single_pass, screen
+from casework.apps.sql.deps import SQLDeps
+from casework.apps.sql.models import AgentStateV2, SQLDecision, SQLQueryResponse, SQLQuestion
+from casework.apps.sql.retrieval import retrieve_tables
+from casework.runtime import EndReason, Evidence, RunInfo, Strategy
+
+__all__ = [
+    "STRATEGIES",
+    "decision_from_response",
+    "run_keyword",
+    "run_rules",
+    "run_semantic",
+    "run_v1",
+    "run_v2",
+]
+
+
+def decision_from_response(response: SQLQueryResponse) -> SQLDecision:
+    verdict: Literal["ANSWERED", "REFUSED", "NEEDS_REVIEW"]
+    if response.refused:
+        verdict = "REFUSED"
+    elif response.query and response.valid:
+        verdict = "ANSWERED"
+    else:
+        verdict = "NEEDS_REVIEW"
+    evidence = [
+        Evidence(source="retrieve_tables", ref=t, summary=f"table {t} used by the query")
+        for t in response.tables_used
+    ]
+    if response.query:
+        evidence.append(
+            Evidence(
+                source="validate_sql",
+                ref=response.query[:200],
+                summary="passed structural validation"
+                if response.valid
+                else "failed structural validation",
+                fields={"errors": [e.message for e in response.validation_errors]},
+            )
+        )
+    if response.judge_score is not None:
+        evidence.append(
+            Evidence(
+                source="llm_judge_evaluate",
+                ref=response.judge_model or "judge",
+                summary=f"judge score {response.judge_score}",
+            )
+        )
+    ended = response.ended_by.split(" ")[0]
+    ended_by = EndReason(ended) if ended in {e.value for e in EndReason} else EndReason.ERROR_MODEL
+    return SQLDecision(
+        verdict=verdict,
+        confidence=round(response.confidence * 100, 2),
+        reasoning=response.explanation[:1200],
+        evidence=evidence,
+        response=response,
+        run=RunInfo(
+            ended_by=ended_by,
+            detail=response.ended_by,
+            strategy=response.strategy,
+            model=response.model,
+        ),
+    )
+
+
+Question = str | SQLQuestion
+
+
+def _on(question: Question, deps: SQLDeps) -> tuple[str, SQLDeps]:
+    if isinstance(question, str):
+        return question, deps
+    return question.question, deps.on_database(question.db_url) if question.db_url else deps
+
+
+def run_rules(question: Question, deps: SQLDeps) -> SQLDecision:
+    question, deps = _on(question, deps)
+    refusal = screen(deps, question)
+    if refusal is not None:
+        return decision_from_response(
+            refusal_response(question, refusal.reason, strategy="rules", kind=refusal.kind)
+        )
+    state = AgentStateV2(question=question)
+    tables = retrieve_tables(deps.schema, question, deps.config.top_k, mode="keyword")
+    state.step("retrieve_tables", mode="keyword", tables=[(t.table, t.score) for t in tables])
+    response = SQLQueryResponse(
+        question=question,
+        query=None,
+        explanation="No model: a person should write the query, starting from these tables: "
+        + (", ".join(t.table for t in tables) or "none match"),
+        confidence=0.0,
+        confidence_source="no_answer",
+        tables_used=[t.table for t in tables],
+        reasoning_steps=state.reasoning_trace,
+        strategy="rules",
+        ended_by="rules",
+    )
+    return decision_from_response(response)
+
+
+def run_keyword(question: Question, deps: SQLDeps) -> SQLDecision:
+    question, deps = _on(question, deps)
+    return decision_from_response(run_single_pass(deps, question, "keyword"))
+
+
+def run_semantic(question: Question, deps: SQLDeps) -> SQLDecision:
+    question, deps = _on(question, deps)
+    return decision_from_response(run_single_pass(deps, question, "semantic"))
+
+
+def run_v1(question: Question, deps: SQLDeps) -> SQLDecision:
+    question, deps = _on(question, deps)
+    return decision_from_response(run_react(deps, question, use_judge=False))
+
+
+def run_v2(question: Question, deps: SQLDeps) -> SQLDecision:
+    question, deps = _on(question, deps)
+    return decision_from_response(run_react(deps, question, use_judge=True))
+
+
+STRATEGIES: dict[str, Strategy[Question, SQLDeps]] = {
+    "rules": run_rules,
+    "keyword": run_keyword,
+    "semantic": run_semantic,
+    "v1": run_v1,
+    "v2": run_v2,
+}

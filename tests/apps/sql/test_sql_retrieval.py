@@ -1,0 +1,48 @@
+"""Table retrieval: BM25 keyword mode (no embedding model) and MiniLM semantic mode."""
+
+from __future__ import annotations
+
+import pytest
+
+from casework.apps.sql.retrieval import retrieve_tables, tokenize
+from casework.errors import SourceUnavailable
+
+
+def test_tokenize_splits_names_and_drops_stop_words():
+    assert tokenize("Which users had failed login_attempts?") == [
+        "user",
+        "fail",
+        "login",
+        "attempt",
+    ]
+
+
+def test_keyword_retrieval_ranks_the_tables_a_question_needs(security):
+    found = retrieve_tables(
+        security, "Find the top 10 users by failed login attempts who have never been blocked", 3
+    )
+    assert [t.table for t in found] == ["login_attempts", "account_blocks", "users"]
+    assert found[0].score > found[1].score > found[2].score > 0
+    assert found[0].columns[0].name == "id" and found[0].category == "authentication"
+    dns = retrieve_tables(security, "How many DNS lookups returned NXDOMAIN last week?", 5)
+    assert dns[0].table == "dns_queries"
+
+
+def test_keyword_retrieval_returns_nothing_for_an_unrelated_question(security):
+    assert retrieve_tables(security, "What is the weather in Paris?", 5) == []
+
+
+def test_semantic_retrieval_scores_with_minilm(security, tmp_path):
+    found = retrieve_tables(
+        security, "Which hosts have critical vulnerabilities that are still open?", 3,
+        mode="semantic", vectors_dir=tmp_path / "chroma",
+    )  # fmt: skip
+    assert [t.table for t in found][:2] == ["host_vulnerabilities", "vulnerabilities"]
+    assert 0 < found[1].score < found[0].score <= 1
+
+
+def test_a_broken_vector_directory_is_an_unavailable_source(security, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(SourceUnavailable, match="semantic table index is unavailable"):
+        retrieve_tables(security, "hosts", 3, mode="semantic", vectors_dir=blocker / "chroma")
