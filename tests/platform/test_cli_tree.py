@@ -150,6 +150,8 @@ SPIDER_SCHOOL = (
 
 # Every command with --json needs an entry (test_every_json_command_has_an_invocation).
 # Scripted or baseline strategies only; the bundled model only in slow entries.
+DOCUMENT_FILES = Path(casework.__file__).parent / "apps" / "documents" / "data" / "eval" / "files"
+
 JSON_INVOCATIONS: dict[str, Invocation] = {
     "config": Invocation(["config", "--json"]),
     "bench runtime": Invocation(["bench", "runtime", "--json", "--steps", "5", "--repeats", "1"]),
@@ -232,6 +234,44 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
     "sql ask": Invocation(
         ["sql", "ask", "How many students are there?", "--strategy", "rules", "--json"]
     ),
+    "documents add": Invocation(
+        ["documents", "add", "{doc_file}", "--user", "json-user", "--json"]
+    ),
+    "documents list": Invocation(["documents", "list", "--user", "json-user", "--json"]),
+    "documents show": Invocation(["documents", "show", "{doc}", "--user", "json-user", "--json"]),
+    "documents extract": Invocation(
+        ["documents", "extract", "{doc}", "--user", "json-user", "--strategy", "rules", "--json"]
+    ),
+    "documents correct": Invocation(
+        [
+            "documents",
+            "correct",
+            "{extraction}",
+            "the total is 45.10",
+            "--user",
+            "json-user",
+            "--json",
+        ],
+        slow=True,
+    ),
+    "documents eval": Invocation(
+        ["documents", "eval", "--strategy", "rules", "--limit", "2", "--json"]
+    ),
+    "documents stack show": Invocation(
+        ["documents", "stack", "show", "{stack}", "--user", "json-user", "--json"]
+    ),
+    "hed validate": Invocation(
+        ["hed", "validate", "Sensory-event", "--validator", "python", "--json"]
+    ),
+    "hed vocabulary": Invocation(["hed", "vocabulary", "--json"]),
+    "hed history": Invocation(["hed", "history", "--json"]),
+    "hed bench-validators": Invocation(["hed", "bench-validators", "--repeat", "1", "--json"]),
+    "hed annotate": Invocation(
+        ["hed", "annotate", "A red circle appears.", "--strategy", "one-shot", "--json"], slow=True
+    ),
+    "hed batch": Invocation(
+        ["hed", "batch", "{hed_csv}", "--strategy", "one-shot", "--json"], slow=True
+    ),
     "user list": Invocation(["user", "list", "--json"]),
     "token create": Invocation(["token", "create", "json-user", "--json"]),
     "token list": Invocation(["token", "list", "json-user", "--json"]),
@@ -296,11 +336,34 @@ def json_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, st
                 "--no-progress",
             )
         )["run_id"]
+        doc_file = DOCUMENT_FILES / "form-22.pdf"
+        doc = json.loads(run("documents", "add", str(doc_file), "--user", "json-user", "--json"))
+        doc_id = str(doc[0]["id"] if isinstance(doc, list) else doc["documents"][0]["id"])
+        extraction = json.loads(
+            run(
+                "documents",
+                "extract",
+                doc_id,
+                "--user",
+                "json-user",
+                "--strategy",
+                "rules",
+                "--json",
+            )
+        )
+        run("documents", "stack", "create", "forms", "--user", "json-user")
+        hed_csv = home / "events.csv"
+        hed_csv.write_text("description\nA red circle appears on the screen.\n", encoding="utf-8")
         from casework.apps.vanpool.synth import DATA_DIR as VANPOOL_DATA
 
         run("vanpool", "seed")
         audited = json.loads(run("vanpool", "audit", "VP-119", "--json"))
         yield {
+            "doc_file": str(doc_file),
+            "doc": doc_id,
+            "extraction": str(extraction.get("extraction_id") or extraction.get("id")),
+            "stack": "1",  # the home's first stack
+            "hed_csv": str(hed_csv),
             "vanpool_roster": str(VANPOOL_DATA / "roster.json"),
             "vanpool_case": audited["results"][0]["case_id"],
             "run": run_id,

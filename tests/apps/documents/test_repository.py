@@ -85,7 +85,7 @@ def test_another_users_rows_do_not_exist(any_repo: DocumentsRepository) -> None:
     with pytest.raises(NotFoundError):
         repo.get_document(BOB, doc)
     assert repo.document_text(BOB, doc) is None
-    assert repo.list_documents(BOB) == []
+    assert doc not in [d.id for d in repo.list_documents(BOB)]  # the server is shared by tests
     assert repo.get_extraction(ALICE, ext).fields == {"total": 1}
 
 
