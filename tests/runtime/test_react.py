@@ -17,6 +17,7 @@ from casework.errors import SourceUnavailable, ToolRetry
 from casework.llm import ScriptedChatModel, call, say
 from casework.runtime import Decision as PlatformDecision
 from casework.runtime import EndReason, ReactAgent, RunInfo
+from casework.runtime.react import SUBMIT_NUDGE
 from casework.runtime.traces import read_trace
 
 
@@ -149,14 +150,42 @@ def test_invalid_submit_is_corrected_by_the_model():
     assert [c.ok for c in result.tool_calls] == [False, True]
 
 
-def test_text_without_submit_is_nudged_once_then_needs_review():
-    model = ScriptedChatModel(steps=[say("I think it is fine"), say("still fine")])
-    result = agent(model).run("v", context=WordRef(1), trace=False)
-    assert result.ended_by == "no_decision" and result.decision.decision == "NEEDS_REVIEW"
-    nudged = ScriptedChatModel(
-        steps=[say("fine"), call("submit_decision", decision="VALID", confidence=95, reasoning="r")]
-    )
-    assert agent(nudged).run("v", context=WordRef(1), trace=False).ended_by == "submit"
+@pytest.mark.parametrize("caps", [None, {"get_word": 5}])
+@pytest.mark.parametrize("run_async", [False, True])
+def test_the_nudge_gives_the_model_one_more_turn_with_and_without_after_model_middleware(
+    caps, run_async
+):
+    """Without other after-model hooks the nudge is added inside the model call; with them
+    (tool caps, approvals) in the runtime's after_model node. Either way the model gets its
+    turn back and its submit shows in the event stream."""
+    prompts: list[str] = []
+
+    def submit_after_the_nudge(messages):
+        prompts.append(str(messages[-1].content))
+        return call("submit_decision", decision="VALID", confidence=95, reasoning="r")
+
+    model = ScriptedChatModel(steps=[say("fine"), submit_after_the_nudge])
+    built = agent(model, tool_caps=caps)
+    if run_async:
+
+        async def collect():
+            return [e async for e in built.aiter_events("v", context=WordRef(1), trace=False)]
+
+        events = asyncio.run(collect())
+    else:
+        events = list(built.iter_events("v", context=WordRef(1), trace=False))
+    model.assert_exhausted()
+    assert prompts == [SUBMIT_NUDGE.format(submit="submit_decision")]
+    assert [(e["type"], e.get("tool") or e.get("text")) for e in events[:-1]] == [
+        ("text", "fine"),
+        ("tool", "submit_decision"),
+        ("tool_result", "submit_decision"),
+    ]
+    assert events[-1]["result"].ended_by is EndReason.SUBMIT
+
+    stubborn = ScriptedChatModel(steps=[say("fine"), say("still fine")])
+    result = agent(stubborn, tool_caps=caps).run("v", context=WordRef(1), trace=False)
+    assert result.ended_by is EndReason.NO_DECISION and stubborn.calls == 2
 
 
 def test_event_stream_and_trace(tmp_path):

@@ -179,6 +179,22 @@ class _CaseworkMiddleware(AgentMiddleware[_RunState, Any]):
             return EndReason.BUDGET_SECONDS, counts
         return None, counts
 
+    # The guarded variant nudges in its after_model node instead: a jump set inside the model
+    # call does not survive the other middleware's after_model nodes that run after it.
+    nudges_after_model = False
+
+    def _nudge_or_stop(self, state: Any) -> dict[str, Any]:
+        """The update after a model turn without tool calls: one more turn with a nudge, or,
+        once the nudges are spent, the end of the run without a decision."""
+        nudges = state.get("nudges", 0)
+        if nudges >= self.max_nudges:
+            return {"ended_by": EndReason.NO_DECISION.value}
+        nudge = HumanMessage(
+            SUBMIT_NUDGE.format(submit=self.submit_name),
+            additional_kwargs={"casework_nudge": True},
+        )
+        return {"messages": [nudge], "nudges": nudges + 1, "jump_to": "model"}
+
     def _after_call(
         self, request: Any, response: ModelResponse[Any], counts: _Counts
     ) -> ExtendedModelResponse[Any]:
@@ -190,17 +206,10 @@ class _CaseworkMiddleware(AgentMiddleware[_RunState, Any]):
             counts["tokens"] += _tokens(ai)
             if self.limits.max_cost_usd is not None:  # pricing costs a lookup per call
                 counts["cost_usd"] += _cost(ai)
-            if not ai.tool_calls:
-                nudges = request.state.get("nudges", 0)
-                if nudges >= self.max_nudges:
-                    update["ended_by"] = EndReason.NO_DECISION.value
-                else:
-                    nudge = HumanMessage(
-                        SUBMIT_NUDGE.format(submit=self.submit_name),
-                        additional_kwargs={"casework_nudge": True},
-                    )
-                    result.append(nudge)
-                    update.update(nudges=nudges + 1, jump_to="model")
+            if not ai.tool_calls and not self.nudges_after_model:
+                nudge = self._nudge_or_stop(request.state)
+                result.extend(nudge.pop("messages", []))
+                update.update(nudge)
         return ExtendedModelResponse(
             model_response=ModelResponse(
                 result=result, structured_response=response.structured_response
@@ -251,8 +260,21 @@ class _GuardedCaseworkMiddleware(_CaseworkMiddleware):
     Used when other middleware has ``after_model`` hooks (approvals, tool caps): an empty
     model turn would make them act again on the previous turn's tool calls (ask for the
     same approval twice), so the run must end before the model node, at the price of one
-    more graph node per step.
+    more graph node per step. For the same reason it nudges in ``after_model``: its node runs
+    last of the after_model chain, and its jump is the one the loop's exit edge reads. An
+    app's own after_model hook runs before it and may nudge first, in its own words, by
+    adding the nudge and ``nudges`` itself.
     """
+
+    nudges_after_model = True
+
+    @hook_config(can_jump_to=["model"])
+    def after_model(self, state: _RunState, runtime: Any) -> dict[str, Any] | None:
+        messages = state["messages"]
+        last = messages[-1] if messages else None
+        if isinstance(last, AIMessage) and not last.tool_calls:
+            return self._nudge_or_stop(state)
+        return None
 
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: _RunState, runtime: Any) -> dict[str, Any] | None:

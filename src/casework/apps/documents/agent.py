@@ -88,8 +88,9 @@ class TerminalTool(AgentMiddleware):
     def name(self) -> str:
         return f"documents_{self.tool.name}"
 
-    # after_model hooks run in reverse order, so this one runs before ReactAgent's: it takes
-    # the run's single nudge (``nudges`` is ReactAgent's counter) and words it.
+    # after_model hooks run in reverse order, so this one runs before ReactAgent's (which
+    # nudges in its after_model node whenever an app adds one): it takes the run's single
+    # nudge (``nudges`` is ReactAgent's counter) and words it.
     @hook_config(can_jump_to=["model"])
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         last = state["messages"][-1]
