@@ -155,7 +155,7 @@ def _ray_item(token: str, fn_box: list[Any], item: Any) -> tuple[Any, BaseExcept
     value, error, seconds = _timed(fn, item)
     if error is not None:
         try:
-            ray.cloudpickle.dumps(error)
+            ray.cloudpickle.dumps(error)  # type: ignore[no-untyped-call]  # cloudpickle ships no annotations
         except Exception:  # an exception that cannot travel back travels as its one line
             error = RuntimeError(f"{type(error).__name__}: {error}")
     return value, error, seconds

@@ -17,7 +17,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from casework.apps.receipts import evidence
 from casework.apps.receipts.deps import ReceiptsDeps
@@ -296,7 +296,7 @@ async def validate_outliers(
             on_done(outliers[item.index], item.value)
 
     def validate(o: Outlier) -> LabelDecision:
-        return cast(LabelDecision, strategy(label_input(o.ref()), deps))
+        return strategy(label_input(o.ref()), deps)
 
     results = await arun_batch(
         outliers,
