@@ -6,11 +6,11 @@ import json
 from typing import Any
 
 from langchain_core.messages import AIMessage
+from vanpool_helpers import first, specialist_responder
 
 from casework.apps.vanpool import agent as vp_agent
 from casework.apps.vanpool import lifecycle
 from casework.llm import ScriptedChatModel, call, say
-from conftest import first, specialist_responder
 
 
 def both(*calls: AIMessage) -> AIMessage:
@@ -173,7 +173,7 @@ def test_classifier_falls_back_to_rules_when_the_model_names_no_bucket(deps) -> 
 def test_case_manager_cancel_pauses_and_resumes_once_across_restart(
     deps, truth, sink, clock, tmp_path
 ) -> None:
-    from conftest import make_deps
+    from vanpool_helpers import make_deps
 
     t = first(truth, "shift_mismatch")
     vp, night = t["vanpool_id"], t["expected"]["failing_employees"]["shift"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from vanpool_helpers import first, specialist_responder
 
 from casework.apps.vanpool.api import router
 from casework.runtime.context import Caller, Role, current_caller
-from conftest import first, specialist_responder
 
 
 def _client(deps, role: Role = Role.REVIEWER) -> TestClient:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage
+from vanpool_helpers import specialist_responder
 
 from casework.apps.vanpool.evalsuite import (
     TARGETS,
@@ -21,7 +22,6 @@ from casework.config import Settings
 from casework.errors import InputError
 from casework.evals import CaseOutput, EvalCase, RunConfig, run_suite
 from casework.llm import ScriptedChatModel, call
-from conftest import specialist_responder
 
 FULL = {"employee_id": "EMP-0001", "shift_id": "SH-1", "vanpool_id": None, "overlap_minutes": 20}
 

@@ -105,9 +105,10 @@ def test_business_figures() -> None:
 
 
 def test_business_figures_over_a_lifecycle(deps, truth, clock) -> None:
+    from vanpool_helpers import first
+
     from casework.apps.vanpool import lifecycle
     from casework.apps.vanpool.evaluation import business_figures
-    from conftest import first
 
     result, _ = lifecycle.audit_vanpool(deps, first(truth, "shift_mismatch")["vanpool_id"])
     for _ in range(3):

@@ -7,12 +7,12 @@ from email.message import EmailMessage
 
 import aiosmtplib
 import pytest
+from vanpool_helpers import Clock, Sink, first, free_port, make_deps
 
 from casework.apps.vanpool import lifecycle
 from casework.apps.vanpool.mail import serve_inbound
 from casework.apps.vanpool.rules import classify_reply_keywords, zip_coordinates
 from casework.errors import InputError, NotFoundError
-from conftest import Clock, Sink, first, free_port, make_deps
 
 
 def reply(port: int, original: EmailMessage, text: str) -> None:

@@ -10,13 +10,14 @@ from sqlalchemy import text
 from sqlalchemy.exc import DatabaseError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from vanpool_helpers import START, Clock, first
+
 from casework.apps.vanpool import lifecycle
 from casework.apps.vanpool.deps import build_deps
 from casework.apps.vanpool.roster import import_roster
 from casework.apps.vanpool.settings import VanpoolSettings
 from casework.apps.vanpool.synth import DATA_DIR
 from casework.config import Settings
-from conftest import START, Clock, first
 from pg import PostgresServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DatabaseError
+from vanpool_helpers import START
 
 from casework.apps.vanpool.deps import build_deps
 from casework.apps.vanpool.roster import COLUMNS, import_roster
 from casework.config import Settings
 from casework.errors import InputError
-from conftest import START
 
 HEADER = ",".join(COLUMNS)
 GOOD = [
