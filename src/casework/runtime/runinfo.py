@@ -1,32 +1,24 @@
-"""``RunInfo`` from a ``ReactAgent`` run, until the agent fills ``decision.run`` itself."""
+"""``RunInfo`` for a ``ReactAgent`` run under a strategy's name and model label.
+
+The runtime already fills ``decision.run``; strategies call this to name themselves and the
+model they were given (the harness keys calibrations and reports by those).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from casework.runtime.decision import EndReason, RunInfo
+from casework.runtime.decision import RunInfo
+from casework.runtime.react import RunResult
 
-__all__ = ["end_reason", "run_info"]
-
-
-def end_reason(ended_by: str) -> tuple[EndReason, str]:
-    """``error:model (bad JSON)`` -> (``EndReason.ERROR_MODEL``, ``bad JSON``)."""
-    head, _, rest = str(ended_by).partition(" ")
-    try:
-        return EndReason(head), rest.strip().removeprefix("(").removesuffix(")")
-    except ValueError:
-        return EndReason.NO_DECISION, str(ended_by)
+__all__ = ["run_info"]
 
 
-def run_info(result: Any, *, strategy: str, model: str | None) -> RunInfo:
+def run_info(result: RunResult[Any], *, strategy: str, model: str | None) -> RunInfo:
     """How a ``RunResult`` ended, with its tool calls, usage and trace."""
-    if isinstance(result.ended_by, EndReason):
-        reason, detail = result.ended_by, getattr(result, "detail", "")
-    else:
-        reason, detail = end_reason(result.ended_by)
     return RunInfo(
-        ended_by=reason,
-        detail=detail,
+        ended_by=result.ended_by,
+        detail=result.detail,
         strategy=strategy,
         model=model,
         run_id=result.run_id,
