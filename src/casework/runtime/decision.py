@@ -8,6 +8,7 @@ decision was reached) after the run, and strategies without a model fill it them
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -16,7 +17,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
-__all__ = ["Decision", "EndReason", "Evidence", "RunInfo", "ToolCallRecord", "Verdict"]
+__all__ = [
+    "Decision",
+    "EndReason",
+    "Evidence",
+    "RunInfo",
+    "ToolCallRecord",
+    "Verdict",
+    "ground_evidence",
+]
 
 
 class Verdict(StrEnum):
@@ -67,14 +76,27 @@ class ToolCallRecord:
 class Evidence(BaseModel):
     """One fact a decision rests on, with the citation that lets a person check it."""
 
-    source: str = Field(description="Where the fact came from: a tool name or table.")
+    source: str = Field(
+        description="Where the fact came from: a tool name or table.",
+        json_schema_extra={"maxLength": 64},
+    )
     ref: str = Field(
         default="",
         description="What it cites in that source: an id, row, line or path.",
         max_length=200,
+        json_schema_extra={"maxLength": 80},
     )
-    summary: str = Field(default="", description="What it says, in one sentence.", max_length=400)
-    fields: dict[str, Any] = Field(default_factory=dict, description="The values it cites.")
+    # The schema asks the model for less than validation accepts: a small local model writes
+    # each character, and rules strategies may cite longer text.
+    summary: str = Field(
+        default="",
+        description="What it says, in one short sentence.",
+        max_length=400,
+        json_schema_extra={"maxLength": 160},
+    )
+    fields: SkipJsonSchema[dict[str, Any]] = Field(default_factory=dict)
+    """The values it cites. Not in the model's schema: the runtime copies them from the cited
+    tool's output (``ground_evidence``), and rules strategies fill them directly."""
 
 
 class RunInfo(BaseModel):
@@ -100,6 +122,10 @@ class RunInfo(BaseModel):
         return [c.name for c in self.tool_calls]
 
 
+EVIDENCE_ITEMS_MAX = 5
+"""Evidence items one decision may cite (a small model writes each one token by token)."""
+
+
 class Decision(BaseModel):
     """A verdict with confidence, reasoning and evidence.
 
@@ -110,7 +136,13 @@ class Decision(BaseModel):
     verdict: str = Field(description="The decision.")
     confidence: float = Field(ge=0, le=100, description="Confidence from 0 to 100.")
     reasoning: str = Field(description="Why, in a few sentences.", max_length=1200)
-    evidence: list[Evidence] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(
+        default_factory=list,
+        # in the schema only: rules strategies may cite more (every rider of a vanpool)
+        json_schema_extra={"maxItems": EVIDENCE_ITEMS_MAX},
+        description="The facts it rests on, at most 5: source is the tool that gave the fact, "
+        "ref what it cites there (an id, line or key).",
+    )
     run: SkipJsonSchema[RunInfo | None] = Field(default=None, exclude=True)
 
     @property
@@ -120,3 +152,84 @@ class Decision(BaseModel):
     @property
     def ended_by(self) -> EndReason | None:
         return self.run.ended_by if self.run else None
+
+
+EVIDENCE_FIELDS_MAX = 12
+"""Values copied from a tool's output into one grounded evidence item."""
+
+
+def _scalars(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object's scalar values (and short lists of scalars), at most EVIDENCE_FIELDS_MAX."""
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        scalar = isinstance(value, str | int | float | bool) or value is None
+        short_list = (
+            isinstance(value, list)
+            and len(value) <= 6
+            and all(isinstance(v, str | int | float | bool) for v in value)
+        )
+        if scalar or short_list:
+            out[key] = value
+        if len(out) >= EVIDENCE_FIELDS_MAX:
+            break
+    return out
+
+
+def _cited_object(data: Any, ref: str, depth: int = 0) -> dict[str, Any] | None:
+    """The innermost object in ``data`` with a scalar value equal to ``ref`` (case-insensitive)."""
+    if depth > 4:
+        return None
+    if isinstance(data, dict):
+        for value in data.values():
+            if isinstance(value, dict | list):
+                found = _cited_object(value, ref, depth + 1)
+                if found is not None:
+                    return found
+        if any(
+            isinstance(v, str | int | float) and str(v).strip().lower() == ref
+            for v in data.values()
+        ):
+            return data
+    elif isinstance(data, list):
+        for item in data:
+            found = _cited_object(item, ref, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def ground_evidence(evidence: list[Evidence], tool_calls: list[ToolCallRecord]) -> list[Evidence]:
+    """Fill each cited item's ``fields`` from the output of the tool it cites.
+
+    The model cites (``source`` = a tool it called, ``ref`` = an id, line or key in that
+    tool's output) and summarises; the values come from what the tool really returned, so a
+    citation can be checked and a small model need not copy tool output into its answer.
+    The object in the output carrying ``ref`` as a value is used when there is one, else the
+    output's top-level values. Items that already have fields, or cite no tool of the run,
+    are kept as they are.
+    """
+    outputs: dict[str, list[str]] = {}
+    for call in tool_calls:
+        if call.ok and call.output:
+            outputs.setdefault(call.name.strip().lower(), []).append(call.output)
+    grounded: list[Evidence] = []
+    for item in evidence:
+        texts = outputs.get(item.source.strip().lower())
+        if item.fields or not texts:
+            grounded.append(item)
+            continue
+        ref = item.ref.strip().lower()
+        fields: dict[str, Any] | None = None
+        for text in reversed(texts):  # the latest call first
+            try:
+                data = json.loads(text)
+            except ValueError:
+                data = None
+            cited = _cited_object(data, ref) if ref else None
+            if cited is not None:
+                fields = _scalars(cited)
+                break
+            if fields is None:
+                fields = _scalars(data) if isinstance(data, dict) else {"output": text[:300]}
+        grounded.append(item.model_copy(update={"fields": fields or {}}))
+    return grounded

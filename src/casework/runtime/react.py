@@ -47,7 +47,14 @@ from pydantic import BaseModel, ValidationError
 
 from casework.config import Limits
 from casework.errors import ModelError, SourceUnavailable, ToolRetry
-from casework.runtime.decision import Decision, EndReason, RunInfo, ToolCallRecord, Verdict
+from casework.runtime.decision import (
+    Decision,
+    EndReason,
+    RunInfo,
+    ToolCallRecord,
+    Verdict,
+    ground_evidence,
+)
 from casework.runtime.events import Event, events_from_update
 from casework.runtime.traces import TraceWriter
 from casework.runtime.usage import Usage, UsageCallback, price_for
@@ -681,6 +688,8 @@ class _Run(Generic[DecisionT]):
             trace_path=self.trace.path if self.trace else None,
         )
         if isinstance(decision, Decision):
+            if ended_by is EndReason.SUBMIT:
+                decision.evidence = ground_evidence(decision.evidence, result.tool_calls)
             decision.run = RunInfo(
                 ended_by=ended_by,
                 detail=self.detail,
