@@ -419,3 +419,23 @@ def test_an_interrupted_run_keeps_and_stores_what_finished(
     assert stored.status == "interrupted"
     assert [c.case_id for c in stored.cases] == ["c01", "c02", "c03", "c04"]
     assert (Path(stored.run_dir) / "report.html").is_file()
+
+
+def test_sample_is_seeded_ordered_and_drawn_before_limit(
+    suite: EvalSuite, settings: Settings
+) -> None:
+    from casework.evals.runner import sample_cases
+
+    full = [c.case_id for c in run_suite(suite, strategy="baseline", progress=False).cases]
+    first = run_suite(suite, strategy="baseline", sample=4, seed=7, progress=False)
+    again = run_suite(suite, strategy="baseline", sample=4, seed=7, progress=False)
+    ids = [c.case_id for c in first.cases]
+    assert ids == [c.case_id for c in again.cases]
+    assert len(ids) == 4 and ids == [i for i in full if i in ids]  # dataset order kept
+    assert sample_cases(list(range(10)), 3, seed=1) == sample_cases(list(range(10)), 3, seed=1)
+    assert sample_cases(list(range(10)), 3, seed=1) != sample_cases(list(range(10)), 3, seed=2)
+    assert sample_cases(list(range(5)), 9) == [0, 1, 2, 3, 4]
+    limited = run_suite(suite, strategy="baseline", sample=4, seed=7, limit=2, progress=False)
+    assert [c.case_id for c in limited.cases] == ids[:2]
+    with pytest.raises(InputError, match="Sample must be at least 1"):
+        run_suite(suite, sample=0, progress=False)

@@ -33,6 +33,10 @@ class RunConfig:
     cases: Sequence[EvalCase] | None = None
     """Cases to run instead of a dataset file (app options such as ``--receipts``, tests)."""
     limit: int | None = None
+    sample: int | None = None
+    """A random sample of this many cases (seeded by ``seed``, kept in dataset order), drawn
+    before ``limit`` applies: a fair subset of a large dataset when every case costs minutes."""
+    seed: int = 0
     concurrency: int = 4
     """Cases in flight at once: the size of the worker thread pool."""
     executor: str = "local"

@@ -17,6 +17,7 @@ import asyncio
 import dataclasses
 import hashlib
 import json
+import random
 import secrets
 import tempfile
 import threading
@@ -26,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.progress import (
@@ -313,6 +314,18 @@ def _progress(progress: bool | Console, description: str, total: int) -> Progres
     return bar
 
 
+T = TypeVar("T")
+
+
+def sample_cases(cases: list[T], n: int | None, seed: int = 0) -> list[T]:
+    """``n`` cases drawn at random (seeded), in their dataset order; all when ``n`` is None
+    or not smaller than the dataset."""
+    if n is None or n >= len(cases):
+        return cases
+    keep = sorted(random.Random(seed).sample(range(len(cases)), n))
+    return [cases[i] for i in keep]
+
+
 def _cases(suite: EvalSuite, config: RunConfig) -> tuple[list[EvalCase], str, str]:
     """(cases, dataset name, digest) of the run."""
     limit = config.limit
@@ -322,10 +335,13 @@ def _cases(suite: EvalSuite, config: RunConfig) -> tuple[list[EvalCase], str, st
                 [[c.id, c.inputs, c.expected] for c in config.cases], sort_keys=True, default=str
             ).encode()
         ).hexdigest()
-        case_list = list(config.cases)[:limit] if limit else list(config.cases)
-        return case_list, "(in memory)", digest
+        case_list = sample_cases(list(config.cases), config.sample, config.seed)
+        return (case_list[:limit] if limit else case_list), "(in memory)", digest
     path = resolve_dataset(suite, config.dataset)
-    return load_dataset(path, limit=limit), str(path), dataset_digest(path)
+    if config.sample is None:
+        return load_dataset(path, limit=limit), str(path), dataset_digest(path)
+    case_list = sample_cases(load_dataset(path), config.sample, config.seed)
+    return (case_list[:limit] if limit else case_list), str(path), dataset_digest(path)
 
 
 async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields: Any) -> EvalRun:
@@ -337,6 +353,8 @@ async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields
         raise InputError("Concurrency must be at least 1.")
     if config.limit is not None and config.limit < 1:
         raise InputError("Limit must be at least 1.")
+    if config.sample is not None and config.sample < 1:
+        raise InputError("Sample must be at least 1.")
     check_batch_config(
         BatchConfig(executor=config.executor, address=config.address, retries=config.retries)
     )
@@ -442,6 +460,8 @@ async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields
         "record": config.record,
         "replay": str(replay_dir) if replay_dir else None,
         "limit": config.limit,
+        "sample": config.sample,
+        "seed": config.seed if config.sample is not None else None,
         "retries": config.retries,
         "executor": config.executor,
         "judge_max_calls": config.judge_max_calls,
