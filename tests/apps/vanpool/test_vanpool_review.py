@@ -86,7 +86,7 @@ def test_cancel_membership_is_listed_and_approved_once(deps, truth, clock: Clock
     assert deps.journal.count("cancel_membership") == len(night)
     case = deps.repo.get_case(case_id)
     assert (case.status, case.outcome) == ("closed", "cancelled")
-    notes = [a for a in deps.repo.audit_log(case_id=case_id) if a["action"] == "review_note"]
+    notes = [a for a in deps.repo.audit_log(case_id=case_id) if a["action"] == "review_decision"]
     assert [(a["actor"], a["detail"]["note"]) for a in notes] == [("ana", "three silent weeks")]
 
     assert review.items(ReviewFilters(), limit=10) == []
@@ -157,3 +157,43 @@ def test_filters_and_keyset_pages(deps, truth, clock: Clock) -> None:
     assert review.count(ReviewFilters(created_before=clock() - timedelta(days=7))) == 1
     with pytest.raises(InputError, match="Unknown status"):
         review.count(ReviewFilters(status="lost"))
+
+
+def test_a_paused_case_manager_run_is_listed_and_resumed_by_the_decision(
+    deps, truth, clock: Clock
+) -> None:
+    """The runtime's approval interrupt (HITL middleware before cancel_membership) is recorded
+    with the case, so it reaches the inbox; deciding resumes the checkpointed run."""
+    from dataclasses import replace
+
+    from casework.apps.vanpool import agent as vp_agent
+    from casework.llm import ScriptedChatModel, call
+
+    t = first(truth, "shift_mismatch")
+    vp, night = t["vanpool_id"], t["expected"]["failing_employees"]["shift"]
+    lifecycle.audit_vanpool(deps, vp)
+    for _ in range(3):
+        clock.advance(days=7, minutes=1)
+        lifecycle.tick(deps)
+    clock.advance(minutes=1)
+    paused = ScriptedChatModel(steps=[call("cancel_membership")])
+    vp_agent.run_case_manager(replace(deps, models=lambda role: paused), vp)
+    resumed = ScriptedChatModel(
+        steps=[call("submit_decision", verdict="closed", confidence=90, reasoning="Approved.")]
+    )
+    review = VanpoolReview(Settings(), deps=replace(deps, models=lambda role: resumed))
+    [item] = review.items(ReviewFilters(), limit=10)
+    [superseded] = review.items(ReviewFilters(status=DECIDED), limit=10)
+    assert review.get(superseded.id).outcome == "replaced by a later request"
+    pending = review.get(item.id).sections[0].fields
+    assert pending["run"].startswith("Case Manager agent, paused (thread vanpool-cm-")
+    riders = len(deps.repo.get_vanpool(vp).riders)
+    out = review.decide(item.id, "approve", note="", edit=None, caller=ANA)
+    resumed.assert_exhausted()
+    assert (out.applied, out.outcome, out.decided_by) == (
+        True,
+        "approved: membership cancelled",
+        "ana",
+    )
+    assert len(deps.repo.get_vanpool(vp).riders) == riders - len(night)
+    assert deps.journal.count("cancel_membership") == len(night)

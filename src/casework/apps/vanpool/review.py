@@ -51,6 +51,7 @@ CANCEL = "cancel_membership"
 DRAFT = "send_email_for_review"
 DECIDED = "decided"
 REQUESTED = "approval_requested"
+REVIEWED = "review_decision"
 WAITING_STATUSES = (CaseStatus.HITL_REVIEW.value, CaseStatus.PRE_CANCEL.value)
 # The rows a decision leaves in the log, first one wins (a cancellation's decision closes the
 # case; a later request supersedes an earlier one nobody settled).
@@ -230,7 +231,8 @@ class VanpoolReview:
             return bool(s.scalar(q))
 
     def _first_decision(self, request: AuditRow) -> DecideOutcome | None:
-        """Who settled the request and how: the first decision row after it."""
+        """How the request was settled (the first decision row after it) and by whom (the
+        first reviewer's row, else that decision row's actor)."""
         with session_scope(self.deps.repo.engine) as s:
             row = s.scalar(
                 select(AuditRow)
@@ -244,11 +246,22 @@ class VanpoolReview:
             )
             if row is None:
                 return None
+            reviewer = s.scalar(
+                select(AuditRow)
+                .where(
+                    AuditRow.case_id == request.case_id,
+                    AuditRow.id > request.id,
+                    AuditRow.action == REVIEWED,
+                )
+                .order_by(AuditRow.id)
+                .limit(1)
+            )
+            by = reviewer if reviewer is not None and row.action != REQUESTED else row
             return DecideOutcome(
                 applied=False,
                 outcome=_outcome(row.action, json.loads(row.detail or "{}")),
-                decided_by=row.actor,
-                decided_at=row.at,
+                decided_by=by.actor,
+                decided_at=by.at,
             )
 
     def get(self, item_id: str) -> ReviewDetail:
@@ -387,15 +400,15 @@ class VanpoolReview:
         except NotFoundError:
             # Lost a race: the other decision cleared the approval while this one started.
             return self._first_or_gone(request)
-        if note:
-            deps.repo.audit(
-                deps.now(),
-                caller.name,
-                "review_note",
-                case_id=case_id,
-                vanpool_id=request.vanpool_id,
-                detail={"decision": action, "note": note, "request": request.id},
-            )
+        # Who decided, in the log: a resumed agent run writes the effect rows under its name.
+        deps.repo.audit(
+            deps.now(),
+            caller.name,
+            REVIEWED,
+            case_id=case_id,
+            vanpool_id=request.vanpool_id,
+            detail={"decision": action, "note": note, "request": request.id},
+        )
         first = self._first_decision(request)
         if first is None:  # the decision ran, but left no row we know: report it as ours
             return DecideOutcome(True, action, caller.name, deps.now())
