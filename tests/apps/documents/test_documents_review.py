@@ -72,7 +72,7 @@ def test_retry_runs_the_extraction_once(deps: DocumentsDeps) -> None:
     review = _review(deps)
     out = review.decide(str(ext_id), "approve", note="try again", edit=None, caller=ANA)
     extractions = deps.repo.extractions_of(7, doc_id)
-    assert [x.id for x in extractions][0] == ext_id and len(extractions) == 2
+    assert len(extractions) == 2 and extractions[0].id == ext_id
     retried = extractions[1]
     assert (out.applied, out.outcome, out.decided_by) == (
         True,
