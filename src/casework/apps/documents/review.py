@@ -350,7 +350,7 @@ class DocumentsReview:
             while time.monotonic() < deadline:
                 entry = journal.entry(key)
                 if entry is not None and entry.status == "done":
-                    return entry.result  # type: ignore[no-any-return]
+                    return entry.result
                 time.sleep(0.05)
             return None
 

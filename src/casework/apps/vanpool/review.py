@@ -180,7 +180,7 @@ class VanpoolReview:
             approval = _approval(r.detail)
             kind = approval.get("action", CANCEL)
             if kind == DRAFT:
-                summary = f"{r.case_id}: {bodies.get(approval.get('message_id'), '')[:160]}"
+                summary = f"{r.case_id}: {bodies.get(str(approval.get('message_id')), '')[:160]}"
             else:
                 summary = f"{r.case_id}, after {approval.get('mode', 'rules')} review"
             items.append(
