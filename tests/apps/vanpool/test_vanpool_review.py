@@ -197,3 +197,28 @@ def test_a_paused_case_manager_run_is_listed_and_resumed_by_the_decision(
     )
     assert len(deps.repo.get_vanpool(vp).riders) == riders - len(night)
     assert deps.journal.count("cancel_membership") == len(night)
+
+
+def test_two_reviewers_at_once_cancel_once(deps, truth) -> None:
+    import threading
+
+    vp, _case_id, night = _pre_cancel(deps, truth)
+    review = VanpoolReview(Settings(), deps=deps)
+    [item] = review.items(ReviewFilters(), limit=10)
+    riders = len(deps.repo.get_vanpool(vp).riders)
+    outcomes = []
+    start = threading.Barrier(2)
+
+    def press(who: Caller) -> None:
+        start.wait()
+        outcomes.append(review.decide(item.id, "approve", note="", edit=None, caller=who))
+
+    threads = [threading.Thread(target=press, args=(c,)) for c in (ANA, CY)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(o.applied for o in outcomes) == [False, True]
+    assert len({o.decided_by for o in outcomes}) == 1
+    assert len(deps.repo.get_vanpool(vp).riders) == riders - len(night)
+    assert deps.journal.count("cancel_membership") == len(night)
