@@ -63,8 +63,23 @@ def test_failed_extractions_are_listed_with_text_and_fields(deps: DocumentsDeps)
     ]
     assert detail.actions == ["approve", "reject"]
     assert detail.action_labels["approve"] == "Retry the extraction"
+    assert detail.trajectory == []
     with pytest.raises(NotFoundError):
         review.get("99")
+
+
+def test_the_trajectory_is_the_failed_runs_tool_calls(deps: DocumentsDeps) -> None:
+    _doc, ext_id = _failed(deps, 7, INVOICE, "error")
+    deps.repo.create_run(7, "run1", "extract", extraction_id=ext_id)
+    deps.repo.append_event("run1", 1, {"tool": "read_document", "input": {"page": 1}})
+    deps.repo.append_event("run1", 2, {"text": "Reading."})
+    deps.repo.append_event("run1", 3, {"tool": "set_fields", "input": {"fields": {"total": 45.1}}})
+    deps.repo.append_event("run1", 4, {"complete": True, "error": "error"})
+    calls = _review(deps).get(str(ext_id)).trajectory
+    assert [(c.name, c.args, c.id) for c in calls] == [
+        ("read_document", {"page": 1}, "run1:1"),
+        ("set_fields", {"fields": {"total": 45.1}}, "run1:3"),
+    ]
 
 
 def test_retry_runs_the_extraction_once(deps: DocumentsDeps) -> None:

@@ -25,12 +25,12 @@ from sqlalchemy import String, and_, cast, column, exists, func, literal, or_, s
 
 from casework.apps.documents.deps import DocumentsDeps, build_deps
 from casework.apps.documents.service import start_extraction
-from casework.apps.documents.tables import DocumentRow, ExtractionRow
+from casework.apps.documents.tables import DocumentRow, ExtractionRow, RunEventRow, RunRow
 from casework.config import Settings
 from casework.errors import InputError, NotFoundError
 from casework.runtime.approvals import SideEffectJournal
 from casework.runtime.context import Caller, Role
-from casework.runtime.decision import Decision, Evidence
+from casework.runtime.decision import Decision, Evidence, ToolCallRecord
 from casework.runtime.events import Event
 from casework.runtime.review import (
     WAITING,
@@ -296,6 +296,7 @@ class DocumentsReview:
         detail = ReviewDetail(
             item=item,
             decision=decision,
+            trajectory=self._trajectory(ext),
             sections=sections,
             actions=["approve", "reject"] if entry is None else [],
             action_labels=LABELS,
@@ -308,6 +309,29 @@ class DocumentsReview:
             decided_at=datetime.fromisoformat(entry.result["at"]),
             outcome=_outcome(entry.result),
         )
+
+    def _trajectory(self, ext: ExtractionRow) -> list[ToolCallRecord]:
+        """The tool calls of the runs that wrote this extraction, from their recorded events
+        (the spec's flat events carry a call's input, not its output)."""
+        q = (
+            select(RunEventRow.run_id, RunEventRow.seq, RunEventRow.data)
+            .join(RunRow, RunRow.id == RunEventRow.run_id)
+            .where(RunRow.extraction_id == ext.id, RunRow.owner_id == ext.owner_id)
+            .order_by(RunRow.created_at, RunEventRow.seq)
+        )
+        with session_scope(self.deps.repo.engine) as s:
+            rows = s.execute(q).all()
+        return [
+            ToolCallRecord(
+                name=str(data["tool"]),
+                args=data["input"]
+                if isinstance(data.get("input"), dict)
+                else {"input": data.get("input")},
+                id=f"{run_id}:{seq}",
+            )
+            for run_id, seq, data in rows
+            if isinstance(data, dict) and "tool" in data
+        ]
 
     # ------------------------------------------------------------------ deciding
     def decide(
