@@ -65,6 +65,7 @@ bench: model
 	$(BIN)/casework bench api
 	$(BIN)/casework bench eval-throughput
 	$(BIN)/casework bench batch
+	$(BIN)/casework bench inbox
 
 clean:
 	rm -rf $(VENV) .casework .pytest_cache .mypy_cache $(HED_JS)/node_modules

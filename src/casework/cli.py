@@ -178,6 +178,20 @@ def bench_batch(
     print_json(result) if as_json else print_batch_report(result, console)
 
 
+@bench_app.command("inbox")
+def bench_inbox(
+    items: int = typer.Option(10_000, min=1, help="Waiting review items to seed."),
+    repeats: int = typer.Option(5, min=1, help="Loads per view; the median is reported."),
+    no_progress: NoProgressOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Web inbox page loads (first page, every page, filters) with many waiting items."""
+    from casework.bench.inbox import print_inbox_report, run_inbox
+
+    result = run_inbox(items, repeats, show_progress=not no_progress)
+    print_json(result) if as_json else print_inbox_report(result, console)
+
+
 _mounted = False
 
 

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+# The vanpool tests' loopback SMTP sink, shared rather than copied.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "apps" / "vanpool"))
+
+from vanpool_helpers import Sink, free_port
 from web_helpers import (
     PASSWORD,
     XSS,
+    Cases,
     Site,
     add_review_labels,
+    add_vanpool_and_documents,
     write_receipt,
 )
 
@@ -55,3 +63,17 @@ def make_site(tmp_path: Path) -> Callable[..., Site]:
 @pytest.fixture
 def site(make_site: Callable[..., Site]) -> Site:
     return make_site()
+
+
+@pytest.fixture
+def sink() -> Iterator[Sink]:
+    s = Sink(free_port())
+    s.start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def cases(site: Site, sink: Sink) -> Cases:
+    """The site with vanpool approvals and a failed extraction besides the receipts labels."""
+    return add_vanpool_and_documents(site, sink.port)

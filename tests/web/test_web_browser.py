@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 import uvicorn
-from web_helpers import PASSWORD, XSS, Site
+from vanpool_helpers import Sink
+from web_helpers import PASSWORD, XSS, Cases, Site
 
 from casework.apps.receipts.models import ValidationStatus
 from casework.apps.receipts.review import ReceiptsReview
@@ -178,6 +179,93 @@ def test_reviewers_in_a_browser(served: tuple[Site, str], screens: Path) -> None
             ana.wait_for_selector("input[name=username]")
             ana.goto(f"{base}/")
             assert "/login" in ana.url
+        finally:
+            browser.close()
+    assert dialogs == []
+    print(f"\nscreenshots: {screens}")
+
+
+def test_vanpool_and_documents_in_a_browser(
+    served: tuple[Site, str], cases: Cases, sink: Sink, screens: Path
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    _site, base = served
+    van = cases.vanpool
+    riders = len(van.repo.get_vanpool(cases.cancel_vanpool).riders)
+    dialogs: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            ana = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+            cy = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+            for page in (ana, cy):
+                page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            _sign_in(ana, base, "ana")
+            _sign_in(cy, base, "cy")
+            assert ana.locator("#waiting-total").inner_text() == "7"
+            assert ana.locator("span.badge[data-app=vanpool]").inner_text() == "2"
+            assert ana.locator("span.badge[data-app=documents]").inner_text() == "1"
+            ana.screenshot(path=str(screens / "11-inbox-three-apps.png"), full_page=True)
+
+            # The pending cancel_membership: ana approves with a double click, cy comes late.
+            ana.select_option("select[name=app]", "vanpool")
+            ana.click("#filters button[type=submit]")
+            ana.wait_for_selector("tr.item[data-app=vanpool]")
+            assert ana.locator("tr.item").count() == 2
+            cancel = ana.locator("tr.item", has_text="cancel_membership")
+            item = cancel.get_attribute("data-id")
+            cy.goto(f"{base}/items/vanpool/{item}")
+            cancel.locator("a").click()
+            ana.wait_for_selector("#decision")
+            assert "Case timeline (audit log)" in ana.content()
+            ana.screenshot(path=str(screens / "12-vanpool-cancel.png"), full_page=True)
+            ana.dblclick("#approve")
+            ana.wait_for_selector("#result")
+            assert ana.locator("#result").inner_text() == (
+                "Done: approved: membership cancelled by ana."
+            )
+            ana.screenshot(path=str(screens / "13-vanpool-cancelled.png"), full_page=True)
+            cy.click("#reject")
+            cy.wait_for_selector("#result")
+            assert (
+                cy.locator("#result")
+                .inner_text()
+                .startswith(
+                    "Nothing changed: ana had already decided (approved: membership cancelled"
+                )
+            )
+            cy.screenshot(path=str(screens / "14-vanpool-second-reviewer.png"), full_page=True)
+            remaining = van.repo.get_vanpool(cases.cancel_vanpool).riders
+            assert len(remaining) == riders - len(cases.cancel_riders)
+            assert van.journal.count("cancel_membership") == len(cases.cancel_riders)
+
+            # The drafted reply to an escalation: the rider's script is text; ana edits, sends.
+            ana.goto(f"{base}/?app=vanpool")
+            ana.locator("tr.item", has_text="send_email_for_review").locator("a").click()
+            ana.wait_for_selector("#edit-text")
+            assert f"I dispute this. {XSS}" in ana.locator("body").inner_text()
+            ana.fill("#edit-text", "Thank you; a person will call you today.")
+            ana.screenshot(path=str(screens / "15-vanpool-draft.png"), full_page=True)
+            sent = len(sink.messages)
+            ana.click("#edit")
+            ana.wait_for_selector("#result")
+            assert ana.locator("#result").inner_text() == "Done: edited and sent by ana."
+            assert len(sink.messages) == sent + 1
+            assert sink.messages[-1].get_content().strip() == (
+                "Thank you; a person will call you today."
+            )
+            ana.screenshot(path=str(screens / "16-vanpool-sent.png"), full_page=True)
+
+            # The failed extraction: its reason, fields and text, the script shown as text.
+            ana.goto(f"{base}/?app=documents")
+            ana.locator(f"tr.item[data-id='{cases.extraction}'] a").click()
+            ana.wait_for_selector("#decision")
+            text = ana.locator("div.lines").inner_text()
+            assert f"Note: {XSS}" in text and "Invoice number: INV-2041" in text
+            assert "the agent ran out of model calls" in ana.locator("#reasoning").inner_text()
+            assert ana.locator("#approve").inner_text() == "Retry the extraction"
+            ana.screenshot(path=str(screens / "17-documents-failed.png"), full_page=True)
         finally:
             browser.close()
     assert dialogs == []

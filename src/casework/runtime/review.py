@@ -104,10 +104,13 @@ class ReviewDetail:
     sections: list[Section] = field(default_factory=list)
     actions: list[Action] = field(default_factory=list)
     """What a reviewer may do now (empty once decided)."""
+    action_labels: dict[str, str] = field(default_factory=dict)
+    """Button text per action when the plain verb would mislead, e.g. approve: 'Retry'."""
     edit_label: str = ""
     """For ``edit``: what the field holds, e.g. 'Label'."""
     edit_value: str = ""
     edit_choices: list[str] = field(default_factory=list)
+    """For ``edit``: the values to pick from; empty: free text (e.g. an email to rewrite)."""
     decided_by: str | None = None
     decided_at: datetime | None = None
     outcome: str | None = None

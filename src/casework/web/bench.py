@@ -12,6 +12,7 @@ import re
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -60,8 +61,15 @@ def _ms(seconds: float) -> float:
     return round(seconds * 1000, 1)
 
 
-def run_inbox_bench(n: int = 10_000, repeats: int = 5) -> dict[str, Any]:
+Step = Callable[[str, int, int], None]
+"""``step(what, done, total)``: where the bench is (for a progress bar)."""
+
+
+def run_inbox_bench(
+    n: int = 10_000, repeats: int = 5, *, step: Step | None = None
+) -> dict[str, Any]:
     """Median and worst page-load milliseconds for an inbox of ``n`` items."""
+    step = step or (lambda what, done, total: None)
     from fastapi.testclient import TestClient
 
     from casework.access import create_user, open_access
@@ -70,6 +78,7 @@ def run_inbox_bench(n: int = 10_000, repeats: int = 5) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory(prefix="casework-web-bench-") as home:
         settings = Settings(home=Path(home), allow_network_models=False)
+        step("seeding the review items", 0, 1)
         t0 = time.perf_counter()
         label_id = _seed(settings, n)
         seed_seconds = time.perf_counter() - t0
@@ -90,13 +99,18 @@ def run_inbox_bench(n: int = 10_000, repeats: int = 5) -> dict[str, Any]:
                 raise RuntimeError(f"{url} answered {response.status_code}: {response.text[:200]}")
             return elapsed, response.text
 
+        step("loading the first page", 0, repeats)
         timed("/")  # warm: migrations checked, deps opened, templates compiled
-        first = [timed("/")[0] for _ in range(repeats)]
+        first = []
+        for i in range(repeats):
+            first.append(timed("/")[0])
+            step("loading the first page", i + 1, repeats)
         pages, seen, url = [], 0, "/"
         while url:
             elapsed, html = timed(url)
             pages.append(elapsed)
             seen += html.count('class="item"')
+            step("walking every page", seen, n)
             found = re.search(r'href="([^"]+)" id="next"', html)
             url = found.group(1).replace("&amp;", "&") if found else ""
         views = {

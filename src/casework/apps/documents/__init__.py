@@ -30,6 +30,12 @@ def _router(settings: Any) -> Any:
     return router(settings)
 
 
+def _review(settings: Any) -> Any:
+    from casework.apps.documents.review import DocumentsReview
+
+    return DocumentsReview(settings)
+
+
 def _demo() -> None:
     from casework.apps.documents.demo import run_demo
 
@@ -43,4 +49,5 @@ APP = AppSpec(
     cli=_cli,
     router=_router,
     demo=_demo,
+    review=_review,
 )

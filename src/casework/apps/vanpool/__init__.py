@@ -42,6 +42,12 @@ def _eval_suite() -> Any:
     return eval_suite()
 
 
+def _review(settings: Any) -> Any:
+    from casework.apps.vanpool.review import VanpoolReview
+
+    return VanpoolReview(settings)
+
+
 def _demo() -> None:
     from casework.apps.vanpool.demo import run_demo
 
@@ -55,6 +61,7 @@ APP = AppSpec(
     cli=_cli,
     router=_router,
     demo=_demo,
+    review=_review,
     eval_suite=_eval_suite,
     strategies=_strategies,
 )
