@@ -123,8 +123,11 @@ def test_forms_need_the_csrf_token_and_deciding_needs_a_reviewer(site: Site) -> 
     no_token = ana.post(f"/items/receipts/{item.id}/decide", data={"action": "approve"})
     assert no_token.status_code == 403 and "reload the page" in no_token.text
     bob = site.client("bob")
-    page = bob.get(f"/items/receipts/{item.id}")
-    assert "Deciding needs the reviewer role" in page.text and 'id="approve"' not in page.text
+    # a plain user sees no inbox and no item: they cross users; the API scopes to bob
+    for path in ("/", f"/items/receipts/{item.id}", "/runs", "/evals"):
+        page = bob.get(path)
+        assert page.status_code == 403, path
+        assert "needs the reviewer role; bob is a user" in page.text, path
     denied = bob.post(
         f"/items/receipts/{item.id}/decide",
         data={"action": "approve", "csrf": csrf_of(page.text)},

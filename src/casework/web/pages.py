@@ -1,8 +1,9 @@
 """The web UI's pages: sign-in, inbox, decision pages, live runs, evaluation runs.
 
 Server-rendered Jinja2 (autoescaped) with one small script for the live-run page. Every page
-needs a signed-in user (else a redirect to the sign-in page); deciding and starting runs need
-the reviewer role; every POST carries the session's CSRF token. Apps are reached only through
+needs a signed-in user (else a redirect to the sign-in page) with the reviewer role: the
+inbox crosses users (one user's documents and receipts are another's business only as a
+reviewer), so a plain user gets a 403 page and uses the API, which scopes to them; every POST carries the session's CSRF token. Apps are reached only through
 their ``ReviewProvider`` (``AppSpec.review``).
 """
 
@@ -303,7 +304,7 @@ def build_router() -> APIRouter:
         after: str = "",
         shown: int = 0,
     ) -> HTMLResponse:
-        await _viewer(request)
+        _need_reviewer(await _viewer(request))
         state = _state(request)
         if app and app not in state.providers:
             raise PageError(404, f"No app {app!r} offers review items; pick one from the list.")
@@ -347,6 +348,7 @@ def build_router() -> APIRouter:
     @web.get("/items/{app}/{item_id}")
     async def item_page(request: Request, app: str, item_id: str, result: str = "") -> HTMLResponse:
         viewer = await _viewer(request)
+        _need_reviewer(viewer)
         return await _item(request, viewer, app, item_id, result=result)
 
     async def _item(
@@ -418,7 +420,7 @@ def build_router() -> APIRouter:
     # ------------------------------------------------------------------ live runs
     @web.get("/runs")
     async def runs_page(request: Request) -> HTMLResponse:
-        await _viewer(request)
+        _need_reviewer(await _viewer(request))
         state = _state(request)
         forms = {name: p.run_fields() for name, p in state.providers.items() if p.run_fields()}
         runs = await _call(state.store.recent, 50)
@@ -446,7 +448,7 @@ def build_router() -> APIRouter:
 
     @web.get("/runs/{run_id}")
     async def run_page(request: Request, run_id: str) -> HTMLResponse:
-        await _viewer(request)
+        _need_reviewer(await _viewer(request))
         state = _state(request)
         run = await _call(state.store.get, run_id)
         events = await _call(state.store.events_after, run_id)
@@ -463,7 +465,7 @@ def build_router() -> APIRouter:
     async def run_events(request: Request, run_id: str, after: int = 0) -> Response:
         """SSE: the run's events after ``Last-Event-ID`` (a reconnect) or ``after`` (a page
         that rendered some already), then an ``end`` event once it finished."""
-        await _viewer(request)
+        _need_reviewer(await _viewer(request))
         state = _state(request)
         await _call(state.store.get, run_id)
         header = request.headers.get("last-event-id", "")
@@ -490,7 +492,7 @@ def build_router() -> APIRouter:
     # ------------------------------------------------------------------ evaluation runs
     @web.get("/evals")
     async def evals_page(request: Request) -> HTMLResponse:
-        await _viewer(request)
+        _need_reviewer(await _viewer(request))
         state = _state(request)
         from casework.evals.store import list_runs
 
@@ -504,7 +506,7 @@ def build_router() -> APIRouter:
 
     @web.get("/evals/compare")
     async def evals_compare(request: Request, a: str = "", b: str = "") -> HTMLResponse:
-        await _viewer(request)
+        _need_reviewer(await _viewer(request))
         state = _state(request)
         if not a or not b or a == b:
             raise PageError(422, "Pick two different evaluation runs to compare.")
@@ -523,7 +525,7 @@ def build_router() -> APIRouter:
 
     @web.get("/evals/{run_id}/files/{path:path}")
     async def eval_file(request: Request, run_id: str, path: str) -> Response:
-        await _viewer(request)
+        _need_reviewer(await _viewer(request))
         state = _state(request)
         from casework.evals.store import list_runs, resolve_run_id
 
