@@ -11,7 +11,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from casework.apps.hed.cli import app
-from casework.apps.hed.deps import HedDeps, _ModelsByRole
+from casework.apps.hed.deps import HedDeps, ModelsByRole
 from casework.apps.hed.repository import HedRepository
 from casework.apps.hed.service import read_batch, run_batch
 from casework.apps.hed.vision import check_image, describe_image
@@ -99,10 +99,10 @@ def test_not_an_image_and_no_vision_model_are_one_sentence() -> None:
     with pytest.raises(InputError, match="is not an image"):
         check_image(b"%PDF-1.4 not an image", "scan.pdf")
     assert check_image(_png()) == "image/png"
-    models = _ModelsByRole(get_settings(), override="local:qwen2.5-coder-1.5b")
+    models = ModelsByRole(get_settings(), override="local:qwen2.5-coder-1.5b")
     with pytest.raises(ConfigError, match="No vision model is configured; pass --vision-model"):
         models("vision")
-    assert _ModelsByRole(get_settings(), None, "ollama:llava").spec("vision") == "ollama:llava"
+    assert ModelsByRole(get_settings(), None, "ollama:llava").spec("vision") == "ollama:llava"
 
 
 def test_cli_user_errors(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from casework.apps.hed.cli import app
 from casework.apps.hed.dataset import load_validator_cases
 from casework.apps.hed.validation import (
     JsValidator,
-    js_available,
+    js_unavailable_reason,
     schema_versions,
     validate,
     validate_many,
@@ -19,7 +19,9 @@ from casework.apps.hed.validation import (
 from casework.errors import InputError
 
 CASES = load_validator_cases()
-needs_js = pytest.mark.skipif(bool(js_available()), reason=js_available() or "js ok")
+needs_js = pytest.mark.skipif(
+    bool(js_unavailable_reason()), reason=js_unavailable_reason() or "js ok"
+)
 
 # Where hed-validator 4.2.0 (JS) and hedtools 1.3.0 (Python) differ on the project's strings,
 # recorded as found; hedtools matches the HED specification's expected codes in each case.

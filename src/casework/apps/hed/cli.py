@@ -82,8 +82,8 @@ def bench_validators_cmd(
     repeat: int = typer.Option(3, "--repeat", min=1, max=20),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
-    """Strings per second of the JS and the Python validator on the project's strings (the
-    validator cases and the gold annotations)."""
+    """Speed (strings per second) and agreement of the JS and the Python validator on the
+    project's strings (the validator cases and the gold annotations)."""
     from casework.apps.hed.dataset import load_eval_cases, load_validator_cases
     from casework.apps.hed.validation import bench_validators
 
@@ -93,11 +93,24 @@ def bench_validators_cmd(
     if as_json:
         _json(result)
         return
-    for kind, figures in result.items():
+    for kind in ("js", "python"):
+        figures = result[kind]
+        if figures is None:
+            console.print(f"{kind}: not measured ({result['js_unavailable']})", highlight=False)
+            continue
         console.print(
             f"{kind}: {figures['strings_per_second']:.0f} strings/s "
-            f"(schema load {figures['schema_load_seconds']:.1f} s, {figures['strings']:.0f} strings)"
+            f"(schema load {figures['schema_load_seconds']:.1f} s, {figures['strings']} strings)"
         )
+    agreement = result["agreement"]
+    if agreement is not None:
+        console.print(
+            f"agreement on {agreement['strings']} strings: validity {agreement['validity']:.1%}, "
+            f"error codes {agreement['codes']:.1%}",
+            highlight=False,
+        )
+        for hed in agreement["validity_differs"]:
+            console.print(f"  validity differs: {hed}", highlight=False, markup=False)
 
 
 def _show_decision(d: Any) -> None:
@@ -201,19 +214,33 @@ def batch_cmd(
     strategy: str = typer.Option("loop", "--strategy", help="loop, loop-no-eval or one-shot."),
     assess: bool = typer.Option(False, "--assess"),
     concurrency: int = typer.Option(2, "--concurrency", min=1, max=64),
+    executor: str = typer.Option(
+        "local", "--executor", help="Where rows run: local (worker threads) or ray (a Ray cluster)."
+    ),
+    address: str | None = typer.Option(
+        None,
+        "--address",
+        help="The Ray cluster (HOST:PORT) for --executor ray; a local Ray when omitted.",
+    ),
     model: str | None = typer.Option(None, "--model", help="provider:name for every text role."),
     validator: str = typer.Option("auto", "--validator", help="js, python or auto."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON document."),
+    progress_bar: bool = typer.Option(
+        True, "--progress/--no-progress", help="Show a progress bar on stderr."
+    ),
 ) -> None:
-    """Annotate every row of a CSV; resumable (finished rows are skipped on a re-run)."""
+    """Annotate every row of a CSV through the platform's batch runner; resumable (finished
+    rows are stored as they finish and skipped on a re-run)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from casework.apps.hed.deps import build_deps
     from casework.apps.hed.service import read_batch, run_batch, strategy_named
     from casework.apps.hed.validation import check_schema
+    from casework.runtime.batch import BatchConfig, check_batch_config
 
     strategy_named(strategy)
     check_schema(schema)
+    check_batch_config(BatchConfig(executor=executor, address=address, concurrency=concurrency))
     if not file.is_file():
         from casework.errors import InputError
 
@@ -227,6 +254,7 @@ def batch_cmd(
         TimeElapsedColumn(),
         TextColumn("{task.description}"),
         console=err_console,
+        disable=not progress_bar,
     ) as progress:
         task = progress.add_task("", total=total)
 
@@ -240,6 +268,9 @@ def batch_cmd(
             schema=schema,
             assess=assess,
             concurrency=concurrency,
+            executor=executor,
+            address=address,
+            model=model,
             out=out,
             on_row=on_row,
         )
