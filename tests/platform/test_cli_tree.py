@@ -220,6 +220,9 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
     "eval sql": Invocation(
         ["eval", "sql", "--strategy", "rules", "--limit", "3", "--json"], progress=True
     ),
+    "eval hed": Invocation(
+        ["eval", "hed", "--strategy", "rules", "--limit", "3", "--json"], progress=True
+    ),
     "sql schema load": Invocation(
         ["sql", "schema", "load", str(SQL_SCHEMA), "--name", "sec", "--json"]
     ),

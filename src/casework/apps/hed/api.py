@@ -21,7 +21,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
-from casework.apps.hed.deps import HedDeps
+from casework.apps.hed.deps import ROLES, HedDeps
 from casework.apps.hed.models import HedDecision, HedInput
 from casework.apps.hed.rules import MAX_DESCRIPTION_CHARS, check_description
 from casework.apps.hed.strategies import (
@@ -119,13 +119,16 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
 
         if settings.db_url not in repos:  # migrated once, not on every request
             repos[settings.db_url] = open_repository(settings)
-        return build_deps(
+        deps = build_deps(
             settings,
             model=choice.model,
             vision_model=choice.vision_model,
             api_key=choice.api_key,
             repo=repos[settings.db_url],
         )
+        if choice.model:  # a model the caller named that cannot be built is a 400 now
+            deps.models(ROLES["annotate"])  # not an error:model mid-run
+        return deps
 
     factory = deps_factory or default_factory
     api = APIRouter()
