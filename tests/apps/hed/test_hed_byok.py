@@ -28,7 +28,7 @@ class _Provider(BaseHTTPRequestHandler):
 
     seen: list[dict[str, Any]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.seen.append({"auth": self.headers.get("Authorization"), "body": body})
         if body.get("stream"):
@@ -101,7 +101,10 @@ def test_the_key_in_a_header_reaches_the_provider_and_nothing_else(
         with client.stream("POST", "/hed/annotate/stream", json=body, headers=headers) as r:
             streamed = "".join(r.iter_text())
     assert plain.status_code == 200, plain.text
-    assert plain.json()["annotation"] == GOOD and plain.json()["run"]["model"] == "openrouter:acme/small"
+    assert (
+        plain.json()["annotation"] == GOOD
+        and plain.json()["run"]["model"] == "openrouter:acme/small"
+    )
     assert "event: token" in streamed and "event: complete" in streamed
     # The provider got the caller's key, on both requests, for the model the header named.
     assert [(s["auth"], s["body"]["model"]) for s in provider] == [
