@@ -218,7 +218,7 @@ def _merge(state: HedAnnotationState, update: dict[str, Any]) -> HedAnnotationSt
     merged: dict[str, Any] = {**state, **update}
     for key in ("history", "messages"):
         if key in update:
-            merged[key] = [*state.get(key, []), *update[key]]  # type: ignore[misc]
+            merged[key] = [*state.get(key, []), *update[key]]
     return merged  # type: ignore[return-value]
 
 
@@ -375,19 +375,27 @@ def rules(input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None) -
         kept = [t for t in split_top_level(annotation) if t.lower() not in rejected]
         annotation = ", ".join(kept)
         result = validate_many([annotation], schema, validator=deps.validator)[0]
-    state.update(
-        current_annotation=annotation,
-        validation_status="valid" if result.valid else "max_attempts_reached",
-        is_valid=result.valid,
-        validation_errors=[f"{i.code}: {i.message}" for i in result.errors],
-        validation_warnings=[f"{i.code}: {i.message}" for i in result.warnings],
-        validator=result.validator,
-        validator_note=result.fallback_reason,
-        validation_attempts=1,
-        first_try_valid=first_valid,
-        history=[{"step": "validate", "iteration": 0, "annotation": annotation,
-                  "valid": result.valid, "codes": result.codes}],
-    )  # fmt: skip
+    checked: HedAnnotationState = {
+        "current_annotation": annotation,
+        "validation_status": "valid" if result.valid else "max_attempts_reached",
+        "is_valid": result.valid,
+        "validation_errors": [f"{i.code}: {i.message}" for i in result.errors],
+        "validation_warnings": [f"{i.code}: {i.message}" for i in result.warnings],
+        "validator": result.validator,
+        "validator_note": result.fallback_reason,
+        "validation_attempts": 1,
+        "first_try_valid": first_valid,
+        "history": [
+            {
+                "step": "validate",
+                "iteration": 0,
+                "annotation": annotation,
+                "valid": result.valid,
+                "codes": result.codes,
+            }
+        ],
+    }
+    state.update(checked)
     if on_step is not None:
         on_step("validate", state)
     usage = Usage(wall_seconds=round(time.perf_counter() - started, 3))
