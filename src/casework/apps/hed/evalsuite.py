@@ -61,8 +61,9 @@ __all__ = [
 GOLD = DATA_DIR / "eval" / "cases.jsonl"
 ROUTING = DATA_DIR / "eval" / "routing_cases.jsonl"
 
-# Ours (the spec gives none): the loop must end valid nearly always and find most gold tags.
-TARGETS = {"validity_final": 0.9, "tag_f1": 0.5}
+# Ours (the spec gives none): the loop must end valid nearly always and find more of the gold
+# than the no-model baseline does (``rules``: tag F1 0.61 on the gold cases).
+TARGETS = {"validity_final": 0.9, "tag_f1": 0.65}
 
 FAITHFULNESS_RUBRIC = """\
 Faithfulness of a HED annotation to an event description. The output's `annotation` is a HED
