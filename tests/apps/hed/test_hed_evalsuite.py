@@ -113,6 +113,13 @@ def test_loop_on_two_gold_cases_recorded_then_replayed_by_the_cli(
     assert replayed["strategy"] == "loop" and replayed["cases"] == 2
     for key in ("validity_final", "validity_first_try", "tag_f1", "model_calls_per_annotation"):
         assert replayed["metrics"][key] == pytest.approx(m[key]), key
+    # The lead's form: --model replay:CASSETTES with the strategy and limit named.
+    buffer = io.StringIO()
+    argv = ["eval", "hed", "--strategy", "loop", "--limit", "2", "--json", "--no-progress"]
+    with redirect_stdout(buffer):
+        cli.main([*argv, "--model", f"replay:{run_dir / 'cassettes'}"])
+    again = json.loads(buffer.getvalue())
+    assert again["cases"] == 2 and again["metrics"]["tag_f1"] == pytest.approx(m["tag_f1"])
 
 
 def test_rules_baseline_needs_no_model(settings: Settings) -> None:
