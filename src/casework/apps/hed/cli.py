@@ -145,7 +145,9 @@ def annotate_cmd(
     description: str = typer.Argument("", help="The event, in natural language."),
     schema: str = SCHEMA_OPTION,
     assess: bool = typer.Option(False, "--assess", help="Run the completeness assessment too."),
-    strategy: str = typer.Option("loop", "--strategy", help="loop, loop-no-eval or one-shot."),
+    strategy: str = typer.Option(
+        "loop", "--strategy", help="loop, loop-no-eval, one-shot or rules (no model)."
+    ),
     model: str | None = typer.Option(None, "--model", help="provider:name for every text role."),
     image: Path | None = typer.Option(
         None, "--image", help="Describe this image with the vision model, then annotate."
@@ -157,11 +159,12 @@ def annotate_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
     """Annotate an event description (or an image) with valid HED, by the agent loop."""
-    from casework.apps.hed.deps import build_deps
+    from casework.apps.hed.deps import ROLES, build_deps
     from casework.apps.hed.models import HedInput
     from casework.apps.hed.repository import decision_json
     from casework.apps.hed.rules import check_description
     from casework.apps.hed.service import annotate, strategy_named
+    from casework.apps.hed.strategies import GRAPH_STRATEGIES
     from casework.apps.hed.validation import check_schema
     from casework.errors import InputError
 
@@ -173,6 +176,9 @@ def annotate_cmd(
     elif not image.is_file():
         raise InputError(f"Image {image} does not exist; pass the path of a PNG or JPEG file.")
     deps = build_deps(model=model, vision_model=vision_model, validator=kind)
+    if strategy in GRAPH_STRATEGIES:  # a model that cannot be built: one sentence, before the run
+        with err_console.status("loading the annotation model"):
+            deps.models(ROLES["annotate"])
     image_description = ""
     if image is not None:
         from casework.apps.hed.vision import describe_image
@@ -211,7 +217,9 @@ def batch_cmd(
         None, "--out", help="JSON lines output. Default FILE.hed.jsonl"
     ),
     schema: str = SCHEMA_OPTION,
-    strategy: str = typer.Option("loop", "--strategy", help="loop, loop-no-eval or one-shot."),
+    strategy: str = typer.Option(
+        "loop", "--strategy", help="loop, loop-no-eval, one-shot or rules (no model)."
+    ),
     assess: bool = typer.Option(False, "--assess"),
     concurrency: int = typer.Option(2, "--concurrency", min=1, max=64),
     executor: str = typer.Option(

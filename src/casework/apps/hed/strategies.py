@@ -8,6 +8,7 @@ run the same graph with different limits and switches, so what is compared is th
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -208,6 +209,9 @@ async def astream_run(
                     yield {"type": "token", "node": node, "text": text}
     except Exception as exc:
         error = _error_text(exc)
+    except (GeneratorExit, asyncio.CancelledError):  # the client went away: close the trace
+        run.finish("the stream was closed before the run ended")
+        raise
     decision = run.finish(error)
     yield {"type": "complete", "decision": decision}
 
