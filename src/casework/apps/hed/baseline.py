@@ -18,110 +18,32 @@ __all__ = ["CUE_WORDS", "candidate_tags", "lookup_annotation"]
 
 _WORD = re.compile(r"[a-z][a-z0-9-]*")
 
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 # Cue words for the parts of an annotation that are rarely spelled out as tag names.
 CUE_WORDS: dict[str, frozenset[str]] = {
-    "visual": frozenset(
-        [
-            "screen",
-            "display",
-            "displayed",
-            "appears",
-            "appear",
-            "shown",
-            "shows",
-            "flash",
-            "flashes",
-            "image",
-            "picture",
-            "video",
-            "monitor",
-            "visible",
-            "light",
-        ]
+    "visual": _words(
+        "screen display displayed appears appear shown shows flash flashes image picture "
+        "video monitor visible light"
     ),
-    "auditory": frozenset(
-        [
-            "tone",
-            "beep",
-            "sound",
-            "sounds",
-            "hear",
-            "heard",
-            "audio",
-            "voice",
-            "noise",
-            "click",
-            "clicks",
-            "speaker",
-            "headphones",
-        ]
+    "auditory": _words("tone beep sound sounds hear heard audio voice noise speaker headphones"),
+    "action": _words(
+        "press presses pressed click clicks clicked respond responds response button key "
+        "moves move reaches grasps says speaks looks"
     ),
-    "action": frozenset(
-        [
-            "press",
-            "presses",
-            "pressed",
-            "click",
-            "clicks",
-            "clicked",
-            "respond",
-            "responds",
-            "response",
-            "button",
-            "key",
-            "moves",
-            "move",
-            "reaches",
-            "grasps",
-            "says",
-            "speaks",
-            "looks",
-        ]
-    ),
-    "control": frozenset(
-        [
-            "begins",
-            "begin",
-            "starts",
-            "start",
-            "ends",
-            "end",
-            "stops",
-            "stop",
-            "pause",
-            "paused",
-            "resumes",
-            "block",
-            "recording",
-            "experiment",
-            "session",
-        ]
+    "control": _words(
+        "begins begin starts start ends end stops stop pause paused resumes block recording "
+        "experiment session"
     ),
 }
 
-_AGENTS = frozenset(["participant", "subject", "experimenter", "person", "he", "she", "they"])
+_AGENTS = _words("participant subject experimenter person he she they")
 
 # Words that name a schema tag but carry no meaning of their own in a description.
-_SKIP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "on",
-        "in",
-        "of",
-        "to",
-        "is",
-        "are",
-        "and",
-        "or",
-        "it",
-        "at",
-        "by",
-        "with",
-        "as",
-    ]
-)
+_SKIP = _words("a an the on in of to is are and or it at by with as")
 
 
 def _variants(word: str) -> list[str]:
