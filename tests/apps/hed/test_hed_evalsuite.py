@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 
 from casework import cli
-from casework.apps.hed.evalsuite import case_input, eval_suite, hed_case_metrics, route
+from casework.apps.hed.evalsuite import (
+    by_category,
+    case_input,
+    eval_suite,
+    hed_case_metrics,
+    route,
+)
 from casework.apps.hed.models import HedInput
 from casework.config import Settings, get_settings
 from casework.errors import InputError
@@ -128,6 +134,10 @@ def test_rules_baseline_needs_no_model(settings: Settings) -> None:
     assert m["validity_final"] == 1.0 and m["model_calls_per_annotation"] == 0.0
     assert m["iterations_per_annotation"] == 0.0
     assert {c.ended_by for c in run.cases} == {"rules"}
+    table = by_category(run.cases)
+    assert list(table) == ["visual"] and table["visual"]["cases"] == 3.0
+    assert table["visual"]["tag_f1"] == pytest.approx(m["tag_f1"])
+    assert run.details["plots"] == ["plots/by_category.png"], run.details.get("plot_errors")
     first = run.cases[0].output
     assert first is not None
     assert first["annotation"] == "Sensory-event, Visual-presentation, Center-of, Red, Circle"

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from casework.apps.hed.agent import (
@@ -52,9 +53,11 @@ __all__ = [
     "ROUTING",
     "TARGETS",
     "RoutingProbe",
+    "by_category",
     "case_input",
     "eval_suite",
     "hed_case_metrics",
+    "plot_by_category",
     "route",
 ]
 
@@ -166,6 +169,50 @@ def hed_case_metrics(case: EvalCase, out: CaseOutput) -> dict[str, float | int |
     }
 
 
+CATEGORY_METRICS = ("validity_first_try", "validity_final", "tag_precision", "tag_recall", "tag_f1")
+
+
+def by_category(cases: list[Any]) -> dict[str, dict[str, float]]:
+    """The mean of ``CATEGORY_METRICS`` per case category (``metadata.category``), over the
+    cases that ran (scored ``CaseResult``-like objects with ``metadata`` and ``domain``)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for c in cases:
+        if c.error is None and "tag_f1" in c.domain:
+            groups.setdefault(str(c.metadata.get("category", "all")), []).append(c.domain)
+    return {
+        cat: {"cases": float(len(rows))}
+        | {k: sum(float(r[k]) for r in rows) / len(rows) for k in CATEGORY_METRICS}
+        for cat, rows in sorted(groups.items())
+    }
+
+
+def plot_by_category(run: Any, folder: Path) -> Path | None:
+    """Validity (first try, final) and tag precision / recall / F1 per category (PNG)."""
+    table = by_category(run.cases)
+    if not table:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, 3.8), dpi=110)
+    ax = fig.subplots()
+    width = 0.8 / len(CATEGORY_METRICS)
+    for n, metric in enumerate(CATEGORY_METRICS):
+        xs = [i + (n - len(CATEGORY_METRICS) / 2 + 0.5) * width for i in range(len(table))]
+        ax.bar(xs, [row[metric] for row in table.values()], width, label=metric)
+    ax.set_xticks(range(len(table)), [f"{cat} ({row['cases']:.0f})" for cat, row in table.items()])
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"hed / {run.strategy}: by category")
+    ax.legend(fontsize=7, ncols=len(CATEGORY_METRICS), loc="lower center")
+    fig.tight_layout()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "by_category.png"
+    fig.savefig(path)
+    return path
+
+
 def _deps(settings: Settings, models: ModelSource) -> HedDeps:
     # No repository: an evaluation's runs live in the evaluation store, not in hed history.
     return HedDeps(settings=settings, models=models, validator="auto")
@@ -186,6 +233,7 @@ def eval_suite() -> EvalSuite:
         verdict_field="verdict",
         confidence_field="confidence",
         evaluators=[hed_case_metrics],
+        plots=[plot_by_category],
         targets=dict(TARGETS),
         judge_rubric=FAITHFULNESS_RUBRIC,
     )
