@@ -64,9 +64,10 @@ __all__ = [
 GOLD = DATA_DIR / "eval" / "cases.jsonl"
 ROUTING = DATA_DIR / "eval" / "routing_cases.jsonl"
 
-# Ours (the spec gives none): the loop must end valid nearly always and find more of the gold
-# than the no-model baseline does (``rules``: tag F1 0.61 on the gold cases).
-TARGETS = {"validity_final": 0.9, "tag_f1": 0.65}
+# Ours (the spec gives none): the loop must end valid nearly always, the annotator's first
+# answer should mostly validate, and it must find more of the gold than the no-model
+# baseline does (``rules``: tag F1 0.61 on the gold cases).
+TARGETS = {"validity_final": 0.9, "validity_first_try": 0.6, "tag_f1": 0.65}
 
 FAITHFULNESS_RUBRIC = """\
 Faithfulness of a HED annotation to an event description. The output's `annotation` is a HED
@@ -203,9 +204,9 @@ def plot_by_category(run: Any, folder: Path) -> Path | None:
         xs = [i + (n - len(CATEGORY_METRICS) / 2 + 0.5) * width for i in range(len(table))]
         ax.bar(xs, [row[metric] for row in table.values()], width, label=metric)
     ax.set_xticks(range(len(table)), [f"{cat} ({row['cases']:.0f})" for cat, row in table.items()])
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.25)  # room for the legend above the bars
     ax.set_title(f"hed / {run.strategy}: by category")
-    ax.legend(fontsize=7, ncols=len(CATEGORY_METRICS), loc="lower center")
+    ax.legend(fontsize=7, ncols=len(CATEGORY_METRICS), loc="upper center")
     fig.tight_layout()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "by_category.png"
