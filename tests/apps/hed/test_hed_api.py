@@ -123,3 +123,25 @@ def test_image_as_base64() -> None:
         "/hed/annotate", json={"image_base64": base64.b64encode(b"hello").decode()}
     )
     assert text.status_code == 422 and "is not an image" in text.json()["detail"]
+
+
+def test_a_model_failing_mid_run_is_a_502_with_the_state_reached() -> None:
+    def broken(messages):
+        raise ConnectionError("provider unreachable")
+
+    model = ScriptedChatModel(steps=[say("Sensory-event, (Red, Cirle)"), broken])
+
+    def factory(choice):
+        return HedDeps(settings=get_settings(), models=lambda role: model, validator="python")
+
+    app = FastAPI()
+    app.include_router(router(get_settings(), factory), prefix="/hed")
+    r = TestClient(app).post("/hed/annotate", json={"description": "A red circle."})
+    assert r.status_code == 502
+    body = r.json()
+    assert body["detail"].startswith(
+        "The model failed mid-run (ConnectionError: provider unreachable)"
+    )
+    result = body["result"]
+    assert (result["run"]["ended_by"], result["validation_status"]) == ("error:model", "invalid")
+    assert result["validation_errors"][0].startswith("TAG_INVALID")

@@ -181,3 +181,28 @@ def test_case_metrics_normalise_long_form() -> None:
     m = hed_case_metrics(case, out)
     assert (m["annotation_exact_match"], m["tag_f1"], m["validity_first_try"]) == (1.0, 1.0, 1.0)
     assert isinstance(case_input(case), HedInput)
+
+
+def test_a_transient_model_error_is_retried_by_the_harness(settings: Settings) -> None:
+    failed: list[str] = []
+
+    def base_model(case_id: str, role: str) -> ScriptedChatModel:
+        def responder(messages: list, tools: list) -> Any:
+            if case_id not in failed:
+                failed.append(case_id)
+                raise TimeoutError("the provider timed out")
+            return say(GOOD)
+
+        return ScriptedChatModel(responder=responder)
+
+    run = run_suite(
+        eval_suite(),
+        strategy="one-shot",
+        limit=2,
+        settings=settings,
+        base_model=base_model,
+        progress=False,
+        backoff=0.01,
+    )
+    assert run.failed_cases == [] and [c.attempts for c in run.cases] == [2, 2]
+    assert run.metrics["validity_final"] == 1.0

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Header, HTTPException
 from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
@@ -147,18 +148,23 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
             raise _http(exc) from exc
 
     @api.post("/annotate")
-    def annotate_route(
-        body: AnnotateRequest, choice: ModelChoice = Depends(_choice)
-    ) -> dict[str, Any]:
-        """Annotate a description (or a base64 image) with a strategy; the whole state back."""
+    def annotate_route(body: AnnotateRequest, choice: ModelChoice = Depends(_choice)) -> Any:
+        """Annotate a description (or a base64 image) with a strategy; the whole state back.
+        A model that fails mid-run answers 502 with the state reached (nothing is stored)."""
         try:
             deps = factory(choice)
             input, image_text = _prepare(body, deps)
-            data = decision_json(annotate(input, deps, strategy=body.strategy))
+            decision = annotate(input, deps, strategy=body.strategy)
         except CaseworkError as exc:
             raise _http(exc) from exc
+        data = decision_json(decision)
         if image_text:
             data["image_description"] = image_text
+        if decision.run is not None and decision.run.ended_by == EndReason.ERROR_MODEL:
+            detail = (
+                f"The model failed mid-run ({decision.run.detail}); try again or another model."
+            )
+            return JSONResponse({"detail": detail, "result": data}, status_code=502)
         return data
 
     @api.post("/annotate/stream")

@@ -41,6 +41,9 @@ class HedDeps:
     max_total_iterations: int = MAX_TOTAL_ITERATIONS
     repo: Any = None
     """A ``HedRepository`` where finished runs are stored (None: not stored)."""
+    raise_errors: bool = False
+    """A model error mid-run propagates (after the trace is closed) instead of ending the run
+    as ``error:model``: the evaluation harness then retries transient ones (429, timeouts)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 

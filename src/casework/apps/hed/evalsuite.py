@@ -216,7 +216,8 @@ def plot_by_category(run: Any, folder: Path) -> Path | None:
 
 def _deps(settings: Settings, models: ModelSource) -> HedDeps:
     # No repository: an evaluation's runs live in the evaluation store, not in hed history.
-    return HedDeps(settings=settings, models=models, validator="auto")
+    # Model errors propagate, so the harness retries transient ones and records the rest.
+    return HedDeps(settings=settings, models=models, validator="auto", raise_errors=True)
 
 
 def eval_suite() -> EvalSuite:

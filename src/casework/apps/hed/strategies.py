@@ -177,6 +177,9 @@ def run_graph(
                     on_step(node, view)
     except Exception as exc:
         error = _error_text(exc)
+        if deps.raise_errors:
+            run.finish(error)
+            raise
     return run.finish(error)
 
 
