@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -114,12 +115,14 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
     from casework.apps.hed.service import annotate
 
     repos: dict[str, Any] = {}
+    repos_lock = threading.Lock()
 
     def default_factory(choice: ModelChoice) -> HedDeps:
         from casework.apps.hed.deps import build_deps, open_repository
 
-        if settings.db_url not in repos:  # migrated once, not on every request
-            repos[settings.db_url] = open_repository(settings)
+        with repos_lock:  # migrated once, not on every request
+            if settings.db_url not in repos:
+                repos[settings.db_url] = open_repository(settings)
         deps = build_deps(
             settings,
             model=choice.model,
@@ -183,6 +186,13 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
             raise _http(exc) from exc
 
         async def events() -> AsyncIterator[dict[str, str]]:
+            try:
+                async for item in sse_events():
+                    yield item
+            except CaseworkError as exc:  # the status line is sent: the error is the last event
+                yield {"event": "error", "data": json.dumps({"error": str(exc)})}
+
+        async def sse_events() -> AsyncIterator[dict[str, str]]:
             if state is None:  # the no-model baseline has no graph to stream
                 decision = await run_in_threadpool(STRATEGIES[body.strategy], input, deps)
                 stream: AsyncIterator[dict[str, Any]] = _single(decision)
