@@ -161,7 +161,8 @@ def run_graph(
     on_step: ProgressHook | None = None,
 ) -> HedDecision:
     """Run the graph to its end and turn the last state into a decision. A model failure
-    mid-run ends the run cleanly (``error:model``) with the state reached so far."""
+    mid-run ends the run cleanly (``error:model``) with the state reached so far, or
+    propagates when ``deps.raise_errors`` (the evaluation harness retries it)."""
     run = _GraphRun(state, deps, strategy)
     error = ""
     try:
