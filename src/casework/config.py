@@ -51,6 +51,10 @@ class Models(BaseModel):
     """Agents that write to people (emails, replies); a mid-size model with a good tone."""
     classifier: str | None = None
     """Small single-label classifiers (e.g. sorting a reply into a bucket); a small model."""
+    vision: str | None = None
+    """Image describers (HED's vision agent): a vision-capable model such as
+    ``openrouter:qwen/qwen2.5-vl-72b-instruct`` or ``ollama:llava``. Default: none; unlike the
+    other roles it never falls back to ``default`` (the bundled model reads no images)."""
 
     def for_role(self, role: str) -> str:
         value = getattr(self, role, None) if role in type(self).model_fields else None

@@ -220,6 +220,9 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
     "eval sql": Invocation(
         ["eval", "sql", "--strategy", "rules", "--limit", "3", "--json"], progress=True
     ),
+    "eval hed": Invocation(
+        ["eval", "hed", "--strategy", "rules", "--limit", "3", "--json"], progress=True
+    ),
     "sql schema load": Invocation(
         ["sql", "schema", "load", str(SQL_SCHEMA), "--name", "sec", "--json"]
     ),
@@ -267,10 +270,10 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
     "hed history": Invocation(["hed", "history", "--json"]),
     "hed bench-validators": Invocation(["hed", "bench-validators", "--repeat", "1", "--json"]),
     "hed annotate": Invocation(
-        ["hed", "annotate", "A red circle appears.", "--strategy", "one-shot", "--json"], slow=True
+        ["hed", "annotate", "A red circle appears.", "--strategy", "rules", "--json"]
     ),
     "hed batch": Invocation(
-        ["hed", "batch", "{hed_csv}", "--strategy", "one-shot", "--json"], slow=True
+        ["hed", "batch", "{hed_csv}", "--strategy", "rules", "--json"], progress=True
     ),
     "user list": Invocation(["user", "list", "--json"]),
     "token create": Invocation(["token", "create", "json-user", "--json"]),

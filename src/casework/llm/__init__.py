@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
 
 from casework.config import Settings, get_settings
 from casework.errors import ConfigError
@@ -34,12 +35,19 @@ PROVIDERS: dict[str, str | None] = {
 }
 
 
-def resolve_model(spec: str, *, settings: Settings | None = None, **kwargs: Any) -> BaseChatModel:
+def resolve_model(
+    spec: str,
+    *,
+    settings: Settings | None = None,
+    api_key: str | None = None,
+    **kwargs: Any,
+) -> BaseChatModel:
     """A chat model from ``provider:name``.
 
     ``local:qwen2.5-coder-1.5b`` is the bundled offline model; ``replay:PATH`` answers from a
     cassette; ``openai:``, ``anthropic:``, ``ollama:`` and ``openrouter:`` use LangChain's
-    integrations with keys from the environment.
+    integrations with keys from the environment, or ``api_key`` (a caller's own key, passed
+    to the provider client only).
     """
     settings = settings or get_settings()
     provider, sep, name = spec.partition(":")
@@ -51,6 +59,9 @@ def resolve_model(spec: str, *, settings: Settings | None = None, **kwargs: Any)
         raise ConfigError(
             f"Unknown model provider {provider!r}; use one of {', '.join(PROVIDERS)}."
         )
+    key_var = PROVIDERS[provider]
+    if api_key is not None and key_var is None:
+        raise ConfigError(f"{provider} models take no API key; send none with {spec}.")
     if provider == "local":
         from casework.llm.local import load_local_model
 
@@ -61,27 +72,28 @@ def resolve_model(spec: str, *, settings: Settings | None = None, **kwargs: Any)
         raise ConfigError(
             f"Network models are disabled here (CASEWORK_ALLOW_NETWORK_MODELS=false); {spec} was asked for."
         )
-    key_var = PROVIDERS[provider]
-    if key_var and not os.environ.get(key_var):
+    key = api_key or (os.environ.get(key_var) if key_var else None)
+    if key_var and not key:
         raise ConfigError(f"{spec} needs {key_var} set in the environment.")
+    secret = SecretStr(key) if key else None
     kwargs.setdefault("temperature", 0)
     if provider == "openai":
         from langchain_openai import ChatOpenAI
 
-        return ChatOpenAI(model=name, **kwargs)
+        return ChatOpenAI(model=name, api_key=secret, **kwargs)
     if provider == "openrouter":
         from langchain_openai import ChatOpenAI
 
         return ChatOpenAI(
             model=name,
             base_url=os.environ.get("OPENROUTER_BASE_URL", "https://openrouter.ai/api/v1"),
-            api_key=os.environ[key_var],  # type: ignore[index]
+            api_key=secret,
             **kwargs,
         )
     if provider == "anthropic":
         from langchain_anthropic import ChatAnthropic
 
-        return ChatAnthropic(model=name, **kwargs)
+        return ChatAnthropic(model=name, api_key=secret, **kwargs)
     from langchain_ollama import ChatOllama
 
     return ChatOllama(model=name, base_url=os.environ.get("OLLAMA_HOST"), **kwargs)

@@ -30,13 +30,13 @@ def responder(messages, tools):
 def client(seen_models: list | None = None) -> TestClient:
     model = ScriptedChatModel(responder=responder)
 
-    def factory(override):
+    def factory(choice):
         if seen_models is not None:
-            seen_models.append(override)
+            seen_models.append(choice.model)
         return HedDeps(settings=get_settings(), models=lambda role: model, validator="python")
 
     app = FastAPI()
-    app.include_router(router(factory), prefix="/hed")
+    app.include_router(router(get_settings(), factory), prefix="/hed")
     return TestClient(app)
 
 
@@ -66,17 +66,47 @@ def test_annotate_route_and_model_header() -> None:
     assert empty.status_code == 422 and "empty" in empty.json()["detail"]
 
 
-def test_annotate_stream_reports_each_node_then_the_result() -> None:
+def _sse(text: str) -> list[tuple[str, dict]]:
+    """(event, data) pairs of an SSE body."""
+    out = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "event" in lines:
+            out.append((lines["event"], json.loads(lines["data"])))
+    return out
+
+
+def test_annotate_stream_reports_langgraph_events_then_the_result() -> None:
     with client().stream(
         "POST", "/hed/annotate/stream", json={"description": "A red circle."}
     ) as r:
         assert r.status_code == 200
-        text = "".join(r.iter_text())
-    events = [line.split(": ", 1)[1] for line in text.splitlines() if line.startswith("event: ")]
-    assert events == ["step", "step", "step", "complete"]
-    data = [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
-    assert [d.get("node") for d in data[:3]] == ["annotate", "validate", "evaluate"]
-    assert data[1]["validation_status"] == "valid" and data[-1]["annotation"] == GOOD
+        events = _sse("".join(r.iter_text()))
+    assert [(e, d.get("node")) for e, d in events] == [
+        ("model", "annotate"),
+        ("step", "annotate"),
+        ("step", "validate"),
+        ("model", "evaluate"),
+        ("step", "evaluate"),
+        ("complete", None),
+    ]
+    assert events[0][1]["role"] == "annotator" and events[3][1]["role"] == "judge"
+    assert events[2][1]["validation_status"] == "valid"
+    done = events[-1][1]
+    assert (done["annotation"], done["verdict"], done["is_faithful"]) == (GOOD, "VALID", True)
+    assert [h["step"] for h in done["history"]] == ["validate", "evaluate"]
+    assert done["run"]["usage"]["model_calls"] == 2
+
+
+def test_annotate_stream_of_the_baseline_and_of_bad_input() -> None:
+    with client().stream(
+        "POST", "/hed/annotate/stream", json={"description": "A beep.", "strategy": "rules"}
+    ) as r:
+        events = _sse("".join(r.iter_text()))
+    assert [e for e, _ in events] == ["complete"]
+    assert events[0][1]["run"]["ended_by"] == "rules"
+    bad = client().post("/hed/annotate/stream", json={"description": " "})
+    assert bad.status_code == 422 and "empty" in bad.json()["detail"]
 
 
 def test_image_as_base64() -> None:
@@ -93,3 +123,25 @@ def test_image_as_base64() -> None:
         "/hed/annotate", json={"image_base64": base64.b64encode(b"hello").decode()}
     )
     assert text.status_code == 422 and "is not an image" in text.json()["detail"]
+
+
+def test_a_model_failing_mid_run_is_a_502_with_the_state_reached() -> None:
+    def broken(messages):
+        raise ConnectionError("provider unreachable")
+
+    model = ScriptedChatModel(steps=[say("Sensory-event, (Red, Cirle)"), broken])
+
+    def factory(choice):
+        return HedDeps(settings=get_settings(), models=lambda role: model, validator="python")
+
+    app = FastAPI()
+    app.include_router(router(get_settings(), factory), prefix="/hed")
+    r = TestClient(app).post("/hed/annotate", json={"description": "A red circle."})
+    assert r.status_code == 502
+    body = r.json()
+    assert body["detail"].startswith(
+        "The model failed mid-run (ConnectionError: provider unreachable)"
+    )
+    result = body["result"]
+    assert (result["run"]["ended_by"], result["validation_status"]) == ("error:model", "invalid")
+    assert result["validation_errors"][0].startswith("TAG_INVALID")

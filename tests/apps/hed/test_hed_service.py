@@ -11,7 +11,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from casework.apps.hed.cli import app
-from casework.apps.hed.deps import HedDeps, _ModelsByRole
+from casework.apps.hed.deps import HedDeps, ModelsByRole
 from casework.apps.hed.repository import HedRepository
 from casework.apps.hed.service import read_batch, run_batch
 from casework.apps.hed.vision import check_image, describe_image
@@ -99,10 +99,10 @@ def test_not_an_image_and_no_vision_model_are_one_sentence() -> None:
     with pytest.raises(InputError, match="is not an image"):
         check_image(b"%PDF-1.4 not an image", "scan.pdf")
     assert check_image(_png()) == "image/png"
-    models = _ModelsByRole(get_settings(), override="local:qwen2.5-coder-1.5b")
+    models = ModelsByRole(get_settings(), override="local:qwen2.5-coder-1.5b")
     with pytest.raises(ConfigError, match="No vision model is configured; pass --vision-model"):
         models("vision")
-    assert _ModelsByRole(get_settings(), None, "ollama:llava").spec("vision") == "ollama:llava"
+    assert ModelsByRole(get_settings(), None, "ollama:llava").spec("vision") == "ollama:llava"
 
 
 def test_cli_user_errors(tmp_path: Path) -> None:
@@ -135,3 +135,77 @@ def test_cli_history_lists_stored_runs(settings, repo: HedRepository) -> None:
     assert [(r["verdict"], r["annotation"], r["strategy"]) for r in rows] == [
         ("VALID", GOOD, "loop")
     ]
+
+
+def test_settings_vision_role_is_used_and_never_the_default() -> None:
+    settings = get_settings().model_copy(
+        update={"models": get_settings().models.model_copy(update={"vision": "ollama:llava"})}
+    )
+    assert ModelsByRole(settings, "local:qwen2.5-coder-1.5b").spec("vision") == "ollama:llava"
+    assert get_settings().models.vision is None
+
+
+def test_a_batch_task_pickled_for_a_worker_builds_its_own_deps(tmp_path: Path) -> None:
+    """What a Ray worker gets: specs only (no live model or store); it builds its deps on its
+    first row and answers with the decision; the caller stores it."""
+    import pickle
+
+    from casework.apps.hed.service import BatchTask
+
+    settings = get_settings().model_copy(update={"home": tmp_path / "home"})
+    task = BatchTask(
+        settings=settings,
+        strategy="rules",
+        schema="8.3.0",
+        assess=False,
+        model=None,
+        validator="python",
+    )
+    task.bind(HedDeps(settings=settings, models=lambda r: None))  # type: ignore[arg-type,return-value]
+    shipped = pickle.loads(pickle.dumps(task))
+    assert shipped._deps is None  # the caller's deps never travel
+    decision = shipped(("r1", "The participant presses the right mouse button."))
+    assert decision.run is not None and decision.run.strategy == "rules"
+    assert decision.annotation.startswith("Agent-action, Participant-response")
+    assert shipped._deps is not None and shipped._deps.repo is None
+
+
+def test_batch_on_the_local_executor_with_the_baseline_and_executor_errors(
+    tmp_path: Path, repo: HedRepository, capfd: pytest.CaptureFixture[str]
+) -> None:
+    csv_path = _write(tmp_path / "ev.csv", "description\nA beep sounds.\nA red circle appears.\n")
+    deps = HedDeps(settings=get_settings(), models=lambda r: None, validator="python", repo=repo)  # type: ignore[arg-type,return-value]
+    report = run_batch(csv_path, deps, strategy="rules", executor="local", concurrency=2)
+    assert (report.done, report.failed, report.verdicts) == (2, 0, {"VALID": 2})
+    with pytest.raises(InputError, match=r"Unknown executor 'threads'; use local or ray\."):
+        run_batch(csv_path, deps, strategy="rules", executor="threads")
+    with pytest.raises(InputError, match=r"--address is only for --executor ray\."):
+        run_batch(csv_path, deps, strategy="rules", address="127.0.0.1:1")
+
+    from casework import cli
+
+    for argv, message in (
+        (["--executor", "threads"], "Unknown executor 'threads'; use local or ray."),
+        (["--address", "127.0.0.1:1"], "--address is only for --executor ray."),
+    ):
+        capfd.readouterr()
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(["hed", "batch", str(csv_path), "--strategy", "rules", *argv])
+        out, err = capfd.readouterr()
+        assert exit_info.value.code == 2 and out == "" and message in err
+        assert "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_batch_on_a_local_ray_resumes_and_loses_nothing(
+    tmp_path: Path, repo: HedRepository
+) -> None:
+    pytest.importorskip("ray")
+    csv_path = _write(tmp_path / "ev.csv", "id,description\na,A beep sounds.\nb,  \nc,A tone.\n")
+    deps = HedDeps(settings=get_settings(), models=lambda r: None, validator="python", repo=repo)  # type: ignore[arg-type,return-value]
+    report = run_batch(csv_path, deps, strategy="rules", executor="ray", concurrency=2)
+    assert (report.done, report.failed, report.skipped) == (2, 1, 0)
+    lines = [json.loads(x) for x in report.out.read_text().splitlines()]
+    assert [x["id"] for x in lines] == ["a", "b", "c"] and "empty" in lines[1]["error"]
+    again = run_batch(csv_path, deps, strategy="rules", executor="local")
+    assert (again.skipped, again.done, again.failed) == (2, 0, 1)

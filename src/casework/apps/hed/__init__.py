@@ -24,6 +24,24 @@ def _cli() -> Any:
     return app
 
 
+def _router(settings: Any) -> Any:
+    from casework.apps.hed.api import router
+
+    return router(settings)
+
+
+def _strategies() -> Any:
+    from casework.apps.hed.strategies import STRATEGIES
+
+    return STRATEGIES
+
+
+def _eval_suite() -> Any:
+    from casework.apps.hed.evalsuite import eval_suite
+
+    return eval_suite()
+
+
 def _demo() -> None:
     from casework.apps.hed.demo import run_demo
 
@@ -35,5 +53,8 @@ APP = AppSpec(
     description="Annotate event descriptions with valid HED tags: annotate, validate, evaluate, assess.",
     migrations=Path(__file__).parent / "migrations" / "versions",
     cli=_cli,
+    router=_router,
     demo=_demo,
+    eval_suite=_eval_suite,
+    strategies=_strategies,
 )

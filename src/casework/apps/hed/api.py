@@ -1,9 +1,10 @@
-"""HTTP routes of the hed app (to be mounted under ``/hed``): validate, annotate, and the
-annotation run's progress as SSE.
+"""HTTP routes of the hed app, mounted under ``/hed`` behind the platform's token check:
+validate, annotate, and the annotation run's progress as SSE (LangGraph's ``astream_events``).
 
-Thin: each route calls ``validation`` / ``service`` and maps CaseworkError to HTTP (bad input:
-422, missing model configuration: 400). Not registered in the AppSpec yet: the router
-signature is being settled on the platform branch.
+Thin: each route calls ``validation`` / ``service`` / ``strategies`` and maps CaseworkError to
+HTTP (bad input: 422; a model that cannot be configured as asked: 400). Request headers choose
+the provider and model and may carry the caller's own provider key (``ModelChoice``); the key
+goes to that request's provider client only: never stored, logged, traced or echoed.
 """
 
 from __future__ import annotations
@@ -11,25 +12,35 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from fastapi import APIRouter, Header, HTTPException
+from fastapi import APIRouter, Depends, Header, HTTPException
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
-from casework.apps.hed.deps import HedDeps
-from casework.apps.hed.models import HedInput
-from casework.apps.hed.rules import MAX_DESCRIPTION_CHARS
-from casework.apps.hed.validation import DEFAULT_SCHEMA
+from casework.apps.hed.deps import ROLES, HedDeps
+from casework.apps.hed.models import HedDecision, HedInput
+from casework.apps.hed.rules import MAX_DESCRIPTION_CHARS, check_description
+from casework.apps.hed.strategies import (
+    GRAPH_STRATEGIES,
+    STRATEGIES,
+    astream_run,
+    strategy_state,
+)
+from casework.apps.hed.validation import DEFAULT_SCHEMA, check_schema
+from casework.config import Settings
 from casework.errors import CaseworkError, ConfigError, InputError
+from casework.runtime import EndReason
 
-__all__ = ["AnnotateRequest", "ValidateRequest", "router"]
+__all__ = ["AnnotateRequest", "ModelChoice", "ValidateRequest", "router"]
 
-DepsFactory = Callable[[str | None], HedDeps]
-"""``factory(model_override)`` -> deps for one request."""
+DepsFactory = Callable[["ModelChoice"], HedDeps]
+"""``factory(choice)`` -> deps for one request."""
 
 
 class ValidateRequest(BaseModel):
@@ -42,16 +53,21 @@ class AnnotateRequest(BaseModel):
     description: str = Field(default="", max_length=MAX_DESCRIPTION_CHARS * 2)
     schema_version: str = DEFAULT_SCHEMA
     run_assessment: bool = False
-    strategy: Literal["loop", "loop-no-eval", "one-shot"] = "loop"
+    strategy: Literal["loop", "loop-no-eval", "one-shot", "rules"] = "loop"
     image_base64: str | None = Field(
         default=None, description="An image for the vision agent (PNG, JPEG, GIF or WebP)."
     )
 
 
-def _default_deps(model: str | None) -> HedDeps:
-    from casework.apps.hed.deps import build_deps
+@dataclass(frozen=True)
+class ModelChoice:
+    """A request's model headers: ``X-Casework-Model`` (provider:name for every text role),
+    ``X-Casework-Vision-Model`` and ``X-Casework-Api-Key`` (the caller's own key for the
+    model's provider: used for this request's provider client, never stored or logged)."""
 
-    return build_deps(model=model)
+    model: str | None = None
+    vision_model: str | None = None
+    api_key: str | None = field(default=None, repr=False)
 
 
 def _http(exc: CaseworkError) -> HTTPException:
@@ -59,6 +75,8 @@ def _http(exc: CaseworkError) -> HTTPException:
 
 
 def _prepare(body: AnnotateRequest, deps: HedDeps) -> tuple[HedInput, str]:
+    """The request's input: the description, with the vision agent's description of the
+    image appended when one was sent; checked before anything runs."""
     description, image_text = body.description, ""
     if body.image_base64:
         from casework.apps.hed.vision import describe_image
@@ -71,27 +89,57 @@ def _prepare(body: AnnotateRequest, deps: HedDeps) -> tuple[HedInput, str]:
             ) from None
         image_text = describe_image(data, deps, name="image_base64")
         description = " ".join(filter(None, [description, image_text]))
-    return (
-        HedInput(
-            description=description,
-            schema_version=body.schema_version,
-            run_assessment=body.run_assessment,
-        ),
-        image_text,
+    check_description(description)
+    check_schema(body.schema_version)
+    input = HedInput(
+        description=description,
+        schema_version=body.schema_version,
+        run_assessment=body.run_assessment,
     )
+    return input, image_text
 
 
-def router(deps_factory: DepsFactory | None = None) -> APIRouter:
-    """The routes; ``deps_factory`` builds a request's deps (tests pass scripted models).
-    The ``X-Casework-Model`` header picks the model for one request."""
+def _choice(
+    model: str | None = Header(default=None, alias="X-Casework-Model"),
+    vision_model: str | None = Header(default=None, alias="X-Casework-Vision-Model"),
+    api_key: str | None = Header(default=None, alias="X-Casework-Api-Key"),
+) -> ModelChoice:
+    return ModelChoice(model=model or None, vision_model=vision_model or None, api_key=api_key)
+
+
+def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRouter:
+    """The routes over ``settings``; ``deps_factory(choice)`` builds a request's deps (tests
+    pass scripted models). The model headers (``ModelChoice``) pick provider, model and key
+    for one request."""
     from casework.apps.hed.repository import decision_json
     from casework.apps.hed.service import annotate
 
-    factory = deps_factory or _default_deps
+    repos: dict[str, Any] = {}
+    repos_lock = threading.Lock()
+
+    def default_factory(choice: ModelChoice) -> HedDeps:
+        from casework.apps.hed.deps import build_deps, open_repository
+
+        with repos_lock:  # migrated once, not on every request
+            if settings.db_url not in repos:
+                repos[settings.db_url] = open_repository(settings)
+        deps = build_deps(
+            settings,
+            model=choice.model,
+            vision_model=choice.vision_model,
+            api_key=choice.api_key,
+            repo=repos[settings.db_url],
+        )
+        if choice.model:  # a model the caller named that cannot be built is a 400 now
+            deps.models(ROLES["annotate"])  # not an error:model mid-run
+        return deps
+
+    factory = deps_factory or default_factory
     api = APIRouter()
 
     @api.post("/validate")
     def validate_route(body: ValidateRequest) -> list[dict[str, Any]]:
+        """Validate HED strings with the JS validator (hedtools as the fallback)."""
         from casework.apps.hed.validation import validate_many
 
         try:
@@ -103,69 +151,73 @@ def router(deps_factory: DepsFactory | None = None) -> APIRouter:
             raise _http(exc) from exc
 
     @api.post("/annotate")
-    def annotate_route(
-        body: AnnotateRequest, x_casework_model: str | None = Header(default=None)
-    ) -> dict[str, Any]:
+    def annotate_route(body: AnnotateRequest, choice: ModelChoice = Depends(_choice)) -> Any:
+        """Annotate a description (or a base64 image) with a strategy; the whole state back.
+        A model that fails mid-run answers 502 with the state reached (nothing is stored)."""
         try:
-            deps = factory(x_casework_model)
+            deps = factory(choice)
             input, image_text = _prepare(body, deps)
-            data = decision_json(annotate(input, deps, strategy=body.strategy))
+            decision = annotate(input, deps, strategy=body.strategy)
         except CaseworkError as exc:
             raise _http(exc) from exc
+        data = decision_json(decision)
         if image_text:
             data["image_description"] = image_text
+        if decision.run is not None and decision.run.ended_by == EndReason.ERROR_MODEL:
+            detail = (
+                f"The model failed mid-run ({decision.run.detail}); try again or another model."
+            )
+            return JSONResponse({"detail": detail, "result": data}, status_code=502)
         return data
 
     @api.post("/annotate/stream")
-    def annotate_stream(
-        body: AnnotateRequest, x_casework_model: str | None = Header(default=None)
+    async def annotate_stream(
+        body: AnnotateRequest, choice: ModelChoice = Depends(_choice)
     ) -> EventSourceResponse:
-        """SSE: one ``step`` event per finished node, then ``complete`` (or ``error``)."""
+        """SSE from LangGraph's ``astream_events``: ``model`` (an agent's model starts),
+        ``token`` (streamed text), ``step`` (a node finished, with the state it left), then
+        ``complete`` with the decision (or ``error``)."""
         try:
-            deps = factory(x_casework_model)
-            input, image_text = _prepare(body, deps)
-            from casework.apps.hed.rules import check_description
-            from casework.apps.hed.validation import check_schema
-
-            check_description(input.description)
-            check_schema(input.schema_version)
+            deps = await run_in_threadpool(factory, choice)
+            input, image_text = await run_in_threadpool(_prepare, body, deps)
+            graph = body.strategy in GRAPH_STRATEGIES
+            state = strategy_state(body.strategy, input, deps) if graph else None
         except CaseworkError as exc:
             raise _http(exc) from exc
-        events: queue.Queue[dict[str, Any] | None] = queue.Queue()
 
-        def on_step(node: str, state: Any) -> None:
-            events.put(
-                {
-                    "event": "step",
-                    "data": {
-                        "node": node,
-                        "annotation": state.get("current_annotation", ""),
-                        "validation_status": state.get("validation_status"),
-                        "is_faithful": state.get("is_faithful"),
-                        "total_iterations": state.get("total_iterations", 0),
-                        "validation_attempts": state.get("validation_attempts", 0),
-                    },
-                }
-            )
-
-        def work() -> None:
+        async def events() -> AsyncIterator[dict[str, str]]:
             try:
-                decision = annotate(input, deps, strategy=body.strategy, on_step=on_step)
+                async for item in sse_events():
+                    yield item
+            except CaseworkError as exc:  # the status line is sent: the error is the last event
+                yield {"event": "error", "data": json.dumps({"error": str(exc)})}
+
+        async def sse_events() -> AsyncIterator[dict[str, str]]:
+            if state is None:  # the no-model baseline has no graph to stream
+                decision = await run_in_threadpool(STRATEGIES[body.strategy], input, deps)
+                stream: AsyncIterator[dict[str, Any]] = _single(decision)
+            else:
+                stream = astream_run(state, deps, strategy=body.strategy)
+            async for event in stream:
+                if event["type"] != "complete":
+                    yield {"event": event["type"], "data": json.dumps(event, default=str)}
+                    continue
+                decision = event["decision"]
+                if deps.repo is not None and decision.run.ended_by != EndReason.ERROR_MODEL:
+                    await run_in_threadpool(deps.repo.save, decision)
                 data = decision_json(decision)
                 if image_text:
                     data["image_description"] = image_text
-                events.put({"event": "complete", "data": data})
-            except CaseworkError as exc:
-                events.put({"event": "error", "data": {"error": str(exc)}})
-            finally:
-                events.put(None)
+                if decision.run.ended_by == EndReason.ERROR_MODEL:
+                    message = {"error": decision.run.detail, "result": data}
+                    yield {"event": "error", "data": json.dumps(message, default=str)}
+                else:
+                    yield {"event": "complete", "data": json.dumps(data, default=str)}
 
-        threading.Thread(target=work, daemon=True).start()
-
-        def stream() -> Iterator[dict[str, str]]:
-            while (item := events.get()) is not None:
-                yield {"event": item["event"], "data": json.dumps(item["data"], default=str)}
-
-        return EventSourceResponse(stream())
+        return EventSourceResponse(events())
 
     return api
+
+
+async def _single(decision: HedDecision) -> AsyncIterator[dict[str, Any]]:
+    yield {"type": "complete", "decision": decision}

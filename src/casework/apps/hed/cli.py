@@ -82,8 +82,8 @@ def bench_validators_cmd(
     repeat: int = typer.Option(3, "--repeat", min=1, max=20),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
-    """Strings per second of the JS and the Python validator on the project's strings (the
-    validator cases and the gold annotations)."""
+    """Speed (strings per second) and agreement of the JS and the Python validator on the
+    project's strings (the validator cases and the gold annotations)."""
     from casework.apps.hed.dataset import load_eval_cases, load_validator_cases
     from casework.apps.hed.validation import bench_validators
 
@@ -93,11 +93,24 @@ def bench_validators_cmd(
     if as_json:
         _json(result)
         return
-    for kind, figures in result.items():
+    for kind in ("js", "python"):
+        figures = result[kind]
+        if figures is None:
+            console.print(f"{kind}: not measured ({result['js_unavailable']})", highlight=False)
+            continue
         console.print(
             f"{kind}: {figures['strings_per_second']:.0f} strings/s "
-            f"(schema load {figures['schema_load_seconds']:.1f} s, {figures['strings']:.0f} strings)"
+            f"(schema load {figures['schema_load_seconds']:.1f} s, {figures['strings']} strings)"
         )
+    agreement = result["agreement"]
+    if agreement is not None:
+        console.print(
+            f"agreement on {agreement['strings']} strings: validity {agreement['validity']:.1%}, "
+            f"error codes {agreement['codes']:.1%}",
+            highlight=False,
+        )
+        for hed in agreement["validity_differs"]:
+            console.print(f"  validity differs: {hed}", highlight=False, markup=False)
 
 
 def _show_decision(d: Any) -> None:
@@ -132,7 +145,9 @@ def annotate_cmd(
     description: str = typer.Argument("", help="The event, in natural language."),
     schema: str = SCHEMA_OPTION,
     assess: bool = typer.Option(False, "--assess", help="Run the completeness assessment too."),
-    strategy: str = typer.Option("loop", "--strategy", help="loop, loop-no-eval or one-shot."),
+    strategy: str = typer.Option(
+        "loop", "--strategy", help="loop, loop-no-eval, one-shot or rules (no model)."
+    ),
     model: str | None = typer.Option(None, "--model", help="provider:name for every text role."),
     image: Path | None = typer.Option(
         None, "--image", help="Describe this image with the vision model, then annotate."
@@ -144,11 +159,12 @@ def annotate_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
     """Annotate an event description (or an image) with valid HED, by the agent loop."""
-    from casework.apps.hed.deps import build_deps
+    from casework.apps.hed.deps import ROLES, build_deps
     from casework.apps.hed.models import HedInput
     from casework.apps.hed.repository import decision_json
     from casework.apps.hed.rules import check_description
     from casework.apps.hed.service import annotate, strategy_named
+    from casework.apps.hed.strategies import GRAPH_STRATEGIES
     from casework.apps.hed.validation import check_schema
     from casework.errors import InputError
 
@@ -160,6 +176,9 @@ def annotate_cmd(
     elif not image.is_file():
         raise InputError(f"Image {image} does not exist; pass the path of a PNG or JPEG file.")
     deps = build_deps(model=model, vision_model=vision_model, validator=kind)
+    if strategy in GRAPH_STRATEGIES:  # a model that cannot be built: one sentence, before the run
+        with err_console.status("loading the annotation model"):
+            deps.models(ROLES["annotate"])
     image_description = ""
     if image is not None:
         from casework.apps.hed.vision import describe_image
@@ -198,22 +217,38 @@ def batch_cmd(
         None, "--out", help="JSON lines output. Default FILE.hed.jsonl"
     ),
     schema: str = SCHEMA_OPTION,
-    strategy: str = typer.Option("loop", "--strategy", help="loop, loop-no-eval or one-shot."),
+    strategy: str = typer.Option(
+        "loop", "--strategy", help="loop, loop-no-eval, one-shot or rules (no model)."
+    ),
     assess: bool = typer.Option(False, "--assess"),
     concurrency: int = typer.Option(2, "--concurrency", min=1, max=64),
+    executor: str = typer.Option(
+        "local", "--executor", help="Where rows run: local (worker threads) or ray (a Ray cluster)."
+    ),
+    address: str | None = typer.Option(
+        None,
+        "--address",
+        help="The Ray cluster (HOST:PORT) for --executor ray; a local Ray when omitted.",
+    ),
     model: str | None = typer.Option(None, "--model", help="provider:name for every text role."),
     validator: str = typer.Option("auto", "--validator", help="js, python or auto."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON document."),
+    progress_bar: bool = typer.Option(
+        True, "--progress/--no-progress", help="Show a progress bar on stderr."
+    ),
 ) -> None:
-    """Annotate every row of a CSV; resumable (finished rows are skipped on a re-run)."""
+    """Annotate every row of a CSV through the platform's batch runner; resumable (finished
+    rows are stored as they finish and skipped on a re-run)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from casework.apps.hed.deps import build_deps
     from casework.apps.hed.service import read_batch, run_batch, strategy_named
     from casework.apps.hed.validation import check_schema
+    from casework.runtime.batch import BatchConfig, check_batch_config
 
     strategy_named(strategy)
     check_schema(schema)
+    check_batch_config(BatchConfig(executor=executor, address=address, concurrency=concurrency))
     if not file.is_file():
         from casework.errors import InputError
 
@@ -227,6 +262,7 @@ def batch_cmd(
         TimeElapsedColumn(),
         TextColumn("{task.description}"),
         console=err_console,
+        disable=not progress_bar,
     ) as progress:
         task = progress.add_task("", total=total)
 
@@ -240,6 +276,9 @@ def batch_cmd(
             schema=schema,
             assess=assess,
             concurrency=concurrency,
+            executor=executor,
+            address=address,
+            model=model,
             out=out,
             on_row=on_row,
         )

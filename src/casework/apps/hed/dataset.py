@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import json
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
-__all__ = ["load_eval_cases", "load_jsonl", "load_routing_cases", "load_validator_cases"]
+__all__ = [
+    "DATA_DIR",
+    "load_eval_cases",
+    "load_jsonl",
+    "load_routing_cases",
+    "load_validator_cases",
+]
+
+DATA_DIR = Path(str(files(__package__).joinpath("data")))
 
 
 def load_jsonl(name: str) -> list[dict[str, Any]]:
-    text = files(__package__).joinpath("data", name).read_text(encoding="utf-8")
+    text = (DATA_DIR / name).read_text(encoding="utf-8")
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 

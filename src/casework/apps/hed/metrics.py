@@ -1,7 +1,8 @@
 """Evaluation metrics: pure functions over (expected, output) dicts of one case.
 
 ``expected`` is a dataset case's ``expected`` (``{"hed": gold}``); ``output`` is a decision as
-``--json`` prints it (``annotation``, ``is_valid``, ``first_try_valid``, ...). Tags are compared
+``--json`` prints it (``annotation``, ``is_valid``, ``first_try_valid``, ...). The evaluation
+harness (``casework eval hed``, ``evalsuite.py``) calls them per case and averages. Tags are compared
 after normalising to short form (``short_form``, from the schema vocabulary) and case; a
 group counts as one more item (its direct tags as a set), so grouping is scored as well.
 """
@@ -19,8 +20,6 @@ __all__ = [
     "exact_match",
     "first_try_validity",
     "hed_metrics",
-    "iterations",
-    "summarize",
     "tag_items",
     "tag_scores",
     "validity",
@@ -88,19 +87,10 @@ def exact_match(
     return 1.0 if got and canonical(gold, short_form) == canonical(got, short_form) else 0.0
 
 
-def iterations(expected: dict[str, Any], output: dict[str, Any]) -> dict[str, float]:
-    """Annotation iterations and model calls the run took."""
-    usage = (output.get("run") or {}).get("usage") or {}
-    return {
-        "iterations": float(output.get("total_iterations", 0)),
-        "model_calls": float(usage.get("model_calls", 0)),
-    }
-
-
 def hed_metrics(
     expected: dict[str, Any], output: dict[str, Any], short_form: ShortForm = str
 ) -> dict[str, float]:
-    """Every metric of one case, for the harness and reports."""
+    """The annotation metrics of one case (``evalsuite.hed_case_metrics`` adds the run's)."""
     scores = tag_scores(expected.get("hed", ""), output.get("annotation", ""), short_form)
     return {
         "valid": validity(expected, output),
@@ -109,15 +99,4 @@ def hed_metrics(
         "tag_precision": scores["precision"],
         "tag_recall": scores["recall"],
         "tag_f1": scores["f1"],
-        **iterations(expected, output),
     }
-
-
-def summarize(per_case: list[dict[str, float]]) -> dict[str, float]:
-    """The per-strategy table row: the mean of every metric over the cases (``hed_metrics``
-    rows, optionally with ``seconds``), plus the case count."""
-    if not per_case:
-        return {"cases": 0.0}
-    keys = sorted({k for row in per_case for k in row})
-    table = {k: sum(row.get(k, 0.0) for row in per_case) / len(per_case) for k in keys}
-    return {"cases": float(len(per_case)), **table}

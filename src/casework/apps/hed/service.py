@@ -1,8 +1,9 @@
-"""What the CLI (and later the API) call: annotate one description, or a CSV batch.
+"""What the CLI and the API call: annotate one description, or a CSV batch.
 
-A batch is resumable: each finished row is stored with the batch's key (the file's absolute
-path, strategy and schema) and its row id, and a re-run skips those rows. A row that fails
-(bad description, model error) is reported in the output and retried on the next run.
+A batch goes through the platform's ``run_batch`` (local threads or Ray) and is resumable:
+each finished row is stored, as it finishes, with the batch's key (the file's absolute path,
+strategy, schema) and its row id, and a re-run skips those rows. A row that fails (bad
+description, model error) is reported in the output and retried on the next run.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import csv
 import hashlib
 import json
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,10 +20,20 @@ from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.models import HedDecision, HedInput
 from casework.apps.hed.repository import decision_json
 from casework.apps.hed.strategies import STRATEGIES, ProgressHook
+from casework.apps.hed.validation import ValidatorKind
+from casework.config import Settings
 from casework.errors import CaseworkError, InputError
 from casework.runtime import EndReason
 
-__all__ = ["BatchReport", "annotate", "batch_key", "read_batch", "run_batch", "strategy_named"]
+__all__ = [
+    "BatchReport",
+    "BatchTask",
+    "annotate",
+    "batch_key",
+    "read_batch",
+    "run_batch",
+    "strategy_named",
+]
 
 
 def strategy_named(name: str) -> Callable[..., HedDecision]:
@@ -98,6 +108,49 @@ class BatchReport:
         }
 
 
+class BatchTask:
+    """``task((row_id, description))`` -> the row's decision: what ``run_batch`` runs.
+
+    It crosses to Ray workers pickled, holding only specs (settings, model names, strategy);
+    a worker builds its deps on its first row (without the database: the caller's process
+    stores every result as it arrives). Locally it runs on the caller's deps (``bind``)."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        strategy: str,
+        schema: str,
+        assess: bool,
+        model: str | None,
+        validator: ValidatorKind,
+    ) -> None:
+        self.settings = settings
+        self.strategy = strategy
+        self.schema = schema
+        self.assess = assess
+        self.model = model
+        self.validator = validator
+        self._deps: HedDeps | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_deps": None}
+
+    def bind(self, deps: HedDeps) -> BatchTask:
+        self._deps = deps
+        return self
+
+    def __call__(self, row: tuple[str, str]) -> HedDecision:
+        if self._deps is None:
+            from casework.apps.hed.deps import build_deps
+
+            self._deps = build_deps(
+                self.settings, model=self.model, validator=self.validator, with_repo=False
+            )
+        input = HedInput(description=row[1], schema_version=self.schema, run_assessment=self.assess)
+        return strategy_named(self.strategy)(input, self._deps)
+
+
 def run_batch(
     path: Path,
     deps: HedDeps,
@@ -106,14 +159,26 @@ def run_batch(
     schema: str = "8.3.0",
     assess: bool = False,
     concurrency: int = 1,
+    executor: str = "local",
+    address: str | None = None,
+    model: str | None = None,
     out: Path | None = None,
     on_row: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> BatchReport:
-    """Annotate every row not yet finished; write all rows' results (old and new) as JSON
-    lines to ``out`` in the file's order. Rows run ``concurrency`` at a time."""
+    """Annotate every row not yet finished through the platform's ``run_batch`` (worker
+    threads here, or a Ray cluster); each result is stored as it arrives, so an interrupted
+    batch loses nothing. All rows' results (old and new) go as JSON lines to ``out``, in the
+    file's order; a row that failed says why and is retried on the next run."""
+    from casework.runtime.batch import BatchConfig, BatchResult, check_batch_config
+    from casework.runtime.batch import run_batch as platform_batch
+
     if deps.repo is None:
         raise InputError("A batch needs the database to resume from; build deps with a repository.")
     strategy_named(strategy)
+    config = BatchConfig(
+        executor=executor, address=address, concurrency=max(1, concurrency), retries=2
+    )
+    check_batch_config(config)
     rows = read_batch(path)
     key = batch_key(path, strategy, schema, assess)
     out = out or path.with_suffix(".hed.jsonl")
@@ -122,41 +187,58 @@ def run_batch(
     todo = [(rid, text) for rid, text in rows if rid not in results]
     report.skipped = len(rows) - len(todo)
 
-    def one(rid: str, text: str) -> dict[str, Any]:
-        try:
-            decision = annotate(
-                HedInput(description=text, schema_version=schema, run_assessment=assess),
-                deps,
-                strategy=strategy,
-                batch_key=key,
-                row_id=rid,
-            )
-        except CaseworkError as exc:
-            return {"id": rid, "error": str(exc)}
-        data = decision_json(decision)
-        if decision.run and decision.run.ended_by == EndReason.ERROR_MODEL:
-            data["error"] = decision.run.detail
-        return data
+    def finished(item: BatchResult[HedDecision]) -> None:
+        rid = item.key
+        assert isinstance(rid, str)
+        decision = item.value
+        if decision is None:
+            err = item.error
+            data: dict[str, Any] = {"id": rid, "error": str(err) if err else "not run"}
+            if err is not None and not isinstance(err, CaseworkError):
+                data["error"] = f"{type(err).__name__}: {err}"
+        else:
+            data = decision_json(decision)
+            if decision.run and decision.run.ended_by == EndReason.ERROR_MODEL:
+                data["error"] = decision.run.detail
+            else:  # a run cut short by a model error is not stored as finished: retried next time
+                deps.repo.save(decision, batch_key=key, row_id=rid)
+        results[rid] = data
+        if "error" in data:
+            report.failed += 1
+        else:
+            report.done += 1
+        if on_row is not None:
+            on_row(rid, data)
 
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        futures = {pool.submit(one, rid, text): rid for rid, text in todo}
-        for future in as_completed(futures):
-            rid = futures[future]
-            data = future.result()
-            results[rid] = data
-            if "error" in data:
-                report.failed += 1
-            else:
-                report.done += 1
-            if on_row is not None:
-                on_row(rid, data)
+    config.progress = finished
+    task = BatchTask(
+        settings=deps.settings,
+        strategy=strategy,
+        schema=schema,
+        assess=assess,
+        model=model,
+        validator=deps.validator,
+    )
+    if executor == "local":
+        task.bind(deps)
+    try:  # an interrupted batch keeps what finished: stored, and written out
+        platform_batch(todo, task, config, key=lambda row: row[0])
+    finally:
+        _write_results(out, rows, results, report)
+    return report
+
+
+def _write_results(
+    out: Path, rows: list[tuple[str, str]], results: dict[str, dict[str, Any]], report: BatchReport
+) -> None:
+    """Every row's result in the file's order, written whole and then renamed: never half a
+    file, also when the batch was interrupted."""
     for rid, _ in rows:
         verdict = results.get(rid, {}).get("verdict")
         if verdict and "error" not in results[rid]:
             report.verdicts[verdict] = report.verdicts.get(verdict, 0) + 1
     tmp = out.with_suffix(out.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:  # written whole, then renamed: never half a file
+    with tmp.open("w", encoding="utf-8") as fh:
         for rid, _ in rows:
             fh.write(json.dumps({"id": rid, **results.get(rid, {"error": "not run"})}) + "\n")
     tmp.replace(out)
-    return report

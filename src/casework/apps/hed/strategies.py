@@ -1,33 +1,43 @@
 """Strategies: ``run(input, deps) -> HedDecision``, registered by name.
 
 ``one-shot`` annotates and validates once (no loop); ``loop`` is the full state machine
-(validate, evaluate, feedback); ``loop-no-eval`` loops on validation errors only. All three
+(validate, evaluate, feedback); ``loop-no-eval`` loops on validation errors only. Those three
 run the same graph with different limits and switches, so what is compared is the loop.
+``rules`` is the no-model floor: the vocabulary look-up baseline, validated.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from casework.apps.hed.agent import build_graph
-from casework.apps.hed.deps import HedDeps
+from casework.apps.hed.baseline import lookup_annotation
+from casework.apps.hed.deps import ROLES, HedDeps
 from casework.apps.hed.models import HedAnnotationState, HedDecision, HedInput
-from casework.apps.hed.rules import check_description, outcome
-from casework.apps.hed.validation import check_schema
-from casework.errors import CaseworkError
-from casework.runtime import EndReason, Evidence, RunInfo
-from casework.runtime.usage import UsageCallback
+from casework.apps.hed.rules import check_description, outcome, split_top_level
+from casework.apps.hed.validation import check_schema, validate_many
+from casework.apps.hed.vocabulary import load_vocabulary
+from casework.errors import CaseworkError, InputError
+from casework.runtime import EndReason, Evidence, RunInfo, RunResult
+from casework.runtime.traces import TraceWriter
+from casework.runtime.usage import Usage, UsageCallback
 
 __all__ = [
+    "GRAPH_STRATEGIES",
     "STRATEGIES",
+    "astream_run",
     "initial_state",
     "loop",
     "loop_no_eval",
     "one_shot",
+    "rules",
     "run_graph",
+    "step_summary",
+    "strategy_state",
     "to_decision",
 ]
 
@@ -64,6 +74,85 @@ def initial_state(
     }
 
 
+class _GraphRun:
+    """One run of the graph: its usage callback, its JSONL trace, and the decision at the end.
+    The trace holds the prompts and answers; never a provider key (those stay in the models)."""
+
+    def __init__(self, state: HedAnnotationState, deps: HedDeps, strategy: str) -> None:
+        self.deps = deps
+        self.strategy = strategy
+        self.usage = UsageCallback()
+        self.run_id = uuid.uuid4().hex[:12]
+        self.started = time.perf_counter()
+        self.last: HedAnnotationState = state
+        self.config: dict[str, Any] = {
+            "callbacks": [self.usage],
+            "recursion_limit": 4 * state["max_total_iterations"] + 10,
+            "run_id": uuid.uuid4(),
+        }
+        self.trace = TraceWriter(deps.settings.traces_dir / f"hed-{self.run_id}.jsonl")
+        self.trace.start(
+            run_id=self.run_id,
+            app="hed",
+            strategy=strategy,
+            payload={
+                "description": state["input_description"],
+                "schema_version": state["schema_version"],
+            },
+        )
+
+    def step(self, node: str, update: dict[str, Any] | None) -> HedAnnotationState:
+        """Record a finished node; returns the state as the node left it (for progress)."""
+        view: HedAnnotationState = {**self.last, **(update or {})}  # type: ignore[typeddict-item]
+        self.trace.event({"type": "step", **step_summary(node, view)})
+        return view
+
+    def finish(self, error: str = "") -> HedDecision:
+        self.usage.usage.wall_seconds = round(time.perf_counter() - self.started, 3)
+        decision = to_decision(
+            self.last,
+            self.deps,
+            strategy=self.strategy,
+            run_id=self.run_id,
+            usage=self.usage.usage,
+            error=error,
+        )
+        assert decision.run is not None
+        decision.run.trace_path = self.trace.path
+        self.trace.end(
+            RunResult(
+                run_id=self.run_id,
+                thread_id=self.run_id,
+                decision=decision,
+                ended_by=decision.run.ended_by,
+                detail=decision.run.detail,
+                messages=list(self.last.get("messages", [])),
+                usage=self.usage.usage,
+                trace_path=self.trace.path,
+            )
+        )
+        return decision
+
+
+def step_summary(node: str, state: HedAnnotationState) -> dict[str, Any]:
+    """What a progress event says about a finished node (CLI status, SSE, trace)."""
+    return {
+        "node": node,
+        "annotation": state.get("current_annotation", ""),
+        "validation_status": state.get("validation_status"),
+        "validation_errors": state.get("validation_errors", []),
+        "is_faithful": state.get("is_faithful"),
+        "total_iterations": state.get("total_iterations", 0),
+        "validation_attempts": state.get("validation_attempts", 0),
+    }
+
+
+def _error_text(exc: Exception) -> str:
+    if isinstance(exc, CaseworkError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"  # a provider SDK error: the run ends with a decision
+
+
 def run_graph(
     state: HedAnnotationState,
     deps: HedDeps,
@@ -72,32 +161,73 @@ def run_graph(
     on_step: ProgressHook | None = None,
 ) -> HedDecision:
     """Run the graph to its end and turn the last state into a decision. A model failure
-    mid-run ends the run cleanly (``error:model``) with the state reached so far."""
-    usage = UsageCallback()
-    run_id = uuid.uuid4().hex[:12]
-    started = time.perf_counter()
-    graph = build_graph(deps)
-    last: HedAnnotationState = state
+    mid-run ends the run cleanly (``error:model``) with the state reached so far, or
+    propagates when ``deps.raise_errors`` (the evaluation harness retries it)."""
+    run = _GraphRun(state, deps, strategy)
     error = ""
-    limit = 4 * state["max_total_iterations"] + 10
     try:
-        for node_update in graph.stream(
-            state,
-            config={"callbacks": [usage], "recursion_limit": limit, "run_id": uuid.uuid4()},
-            stream_mode=["updates", "values"],
+        for mode, payload in build_graph(deps).stream(
+            state, config=run.config, stream_mode=["updates", "values"]
         ):
-            mode, payload = node_update
             if mode == "values":
-                last = payload
-            elif on_step is not None:
-                for node, update in payload.items():
-                    on_step(node, {**last, **(update or {})})
-    except CaseworkError as exc:
-        error = str(exc)
-    except Exception as exc:  # a provider SDK error: the run ends, the caller gets a decision
-        error = f"{type(exc).__name__}: {exc}"
-    usage.usage.wall_seconds = round(time.perf_counter() - started, 3)
-    return to_decision(last, deps, strategy=strategy, run_id=run_id, usage=usage.usage, error=error)
+                run.last = payload
+                continue
+            for node, update in payload.items():
+                view = run.step(node, update)
+                if on_step is not None:
+                    on_step(node, view)
+    except Exception as exc:
+        error = _error_text(exc)
+        if deps.raise_errors:
+            run.finish(error)
+            raise
+    return run.finish(error)
+
+
+async def astream_run(
+    state: HedAnnotationState, deps: HedDeps, *, strategy: str
+) -> AsyncIterator[dict[str, Any]]:
+    """The run as events from LangGraph's ``astream_events``: ``model`` when an agent's model
+    starts, ``token`` for streamed text, ``step`` when a node finishes, and last ``complete``
+    with the decision (``decision``: the ``HedDecision``)."""
+    run = _GraphRun(state, deps, strategy)
+    error = ""
+    try:
+        async for event in build_graph(deps).astream_events(state, run.config, version="v2"):
+            kind, name = event["event"], event.get("name", "")
+            node = (event.get("metadata") or {}).get("langgraph_node", "")
+            if kind == "on_chain_end" and not event.get("parent_ids"):
+                output = event["data"].get("output")
+                if isinstance(output, dict):
+                    run.last = output  # type: ignore[assignment]  # the graph's final state
+            elif kind == "on_chain_end" and name == node and name in NODES:
+                output = event["data"].get("output")
+                view = run.step(node, output if isinstance(output, dict) else None)
+                run.last = _merge(run.last, output if isinstance(output, dict) else {})
+                yield {"type": "step", **step_summary(node, view)}
+            elif kind == "on_chat_model_start":
+                yield {"type": "model", "node": node, "role": ROLE_OF_NODE.get(node, "")}
+            elif kind == "on_chat_model_stream":
+                text = getattr(event["data"].get("chunk"), "content", "")
+                if isinstance(text, str) and text:
+                    yield {"type": "token", "node": node, "text": text}
+    except Exception as exc:
+        error = _error_text(exc)
+    except (GeneratorExit, asyncio.CancelledError):  # the client went away: close the trace
+        run.finish("the stream was closed before the run ended")
+        raise
+    decision = run.finish(error)
+    yield {"type": "complete", "decision": decision}
+
+
+def _merge(state: HedAnnotationState, update: dict[str, Any]) -> HedAnnotationState:
+    """The state after a node's update, with the reducers of the accumulating fields (a run
+    cut short keeps its history)."""
+    merged: dict[str, Any] = {**state, **update}
+    for key in ("history", "messages"):
+        if key in update:
+            merged[key] = [*state.get(key, []), *update[key]]
+    return merged  # type: ignore[return-value]
 
 
 def to_decision(
@@ -204,36 +334,97 @@ def to_decision(
     return decision
 
 
+def strategy_state(name: str, input: HedInput, deps: HedDeps) -> HedAnnotationState:
+    """The graph's first state for a graph strategy: which checks run and with which limits."""
+    if name == "one-shot":
+        return initial_state(input, deps, evaluation=False, attempts=1, iterations=1)
+    if name not in ("loop", "loop-no-eval"):
+        raise InputError(f"{name!r} is not a strategy of the annotation graph.")
+    return initial_state(
+        input,
+        deps,
+        evaluation=name == "loop",
+        attempts=deps.max_validation_attempts,
+        iterations=deps.max_total_iterations,
+    )
+
+
 def one_shot(input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None) -> HedDecision:
     """Annotate once and validate: no feedback loop, no evaluation."""
-    state = initial_state(input, deps, evaluation=False, attempts=1, iterations=1)
+    state = strategy_state("one-shot", input, deps)
     return run_graph(state, deps, strategy="one-shot", on_step=on_step)
 
 
 def loop(input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None) -> HedDecision:
     """The full state machine: validation loop, faithfulness loop, optional assessment."""
-    state = initial_state(
-        input,
-        deps,
-        evaluation=True,
-        attempts=deps.max_validation_attempts,
-        iterations=deps.max_total_iterations,
-    )
-    return run_graph(state, deps, strategy="loop", on_step=on_step)
+    return run_graph(strategy_state("loop", input, deps), deps, strategy="loop", on_step=on_step)
 
 
 def loop_no_eval(
     input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None
 ) -> HedDecision:
     """The validation loop only: the first valid annotation is the answer."""
-    state = initial_state(
-        input,
-        deps,
-        evaluation=False,
-        attempts=deps.max_validation_attempts,
-        iterations=deps.max_total_iterations,
-    )
+    state = strategy_state("loop-no-eval", input, deps)
     return run_graph(state, deps, strategy="loop-no-eval", on_step=on_step)
 
 
-STRATEGIES: dict[str, Any] = {"one-shot": one_shot, "loop": loop, "loop-no-eval": loop_no_eval}
+def rules(input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None) -> HedDecision:
+    """No model: the vocabulary look-up baseline (``baseline.py``), validated; tags the
+    validator rejects are dropped and the rest validated again."""
+    started = time.perf_counter()
+    state = initial_state(input, deps, evaluation=False, attempts=1, iterations=0)
+    schema = state["schema_version"]
+    vocab = load_vocabulary(schema)
+    annotation = lookup_annotation(state["input_description"], vocab)
+    result = validate_many([annotation], schema, validator=deps.validator)[0]
+    first_valid = result.valid
+    if not result.valid:
+        rejected = {i.tag.strip().lower() for i in result.errors if i.tag}
+        kept = [t for t in split_top_level(annotation) if t.lower() not in rejected]
+        annotation = ", ".join(kept)
+        result = validate_many([annotation], schema, validator=deps.validator)[0]
+    checked: HedAnnotationState = {
+        "current_annotation": annotation,
+        "validation_status": "valid" if result.valid else "max_attempts_reached",
+        "is_valid": result.valid,
+        "validation_errors": [f"{i.code}: {i.message}" for i in result.errors],
+        "validation_warnings": [f"{i.code}: {i.message}" for i in result.warnings],
+        "validator": result.validator,
+        "validator_note": result.fallback_reason,
+        "validation_attempts": 1,
+        "first_try_valid": first_valid,
+        "history": [
+            {
+                "step": "validate",
+                "iteration": 0,
+                "annotation": annotation,
+                "valid": result.valid,
+                "codes": result.codes,
+            }
+        ],
+    }
+    state.update(checked)
+    if on_step is not None:
+        on_step("validate", state)
+    usage = Usage(wall_seconds=round(time.perf_counter() - started, 3))
+    decision = to_decision(state, deps, strategy="rules", usage=usage)
+    assert decision.run is not None
+    decision.run.ended_by, decision.run.model = EndReason.RULES, None
+    decision.run.detail = "" if result.valid else "the look-up's annotation is not valid HED"
+    return decision
+
+
+STRATEGIES: dict[str, Any] = {
+    "one-shot": one_shot,
+    "loop": loop,
+    "loop-no-eval": loop_no_eval,
+    "rules": rules,
+}
+GRAPH_STRATEGIES = ("loop", "loop-no-eval", "one-shot")
+NODES = frozenset({"annotate", "validate", "evaluate", "assess", "summarize_feedback"})
+ROLE_OF_NODE = {
+    "annotate": ROLES["annotate"],
+    "evaluate": ROLES["evaluate"],
+    "assess": ROLES["assess"],
+    "summarize_feedback": ROLES["summarize"],
+}

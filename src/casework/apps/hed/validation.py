@@ -35,11 +35,12 @@ __all__ = [
     "ValidationResult",
     "ValidatorKind",
     "bench_validators",
-    "js_available",
+    "js_unavailable_reason",
     "load_schema",
     "schema_versions",
     "validate",
     "validate_many",
+    "validator_agreement",
 ]
 
 DEFAULT_SCHEMA = "8.3.0"
@@ -162,8 +163,8 @@ class JsValidatorError(RuntimeError):
     """The Node process is missing, crashed, hung or answered nonsense."""
 
 
-def js_available(js_dir: Path = JS_DIR, node: str = "node") -> str:
-    """'' when the JS validator can run, else why not (one sentence)."""
+def js_unavailable_reason(js_dir: Path = JS_DIR, node: str = "node") -> str:
+    """Why the JS validator cannot run (one sentence), or '' when it can."""
     if shutil.which(node) is None:
         return f"Node.js ({node}) is not on PATH"
     if not (js_dir / "node_modules" / "hed-validator" / "package.json").is_file():
@@ -186,7 +187,7 @@ class JsValidator:
 
     def _start(self) -> subprocess.Popen[str]:
         if self._proc is None or self._proc.poll() is not None:
-            why = js_available(self.js_dir, self.node)
+            why = js_unavailable_reason(self.js_dir, self.node)
             if why:
                 raise JsValidatorError(why)
             try:
@@ -312,7 +313,7 @@ def validate_many(
     check_schema(schema)
     if validator == "python":
         return _python.validate_batch(strings, schema)
-    why = js_available() if js is None else ""
+    why = js_unavailable_reason() if js is None else ""
     if not why:
         try:
             return (js or _shared_js()).validate_batch(strings, schema)
@@ -334,24 +335,61 @@ def validate(
 
 
 def bench_validators(
-    strings: Sequence[str], schema: str = DEFAULT_SCHEMA, *, repeat: int = 3
-) -> dict[str, dict[str, float]]:
-    """Strings per second of each available validator on ``strings`` (schemas warmed first)."""
-    out: dict[str, dict[str, float]] = {}
-    for kind in ("js", "python"):
-        if kind == "js" and js_available():
+    strings: Sequence[str],
+    schema: str = DEFAULT_SCHEMA,
+    *,
+    repeat: int = 3,
+    js: JsValidator | None = None,
+) -> dict[str, Any]:
+    """Speed of each validator on ``strings`` (schemas warmed first) and how far they agree.
+
+    ``{"python": {...}, "js": {...} | None, "js_unavailable": reason, "agreement": {...}}``:
+    per validator strings per second, schema load seconds and strings validated; the
+    agreement (when both ran) is the share of strings on which validity, and the error codes,
+    are the same, with the strings where validity differs. ``js`` is the JS validator to
+    measure (the shared warm one by default)."""
+    check_schema(schema)
+    js = js or (None if js_unavailable_reason() else _shared_js())
+    why = "" if js is not None else js_unavailable_reason()
+    out: dict[str, Any] = {"js": None, "js_unavailable": why}
+    answers: dict[str, list[ValidationResult]] = {}
+    runs: list[tuple[str, Validator]] = [("python", _python)]
+    if js is not None:
+        runs.insert(0, ("js", js))
+    for kind, validator in runs:
+        try:
+            started = time.perf_counter()
+            validator.validate_batch(strings[:1], schema)  # builds and caches the schema
+            warm_up = time.perf_counter() - started
+            started = time.perf_counter()
+            for _ in range(repeat):
+                answers[kind] = validator.validate_batch(strings, schema)
+            seconds = time.perf_counter() - started
+        except JsValidatorError as exc:  # e.g. a schema hed-validator does not bundle
+            out["js_unavailable"] = str(exc)
             continue
-        validator: Validator = _shared_js() if kind == "js" else _python
-        started = time.perf_counter()
-        validator.validate_batch(strings[:1], schema)  # builds and caches the schema
-        warm_up = time.perf_counter() - started
-        started = time.perf_counter()
-        for _ in range(repeat):
-            validator.validate_batch(strings, schema)
-        seconds = time.perf_counter() - started
         out[kind] = {
             "strings_per_second": round(len(strings) * repeat / seconds, 1),
             "schema_load_seconds": round(warm_up, 2),
-            "strings": float(len(strings) * repeat),
+            "strings": len(strings) * repeat,
         }
+    out["agreement"] = (
+        validator_agreement(answers["js"], answers["python"]) if "js" in answers else None
+    )
     return out
+
+
+def validator_agreement(
+    js: Sequence[ValidationResult], python: Sequence[ValidationResult]
+) -> dict[str, Any]:
+    """How far two validators' results on the same strings agree: validity, error codes."""
+    pairs = list(zip(js, python, strict=True))
+    differ = [a.hed for a, b in pairs if a.valid != b.valid]
+    same_codes = sum(1 for a, b in pairs if a.codes == b.codes)
+    n = len(pairs) or 1
+    return {
+        "strings": len(pairs),
+        "validity": round(1 - len(differ) / n, 4),
+        "codes": round(same_codes / n, 4),
+        "validity_differs": differ,
+    }

@@ -1,0 +1,112 @@
+"""The no-model baseline: a vocabulary look-up of the description's words, validated.
+
+Every word (and every pair of neighbouring words joined by a hyphen, as the schema joins
+them: "mouse button" -> ``Mouse-button``) that names a schema tag becomes that tag; an event
+type and a presentation tag come from cue words. The tags stay flat (no grouping: the
+baseline cannot tell which words describe the same thing), and tags the validator rejects are
+dropped. It is the floor the agent loop must beat on the evaluation's tag F1, and it needs
+neither a model nor the network.
+"""
+
+from __future__ import annotations
+
+import re
+
+from casework.apps.hed.vocabulary import Vocabulary
+
+__all__ = ["CUE_WORDS", "candidate_tags", "lookup_annotation"]
+
+_WORD = re.compile(r"[a-z][a-z0-9-]*")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Cue words for the parts of an annotation that are rarely spelled out as tag names.
+CUE_WORDS: dict[str, frozenset[str]] = {
+    "visual": _words(
+        "screen display displayed appears appear shown shows flash flashes image picture "
+        "video monitor visible light"
+    ),
+    "auditory": _words("tone beep sound sounds hear heard audio voice noise speaker headphones"),
+    "action": _words(
+        "press presses pressed click clicks clicked respond responds response button key "
+        "moves move reaches grasps says speaks looks"
+    ),
+    "control": _words(
+        "begins begin starts start ends end stops stop pause paused resumes block recording "
+        "experiment session"
+    ),
+}
+
+_AGENTS = _words("participant subject experimenter person he she they")
+
+# Words that name a schema tag but carry no meaning of their own in a description.
+_SKIP = _words("a an the on in of to is are and or it at by with as")
+
+
+def _variants(word: str) -> list[str]:
+    """The word and its plain singular / stem forms (``circles`` -> ``circle``)."""
+    forms = [word]
+    if word.endswith("es") and len(word) > 4:
+        forms.append(word[:-2])
+    if word.endswith("s") and len(word) > 3:
+        forms.append(word[:-1])
+    if word.endswith("ed") and len(word) > 4:
+        forms += [word[:-2], word[:-1]]
+    return forms
+
+
+def _tag(forms: list[str], vocab: Vocabulary) -> str | None:
+    for form in forms:
+        info = vocab.tags.get(form)
+        if info is not None and not info.takes_value and not info.requires_child:
+            return info.short
+    return None
+
+
+def candidate_tags(description: str, vocab: Vocabulary) -> list[str]:
+    """Schema tags named by the description's word pairs and words, in order, once each.
+    A word inside a matched pair ("mouse" in ``Mouse-button``) is not matched again; tags
+    that take a value are left out (the baseline cannot read values)."""
+    words = _WORD.findall(description.lower())
+    found: list[str] = []
+    used: set[int] = set()
+    for i in range(len(words) - 1):
+        tag = _tag([f"{f}-{words[i + 1]}" for f in _variants(words[i])], vocab)
+        if tag is not None:
+            used |= {i, i + 1}
+            if tag not in found:
+                found.append(tag)
+    for i, word in enumerate(words):
+        if i in used or word in _SKIP:
+            continue
+        tag = _tag(_variants(word), vocab)
+        if tag is not None and tag not in found:
+            found.append(tag)
+    return found
+
+
+def lookup_annotation(description: str, vocab: Vocabulary) -> str:
+    """The baseline's HED string for a description (not yet validated)."""
+    words = set(_WORD.findall(description.lower()))
+    sensory = words & (CUE_WORDS["visual"] | CUE_WORDS["auditory"])
+    if words & CUE_WORDS["action"] and not sensory:
+        event = "Agent-action"
+    elif words & CUE_WORDS["control"] and not sensory:
+        event = "Experiment-control"
+    elif sensory or not words & _AGENTS:
+        event = "Sensory-event"
+    else:  # someone does something the cue words do not know
+        event = "Agent-action"
+    tags = [event]
+    if event == "Agent-action" and "participant" in words:
+        tags += ["Participant-response", "Experiment-participant"]
+    if event == "Sensory-event":
+        if words & CUE_WORDS["auditory"]:
+            tags.append("Auditory-presentation")
+        if words & CUE_WORDS["visual"] or len(tags) == 1:
+            tags.append("Visual-presentation")
+    tags += [t for t in candidate_tags(description, vocab) if t not in tags]
+    return ", ".join(tags)
