@@ -325,7 +325,8 @@ def _cases(suite: EvalSuite, config: RunConfig) -> tuple[list[EvalCase], str, st
         case_list = list(config.cases)[:limit] if limit else list(config.cases)
         return case_list, "(in memory)", digest
     path = resolve_dataset(suite, config.dataset)
-    return load_dataset(path, limit=limit), str(path), dataset_digest(path)
+    cases = load_dataset(path, limit=limit, read_case=suite.read_case)
+    return cases, str(path), dataset_digest(path)
 
 
 async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields: Any) -> EvalRun:
@@ -463,6 +464,7 @@ async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields
             labels=suite.labels,
             targets=suite.targets,
             judge_threshold=config.judge_threshold,
+            run_metrics=suite.run_metrics,
         )
         run = EvalRun(
             run_id=run_id,
