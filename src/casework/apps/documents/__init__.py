@@ -30,6 +30,18 @@ def _router(settings: Any) -> Any:
     return router(settings)
 
 
+def _strategies() -> Any:
+    from casework.apps.documents.strategies import STRATEGIES
+
+    return STRATEGIES
+
+
+def _eval_suite() -> Any:
+    from casework.apps.documents.evalsuite import eval_suite
+
+    return eval_suite()
+
+
 def _demo() -> None:
     from casework.apps.documents.demo import run_demo
 
@@ -43,4 +55,6 @@ APP = AppSpec(
     cli=_cli,
     router=_router,
     demo=_demo,
+    eval_suite=_eval_suite,
+    strategies=_strategies,
 )
