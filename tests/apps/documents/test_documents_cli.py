@@ -222,3 +222,42 @@ def test_correct_in_words_with_a_scripted_model(
     assert isinstance(res.exception, InputError) and "Say what to correct" in str(res.exception)
     res = runner.invoke(app, ["correct", "99", "the total is 1", "--user", "ana"])
     assert isinstance(res.exception, NotFoundError)
+
+
+def test_stack_build_of_many_documents_goes_row_by_row(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from casework.apps.documents import cli as documents_cli
+    from casework.apps.documents.deps import build_deps
+    from casework.llm import ScriptedChatModel, call
+
+    create_user(open_access(), "ana")
+    files = [str(DATA / f"invoice-0{i}.pdf") for i in range(1, 7)]
+    _ok(["add", *files, "--user", "ana"])
+    _ok(["stack", "create", "Invoices", "--user", "ana"])
+    _ok(["stack", "add", "1", *map(str, range(1, 7)), "--user", "ana"])
+    columns = [{"name": "invoice_number", "type": "text"}]
+    steps = [call("define_columns", columns=columns)] + [
+        call(
+            "extract_row",
+            doc_id=d,
+            values={"invoice_number": f"INV-{d}"},
+            confidences={"invoice_number": 0.9},
+        )
+        for d in range(1, 7)
+    ]
+    model = ScriptedChatModel(steps=steps)
+    monkeypatch.setattr(documents_cli, "_deps", lambda: build_deps(models=lambda role: model))
+    res = runner.invoke(app, ["stack", "build", "1", "--user", "ana", "--concurrency", "1"])
+    assert res.exit_code == 0, (res.output, res.exception)
+    rows = [line.split(" row ", 1)[1] for line in res.stderr.splitlines() if " row " in line]
+    assert rows == [f"{d}/6: document {d} written" for d in range(1, 7)]
+    shown = json.loads(_ok(["stack", "show", "1", "--user", "ana", "--json"]))
+    assert shown["table"]["status"] == "completed"
+    assert [r["cells"] for r in shown["table"]["rows"]] == [
+        {"invoice_number": f"INV-{d}"} for d in range(1, 7)
+    ]
+    bad = runner.invoke(app, ["stack", "build", "1", "--user", "ana", "--address", "h:1"])
+    assert isinstance(bad.exception, InputError) and "--address is only for --executor ray" in str(
+        bad.exception
+    )

@@ -303,13 +303,27 @@ def stack_add(stack: int, documents: list[int], user: str = USER) -> None:
 
 
 @stack_app.command("build")
-def stack_build(stack: int, user: str = USER, model: str | None = MODEL) -> None:
-    """Build (or resume) the stack's table with the stacks agent."""
+def stack_build(
+    stack: int,
+    user: str = USER,
+    model: str | None = MODEL,
+    concurrency: ConcurrencyOption = 1,
+    executor: str = EXECUTOR,
+    address: str | None = ADDRESS,
+) -> None:
+    """Build (or resume) the stack's table with the stacks agent. A stack with more than a few
+    documents left is batched: columns first, then one run per row through run_batch
+    (--concurrency rows at once, locally or on a Ray cluster)."""
     from casework.apps.documents.stacks import start_stack_build
+    from casework.runtime.batch import BatchConfig, check_batch_config
 
+    batch = BatchConfig(executor=executor, address=address, concurrency=concurrency)
+    check_batch_config(batch)
     deps = _deps()
     caller = _caller(deps, user)
-    handle = start_stack_build(deps, caller, stack, model=_model(deps, model))
+    if model is not None:
+        _model(deps, model)  # a bad spec is one sentence now, not a failed run later
+    handle = start_stack_build(deps, caller, stack, model_spec=model, batch=batch)
     err.print(f"run {handle.run_id}, stack {stack}", highlight=False)
     last = _follow(deps, caller.user_id, handle.run_id)
     if last.get("error"):
