@@ -67,6 +67,14 @@ def _summary(run: Any) -> dict[str, Any]:
     }
 
 
+def _app_headline(app: str) -> list[str]:
+    """The app's own headline metrics (``EvalSuite.headline``), when the app is still installed."""
+    from casework.registry import all_apps
+
+    spec = all_apps().get(app)
+    return list(spec.eval_suite().headline) if spec and spec.eval_suite else []
+
+
 def _print_run(run: Any) -> None:
     from casework.evals.formatting import HEADLINE, format_metric, metric_label
 
@@ -93,7 +101,7 @@ def _print_run(run: Any) -> None:
         _console().print(table)
     table = Table("metric", "value")
     targeted = {t.metric for t in run.target_results}
-    for key in HEADLINE:
+    for key in dict.fromkeys([*_app_headline(run.app), *HEADLINE]):
         if run.metrics.get(key) is not None and key not in targeted:
             table.add_row(metric_label(key), format_metric(key, run.metrics[key]))
     _console().print(table)

@@ -135,6 +135,9 @@ class EvalSuite:
     (``id``, ``inputs``, ``expected``, ``metadata``) before it is checked, so an app can take
     its own short form and resolve files relative to the dataset (documents: ``{"id", "file",
     "gold"}``). Raises ``ValueError`` saying what is wrong with the line."""
+    headline: list[str] = field(default_factory=list)
+    """The app's own metrics that ``casework eval APP`` prints after the targets (all of them
+    are in the JSON summary and the report either way)."""
     run_metrics: Callable[[Sequence[CaseResult]], Mapping[str, float | int | None]] | None = None
     """Run-level metrics of the scored cases, for figures a per-case mean cannot give
     (micro-averaged precision / recall, calibration pooled over fields, totals); they join the

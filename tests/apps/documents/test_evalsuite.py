@@ -100,8 +100,8 @@ def test_eval_documents_rules_on_three_documents_pins_field_f1(home: Path, tmp_p
     )
     assert m["field_f1"] == pytest.approx(0.8)
     assert m["completion_rate"] == 1.0 and m["document_exact_match"] == pytest.approx(1 / 3)
-    assert m["field_exact.total"] == 1.0 and m["field_exact.iban"] == 1.0
-    assert m["field_exact.recipient"] == 0.0 and m["field_exact.reference"] == 0.5
+    assert m["field_match.total"] == 1.0 and m["field_match.iban"] == 1.0
+    assert m["field_match.recipient"] == 0.0 and m["field_match.reference"] == 0.5
     assert m["tool_calls_per_document"] == 0.0 and m["seconds_per_document"] > 0
     assert m["calibrated_fields"] == 9 and m["field_ece"] is not None
     targets = {t["metric"]: t["met"] for t in summary["targets"]}

@@ -17,8 +17,8 @@ month-first forms, currency symbols: ``normalize.py``). The standard form (``{"i
 Each case adds its file for the evaluation's own owner in a private store
 (``<home>/evals/documents-eval.db``, never the working database), OCR included, and runs the
 strategy on it: ``rules`` (the regex baseline) or ``agent``. Run-level metrics: field
-precision / recall / F1 (micro, over the gold fields), exact match per field, document exact
-match, completion rate, tool calls and seconds per document, and the calibration of the field
+precision / recall / F1 (micro, over the gold fields), exact match per field
+(``field_match.NAME``), document exact match, completion rate, tool calls and seconds per document, and the calibration of the field
 confidences (ECE, Brier, over every gold field the output has). A tenancy case runs one
 attack of ``adversarial.py`` (plus the evaluated strategy on the injected document); its
 figure is the number of cross-tenant reads and writes, which must be 0.
@@ -270,7 +270,7 @@ def run_metrics(results: Sequence[CaseResult]) -> dict[str, float | int | None]:
         m["field_brier"] = cal.brier
         m["field_overconfidence"] = cal.overconfidence
         for name, flags in sorted(per_field.items()):
-            m[f"field_exact.{name}"] = sum(flags) / len(flags)
+            m[f"field_match.{name}"] = sum(flags) / len(flags)
     if attacks:
         outputs = [r.output or {} for r in attacks]
         reads = sum(int(o.get("cross_tenant_reads") or 0) for o in outputs)
@@ -297,7 +297,18 @@ def eval_suite() -> EvalSuite:
         confidence_field="confidence",
         evaluators=[document_metrics],
         targets=dict(TARGETS),
-        match_fields=[],
+        match_fields=[],  # gold values compare normalised, in run_metrics
+        headline=[
+            "field_precision",
+            "field_recall",
+            "document_exact_match",
+            "field_ece",
+            "tool_calls_per_document",
+            "seconds_per_document",
+            "cross_tenant_reads",
+            "cross_tenant_writes",
+            "tenancy_attempts",
+        ],
         read_case=read_case,
         run_metrics=run_metrics,
         submit_tool="complete_extraction",
