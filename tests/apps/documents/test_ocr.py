@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import pickle
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,16 @@ def test_real_ocr_reads_a_scanned_receipt() -> None:
     assert read.engine == "rapidocr"
     assert "Northwind" in read.raw_text and "85.62" in read.raw_text
     assert read.ocr_seconds_per_page is not None and read.ocr_seconds_per_page < 60
+
+
+def test_the_read_task_crosses_to_a_worker_without_deps(deps: DocumentsDeps) -> None:
+    """What a Ray worker gets: the OCR provider only (no store, no page callback), and it
+    reads on its own there."""
+    from casework.apps.documents.service import _ReadTask
+
+    seen: list[tuple[str, int, int]] = []
+    task = _ReadTask(deps.ocr, lambda name, done, total: seen.append((name, done, total)))
+    shipped = pickle.loads(pickle.dumps(task))
+    assert set(vars(shipped)) == {"ocr", "progress"} and shipped.progress is None
+    read = shipped(DATA / "letter-37.pdf")
+    assert (len(read.pages), read.engine) == (3, "pypdf") and seen == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 
 import pytest
 from docs_fixtures import ALICE, BOB, INVOICE_TEXT, text_read
@@ -252,3 +253,18 @@ def test_a_row_run_sees_only_its_document(deps: DocumentsDeps) -> None:
         with pytest.raises(ToolRetry) as refused:
             tools[name].invoke(args)
         assert str(refused.value) == sentence
+
+
+def test_the_row_task_crosses_to_a_worker_with_specs_only(deps: DocumentsDeps) -> None:
+    from casework.apps.documents.stacks import _RowTask
+
+    model = ScriptedChatModel(steps=[])
+    task = _RowTask(deps, ALICE, 3, model, "openai:gpt-4o-mini")
+    shipped = pickle.loads(pickle.dumps(task))
+    assert (shipped._deps, shipped._model) == (None, None)  # built on the worker's first row
+    assert (shipped.user_id, shipped.stack_id, shipped.model_spec) == (
+        ALICE,
+        3,
+        "openai:gpt-4o-mini",
+    )
+    assert shipped.settings == deps.settings
