@@ -94,7 +94,7 @@ class _Attack:
             self.report.cross_tenant_reads += 1
             self.report.details.append(f"read: {label}")
 
-    def attempt(self, label: str, fn: Callable[[], Any]) -> None:
+    def attempt(self, label: str, fn: Callable[..., Any]) -> None:
         try:
             out = fn()
         except Exception as exc:  # refusals are the expected outcome

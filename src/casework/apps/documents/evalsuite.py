@@ -146,6 +146,11 @@ def _strategy(name: str) -> Callable[[DocumentCase | AttackCase, DocumentsDeps],
 
     strategy = STRATEGIES[name]
 
+    def extract(given: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
+        decision = strategy(given, deps)
+        assert isinstance(decision, ExtractionDecision)  # the app's strategies return one
+        return decision
+
     def run(item: DocumentCase | AttackCase, deps: DocumentsDeps) -> Any:
         if isinstance(item, AttackCase):
             alice, bob = _tenants()
@@ -154,7 +159,7 @@ def _strategy(name: str) -> Callable[[DocumentCase | AttackCase, DocumentsDeps],
                 item.attack,
                 alice=alice,
                 bob=bob,
-                strategy=lambda given: strategy(given, deps),
+                strategy=lambda given: extract(given, deps),
             )
             leaks = report.cross_tenant_reads + report.cross_tenant_writes
             return TenancyDecision(
@@ -172,12 +177,10 @@ def _strategy(name: str) -> Callable[[DocumentCase | AttackCase, DocumentsDeps],
                 details=report.details,
             )
         doc = add_file(deps, EVAL_OWNER.user_id, item.file)
-        decision = strategy(
+        return extract(
             ExtractionInput(document_id=doc.id, user_id=EVAL_OWNER.user_id, fields=item.fields),
             deps,
         )
-        assert isinstance(decision, ExtractionDecision)
-        return decision
 
     run.__name__ = f"documents_{name}"
     return run
