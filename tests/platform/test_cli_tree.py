@@ -238,7 +238,7 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
         ["sql", "ask", "How many students are there?", "--strategy", "rules", "--json"]
     ),
     "documents add": Invocation(
-        ["documents", "add", "{doc_file}", "--user", "json-user", "--json"]
+        ["documents", "add", "{doc_file}", "--user", "json-user", "--json"], progress=True
     ),
     "documents list": Invocation(["documents", "list", "--user", "json-user", "--json"]),
     "documents show": Invocation(["documents", "show", "{doc}", "--user", "json-user", "--json"]),
