@@ -15,6 +15,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from casework.access.cli import user_add
@@ -114,7 +115,7 @@ def add(
         added = add_files(deps, caller.user_id, list(files), batch=batch, progress=page_done)
     failed = [a for a in added if a.error is not None]
     for a in failed:
-        err.print(f"[red]error:[/] {a.error}", highlight=False)
+        err.print(f"[red]error:[/] {escape(a.error or '')}", highlight=False)
     docs = [a.document for a in added if a.document is not None]
     if as_json:
         _json(
