@@ -217,6 +217,9 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
     "vanpool approvals": Invocation(["vanpool", "approvals", "--json"]),
     "vanpool reply": Invocation(["vanpool", "reply", "{vanpool_case}", "Noted, thanks.", "--json"]),
     "vanpool tick": Invocation(["vanpool", "tick", "--now", "2026-12-01T09:00", "--json"]),
+    "eval documents": Invocation(
+        ["eval", "documents", "--strategy", "rules", "--limit", "3", "--json"], progress=True
+    ),
     "eval sql": Invocation(
         ["eval", "sql", "--strategy", "rules", "--limit", "3", "--json"], progress=True
     ),
@@ -238,7 +241,7 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
         ["sql", "ask", "How many students are there?", "--strategy", "rules", "--json"]
     ),
     "documents add": Invocation(
-        ["documents", "add", "{doc_file}", "--user", "json-user", "--json"]
+        ["documents", "add", "{doc_file}", "--user", "json-user", "--json"], progress=True
     ),
     "documents list": Invocation(["documents", "list", "--user", "json-user", "--json"]),
     "documents show": Invocation(["documents", "show", "{doc}", "--user", "json-user", "--json"]),
@@ -256,9 +259,6 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
             "--json",
         ],
         slow=True,
-    ),
-    "documents eval": Invocation(
-        ["documents", "eval", "--strategy", "rules", "--limit", "2", "--json"]
     ),
     "documents stack show": Invocation(
         ["documents", "stack", "show", "{stack}", "--user", "json-user", "--json"]

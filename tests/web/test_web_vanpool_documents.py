@@ -7,6 +7,8 @@ import re
 from vanpool_helpers import Sink
 from web_helpers import DOC_TEXT, DRAFT, XSS, Cases, Site, csrf_of
 
+from casework.clikit import caller_named
+
 ESCAPED = "&lt;script&gt;alert(&#34;owned&#34;)&lt;/script&gt;"
 
 
@@ -106,7 +108,7 @@ def test_failed_extraction_shows_its_text_escaped_and_retries_once(
     done = _decide(ana, "documents", item, "approve")
     assert re.search(r"Done: retried as extraction \d+ by ana\.", done.text)
     assert DOC_TEXT.splitlines()[1] in page
-    bob = cases.documents.repo.caller_named("bob").user_id
+    bob = caller_named("bob", site.settings).user_id
     [doc] = cases.documents.repo.list_documents(bob)
     statuses = [x.status for x in cases.documents.repo.extractions_of(bob, doc.id)]
     assert statuses == ["failed", "completed"]

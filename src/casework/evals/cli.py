@@ -67,6 +67,14 @@ def _summary(run: Any) -> dict[str, Any]:
     }
 
 
+def _app_headline(app: str) -> list[str]:
+    """The app's own headline metrics (``EvalSuite.headline``), when the app is still installed."""
+    from casework.registry import all_apps
+
+    spec = all_apps().get(app)
+    return list(spec.eval_suite().headline) if spec and spec.eval_suite else []
+
+
 def _print_run(run: Any) -> None:
     from casework.evals.formatting import HEADLINE, format_metric, metric_label
 
@@ -93,7 +101,7 @@ def _print_run(run: Any) -> None:
         _console().print(table)
     table = Table("metric", "value")
     targeted = {t.metric for t in run.target_results}
-    for key in HEADLINE:
+    for key in dict.fromkeys([*_app_headline(run.app), *HEADLINE]):
         if run.metrics.get(key) is not None and key not in targeted:
             table.add_row(metric_label(key), format_metric(key, run.metrics[key]))
     _console().print(table)
@@ -470,21 +478,31 @@ def validate_cmd(
         ..., metavar="FILE_OR_APP", help="A JSONL dataset, or an app (its default dataset)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    app_name: str | None = typer.Option(
+        None, "--app", help="Read the file as this app's dataset (its own short form, if any)."
+    ),
 ) -> None:
     """Check a dataset file and count its cases by scenario, complexity, tag and verdict."""
     from casework.evals.datasets import dataset_summary, load_dataset
+    from casework.registry import all_apps
+
+    def suite_of(name: str) -> Any:
+        spec = all_apps().get(name)
+        return spec.eval_suite() if spec is not None and spec.eval_suite is not None else None
 
     path = Path(source)
+    suite = suite_of(app_name) if app_name else None
+    if app_name and suite is None:
+        raise InputError(f"{app_name!r} is not an app with an evaluation suite.")
     if not path.exists():
-        from casework.registry import all_apps
-
-        spec = all_apps().get(source)
-        if spec is None or spec.eval_suite is None:
+        suite = suite_of(source)
+        if suite is None:
             raise InputError(
                 f"{source!r} is neither a dataset file nor an app with an evaluation suite."
             )
-        path = Path(spec.eval_suite().dataset)
-    summary = {"dataset": str(path), **dataset_summary(load_dataset(path))}
+        path = Path(suite.dataset)
+    read_case = suite.read_case if suite is not None else None
+    summary = {"dataset": str(path), **dataset_summary(load_dataset(path, read_case=read_case))}
     if as_json:
         _print_json(summary)
         return

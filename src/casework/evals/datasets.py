@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -86,8 +86,14 @@ def parse_case(record: Any, *, line: int) -> EvalCase:
     return EvalCase(id=str(case_id), inputs=inputs, expected=expected, metadata=metadata)
 
 
-def load_dataset(path: str | Path, *, limit: int | None = None) -> list[EvalCase]:
-    """All cases of a JSONL file, in file order (the first ``limit`` when given).
+def load_dataset(
+    path: str | Path,
+    *,
+    limit: int | None = None,
+    read_case: Callable[[dict[str, Any], Path], dict[str, Any]] | None = None,
+) -> list[EvalCase]:
+    """All cases of a JSONL file, in file order (the first ``limit`` when given); each line
+    goes through ``read_case`` first when given (``EvalSuite.read_case``: an app's own form).
 
     Raises ``InputError`` naming the file and line of the first malformed case.
     """
@@ -108,6 +114,8 @@ def load_dataset(path: str | Path, *, limit: int | None = None) -> list[EvalCase
                     f"{path.name} line {number} is not valid JSON ({exc.msg} at column {exc.colno})."
                 ) from None
             try:
+                if read_case is not None and isinstance(record, dict):
+                    record = read_case(record, path)
                 case = parse_case(record, line=number)
             except ValueError as exc:
                 raise InputError(f"{path.name} line {number}: {exc}.") from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from casework.evals.evaluators.calibration import calibration_report, normalize_confidence
@@ -179,9 +179,11 @@ def summarize(
     labels: Sequence[str] = (),
     targets: Mapping[str, float] | None = None,
     judge_threshold: float = 0.5,
+    run_metrics: Callable[[Sequence[CaseResult]], Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any], list[TargetResult]]:
     """(metrics, details, target results) of scored cases. Every rate's denominator is the
-    cases where it applies (with an expected verdict, with a reference path, ...)."""
+    cases where it applies (with an expected verdict, with a reference path, ...).
+    ``run_metrics`` (``EvalSuite.run_metrics``) adds the app's run-level figures."""
     m: dict[str, Any] = {"cases": len(cases)}
     d: dict[str, Any] = {}
     errors = [c for c in cases if c.error is not None]
@@ -312,6 +314,8 @@ def summarize(
         m["judge_kappa"] = agreement["kappa"]
         d["judge"] = {"threshold": judge_threshold, **agreement}
 
+    if run_metrics is not None:
+        m.update(run_metrics(cases))
     d["groups"] = _group_accuracy(cases)
     return m, d, check_targets(m, targets or {})
 

@@ -339,8 +339,11 @@ def _cases(suite: EvalSuite, config: RunConfig) -> tuple[list[EvalCase], str, st
         return (case_list[:limit] if limit else case_list), "(in memory)", digest
     path = resolve_dataset(suite, config.dataset)
     if config.sample is None:
-        return load_dataset(path, limit=limit), str(path), dataset_digest(path)
-    case_list = sample_cases(load_dataset(path), config.sample, config.seed)
+        cases = load_dataset(path, limit=limit, read_case=suite.read_case)
+        return cases, str(path), dataset_digest(path)
+    case_list = sample_cases(
+        load_dataset(path, read_case=suite.read_case), config.sample, config.seed
+    )
     return (case_list[:limit] if limit else case_list), str(path), dataset_digest(path)
 
 
@@ -483,6 +486,7 @@ async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields
             labels=suite.labels,
             targets=suite.targets,
             judge_threshold=config.judge_threshold,
+            run_metrics=suite.run_metrics,
         )
         run = EvalRun(
             run_id=run_id,

@@ -10,13 +10,14 @@ storage, reports).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 from pydantic import BaseModel
 
+from casework.evals.results import CaseResult
 from casework.runtime.decision import RunInfo
 from casework.runtime.strategy import ModelSource, Strategy
 from casework.runtime.usage import Usage
@@ -129,6 +130,18 @@ class EvalSuite:
     """What a confidence of 100% is in the output (100 for 0-100, 1 for 0-1)."""
     submit_tool: str = "submit_decision"
     """The terminal tool; left out of trajectory comparisons unless the reference names it."""
+    read_case: Callable[[dict[str, Any], Path], dict[str, Any]] | None = None
+    """``read_case(line, dataset_path)`` turns one decoded JSONL line into the standard record
+    (``id``, ``inputs``, ``expected``, ``metadata``) before it is checked, so an app can take
+    its own short form and resolve files relative to the dataset (documents: ``{"id", "file",
+    "gold"}``). Raises ``ValueError`` saying what is wrong with the line."""
+    headline: list[str] = field(default_factory=list)
+    """The app's own metrics that ``casework eval APP`` prints after the targets (all of them
+    are in the JSON summary and the report either way)."""
+    run_metrics: Callable[[Sequence[CaseResult]], Mapping[str, float | int | None]] | None = None
+    """Run-level metrics of the scored cases, for figures a per-case mean cannot give
+    (micro-averaged precision / recall, calibration pooled over fields, totals); they join the
+    headline metrics before the targets are checked."""
 
     def strategy_input(self, case: EvalCase) -> Any:
         model = self.input_model

@@ -51,7 +51,8 @@ def test_add_extract_show_and_stacks(home: Path) -> None:
             ]
         )
     )
-    assert [d["filename"] for d in added] == ["invoice-01.pdf", "invoice-02.pdf"]
+    assert [d["filename"] for d in added["documents"]] == ["invoice-01.pdf", "invoice-02.pdf"]
+    assert added["errors"] == []
     ext = json.loads(_ok(["extract", "1", "--user", "ana", "--strategy", "rules", "--json"]))
     assert (
         ext["status"] == "completed"
@@ -136,3 +137,127 @@ def test_root_cli_prints_one_sentence_and_exits_2(home: Path, tmp_path: Path) ->
     assert res.returncode == 2
     assert res.stderr.strip() == "error: empty.pdf is empty (0 bytes); add a PDF, PNG or JPEG file."
     assert res.stdout == ""
+
+
+def test_documents_user_add_is_the_platform_user(home: Path) -> None:
+    """`documents user add` is `casework user add`: a platform user, then usable as --user."""
+    from casework.access import get_user, list_users
+
+    res = runner.invoke(app, ["user", "add", "carla", "--role", "reviewer"])
+    assert res.exit_code == 0, res.output
+    assert "added user carla (id 1, role reviewer)" in res.stdout
+    user = get_user(open_access(), "carla")
+    assert (user.id, user.role) == (1, "reviewer")
+    assert [u.name for u in list_users(open_access())] == ["carla"]
+    again = runner.invoke(app, ["user", "add", "carla"])
+    assert again.exit_code != 0 and "carla" in str(again.exception)
+    assert json.loads(_ok(["list", "--user", "carla", "--json"])) == []
+
+
+def test_add_many_files_reports_each_bad_one_and_keeps_the_rest(home: Path, tmp_path: Path) -> None:
+    create_user(open_access(), "ana")
+    empty = tmp_path / "empty.pdf"
+    empty.write_bytes(b"")
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    res = runner.invoke(
+        app,
+        [
+            "add",
+            str(DATA / "invoice-01.pdf"),
+            str(empty),
+            str(text),
+            str(DATA / "form-22.pdf"),
+            "--user",
+            "ana",
+            "--concurrency",
+            "2",
+            "--json",
+        ],
+    )
+    assert res.exit_code == 2
+    out = json.loads(res.stdout)
+    assert [d["filename"] for d in out["documents"]] == ["invoice-01.pdf", "form-22.pdf"]
+    assert [e["error"] for e in out["errors"]] == [
+        "empty.pdf is empty (0 bytes); add a PDF, PNG or JPEG file.",
+        "notes.txt is not a PDF, PNG or JPEG file; those are the types documents reads.",
+    ]
+    lines = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+    assert lines == [f"error: {e['error']}" for e in out["errors"]]
+    listed = json.loads(_ok(["list", "--user", "ana", "--json"]))
+    assert sorted(d["filename"] for d in listed) == ["form-22.pdf", "invoice-01.pdf"]
+    bad = runner.invoke(app, ["add", str(empty), "--user", "ana", "--executor", "dask"])
+    assert isinstance(bad.exception, InputError) and "Unknown executor 'dask'" in str(bad.exception)
+
+
+def test_correct_in_words_with_a_scripted_model(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from casework.apps.documents import cli as documents_cli
+    from casework.apps.documents.deps import build_deps
+    from casework.llm import ScriptedChatModel, call
+
+    create_user(open_access(), "ana")
+    _ok(["add", str(DATA / "invoice-01.pdf"), "--user", "ana"])
+    ext = json.loads(_ok(["extract", "1", "--user", "ana", "--strategy", "rules", "--json"]))
+    assert ext["fields"]["total"] == 640.97
+    model = ScriptedChatModel(
+        steps=[
+            call("get_current_extraction"),
+            call("update_field", path="total", value=645.1, confidence=1.0),
+            call("complete_extraction"),
+        ]
+    )
+    monkeypatch.setattr(documents_cli, "_deps", lambda: build_deps(models=lambda role: model))
+    res = runner.invoke(
+        app, ["correct", str(ext["id"]), "the total is 645.10", "--user", "ana", "--json"]
+    )
+    assert res.exit_code == 0, (res.output, res.exception)
+    fixed = json.loads(res.stdout)
+    assert fixed["status"] == "completed" and fixed["fields"]["total"] == 645.1
+    assert fixed["confidence_scores"]["total"] == 1.0
+    assert fixed["fields"]["invoice_number"] == ext["fields"]["invoice_number"]  # untouched
+    assert '"tool": "update_field"' not in res.stdout  # events went to stderr, not the JSON
+    res = runner.invoke(app, ["correct", str(ext["id"]), "  ", "--user", "ana"])
+    assert isinstance(res.exception, InputError) and "Say what to correct" in str(res.exception)
+    res = runner.invoke(app, ["correct", "99", "the total is 1", "--user", "ana"])
+    assert isinstance(res.exception, NotFoundError)
+
+
+def test_stack_build_of_many_documents_goes_row_by_row(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from casework.apps.documents import cli as documents_cli
+    from casework.apps.documents.deps import build_deps
+    from casework.llm import ScriptedChatModel, call
+
+    create_user(open_access(), "ana")
+    files = [str(DATA / f"invoice-0{i}.pdf") for i in range(1, 7)]
+    _ok(["add", *files, "--user", "ana"])
+    _ok(["stack", "create", "Invoices", "--user", "ana"])
+    _ok(["stack", "add", "1", *map(str, range(1, 7)), "--user", "ana"])
+    columns = [{"name": "invoice_number", "type": "text"}]
+    steps = [call("define_columns", columns=columns)] + [
+        call(
+            "extract_row",
+            doc_id=d,
+            values={"invoice_number": f"INV-{d}"},
+            confidences={"invoice_number": 0.9},
+        )
+        for d in range(1, 7)
+    ]
+    model = ScriptedChatModel(steps=steps)
+    monkeypatch.setattr(documents_cli, "_deps", lambda: build_deps(models=lambda role: model))
+    res = runner.invoke(app, ["stack", "build", "1", "--user", "ana", "--concurrency", "1"])
+    assert res.exit_code == 0, (res.output, res.exception)
+    rows = [line.split(" row ", 1)[1] for line in res.stderr.splitlines() if " row " in line]
+    assert rows == [f"{d}/6: document {d} written" for d in range(1, 7)]
+    shown = json.loads(_ok(["stack", "show", "1", "--user", "ana", "--json"]))
+    assert shown["table"]["status"] == "completed"
+    assert [r["cells"] for r in shown["table"]["rows"]] == [
+        {"invoice_number": f"INV-{d}"} for d in range(1, 7)
+    ]
+    bad = runner.invoke(app, ["stack", "build", "1", "--user", "ana", "--address", "h:1"])
+    assert isinstance(bad.exception, InputError) and "--address is only for --executor ray" in str(
+        bad.exception
+    )

@@ -6,7 +6,6 @@ import pytest
 
 from casework.apps.documents.normalize import (
     as_amount,
-    calibration,
     date_candidates,
     field_scores,
     values_match,
@@ -83,10 +82,3 @@ def test_field_scores_counts_wrong_values_twice_and_ignores_extras() -> None:
     }
     assert scores["precision"] == pytest.approx(2 / 3) and scores["recall"] == pytest.approx(0.5)
     assert scores["f1"] == pytest.approx(2 * (2 / 3) * 0.5 / (2 / 3 + 0.5))
-
-
-def test_calibration() -> None:
-    result = calibration([(0.9, True), (0.9, False), (0.1, False), (0.1, False)], bins=5)
-    assert result["ece"] == pytest.approx(0.5 * 0.4 + 0.5 * 0.1)
-    assert [(b["n"], b["accuracy"]) for b in result["bins"]] == [(2, 0.0), (2, 0.5)]
-    assert calibration([]) == {"ece": None, "bins": []}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import pickle
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from casework.apps.documents import ocr
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.service import add_files
 from casework.errors import InputError
+from casework.runtime.batch import BatchConfig
 
 DATA = Path(ocr.__file__).parent / "data" / "eval" / "files"
 
@@ -101,14 +103,43 @@ def test_a_200_page_pdf_is_bounded_and_reports_progress() -> None:
         ocr.read_document(_blank_pdf(501), "huge.pdf", provider=FakeOcr())
 
 
-def test_one_bad_file_stores_none(deps: DocumentsDeps, tmp_path: Path) -> None:
+def test_a_bad_file_is_one_sentence_and_the_others_are_still_added(
+    deps: DocumentsDeps, tmp_path: Path
+) -> None:
     bad = tmp_path / "empty.pdf"
     bad.write_bytes(b"")
-    with pytest.raises(InputError, match=r"empty\.pdf is empty"):
-        add_files(deps, ALICE, [DATA / "invoice-01.pdf", bad])
-    assert deps.repo.list_documents(ALICE) == []
-    docs = add_files(deps, ALICE, [DATA / "invoice-01.pdf"])
-    assert [d.filename for d in docs] == ["invoice-01.pdf"] and docs[0].engine == "pypdf"
+    files = [DATA / "invoice-01.pdf", bad, tmp_path / "missing.png", DATA / "form-22.pdf"]
+    added = add_files(deps, ALICE, files, batch=BatchConfig(concurrency=2))
+    assert [(a.path.name, a.error, a.exit_code) for a in added] == [
+        ("invoice-01.pdf", None, 0),
+        ("empty.pdf", "empty.pdf is empty (0 bytes); add a PDF, PNG or JPEG file.", 2),
+        ("missing.png", f"No file {str(tmp_path / 'missing.png')!r}; check the path.", 2),
+        ("form-22.pdf", None, 0),
+    ]
+    # the bad files stored nothing; the good ones are whole (document and its text)
+    stored = deps.repo.list_documents(ALICE)
+    assert sorted(d.filename for d in stored) == ["form-22.pdf", "invoice-01.pdf"]
+    text = deps.repo.document_text(ALICE, added[0].document.id)
+    assert text is not None and "INV-3620" in text[0]
+
+
+def test_a_bug_in_one_file_does_not_stop_the_batch(
+    deps: DocumentsDeps, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = ocr.read_document
+
+    def broken(data: bytes, name: str, **kwargs):
+        if name == "form-22.pdf":
+            raise ValueError("boom")
+        return real(data, name, **kwargs)
+
+    monkeypatch.setattr(ocr, "read_document", broken)
+    added = add_files(deps, ALICE, [DATA / "form-22.pdf", DATA / "invoice-01.pdf"])
+    assert [(a.error, a.exit_code) for a in added] == [
+        ("form-22.pdf: ValueError: boom", 1),
+        (None, 0),
+    ]
+    assert [d.filename for d in deps.repo.list_documents(ALICE)] == ["invoice-01.pdf"]
 
 
 @pytest.mark.slow
@@ -117,3 +148,16 @@ def test_real_ocr_reads_a_scanned_receipt() -> None:
     assert read.engine == "rapidocr"
     assert "Northwind" in read.raw_text and "85.62" in read.raw_text
     assert read.ocr_seconds_per_page is not None and read.ocr_seconds_per_page < 60
+
+
+def test_the_read_task_crosses_to_a_worker_without_deps(deps: DocumentsDeps) -> None:
+    """What a Ray worker gets: the OCR provider only (no store, no page callback), and it
+    reads on its own there."""
+    from casework.apps.documents.service import _ReadTask
+
+    seen: list[tuple[str, int, int]] = []
+    task = _ReadTask(deps.ocr, lambda name, done, total: seen.append((name, done, total)))
+    shipped = pickle.loads(pickle.dumps(task))
+    assert set(vars(shipped)) == {"ocr", "progress"} and shipped.progress is None
+    read = shipped(DATA / "letter-37.pdf")
+    assert (len(read.pages), read.engine) == (3, "pypdf") and seen == []

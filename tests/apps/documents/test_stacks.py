@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import pickle
 
+import pytest
 from docs_fixtures import ALICE, BOB, INVOICE_TEXT, text_read
 
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.service import table_csv
-from casework.apps.documents.stacks import STACK_TOOL_NAMES, create_stack_tools, run_stack_build
+from casework.apps.documents.stacks import (
+    SINGLE_RUN_MAX,
+    STACK_TOOL_NAMES,
+    create_stack_tools,
+    run_stack_build,
+)
+from casework.errors import ToolRetry
 from casework.llm import ScriptedChatModel, call, say
 
 COLUMNS = [{"name": "company", "type": "text"}, {"name": "total", "type": "number"}]
@@ -153,3 +161,110 @@ def test_complete_table_refuses_missing_rows(deps: DocumentsDeps) -> None:
         )
     else:
         raise AssertionError("bad columns accepted")
+
+
+def _big_stack(deps: DocumentsDeps, n: int) -> tuple[int, list[int]]:
+    docs = [
+        deps.repo.add_document(
+            ALICE,
+            filename=f"r{i}.pdf",
+            data=b"%PDF",
+            read=text_read(INVOICE_TEXT.replace("45.10", f"{i}.00")),
+        ).id
+        for i in range(1, n + 1)
+    ]
+    stack = deps.repo.create_stack(ALICE, "April receipts")
+    deps.repo.add_to_stack(ALICE, stack.id, docs)
+    return stack.id, docs
+
+
+def _row(doc: int, total: float) -> object:
+    return call(
+        "extract_row",
+        doc_id=doc,
+        values={"company": "ACME", "total": total},
+        confidences={"company": 0.9, "total": 0.8},
+    )
+
+
+def test_a_big_stack_is_built_in_batches_one_run_per_row(deps: DocumentsDeps) -> None:
+    """Beyond SINGLE_RUN_MAX missing rows: columns first, then a row run per document through
+    run_batch; a row run that fails leaves the table in_progress, and a resume fills it."""
+    from casework.runtime.batch import BatchConfig
+
+    stack, docs = _big_stack(deps, SINGLE_RUN_MAX + 2)
+    _, _, foreign = _stack(deps)  # another of Alice's documents, outside this stack
+    steps = [
+        call("list_documents"),
+        call("get_document_text", doc_id=docs[0]),
+        call("define_columns", columns=COLUMNS),
+        # document 1: reads it, writes it
+        call("get_document_text", doc_id=docs[0]),
+        _row(docs[0], 1.0),
+        # document 2: aims at a document outside its run (refused), then stops without a row
+        _row(docs[2], 3.0),
+        say("done"),
+        say("done, really"),
+    ]
+    steps += [_row(d, float(i)) for i, d in enumerate(docs[2:], start=3)]
+    model = ScriptedChatModel(steps=steps)
+    events: list[dict] = []
+    out = run_stack_build(
+        deps, ALICE, stack, model=model, emit=events.append, batch=BatchConfig(concurrency=1)
+    )
+    model.assert_exhausted()
+    assert out["status"] == "in_progress" and out["rows"] == len(docs) - 1
+    assert out["ended_by"] == f"rows (Cannot complete: documents without a row: {docs[1]})"
+    texts = [e["text"] for e in events if "text" in e and e["text"].startswith("row ")]
+    assert texts[0] == f"row 1/7: document {docs[0]} written"
+    assert texts[1] == f"row 2/7: document {docs[1]} has no row: the run ended without extract_row"
+    assert len(texts) == 7
+    table = deps.repo.table_state(ALICE, stack)
+    assert [r["document_id"] for r in table.rows] == [d for d in docs if d != docs[1]]
+    assert foreign not in {r["document_id"] for r in table.rows}
+    # the resume has one row to write: the whole-table agent finishes it
+    resume = ScriptedChatModel(steps=[_row(docs[1], 2.0), call("complete_table")])
+    out = run_stack_build(deps, ALICE, stack, model=resume)
+    assert (out["status"], out["rows"], out["ended_by"]) == ("completed", len(docs), "submit")
+
+
+def test_a_row_run_sees_only_its_document(deps: DocumentsDeps) -> None:
+    stack, docs = _big_stack(deps, 2)
+    tools = {t.name: t for t in create_stack_tools(stack, ALICE, deps.repo, only=docs[1])}
+    assert json.loads(tools["list_documents"].invoke({})) == [
+        {"doc_id": docs[1], "filename": "r2.pdf", "has_row": False}
+    ]
+    assert json.loads(tools["get_table_state"].invoke({}))["missing_rows"] == [docs[1]]
+    refusals = {
+        "get_document_text": (
+            {"doc_id": docs[0]},
+            f"Document {docs[0]} is not in this stack; call list_documents for the ids you can use.",
+        ),
+        "define_columns": (
+            {"columns": COLUMNS},
+            f"The columns are set; write the row of document {docs[1]} only.",
+        ),
+        "complete_table": (
+            {},
+            f"This run writes the row of document {docs[1]} only; call extract_row.",
+        ),
+    }
+    for name, (args, sentence) in refusals.items():
+        with pytest.raises(ToolRetry) as refused:
+            tools[name].invoke(args)
+        assert str(refused.value) == sentence
+
+
+def test_the_row_task_crosses_to_a_worker_with_specs_only(deps: DocumentsDeps) -> None:
+    from casework.apps.documents.stacks import _RowTask
+
+    model = ScriptedChatModel(steps=[])
+    task = _RowTask(deps, ALICE, 3, model, "openai:gpt-4o-mini")
+    shipped = pickle.loads(pickle.dumps(task))
+    assert (shipped._deps, shipped._model) == (None, None)  # built on the worker's first row
+    assert (shipped.user_id, shipped.stack_id, shipped.model_spec) == (
+        ALICE,
+        3,
+        "openai:gpt-4o-mini",
+    )
+    assert shipped.settings == deps.settings

@@ -36,6 +36,18 @@ def _review(settings: Any) -> Any:
     return DocumentsReview(settings)
 
 
+def _strategies() -> Any:
+    from casework.apps.documents.strategies import STRATEGIES
+
+    return STRATEGIES
+
+
+def _eval_suite() -> Any:
+    from casework.apps.documents.evalsuite import eval_suite
+
+    return eval_suite()
+
+
 def _demo() -> None:
     from casework.apps.documents.demo import run_demo
 
@@ -50,4 +62,6 @@ APP = AppSpec(
     router=_router,
     demo=_demo,
     review=_review,
+    eval_suite=_eval_suite,
+    strategies=_strategies,
 )

@@ -20,7 +20,7 @@ from langchain.agents.middleware.types import hook_config
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from casework.apps.documents import extractor, rules
 from casework.apps.documents.deps import DocumentsDeps
@@ -29,7 +29,7 @@ from casework.apps.documents.prompts import render
 from casework.apps.documents.repository import CompletionCheck
 from casework.apps.documents.tools import create_tools
 from casework.config import Limits
-from casework.errors import CaseworkError
+from casework.errors import CaseworkError, ToolRetry
 from casework.runtime.context import Caller, RunContext
 from casework.runtime.decision import EndReason, Evidence, RunInfo
 from casework.runtime.react import ReactAgent, RunResult
@@ -76,7 +76,8 @@ NUDGE = (
 
 class TerminalTool(AgentMiddleware):
     """Routes ReactAgent's terminal call to a real tool (``complete_extraction``,
-    ``complete_table``: its own check and DB write decide whether the run may end), and
+    ``complete_table``, and in a batched stack build ``define_columns`` / ``extract_row``, with
+    the call's arguments: its own check and DB write decide whether the run may end), and
     words the run's one nudge for that tool (ReactAgent's default asks for a verdict)."""
 
     def __init__(self, tool: BaseTool, nudge: str) -> None:
@@ -104,7 +105,16 @@ class TerminalTool(AgentMiddleware):
         if call["name"] != self.tool.name:
             return handler(request)
         # ToolRetry propagates: ReactAgent's middleware turns it into an error ToolMessage.
-        text = self.tool.func()  # type: ignore[attr-defined]
+        args = call.get("args") or {}
+        schema = self.tool.args_schema
+        if args and isinstance(schema, type) and issubclass(schema, BaseModel):
+            try:
+                schema.model_validate(args)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "arguments"
+                raise ToolRetry(f"{self.tool.name}: {where}: {first['msg']}") from None
+        text = self.tool.func(**args)  # type: ignore[attr-defined]
         return ToolMessage(text, tool_call_id=call["id"], name=self.tool.name)
 
 

@@ -99,15 +99,15 @@ def router(
         caller: Caller = Depends(current_caller),
     ) -> dict[str, Any]:
         """Add a PDF, PNG or JPEG: its text is read (OCR for scans) before this answers."""
-        from casework.apps.documents.service import add_files
+        from casework.apps.documents.service import add_file
 
         data = await file.read()
         name = Path(file.filename or "upload").name or "upload"
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / name
             path.write_bytes(data)
-            docs = await asyncio.to_thread(add_files, d, caller.user_id, [path])
-        return docs[0].to_dict()
+            doc = await asyncio.to_thread(add_file, d, caller.user_id, path)
+        return doc.to_dict()
 
     @api.get("/documents")
     def list_documents(

@@ -1,8 +1,9 @@
 """``casework documents …``: add files, extract, correct, watch runs, stacks, demo.
 
-Thin: every command resolves the user (the platform's users; `casework user add NAME`), calls
-the repository or ``service`` and prints. Errors a user can cause raise CaseworkError; the
-root CLI prints them as one sentence with a non-zero exit.
+Thin: every command resolves the user (the platform's users: `casework user add NAME`, or
+`casework documents user add NAME`, the same command), calls the repository or ``service`` and
+prints. Errors a user can cause raise CaseworkError; the root CLI prints them as one sentence
+with a non-zero exit. The evaluation is `casework eval documents` (the platform's harness).
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
 from rich.table import Table
 
+from casework.access.cli import user_add
+from casework.clikit import ConcurrencyOption, caller_named, progress
 from casework.errors import InputError
 
 __all__ = ["app"]
@@ -30,8 +33,10 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 user_app = typer.Typer(
-    help="Users (the platform's; same as `casework user`).", no_args_is_help=True
+    help="Users (the platform's: the same users as `casework user`).", no_args_is_help=True
 )
+user_app.command("add")(user_add)  # the platform's own command: one user mechanism
+app.add_typer(user_app, name="user")
 stack_app = typer.Typer(
     help="Stacks: many documents into one table, one row each.", no_args_is_help=True
 )
@@ -49,7 +54,7 @@ def _deps() -> Any:
 
 
 def _caller(deps: Any, user: str) -> Any:
-    return deps.repo.caller_named(user)
+    return caller_named(user, deps.settings)
 
 
 def _model(deps: Any, model: str | None) -> Any:
@@ -64,42 +69,72 @@ def _json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
 
 
+EXECUTOR = typer.Option(
+    "local",
+    "--executor",
+    help="Where files are read: local (worker threads) or ray (a Ray cluster).",
+)
+ADDRESS = typer.Option(
+    None,
+    "--address",
+    help="The Ray cluster (HOST:PORT) for --executor ray; a local Ray when omitted.",
+)
+
+
 @app.command("add")
 def add(
     files: list[Path] = typer.Argument(..., help="PDF, PNG or JPEG files."),
     user: str = USER,
+    concurrency: ConcurrencyOption = 2,
+    executor: str = EXECUTOR,
+    address: str | None = ADDRESS,
     as_json: bool = JSON,
 ) -> None:
-    """Read files (text layer, or OCR for scans and images) and store them: all or none."""
+    """Read files (text layer, or OCR for scans and images) and store each one whole; a file
+    that cannot be read is one error line and the others are still added (exit 2 then)."""
     from casework.apps.documents.service import add_files
+    from casework.runtime.batch import BatchConfig, check_batch_config
 
+    batch = BatchConfig(executor=executor, address=address, concurrency=concurrency)
+    check_batch_config(batch)  # before anything is read or written
     deps = _deps()
     caller = _caller(deps, user)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    ) as bar:
-        tasks: dict[str, Any] = {}
+    with progress() as bar:
+        overall = bar.add_task(f"adding {len(files)} files", total=len(files))
+        pages: dict[str, Any] = {}
 
-        def progress(name: str, done: int, total: int) -> None:
-            if name not in tasks:
-                tasks[name] = bar.add_task(f"reading {name}", total=total)
-            bar.update(tasks[name], completed=done)
+        def file_done(_: Any) -> None:
+            bar.advance(overall)
 
-        docs = add_files(deps, caller.user_id, list(files), progress=progress)
+        def page_done(name: str, done: int, total: int) -> None:
+            if name not in pages:
+                pages[name] = bar.add_task(f"reading {name}", total=total)
+            bar.update(pages[name], completed=done, visible=done < total)
+
+        batch.progress = file_done
+        added = add_files(deps, caller.user_id, list(files), batch=batch, progress=page_done)
+    failed = [a for a in added if a.error is not None]
+    for a in failed:
+        err.print(f"[red]error:[/] {escape(a.error or '')}", highlight=False)
+    docs = [a.document for a in added if a.document is not None]
     if as_json:
-        _json([d.to_dict() for d in docs])
-        return
-    for d in docs:
-        per_page = f", OCR {d.read_seconds / max(d.ocr_pages, 1):.1f}s/page" if d.ocr_pages else ""
-        console.print(
-            f"added document {d.id}: {d.filename} ({d.page_count} pages, {d.engine}{per_page})",
-            highlight=False,
+        _json(
+            {
+                "documents": [d.to_dict() for d in docs],
+                "errors": [{"file": str(a.path), "error": a.error} for a in failed],
+            }
         )
+    else:
+        for d in docs:
+            per_page = (
+                f", OCR {d.read_seconds / max(d.ocr_pages, 1):.1f}s/page" if d.ocr_pages else ""
+            )
+            console.print(
+                f"added document {d.id}: {d.filename} ({d.page_count} pages, {d.engine}{per_page})",
+                highlight=False,
+            )
+    if failed:
+        raise typer.Exit(max(a.exit_code for a in failed))
 
 
 @app.command("list")
@@ -269,13 +304,27 @@ def stack_add(stack: int, documents: list[int], user: str = USER) -> None:
 
 
 @stack_app.command("build")
-def stack_build(stack: int, user: str = USER, model: str | None = MODEL) -> None:
-    """Build (or resume) the stack's table with the stacks agent."""
+def stack_build(
+    stack: int,
+    user: str = USER,
+    model: str | None = MODEL,
+    concurrency: ConcurrencyOption = 1,
+    executor: str = EXECUTOR,
+    address: str | None = ADDRESS,
+) -> None:
+    """Build (or resume) the stack's table with the stacks agent. A stack with more than a few
+    documents left is batched: columns first, then one run per row through run_batch
+    (--concurrency rows at once, locally or on a Ray cluster)."""
     from casework.apps.documents.stacks import start_stack_build
+    from casework.runtime.batch import BatchConfig, check_batch_config
 
+    batch = BatchConfig(executor=executor, address=address, concurrency=concurrency)
+    check_batch_config(batch)
     deps = _deps()
     caller = _caller(deps, user)
-    handle = start_stack_build(deps, caller, stack, model=_model(deps, model))
+    if model is not None:
+        _model(deps, model)  # a bad spec is one sentence now, not a failed run later
+    handle = start_stack_build(deps, caller, stack, model_spec=model, batch=batch)
     err.print(f"run {handle.run_id}, stack {stack}", highlight=False)
     last = _follow(deps, caller.user_id, handle.run_id)
     if last.get("error"):
@@ -343,58 +392,3 @@ def demo(model: str | None = MODEL) -> None:
     from casework.apps.documents.demo import run_demo
 
     run_demo(console, model=model)
-
-
-@app.command("eval")
-def eval_cmd(
-    strategy: str = typer.Option("rules", help="rules or agent."),
-    dataset: Path | None = typer.Option(
-        None, "--dataset", help="JSONL, one case per line; default: the bundled set."
-    ),
-    limit: int | None = typer.Option(None, help="Only the first N cases."),
-    model: str | None = MODEL,
-    as_json: bool = JSON,
-) -> None:
-    """Score a strategy on a dataset (field P/R/F1, exact match, completion, calibration)."""
-    from casework.apps.documents.evaluate import DATASET, load_cases, run_case, summarize
-    from casework.apps.documents.strategies import STRATEGIES
-
-    if strategy not in STRATEGIES:
-        raise InputError(f"Unknown strategy {strategy!r}; use one of: {', '.join(STRATEGIES)}.")
-    deps = _deps()
-    if model is not None:
-        chat = _model(deps, model)
-        deps = type(deps)(
-            repo=deps.repo, settings=deps.settings, models=lambda role: chat, ocr=deps.ocr
-        )
-    from casework.apps.documents.service import EVAL_OWNER
-
-    cases = load_cases(dataset or DATASET, limit=limit)
-    outputs = []
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    ) as bar:
-        task = bar.add_task(f"{strategy} on {len(cases)} cases", total=len(cases))
-        for case in cases:
-            outputs.append(run_case(case, STRATEGIES[strategy], deps, EVAL_OWNER.user_id))
-            bar.advance(task)
-    summary = summarize(cases, outputs)
-    if as_json:
-        _json({"strategy": strategy, "summary": summary, "cases": outputs})
-        return
-    console.print(
-        f"[bold]{strategy}[/] on {summary['cases']} documents: field F1 {summary['f1']:.3f} "
-        f"(P {summary['precision']:.3f}, R {summary['recall']:.3f}), completion {summary['completion_rate']:.0%}, "
-        f"{summary['tool_calls_per_document']:.1f} tool calls and {summary['seconds_per_document']:.1f}s per document, "
-        f"calibration error {summary['calibration']['ece'] if summary['calibration']['ece'] is not None else float('nan'):.3f}",
-        highlight=False,
-    )
-    table = Table("field", "exact match")
-    for name, rate in summary["exact_match_per_field"].items():
-        table.add_row(name, f"{rate:.0%}")
-    console.print(table)

@@ -18,13 +18,13 @@ _FILES = Path(__file__).parent / "data" / "eval" / "files"
 
 def run_demo(console: Console | None = None, *, model: str | None = None) -> None:
     from casework.apps.documents.deps import build_deps
-    from casework.apps.documents.service import DEMO_OWNER, add_files, start_extraction
+    from casework.apps.documents.service import DEMO_OWNER, add_file, start_extraction
     from casework.errors import CaseworkError
 
     console = console or Console()
     deps = build_deps()
     caller = DEMO_OWNER
-    docs = add_files(deps, caller.user_id, [_FILES / name for name in DEMO_FILES])
+    docs = [add_file(deps, caller.user_id, _FILES / name) for name in DEMO_FILES]
     console.print(
         f"[bold]documents[/]: added {', '.join(f'{d.filename} (#{d.id})' for d in docs)} for {caller.name}"
     )

@@ -18,6 +18,7 @@ __all__ = [
     "ExtractionStatus",
     "StackInfo",
     "StackTable",
+    "TenancyDecision",
 ]
 
 ExtractionStatus = Literal["in_progress", "completed", "failed"]
@@ -104,3 +105,15 @@ class ExtractionDecision(Decision):
     fields: dict[str, Any] = Field(default_factory=dict)
     confidence_scores: dict[str, Any] = Field(default_factory=dict)
     method: str = "agent"
+
+
+class TenancyDecision(Decision):
+    """How one attack of the adversarial tenancy suite ended: ``contained`` when it neither
+    read nor changed anything of the other user's, else ``leaked`` with what got through."""
+
+    verdict: Literal["contained", "leaked"]
+    attack: str
+    attempts: int = 0
+    cross_tenant_reads: int = 0
+    cross_tenant_writes: int = 0
+    details: list[str] = Field(default_factory=list)

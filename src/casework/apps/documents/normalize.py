@@ -1,4 +1,4 @@
-"""Comparing extracted values with gold ones: normalisation, field-level P/R/F1, calibration.
+"""Comparing extracted values with gold ones: normalisation and field-level scores.
 
 Pure functions over (expected dict, output dict); the evaluation harness wires them in.
 Values compare after normalising case and spaces, amounts as numbers (currency symbols and
@@ -14,10 +14,10 @@ from typing import Any
 
 __all__ = [
     "as_amount",
-    "calibration",
     "date_candidates",
     "field_scores",
     "flatten",
+    "lookup",
     "normalize_text",
     "values_match",
 ]
@@ -135,7 +135,7 @@ def flatten(fields: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _lookup(predicted: dict[str, Any], name: str) -> tuple[bool, Any]:
+def lookup(predicted: dict[str, Any], name: str) -> tuple[bool, Any]:
     """A gold field found in the output by exact name, flattened path or case-insensitive name."""
     flat = flatten(predicted)
     if name in predicted:
@@ -163,7 +163,7 @@ def field_scores(expected: dict[str, Any], output: dict[str, Any]) -> dict[str, 
     tp = fp = fn = 0
     per_field: dict[str, bool] = {}
     for name, value in gold.items():
-        found, got = _lookup(predicted, name)
+        found, got = lookup(predicted, name)
         if value is None:
             per_field[name] = not found or got is None
             if found and got is not None:
@@ -189,20 +189,3 @@ def field_scores(expected: dict[str, Any], output: dict[str, Any]) -> dict[str, 
         "f1": f1,
         "exact": per_field,
     }
-
-
-def calibration(pairs: list[tuple[float, bool]], bins: int = 5) -> dict[str, Any]:
-    """Expected calibration error of (confidence 0-1, correct) pairs, with per-bin figures."""
-    if not pairs:
-        return {"ece": None, "bins": []}
-    out, ece = [], 0.0
-    for i in range(bins):
-        lo, hi = i / bins, (i + 1) / bins
-        inside = [(c, ok) for c, ok in pairs if lo <= c < hi or (i == bins - 1 and c == 1.0)]
-        if not inside:
-            continue
-        conf = sum(c for c, _ in inside) / len(inside)
-        acc = sum(ok for _, ok in inside) / len(inside)
-        ece += len(inside) / len(pairs) * abs(conf - acc)
-        out.append({"lo": lo, "hi": hi, "n": len(inside), "confidence": conf, "accuracy": acc})
-    return {"ece": ece, "bins": out}

@@ -32,7 +32,6 @@ from casework.apps.documents.tables import (
     StackTableRowRow,
 )
 from casework.errors import InputError, NotFoundError
-from casework.runtime.context import Caller, Role
 from casework.stores.sql import session_scope
 
 __all__ = ["CompletionCheck", "DocumentsRepository"]
@@ -314,24 +313,6 @@ class DocumentsRepository:
             row = self._ext(s, user_id, extraction_id)
             row.status, row.reason, row.updated_at = "in_progress", "correction", _now()
             return _extraction(row)
-
-    # ------------------------------------------------------------------ callers
-    def caller_named(self, name: str) -> Caller:
-        """The platform user called ``name`` as a ``Caller``, for the CLI's ``--user``.
-
-        Apps may not import the platform's access package, and it offers no name -> Caller seam
-        yet, so this reads the ``users`` table the access branch owns (read-only, by name).
-        """
-        with session_scope(self.engine) as s:
-            row = s.execute(
-                text("SELECT id, name, role, disabled FROM users WHERE name = :name"),
-                {"name": name},
-            ).one_or_none()
-        if row is None:
-            raise NotFoundError(f"No user {name!r}; add one with `casework user add {name}`.")
-        if row[3]:
-            raise InputError(f"User {name!r} is disabled.")
-        return Caller(user_id=row[0], name=row[1], role=Role(row[2]))
 
     # ------------------------------------------------------------------ runs and events
     def create_run(

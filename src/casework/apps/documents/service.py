@@ -8,6 +8,7 @@ client that disconnects re-reads from ``Last-Event-ID``.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import threading
@@ -21,14 +22,17 @@ from typing import Any
 
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.models import DocumentInfo, ExtractionDecision, ExtractionInput
-from casework.apps.documents.ocr import ReadResult, read_path
+from casework.apps.documents.ocr import OcrProvider, ReadResult, read_path
 from casework.errors import CaseworkError, InputError
+from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.context import Caller, Role
 
 __all__ = [
     "DEMO_OWNER",
     "EVAL_OWNER",
+    "AddedFile",
     "RunHandle",
+    "add_file",
     "add_files",
     "follow_run",
     "recover_stale_runs",
@@ -38,7 +42,8 @@ __all__ = [
     "table_csv",
 ]
 
-Progress = Callable[[str, int, int], None]
+PageProgress = Callable[[str, int, int], None]
+"""``progress(file name, pages read, pages)``."""
 
 
 EVAL_OWNER = Caller(user_id=-1, name="documents-eval", role=Role.USER)
@@ -47,23 +52,101 @@ DEMO_OWNER = Caller(user_id=-2, name="documents-demo", role=Role.USER)
 """Owner of the demo's documents, apart from every real user's."""
 
 
+def add_file(
+    deps: DocumentsDeps,
+    user_id: int,
+    path: Path,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> DocumentInfo:
+    """Read one file (text layer, or OCR page by page), then store it and its text in one
+    transaction: a file that cannot be read stores nothing (one sentence why)."""
+    read = read_path(path, provider=deps.ocr, progress=progress)
+    return deps.repo.add_document(user_id, filename=path.name, data=path.read_bytes(), read=read)
+
+
+@dataclass(frozen=True)
+class AddedFile:
+    """What adding one file of a batch gave: the document, or the sentence why not."""
+
+    path: Path
+    document: DocumentInfo | None
+    error: str | None
+    exit_code: int = 0
+    """The error's exit code (2 for a file the user can fix, 1 for anything else)."""
+
+
+class _ReadTask:
+    """``task(path)`` reads one file into text (the slow part: OCR). It holds only the OCR
+    provider, so it crosses to a Ray worker as is; the worker needs the file at the same path
+    (a local Ray, or a folder every machine mounts) and never a database."""
+
+    def __init__(self, ocr: OcrProvider, progress: PageProgress | None = None) -> None:
+        self.ocr = ocr
+        self.progress = progress
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"ocr": self.ocr, "progress": None}  # page progress stays in this process
+
+    def __call__(self, path: Path) -> ReadResult:
+        pages = self.progress
+        return read_path(
+            path,
+            provider=self.ocr,
+            progress=(lambda done, total: pages(path.name, done, total)) if pages else None,
+        )
+
+
+def _failed(path: Path, error: BaseException) -> AddedFile:
+    if isinstance(error, CaseworkError):
+        return AddedFile(path, None, str(error), error.exit_code)
+    # a bug or a broken file the reader did not foresee: still one line, not a crash
+    return AddedFile(path, None, f"{path.name}: {type(error).__name__}: {error}", 1)
+
+
 def add_files(
-    deps: DocumentsDeps, user_id: int, paths: list[Path], *, progress: Progress | None = None
-) -> list[DocumentInfo]:
-    """Read every file first, then store them: one bad file stores none (one sentence why)."""
+    deps: DocumentsDeps,
+    user_id: int,
+    paths: list[Path],
+    *,
+    batch: BatchConfig | None = None,
+    progress: PageProgress | None = None,
+) -> list[AddedFile]:
+    """Every file read through the platform's batch seam (``run_batch``: worker threads here,
+    or a Ray cluster), then stored here in the order given, each file with its text in one
+    transaction as soon as the files before it are done: a bad file is one sentence in its
+    result, the others are still added, and document ids follow the command line.
+    ``progress(name, pages_done, pages)`` follows each file's pages (local executor only);
+    ``batch.progress`` is called as each file is read."""
     if not paths:
         raise InputError("Name at least one PDF, PNG or JPEG file.")
-    reads: list[tuple[Path, bytes, ReadResult]] = []
-    for path in paths:
-        read = read_path(
-            path,
-            provider=deps.ocr,
-            progress=(lambda done, total, p=path: progress(p.name, done, total))
-            if progress
-            else None,
-        )
-        reads.append((path, path.read_bytes(), read))
-    return [deps.repo.add_document(user_id, filename=p.name, data=d, read=r) for p, d, r in reads]
+    config = dataclasses.replace(batch or BatchConfig())
+    added: list[AddedFile] = []
+    finished: dict[int, BatchResult[ReadResult]] = {}
+    outer = config.progress
+
+    def store(r: BatchResult[ReadResult]) -> AddedFile:
+        path = paths[r.index]
+        if r.error is not None or r.value is None:
+            return _failed(path, r.error or RuntimeError("no result"))
+        try:
+            doc = deps.repo.add_document(
+                user_id, filename=path.name, data=path.read_bytes(), read=r.value
+            )
+        except Exception as exc:
+            return _failed(path, exc)
+        return AddedFile(path, doc, None)
+
+    def read_one(r: BatchResult[Any]) -> None:
+        finished[r.index] = r
+        while len(added) in finished:
+            added.append(store(finished.pop(len(added))))
+        if outer is not None:
+            outer(r)
+
+    config.progress = read_one
+    run_batch(paths, _ReadTask(deps.ocr, progress), config)
+    return added
 
 
 @dataclass(frozen=True)

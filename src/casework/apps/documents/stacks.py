@@ -9,6 +9,7 @@ documents that still have no row.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from casework.apps.documents.prompts import render
 from casework.apps.documents.repository import DocumentsRepository
 from casework.config import Limits
 from casework.errors import CaseworkError, ToolRetry
+from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.context import Caller
 from casework.runtime.react import ReactAgent
 
@@ -66,9 +68,19 @@ def _columns_errors(columns: Any) -> list[str]:
     return errors
 
 
-def create_stack_tools(stack_id: int, user_id: int, db: DocumentsRepository) -> list[BaseTool]:
+def create_stack_tools(
+    stack_id: int, user_id: int, db: DocumentsRepository, *, only: int | None = None
+) -> list[BaseTool]:
+    """The seven tools bound to one stack of one user. ``only`` narrows them to one document
+    of the stack (a batched build's row run): every other ``doc_id`` is refused like one
+    outside the stack, and the lists show that document alone."""
+
+    def stack_docs() -> list[tuple[int, str]]:
+        docs = db.stack_documents(user_id, stack_id)
+        return [(d, f) for d, f in docs if only is None or d == only]
+
     def in_stack(doc_id: Any) -> int:
-        ids = {d for d, _ in db.stack_documents(user_id, stack_id)}
+        ids = {d for d, _ in stack_docs()}
         if not isinstance(doc_id, int) or isinstance(doc_id, bool) or doc_id not in ids:
             raise ToolRetry(
                 f"Document {doc_id} is not in this stack; call list_documents for the ids you can use."
@@ -90,10 +102,7 @@ def create_stack_tools(stack_id: int, user_id: int, db: DocumentsRepository) -> 
         """List all documents in this stack (doc_id, filename, whether it has a row)."""
         table = db.table_state(user_id, stack_id)
         done = {r["document_id"] for r in table.rows} if table else set()
-        docs = [
-            {"doc_id": d, "filename": f, "has_row": d in done}
-            for d, f in db.stack_documents(user_id, stack_id)
-        ]
+        docs = [{"doc_id": d, "filename": f, "has_row": d in done} for d, f in stack_docs()]
         return json.dumps(docs)
 
     @tool
@@ -107,6 +116,8 @@ def create_stack_tools(stack_id: int, user_id: int, db: DocumentsRepository) -> 
     @tool
     def define_columns(columns: list[dict[str, Any]]) -> str:
         """Define the table's columns from what the documents share: [{name (snake_case), type (text|number|date|list), description}]."""
+        if only is not None:
+            raise ToolRetry(f"The columns are set; write the row of document {only} only.")
         errors = _columns_errors(columns)
         if errors:
             raise ToolRetry("Validation failed:\n- " + "\n- ".join(errors))
@@ -157,7 +168,7 @@ def create_stack_tools(stack_id: int, user_id: int, db: DocumentsRepository) -> 
     def get_table_state() -> str:
         """The columns, the rows so far and the documents still without a row."""
         table = db.table_state(user_id, stack_id)
-        docs = [d for d, _ in db.stack_documents(user_id, stack_id)]
+        docs = [d for d, _ in stack_docs()]
         if table is None:
             return json.dumps(
                 {"columns": [], "rows": [], "missing_rows": docs, "status": "not started"}
@@ -166,7 +177,11 @@ def create_stack_tools(stack_id: int, user_id: int, db: DocumentsRepository) -> 
         return json.dumps(
             {
                 "columns": table.columns,
-                "rows": [{"doc_id": r["document_id"], "cells": r["cells"]} for r in table.rows],
+                "rows": [
+                    {"doc_id": r["document_id"], "cells": r["cells"]}
+                    for r in table.rows
+                    if r["document_id"] in docs
+                ],
                 "missing_rows": [d for d in docs if d not in done],
                 "status": table.status,
             },
@@ -176,6 +191,8 @@ def create_stack_tools(stack_id: int, user_id: int, db: DocumentsRepository) -> 
     @tool
     def complete_table() -> str:
         """Mark the table complete (every document needs its row)."""
+        if only is not None:
+            raise ToolRetry(f"This run writes the row of document {only} only; call extract_row.")
         table = db.table_state(user_id, stack_id)
         if table is None or not table.columns:
             raise ToolRetry("Cannot complete: no columns defined")
@@ -209,41 +226,27 @@ TABLE_NUDGE = (
 )
 
 
-def run_stack_build(
-    deps: DocumentsDeps,
-    user_id: int,
-    stack_id: int,
-    *,
-    model: BaseChatModel | None = None,
-    emit: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
-    """Build (or resume) the stack's table; the table ends completed or in_progress with why."""
-    stack = deps.repo.get_stack(user_id, stack_id)
-    if not stack.document_ids:
-        from casework.errors import InputError
+SINGLE_RUN_MAX = 5
+"""Up to this many documents without a row, one stacks agent builds the whole table (the
+spec's agent); beyond it the build is batched: columns first, then a run per document."""
+COLUMN_SAMPLE = 3
 
-        raise InputError(
-            f"Stack {stack_id} has no documents; add some with `casework documents stack add`."
-        )
-    tools = create_stack_tools(stack_id, user_id, deps.repo)
-    complete = tools[-1]
-    missing = len(stack.document_ids) - (len(stack.table.rows) if stack.table else 0)
-    agent = ReactAgent(
-        model=model or deps.models("specialist"),
-        tools=tools[:-1],
-        decision_model=CompleteTable,
-        system_prompt=render("stack_system"),
-        name="documents-stack",
-        submit_name=COMPLETE_TABLE,
-        submit_description="Mark the table complete (every document needs its row).",
-        limits=Limits(
-            max_model_calls=6 + 3 * len(stack.document_ids),
-            max_tool_calls=5 + 3 * len(stack.document_ids),
-            recursion_limit=40 + 12 * len(stack.document_ids),
-        ),
-        middleware=[TerminalTool(complete, TABLE_NUDGE)],
-    )
-    task = render("stack_task", name=stack.name, documents=len(stack.document_ids), missing=missing)
+
+class DefineColumns(BaseModel):
+    """Define the table's columns from what the documents share."""
+
+    columns: list[dict[str, Any]]
+
+
+class ExtractRow(BaseModel):
+    """Write the document's row: column -> value (null if absent), column -> confidence 0.0-1.0."""
+
+    doc_id: int
+    values: dict[str, Any]
+    confidences: dict[str, Any]
+
+
+def _events(agent: ReactAgent, task: str, emit: Callable[[dict[str, Any]], None] | None) -> Any:
     result = None
     for event in agent.iter_events(task, trace=False):
         if event["type"] == "complete":
@@ -253,15 +256,202 @@ def run_stack_build(
         elif emit and event["type"] == "tool":
             emit({"tool": event["tool"], "input": event["input"]})
     assert result is not None
+    return result
+
+
+def _whole_table(
+    deps: DocumentsDeps, user_id: int, stack: Any, model: BaseChatModel, emit: Any
+) -> Any:
+    """The spec's stacks agent: all seven tools, ``complete_table`` ends the run."""
+    tools = create_stack_tools(stack.id, user_id, deps.repo)
+    n = len(stack.document_ids)
+    missing = n - (len(stack.table.rows) if stack.table else 0)
+    agent = ReactAgent(
+        model=model,
+        tools=tools[:-1],
+        decision_model=CompleteTable,
+        system_prompt=render("stack_system"),
+        name="documents-stack",
+        submit_name=COMPLETE_TABLE,
+        submit_description="Mark the table complete (every document needs its row).",
+        limits=Limits(
+            max_model_calls=6 + 3 * n, max_tool_calls=5 + 3 * n, recursion_limit=40 + 12 * n
+        ),
+        middleware=[TerminalTool(tools[-1], TABLE_NUDGE)],
+    )
+    task = render("stack_task", name=stack.name, documents=n, missing=missing)
+    return _events(agent, task, emit)
+
+
+def _columns(deps: DocumentsDeps, user_id: int, stack: Any, model: BaseChatModel, emit: Any) -> Any:
+    """A batched build's first step: read a sample, ``define_columns`` ends the run."""
+    tools = {t.name: t for t in create_stack_tools(stack.id, user_id, deps.repo)}
+    agent = ReactAgent(
+        model=model,
+        tools=[tools["list_documents"], tools["get_document_text"], tools["get_table_state"]],
+        decision_model=DefineColumns,
+        system_prompt=render("stack_system"),
+        name="documents-stack-columns",
+        submit_name="define_columns",
+        submit_description=tools["define_columns"].description,
+        fallback=lambda _reason: DefineColumns(columns=[]),  # ended without: no columns written
+        limits=Limits(max_model_calls=4 + COLUMN_SAMPLE, max_tool_calls=3 + COLUMN_SAMPLE),
+        middleware=[
+            TerminalTool(tools["define_columns"], "Call define_columns with the columns now.")
+        ],
+    )
+    task = render("stack_columns", name=stack.name, documents=len(stack.document_ids))
+    return _events(agent, task, emit)
+
+
+def write_row(
+    deps: DocumentsDeps, user_id: int, stack_id: int, doc_id: int, model: BaseChatModel
+) -> bool:
+    """One document's row by its own small run (tools narrowed to it; ``extract_row`` ends
+    the run). True when the row is written."""
+    tools = {t.name: t for t in create_stack_tools(stack_id, user_id, deps.repo, only=doc_id)}
+    stack = deps.repo.get_stack(user_id, stack_id)
     table = deps.repo.table_state(user_id, stack_id)
-    done = len(table.rows) if table else 0
+    assert table is not None  # the columns step ran first
+    filename = dict(deps.repo.stack_documents(user_id, stack_id))[doc_id]
+    agent = ReactAgent(
+        model=model,
+        tools=[tools["get_document_text"], tools["get_table_state"]],
+        decision_model=ExtractRow,
+        system_prompt=render("stack_system"),
+        name="documents-stack-row",
+        submit_name="extract_row",
+        submit_description=tools["extract_row"].description,
+        fallback=lambda _reason: ExtractRow(doc_id=doc_id, values={}, confidences={}),
+        limits=Limits(max_model_calls=4, max_tool_calls=3, recursion_limit=30),
+        middleware=[TerminalTool(tools["extract_row"], f"Call extract_row for document {doc_id}.")],
+    )
+    columns = "\n".join(
+        f"- {c['name']} ({c['type']}){': ' + c['description'] if c.get('description') else ''}"
+        for c in table.columns
+    )
+    task = render("stack_row", doc_id=doc_id, filename=filename, name=stack.name, columns=columns)
+    _events(agent, task, None)
+    after = deps.repo.table_state(user_id, stack_id)
+    return after is not None and any(r["document_id"] == doc_id for r in after.rows)
+
+
+class _RowTask:
+    """``task(doc_id)`` writes one row with the build's model. It crosses to Ray workers
+    pickled with the settings and the model spec only (never a live model): there it opens
+    its own stores, and the spec's model (the settings' specialist without one)."""
+
+    def __init__(
+        self,
+        deps: DocumentsDeps,
+        user_id: int,
+        stack_id: int,
+        model: BaseChatModel | None,
+        model_spec: str | None,
+    ) -> None:
+        self.settings, self.user_id, self.stack_id = deps.settings, user_id, stack_id
+        self.model_spec = model_spec
+        self._deps: DocumentsDeps | None = deps
+        self._model = model
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_deps"] = state["_model"] = None
+        return state
+
+    def __call__(self, doc_id: int) -> bool:
+        if self._deps is None:  # a Ray worker's first row
+            from casework.apps.documents.deps import build_deps
+
+            self._deps = build_deps(self.settings)
+            if self.model_spec is not None:
+                from casework.llm import resolve_model
+
+                self._model = resolve_model(self.model_spec, settings=self.settings)
+            else:
+                self._model = self._deps.models("specialist")
+        deps, model = self._deps, self._model
+        assert model is not None
+        return write_row(deps, self.user_id, self.stack_id, doc_id, model)
+
+
+def run_stack_build(
+    deps: DocumentsDeps,
+    user_id: int,
+    stack_id: int,
+    *,
+    model: BaseChatModel | None = None,
+    model_spec: str | None = None,
+    emit: Callable[[dict[str, Any]], None] | None = None,
+    batch: BatchConfig | None = None,
+) -> dict[str, Any]:
+    """Build (or resume) the stack's table; it ends completed, or in_progress with why.
+
+    Up to ``SINGLE_RUN_MAX`` documents without a row, the stacks agent does it all. Beyond,
+    the build is batched: the columns (unless defined), then each missing row by its own run
+    through the platform's ``run_batch`` (``batch``: local threads or Ray, ``concurrency``),
+    each row written as it ends; then ``complete_table``'s own check closes the table."""
+    stack = deps.repo.get_stack(user_id, stack_id)
+    if not stack.document_ids:
+        from casework.errors import InputError
+
+        raise InputError(
+            f"Stack {stack_id} has no documents; add some with `casework documents stack add`."
+        )
+    done = {r["document_id"] for r in stack.table.rows} if stack.table else set()
+    missing = [d for d in stack.document_ids if d not in done]
+    if model is not None:
+        chat = model
+    elif model_spec is not None:
+        from casework.llm import resolve_model
+
+        chat = resolve_model(model_spec, settings=deps.settings)
+    else:
+        chat = deps.models("specialist")
+    cost = 0.0
+    if len(missing) <= SINGLE_RUN_MAX:
+        result = _whole_table(deps, user_id, stack, chat, emit)
+        ended_by, cost = result.ended_by, result.usage.cost_usd or 0.0
+    else:
+        ended_by = "rows"
+        if stack.table is None or not stack.table.columns:
+            result = _columns(deps, user_id, stack, chat, emit)
+            cost += result.usage.cost_usd or 0.0
+            ended_by = result.ended_by
+        table = deps.repo.table_state(user_id, stack_id)
+        if table is not None and table.columns:
+            config = dataclasses.replace(batch or BatchConfig(concurrency=1))
+            written = [0]
+
+            def row_done(item: BatchResult[bool]) -> None:
+                written[0] += 1
+                ok = item.error is None and item.value
+                why = "" if ok else f": {item.error or 'the run ended without extract_row'}"
+                if emit:
+                    emit(
+                        {
+                            "text": f"row {written[0]}/{len(missing)}: document {missing[item.index]}"
+                            + (" written" if ok else f" has no row{why}")
+                        }
+                    )
+
+            config.progress = row_done
+            task = _RowTask(deps, user_id, stack_id, chat, model_spec)
+            run_batch(missing, task, config)
+            try:
+                tools = create_stack_tools(stack_id, user_id, deps.repo)
+                tools[-1].func()  # type: ignore[attr-defined]  # complete_table's own check
+                ended_by = "submit"
+            except ToolRetry as exc:
+                ended_by = f"rows ({exc})"
+    table = deps.repo.table_state(user_id, stack_id)
     return {
         "stack_id": stack_id,
         "status": table.status if table else "not started",
-        "rows": done,
+        "rows": len(table.rows) if table else 0,
         "documents": len(stack.document_ids),
-        "ended_by": result.ended_by,
-        "cost": result.usage.cost_usd or 0.0,
+        "ended_by": ended_by,
+        "cost": cost,
     }
 
 
@@ -271,6 +461,8 @@ def start_stack_build(
     stack_id: int,
     *,
     model: Any = None,
+    model_spec: str | None = None,
+    batch: BatchConfig | None = None,
     background: bool = True,
 ) -> Any:
     from casework.apps.documents.service import start_run
@@ -280,7 +472,15 @@ def start_stack_build(
         deps,
         caller.user_id,
         "stack",
-        lambda emit: run_stack_build(deps, caller.user_id, stack_id, model=model, emit=emit),
+        lambda emit: run_stack_build(
+            deps,
+            caller.user_id,
+            stack_id,
+            model=model,
+            model_spec=model_spec,
+            emit=emit,
+            batch=batch,
+        ),
         complete=lambda out: {"complete": True, **out},
         stack_id=stack_id,
         background=background,
