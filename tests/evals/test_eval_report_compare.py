@@ -141,6 +141,7 @@ def test_trajectory_svg_marks_errors_extras_repeats_and_the_end() -> None:
 
 def test_metric_formatting() -> None:
     assert format_metric("verdict_accuracy", 0.954) == "95.4%"
+    assert format_metric("validity_first_try", 0.5) == "50.0%"
     assert format_metric("ece", 0.04213) == "0.042"
     assert (
         format_metric("cost_per_1k", 1.5) == "$1.50"

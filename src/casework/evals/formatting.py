@@ -17,6 +17,7 @@ _PERCENT_HINTS = (
     "agreement",
     "success",
     "efficiency",
+    "validity",
 )
 _LABELS = {
     "verdict_accuracy": "Verdict accuracy",
