@@ -10,6 +10,7 @@ from vanpool_helpers import first, specialist_responder
 
 from casework.apps.vanpool import agent as vp_agent
 from casework.apps.vanpool import lifecycle
+from casework.apps.vanpool.evaluation import SHIFT_EVIDENCE_FIELDS, evidence_completeness
 from casework.llm import ScriptedChatModel, call, say
 
 
@@ -44,6 +45,70 @@ def test_shift_specialist_scripted(deps, truth) -> None:
     assert decision.run.tool_names == ["get_employee_shifts", "submit_decision"]
     out = decision.spec_output()
     assert (out["verdict"], out["confidence"]) == ("fail", 5)
+
+
+def test_shift_evidence_is_grounded_in_the_tool_output(deps, truth) -> None:
+    """The model cites (get_employee_shifts, EMP id); the fields come from the tool's output,
+    and they reach the spec's output, the case-manager's observation and the case."""
+    t = first(truth, "shift_mismatch")
+    vp = deps.repo.get_vanpool(t["vanpool_id"])
+    [bad] = t["expected"]["failing_employees"]["shift"]
+    d = with_models(deps, {"specialist": ScriptedChatModel(responder=specialist_responder)})
+    decision = vp_agent.run_shift_specialist(d, [e.employee_id for e in vp.riders], vp.vanpool_id)
+    tool_out = json.loads(decision.run.tool_calls[0].output)
+    row = next(e for e in tool_out["employees"] if e["employee_id"] == bad)
+    item = decision.evidence[0]
+    assert (item.source, item.ref) == ("get_employee_shifts", bad)
+    assert item.fields["overlap_minutes"] == row["overlap_minutes"] < 30
+    assert (item.fields["shift_id"], item.fields["vanpool_id"]) == (row["shift_id"], vp.vanpool_id)
+    dumped = decision.model_dump(mode="json")
+    assert evidence_completeness(dumped) == 1.0
+    assert len(decision.evidence) == min(5, len(vp.riders))
+    spec = decision.spec_output()["evidence"][0]
+    assert (spec["type"], spec["ref"], spec["overlap_minutes"]) == (
+        "get_employee_shifts",
+        bad,
+        row["overlap_minutes"],
+    )
+
+
+def test_grounding_survives_a_tool_output_longer_than_the_runtime_keeps(deps) -> None:
+    """Twelve employees' shifts are more than the 2,000 characters the runtime's records keep;
+    the evidence of the last one is still grounded on the full output."""
+    ids = [f"EMP-{n}" for n in range(1001, 1013)]
+    last = ids[-1]
+    model = ScriptedChatModel(
+        steps=[
+            call("get_employee_shifts"),
+            call(
+                "submit_decision",
+                verdict="pass",
+                confidence=70,
+                reasoning="Checked.",
+                evidence=[{"source": "get_employee_shifts", "ref": last, "summary": "ok"}],
+            ),
+        ]
+    )
+    decision = vp_agent.run_shift_specialist(with_models(deps, {"specialist": model}), ids)
+    assert len(decision.run.tool_calls[0].output) == 2000  # the runtime's record is cut
+    fields = decision.evidence[0].fields
+    assert fields["employee_id"] == last
+    assert set(SHIFT_EVIDENCE_FIELDS) <= set(fields)
+    assert fields["shift_id"] == deps.repo.get_employee(last).shift_id
+
+
+def test_location_evidence_is_grounded(deps, truth) -> None:
+    t = first(truth, "location_mismatch")
+    [far] = t["expected"]["failing_employees"]["location"]
+    d = with_models(deps, {"specialist": ScriptedChatModel(responder=specialist_responder)})
+    decision = vp_agent.run_location_specialist(d, t["vanpool_id"])
+    [item] = decision.evidence
+    assert (item.ref, item.fields["employee_id"], item.fields["within_threshold"]) == (
+        far,
+        far,
+        False,
+    )
+    assert item.fields["distance_miles"] > item.fields["threshold_miles"] == 50
 
 
 def test_location_specialist_rejects_ids_outside_the_vanpool(deps, truth) -> None:

@@ -109,7 +109,7 @@ class Verification:
                 continue
             for e in d.evidence:
                 if not e.ref.startswith("EMP-") or e.ref in failing:
-                    out.append({"type": e.source, "ref": e.ref, **e.fields})
+                    out.append({**e.fields, "type": e.source, "ref": e.ref})
         return out
 
     @property
