@@ -413,16 +413,23 @@ def _case_manager_result(
             outreach=ctx.results.get("outreach"),
             run=info,
         )
-    if verification is not None and not verification.failed_checks:
+    if verification is not None and not verification.failed_checks and not verification.undecided:
         return CaseManagerResult(
             verdict="verified",
             confidence=result.decision.confidence if result.decision else 100,
             reasoning=model_reasoning or "Both specialists passed.",
             run=info,
         )
-    reasoning = model_reasoning or (
-        f"The run ended ({result.ended_by}) before the audit of {vanpool_id} was complete."
-    )
+    if verification is not None and verification.undecided:
+        # A check without a verdict is no evidence either way: no case, a person looks.
+        reasoning = (
+            f"{vanpool_id}: the {' and '.join(verification.undecided)} check ended without a "
+            f"verdict ({verification.details[:600]}); a person should look."
+        )
+    else:
+        reasoning = model_reasoning or (
+            f"The run ended ({result.ended_by}) before the audit of {vanpool_id} was complete."
+        )
     return CaseManagerResult.model_validate(
         {
             "verdict": "NEEDS_REVIEW",

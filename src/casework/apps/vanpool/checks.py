@@ -24,6 +24,7 @@ from casework.apps.vanpool.rules import (
     parse_shift,
     parse_time,
 )
+from casework.errors import SourceUnavailable
 from casework.runtime import EndReason, Evidence, RunInfo
 
 __all__ = [
@@ -135,8 +136,16 @@ def location_check(deps: VanpoolDeps, vanpool: Vanpool) -> LocationDecision:
         )
     ]
     failed = []
-    for e in vanpool.riders:
-        d = commute_distance(deps, vanpool, e)
+    try:
+        distances = [commute_distance(deps, vanpool, e) for e in vanpool.riders]
+    except SourceUnavailable as exc:  # no distance is no evidence either way: a person looks
+        return LocationDecision(
+            verdict="NEEDS_REVIEW",
+            confidence=0,
+            reasoning=f"{vanpool.vanpool_id}: {exc}.",
+            run=RunInfo(ended_by=EndReason.RULES, strategy="rules", detail=str(exc)),
+        )
+    for e, d in zip(vanpool.riders, distances, strict=True):
         if not d["within_threshold"]:
             failed.append(e.employee_id)
             evidence.append(

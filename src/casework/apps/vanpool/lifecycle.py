@@ -565,7 +565,7 @@ def audit_vanpool(
             vanpool_id=vanpool_id,
             detail={"undecided": verification.undecided},
         )
-        reason = f"{vanpool_id}: the {' and '.join(verification.undecided)} check ended without a verdict; a person should look."
+        reason = f"{vanpool_id}: the {' and '.join(verification.undecided)} check ended without a verdict ({verification.details[:600]}); a person should look."
         return CaseManagerResult(
             verdict="NEEDS_REVIEW", confidence=0, reasoning=reason
         ), verification

@@ -223,6 +223,11 @@ def case_manager_tools(
         if missing:
             raise ToolRetry(f"Run the {' and '.join(missing)} specialist(s) before upsert_case.")
         verification = lifecycle.Verification(ctx.results["location"], ctx.results["shift"])
+        if verification.undecided:
+            raise ToolRetry(
+                f"The {' and '.join(verification.undecided)} check ended without a verdict: "
+                "open no case; submit NEEDS_REVIEW so a person looks."
+            )
         actual = verification.failed_checks
         if sorted(set(failed_checks)) != sorted(actual):
             raise ToolRetry(
