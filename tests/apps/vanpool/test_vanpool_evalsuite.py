@@ -199,7 +199,7 @@ def test_lifecycle_business_figures_of_the_rules(tmp_path: Path) -> None:
     # ack 48 h, portal fix + update 48, silent fix 168, silence x3 + approve 528, question +
     # ack 72, escalation + ack 96, silence x3 + reject 528; the pre_cancel case is unresolved.
     assert m["resolution_hours"] == pytest.approx((48 + 48 + 168 + 528 + 72 + 96 + 528) / 7)
-    assert m["resolved"] == pytest.approx(7 / 8)
+    assert m["resolved_rate"] == pytest.approx(7 / 8)
     assert m["false_cancel_rate"] == 0.0
     by_id = {c.case_id: c for c in run.cases}
     cancelled = next(c for c in by_id if c.startswith("life-silence-cancelled"))
@@ -276,7 +276,10 @@ def test_error_handling_cases_on_rules_and_a_scripted_agent(tmp_path: Path) -> N
         tmp_path, "case-manager", ["cm-error-unknown-vanpool", "cm-error-distance-timeout-VP-101"]
     )
     rules = run_suite(eval_suite(), _config(tmp_path, strategy="rules", dataset=dataset))
-    assert (rules.metrics["verdict_accuracy"], rules.metrics["error_handled"]) == (1.0, 1.0)
+    assert (rules.metrics["verdict_accuracy"], rules.metrics["error_handling_accuracy"]) == (
+        1.0,
+        1.0,
+    )
 
     def specialist(messages: list[Any], tools: list[str]) -> AIMessage:
         from langchain_core.messages import ToolMessage
@@ -312,11 +315,11 @@ def test_error_handling_cases_on_rules_and_a_scripted_agent(tmp_path: Path) -> N
         eval_suite(), _config(tmp_path, strategy="agent", dataset=dataset, base_model=models)
     )
     m = agent.metrics
-    assert (m["errors"], m["verdict_accuracy"], m["error_handled"]) == (0, 1.0, 1.0)
+    assert (m["errors"], m["verdict_accuracy"], m["error_handling_accuracy"]) == (0, 1.0, 1.0)
     timeout = next(c for c in agent.cases if "timeout" in c.case_id)
     assert "unavailable" in timeout.output["reasoning"] and timeout.output["case_id"] is None
     assert [t["ok"] for t in timeout.tool_calls][:3] == [True, True, False]
-    assert m["tool_sequence_ok"] == 1.0
+    assert m["tool_sequence_accuracy"] == 1.0
 
 
 def _judge(score: float, seen: list[str]) -> Any:

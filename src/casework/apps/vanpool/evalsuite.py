@@ -298,11 +298,11 @@ def vanpool_metrics(case: EvalCase, out: CaseOutput) -> dict[str, float | int | 
         wanted = sorted(exp.get("failed_checks") or [])
         row["failed_checks_exact"] = float(sorted(output.get("failed_checks") or []) == wanted)
         calls = [c.name for c in out.run.tool_calls if c.ok] if out.run is not None else []
-        row["tool_sequence_ok"] = float(tool_sequence_ok(calls)) if calls else None
+        row["tool_sequence_accuracy"] = float(tool_sequence_ok(calls)) if calls else None
     if "error_mentions" in exp:
         said = str(output.get("reasoning", "")).lower()
         handled = output.get("verdict") == "NEEDS_REVIEW" and exp["error_mentions"].lower() in said
-        row["error_handled"] = float(handled)
+        row["error_handling_accuracy"] = float(handled)
     elif task == "outreach":
         row.update(
             bucket_match=float(evaluation.bucket_match(exp, output)),
@@ -323,7 +323,9 @@ def _lifecycle_metrics(case: EvalCase, out: CaseOutput) -> dict[str, float | int
         "accuracy_simple": float(right) if case.metadata.get("complexity") == "simple" else None,
         "accuracy_edge": float(right) if case.metadata.get("complexity") == "edge" else None,
         "resolution_hours": output.get("resolution_hours"),
-        "resolved": float(output.get("outcome") is not None) if output.get("case_id") else None,
+        "resolved_rate": float(output.get("outcome") is not None)
+        if output.get("case_id")
+        else None,
         "false_cancel_rate": evaluation.false_cancel_rate({vp: cancelled}, {vp: planted}),
         "cancellations_per_case": len(cancelled),
     }
