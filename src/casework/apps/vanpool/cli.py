@@ -19,6 +19,7 @@ from rich.table import Table
 from casework.clikit import (
     ConcurrencyOption,
     JsonOption,
+    LimitOption,
     NoProgressOption,
     console,
     print_json,
@@ -358,6 +359,51 @@ def tick(
             f"  {r['case_id']} re-audited -> {r['status']}"
             + (f" ({r['outcome']})" if r["outcome"] else "")
         )
+
+
+@app.command()
+def pairwise(
+    run_a: str = typer.Argument(
+        ..., metavar="RUN_A", help="Stored eval run (id, prefix or 'latest')."
+    ),
+    run_b: str = typer.Argument(..., metavar="RUN_B", help="The other run of the same dataset."),
+    judge_model: str | None = typer.Option(
+        None, "--judge-model", "-j", help="provider:name of the judge (default: the judge role)."
+    ),
+    limit: LimitOption = None,
+    no_progress: NoProgressOption = False,
+) -> None:
+    """Which run's answers are better, case by case: a judge compares each pair in both orders."""
+    from casework.apps.vanpool.pairwise import compare_answers, pairs_of
+    from casework.config import get_settings
+    from casework.evals.store import load_run
+    from casework.llm import resolve_model
+
+    settings = get_settings()
+    spec = judge_model or settings.models.for_role("judge")
+    a, b = load_run(run_a), load_run(run_b)
+    if a.app != "vanpool" or b.app != "vanpool":
+        raise InputError(f"Runs {a.run_id} and {b.run_id} are not both vanpool evaluations.")
+    pairs = pairs_of(a, b, limit)
+    model = resolve_model(spec, settings=settings)
+    with progress(enabled=len(pairs) > 1) as bar:
+        task = bar.add_task("judging pairs", total=len(pairs))
+        result = compare_answers(model, pairs, on_done=lambda: bar.advance(task))
+    table = Table("case", "better", "judge (A first, B first)")
+    for c in result.cases:
+        orders = ", ".join(c.get("orders", [])) or c.get("error", "")
+        table.add_row(
+            c["case_id"], {"a": "A", "b": "B"}.get(c["winner"], c["winner"] or "-"), orders
+        )
+    console.print(table)
+    rate = result.b_win_rate
+    console.print(
+        f"A {a.run_id} ({a.model or a.strategy}) vs B {b.run_id} ({b.model or b.strategy}), "
+        f"judge {spec}: A better {result.a_wins}, B better {result.b_wins}, ties {result.ties}"
+        + (f", errors {result.errors}" if result.errors else "")
+        + (f"; B wins {rate:.0%} of the decided pairs." if rate is not None else "."),
+        highlight=False,
+    )
 
 
 @mail_app.command("serve")
