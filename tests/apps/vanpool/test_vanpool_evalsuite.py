@@ -207,6 +207,8 @@ def test_lifecycle_business_figures_of_the_rules(tmp_path: Path) -> None:
         by_id[cancelled].output["cancelled_employees"]
         == by_id[cancelled].expected["planted_employees"]
     )
+    # The judge reads the last email for tone: here the second reminder before pre-cancel.
+    assert "check 2 of\n3" in by_id[cancelled].output["last_email"]
 
 
 def test_a_wrong_flag_ends_in_a_false_cancel(tmp_path: Path) -> None:

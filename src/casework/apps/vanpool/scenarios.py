@@ -76,6 +76,8 @@ class LifecycleResult(CaseManagerResult):
     resolution_hours: float | None = None
     """Hours from the case's creation to its resolution (None: no case, or still open)."""
     cancelled_employees: list[str] = Field(default_factory=list)
+    last_email: str | None = None
+    """The last email sent or drafted to the riders (what the judge rates for tone)."""
 
 
 def _apply(deps: VanpoolDeps, case_id: str, event: Event, strategy: str) -> None:
@@ -103,10 +105,10 @@ def _apply(deps: VanpoolDeps, case_id: str, event: Event, strategy: str) -> None
 
 def run_scenario(scenario: Scenario, deps: VanpoolDeps, strategy: str) -> LifecycleResult:
     """Audit the vanpool with ``strategy``, then play the events on its case."""
-    from casework.apps.vanpool.strategies import STRATEGIES, AuditInput
+    from casework.apps.vanpool.strategies import run_audit
 
     start = deps.now()
-    audited = STRATEGIES[strategy](AuditInput(scenario.vanpool_id), deps)
+    audited = run_audit(strategy, scenario.vanpool_id, deps)
     if audited.case_id is None:
         return LifecycleResult.model_validate(audited.model_dump()).model_copy(
             update={"run": audited.run}
@@ -127,7 +129,13 @@ def run_scenario(scenario: Scenario, deps: VanpoolDeps, strategy: str) -> Lifecy
         if case.resolved_at
         else None
     )
+    outbound = [m for m in deps.repo.messages(case.thread_id or "") if m.direction == "outbound"]
     final = lifecycle.case_result(case, reasoning=case.meta.get("details", ""))
     return LifecycleResult.model_validate(
-        {**final.model_dump(), "resolution_hours": hours, "cancelled_employees": cancelled}
+        {
+            **final.model_dump(),
+            "resolution_hours": hours,
+            "cancelled_employees": cancelled,
+            "last_email": outbound[-1].body[:1500] if outbound else None,
+        }
     ).model_copy(update={"run": audited.run})

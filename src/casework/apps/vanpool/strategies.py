@@ -43,6 +43,7 @@ __all__ = [
     "audit_row",
     "handle_reply",
     "reply_to_case",
+    "run_audit",
 ]
 
 
@@ -77,6 +78,12 @@ def rules_audit(input: AuditInput, deps: VanpoolDeps) -> CaseManagerResult:
 
 def agent_audit(input: AuditInput, deps: VanpoolDeps) -> CaseManagerResult:
     return agent.run_case_manager(deps, input.vanpool_id)
+
+
+def run_audit(strategy: str, vanpool_id: str, deps: VanpoolDeps) -> CaseManagerResult:
+    """One vanpool's audit with a strategy by name (``STRATEGIES``, typed)."""
+    audit = agent_audit if strategy == "agent" else rules_audit
+    return audit(AuditInput(vanpool_id), deps)
 
 
 def rules_location(input: AuditInput, deps: VanpoolDeps) -> LocationDecision:
@@ -243,8 +250,7 @@ class VanpoolAuditor:
             return self.deps
 
     def __call__(self, vanpool_id: str) -> dict[str, Any]:
-        result = STRATEGIES[self.strategy](AuditInput(vanpool_id), self._ready())
-        return audit_row(vanpool_id, result)
+        return audit_row(vanpool_id, run_audit(self.strategy, vanpool_id, self._ready()))
 
 
 def audit_many(

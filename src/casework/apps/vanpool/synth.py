@@ -547,7 +547,7 @@ def lifecycle_cases(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
     def failing(t: dict[str, Any]) -> list[str]:
         return sorted({e for ids in t["expected"]["failing_employees"].values() for e in ids})
 
-    silence_then_approve = [
+    silence_then_approve: list[dict[str, Any]] = [
         {"day": 7, "timeout": True},
         {"day": 14, "timeout": True},
         {"day": 21, "timeout": True},
