@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage
 from vanpool_helpers import first, specialist_responder
 
 from casework.apps.vanpool import agent as vp_agent
 from casework.apps.vanpool import lifecycle
 from casework.apps.vanpool.evaluation import SHIFT_EVIDENCE_FIELDS, evidence_completeness
+from casework.errors import NotFoundError
 from casework.llm import ScriptedChatModel, call, say
 
 
@@ -45,6 +47,21 @@ def test_shift_specialist_scripted(deps, truth) -> None:
     assert decision.run.tool_names == ["get_employee_shifts", "submit_decision"]
     out = decision.spec_output()
     assert (out["verdict"], out["confidence"]) == ("fail", 5)
+
+
+@pytest.mark.parametrize(
+    ("ids", "vanpool", "message"),
+    [
+        (["EMP-1001"], "VP-999", "Vanpool VP-999 does not exist."),
+        (["EMP-1001", "EMP-9999"], None, "Employee EMP-9999 does not exist."),
+    ],
+)
+def test_unknown_ids_stop_the_shift_specialist_before_any_model_call(
+    deps, ids, vanpool, message
+) -> None:
+    model = ScriptedChatModel(steps=[])  # any model call would fail the test
+    with pytest.raises(NotFoundError, match=message):
+        vp_agent.run_shift_specialist(with_models(deps, {"specialist": model}), ids, vanpool)
 
 
 def test_shift_evidence_is_grounded_in_the_tool_output(deps, truth) -> None:

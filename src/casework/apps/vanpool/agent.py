@@ -144,8 +144,12 @@ def run_shift_specialist(
     on: date | None = None,
 ) -> ShiftDecision:
     ids = tuple(employee_ids)
+    # The spec's sequencing: the vanpool and every employee exist before shifts are fetched;
+    # an unknown id fails here, in one sentence, before any model call.
+    if vanpool_id:
+        deps.repo.get_vanpool(vanpool_id)
     for e in ids:
-        deps.repo.get_employee(e)  # unknown ids fail here, before any model call
+        deps.repo.get_employee(e)
     group = f"vanpool {vanpool_id}: " if vanpool_id else ""
     agent = _agent(
         deps,
