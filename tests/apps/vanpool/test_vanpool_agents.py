@@ -102,7 +102,11 @@ def test_grounding_survives_a_tool_output_longer_than_the_runtime_keeps(deps) ->
                 verdict="pass",
                 confidence=70,
                 reasoning="Checked.",
-                evidence=[{"source": "get_employee_shifts", "ref": last, "summary": "ok"}],
+                evidence=[
+                    {"source": "get_employee_shifts", "ref": last, "summary": "ok"},
+                    {"source": "functions.get_employee_shifts", "ref": ids[0], "summary": "ok"},
+                    {"source": "the roster", "ref": ids[1], "summary": "not a tool: no fields"},
+                ],
             ),
         ]
     )
@@ -112,6 +116,9 @@ def test_grounding_survives_a_tool_output_longer_than_the_runtime_keeps(deps) ->
     assert fields["employee_id"] == last
     assert set(SHIFT_EVIDENCE_FIELDS) <= set(fields)
     assert fields["shift_id"] == deps.repo.get_employee(last).shift_id
+    named, unnamed = decision.evidence[1:]
+    assert (named.source, named.fields["employee_id"]) == ("get_employee_shifts", ids[0])
+    assert (unnamed.source, unnamed.fields) == ("the roster", {})
 
 
 def test_location_evidence_is_grounded(deps, truth) -> None:

@@ -91,7 +91,18 @@ def _grounded(decision: D, result: RunResult[Any], payloads: list[tuple[str, str
     if result.ended_by is not EndReason.SUBMIT or not payloads:
         return decision
     records = [ToolCallRecord(name, {}, "", True, text) for name, text in payloads]
-    cited = [e.model_copy(update={"fields": {}}) for e in decision.evidence]
+    names = {name for name, _ in payloads}
+
+    def tool_named(source: str) -> str:
+        # A small model writes "get_employee_shifts tool" or "functions.get_employee_shifts":
+        # the one tool of the run its source names (the ref must still be in its output).
+        hits = [n for n in names if n in source.strip().lower()]
+        return hits[0] if len(hits) == 1 else source
+
+    cited = [
+        e.model_copy(update={"fields": {}, "source": tool_named(e.source)})
+        for e in decision.evidence
+    ]
     return decision.model_copy(update={"evidence": ground_evidence(cited, records)})
 
 
