@@ -193,6 +193,11 @@ def test_case_manager_runs_specialists_in_one_turn_and_opens_a_case(deps, truth,
         "shift_mismatch",
     )
     assert result.outreach.sent and len(sink.messages) == 1
+    # "Why did it fail": the case keeps the specialist's grounded citation of the rider.
+    [bad] = t["expected"]["failing_employees"]["shift"]
+    [cited] = [e for e in case.meta["evidence"] if e["ref"] == bad]
+    assert cited["type"] == "get_employee_shifts" and cited["overlap_minutes"] < 30
+    assert cited["vanpool_id"] == t["vanpool_id"] and cited["shift_id"].startswith("SH-")
     names = result.run.tool_names
     assert names[:2] == ["run_location_specialist", "run_shift_specialist"]
     assert [c.ok for c in result.run.tool_calls][2:4] == [False, True]
