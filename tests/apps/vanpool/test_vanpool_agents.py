@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage
 from vanpool_helpers import first, specialist_responder
 
 from casework.apps.vanpool import agent as vp_agent
 from casework.apps.vanpool import lifecycle
+from casework.apps.vanpool.evaluation import SHIFT_EVIDENCE_FIELDS, evidence_completeness
+from casework.errors import NotFoundError
 from casework.llm import ScriptedChatModel, call, say
 
 
@@ -44,6 +47,92 @@ def test_shift_specialist_scripted(deps, truth) -> None:
     assert decision.run.tool_names == ["get_employee_shifts", "submit_decision"]
     out = decision.spec_output()
     assert (out["verdict"], out["confidence"]) == ("fail", 5)
+
+
+@pytest.mark.parametrize(
+    ("ids", "vanpool", "message"),
+    [
+        (["EMP-1001"], "VP-999", "Vanpool VP-999 does not exist."),
+        (["EMP-1001", "EMP-9999"], None, "Employee EMP-9999 does not exist."),
+    ],
+)
+def test_unknown_ids_stop_the_shift_specialist_before_any_model_call(
+    deps, ids, vanpool, message
+) -> None:
+    model = ScriptedChatModel(steps=[])  # any model call would fail the test
+    with pytest.raises(NotFoundError, match=message):
+        vp_agent.run_shift_specialist(with_models(deps, {"specialist": model}), ids, vanpool)
+
+
+def test_shift_evidence_is_grounded_in_the_tool_output(deps, truth) -> None:
+    """The model cites (get_employee_shifts, EMP id); the fields come from the tool's output,
+    and they reach the spec's output, the case-manager's observation and the case."""
+    t = first(truth, "shift_mismatch")
+    vp = deps.repo.get_vanpool(t["vanpool_id"])
+    [bad] = t["expected"]["failing_employees"]["shift"]
+    d = with_models(deps, {"specialist": ScriptedChatModel(responder=specialist_responder)})
+    decision = vp_agent.run_shift_specialist(d, [e.employee_id for e in vp.riders], vp.vanpool_id)
+    tool_out = json.loads(decision.run.tool_calls[0].output)
+    row = next(e for e in tool_out["employees"] if e["employee_id"] == bad)
+    item = decision.evidence[0]
+    assert (item.source, item.ref) == ("get_employee_shifts", bad)
+    assert item.fields["overlap_minutes"] == row["overlap_minutes"] < 30
+    assert (item.fields["shift_id"], item.fields["vanpool_id"]) == (row["shift_id"], vp.vanpool_id)
+    dumped = decision.model_dump(mode="json")
+    assert evidence_completeness(dumped) == 1.0
+    assert len(decision.evidence) == min(5, len(vp.riders))
+    spec = decision.spec_output()["evidence"][0]
+    assert (spec["type"], spec["ref"], spec["overlap_minutes"]) == (
+        "get_employee_shifts",
+        bad,
+        row["overlap_minutes"],
+    )
+
+
+def test_grounding_survives_a_tool_output_longer_than_the_runtime_keeps(deps) -> None:
+    """Twelve employees' shifts are more than the 2,000 characters the runtime's records keep;
+    the evidence of the last one is still grounded on the full output."""
+    ids = [f"EMP-{n}" for n in range(1001, 1013)]
+    last = ids[-1]
+    model = ScriptedChatModel(
+        steps=[
+            call("get_employee_shifts"),
+            call(
+                "submit_decision",
+                verdict="pass",
+                confidence=70,
+                reasoning="Checked.",
+                evidence=[
+                    {"source": "get_employee_shifts", "ref": last, "summary": "ok"},
+                    {"source": "functions.get_employee_shifts", "ref": ids[0], "summary": "ok"},
+                    {"source": "the roster", "ref": ids[1], "summary": "not a tool: no fields"},
+                ],
+            ),
+        ]
+    )
+    decision = vp_agent.run_shift_specialist(with_models(deps, {"specialist": model}), ids)
+    assert len(decision.run.tool_calls[0].output) == 2000  # the runtime's record is cut
+    fields = decision.evidence[0].fields
+    assert fields["employee_id"] == last
+    assert set(SHIFT_EVIDENCE_FIELDS) <= set(fields)
+    assert fields["shift_id"] == deps.repo.get_employee(last).shift_id
+    named, unnamed = decision.evidence[1:]
+    assert (named.source, named.fields["employee_id"]) == ("get_employee_shifts", ids[0])
+    assert (unnamed.source, unnamed.fields) == ("the roster", {})
+
+
+def test_location_evidence_is_grounded(deps, truth) -> None:
+    t = first(truth, "location_mismatch")
+    [far] = t["expected"]["failing_employees"]["location"]
+    d = with_models(deps, {"specialist": ScriptedChatModel(responder=specialist_responder)})
+    decision = vp_agent.run_location_specialist(d, t["vanpool_id"])
+    [item] = decision.evidence
+    assert (item.ref, item.fields["employee_id"], item.fields["within_threshold"]) == (
+        far,
+        far,
+        False,
+    )
+    assert item.fields["distance_miles"] > item.fields["threshold_miles"] == 50
 
 
 def test_location_specialist_rejects_ids_outside_the_vanpool(deps, truth) -> None:
@@ -104,6 +193,11 @@ def test_case_manager_runs_specialists_in_one_turn_and_opens_a_case(deps, truth,
         "shift_mismatch",
     )
     assert result.outreach.sent and len(sink.messages) == 1
+    # "Why did it fail": the case keeps the specialist's grounded citation of the rider.
+    [bad] = t["expected"]["failing_employees"]["shift"]
+    [cited] = [e for e in case.meta["evidence"] if e["ref"] == bad]
+    assert cited["type"] == "get_employee_shifts" and cited["overlap_minutes"] < 30
+    assert cited["vanpool_id"] == t["vanpool_id"] and cited["shift_id"].startswith("SH-")
     names = result.run.tool_names
     assert names[:2] == ["run_location_specialist", "run_shift_specialist"]
     assert [c.ok for c in result.run.tool_calls][2:4] == [False, True]

@@ -122,3 +122,82 @@ def test_audit_all_reports_a_vanpool_without_riders_and_goes_on(home, capsys, tm
     assert code == 0 and len(results) == 39
     assert results["VP-900"]["verdict"] == "error" and "no riders" in results["VP-900"]["reasoning"]
     assert results["VP-119"]["verdict"] == "pending_reply"
+
+
+def test_audit_all_runs_every_vanpool_once_through_the_batch_seam(home, capsys) -> None:
+    run_main(capsys, "vanpool", "seed")
+    code, out, _ = run_main(capsys, "vanpool", "audit", "--all", "--concurrency", "3", "--json")
+    data = json.loads(out)
+    ids = [r["vanpool_id"] for r in data["results"]]
+    assert code == 0 and data["executor"] == "local"
+    assert len(ids) == len(set(ids)) == 38
+    from casework.apps.vanpool.deps import build_deps
+
+    deps = build_deps()
+    assert ids == deps.repo.vanpool_ids()  # in the store's order, whatever finished first
+    opened = [r["vanpool_id"] for r in data["results"] if r["case_id"]]
+    cases = deps.repo.list_cases()
+    assert sorted(c.vanpool_id for c in cases) == sorted(opened)  # one case per failing vanpool
+    log = deps.repo.audit_log()
+    verified = [e["vanpool_id"] for e in log if e["action"] == "vanpool_verified"]
+    assert sorted(verified) == sorted(r["vanpool_id"] for r in data["results"] if not r["case_id"])
+
+
+def test_a_vanpool_named_twice_is_audited_once(home, capsys) -> None:
+    run_main(capsys, "vanpool", "seed")
+    code, out, _ = run_main(capsys, "vanpool", "audit", "VP-119", "vp-119", "--json")
+    assert code == 0 and [r["vanpool_id"] for r in json.loads(out)["results"]] == ["VP-119"]
+    from casework.apps.vanpool.deps import build_deps
+
+    assert len(build_deps().repo.list_cases()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--executor", "magic"), "Unknown executor 'magic'; use local or ray."),
+        (("--address", "10.0.0.5:6379"), "--address is only for --executor ray."),
+    ],
+)
+def test_audit_batch_options_are_checked_first(home, capsys, args, message) -> None:
+    run_main(capsys, "vanpool", "seed")
+    code, _out, err = run_main(capsys, "vanpool", "audit", "--all", *args)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    from casework.apps.vanpool.deps import build_deps
+
+    assert build_deps().repo.list_cases() == []  # nothing audited
+
+
+def test_the_batch_auditor_travels_without_its_deps(home, capsys) -> None:
+    """What a Ray worker receives: settings only; it builds its own deps on the first vanpool."""
+    import pickle
+
+    from casework.apps.vanpool.deps import build_deps
+    from casework.apps.vanpool.strategies import VanpoolAuditor
+
+    run_main(capsys, "vanpool", "seed")
+    deps = build_deps()
+    auditor = VanpoolAuditor("rules", deps.settings, deps.app, deps)
+    shipped = pickle.loads(pickle.dumps(auditor))
+    assert shipped.deps is None and shipped.settings.db_url == deps.settings.db_url
+    row = shipped("VP-119")
+    assert (row["vanpool_id"], row["verdict"], row["failed_checks"]) == (
+        "VP-119",
+        "pending_reply",
+        ["location"],
+    )
+    assert shipped.deps is not None
+
+
+@pytest.mark.slow
+def test_audit_on_a_local_ray(home, capsys) -> None:
+    run_main(capsys, "vanpool", "seed")
+    code, out, _ = run_main(
+        capsys, "vanpool", "audit", "VP-101", "VP-119", "--executor", "ray", "--json"
+    )
+    data = json.loads(out)
+    assert code == 0 and data["executor"] == "ray"
+    assert [(r["vanpool_id"], r["verdict"]) for r in data["results"]] == [
+        ("VP-101", "verified"),
+        ("VP-119", "pending_reply"),
+    ]

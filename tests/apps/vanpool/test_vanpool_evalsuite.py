@@ -11,12 +11,16 @@ from langchain_core.messages import AIMessage
 from vanpool_helpers import specialist_responder
 
 from casework.apps.vanpool.evalsuite import (
+    DATASETS,
     TARGETS,
+    TaskInput,
     eval_suite,
     task_input,
     task_of,
+    tool_sequence_ok,
     vanpool_metrics,
 )
+from casework.apps.vanpool.scenarios import Scenario
 from casework.apps.vanpool.strategies import AuditInput, ReplyInput, ShiftInput
 from casework.config import Settings
 from casework.errors import InputError
@@ -38,10 +42,26 @@ def test_each_case_goes_to_its_task() -> None:
     location = EvalCase("l", {"vanpool_id": "VP-101"}, metadata={"task": "location"})
     untagged = EvalCase("u", {"vanpool_id": "VP-101"})
     reply = EvalCase("r", {"reply": "ok"})
-    assert task_input(shift) == ("shift", ShiftInput(("EMP-0001",)))
-    assert task_input(location) == ("location", AuditInput("VP-101"))
-    assert task_input(untagged) == ("case-manager", AuditInput("VP-101"))
-    assert task_input(reply) == ("outreach", ReplyInput("ok"))
+    assert task_input(shift) == TaskInput("shift", ShiftInput(("EMP-0001",)))
+    assert task_input(location) == TaskInput("location", AuditInput("VP-101"))
+    assert task_input(untagged) == TaskInput("case-manager", AuditInput("VP-101"))
+    assert task_input(reply) == TaskInput("outreach", ReplyInput("ok"))
+    life = EvalCase("f", {"vanpool_id": "vp-119", "events": [{"day": 2, "timeout": True}]})
+    assert task_input(life).task == "lifecycle"
+    assert task_input(life).value == Scenario.from_inputs({**life.inputs, "vanpool_id": "VP-119"})
+    faulty = EvalCase("t", {"vanpool_id": "VP-101", "fault": "distance_timeout"})
+    assert task_input(faulty) == TaskInput("case-manager", AuditInput("VP-101"), "distance_timeout")
+    with pytest.raises(InputError, match="unknown fault 'flood'"):
+        task_input(EvalCase("t", {"vanpool_id": "VP-101", "fault": "flood"}))
+    with pytest.raises(InputError, match="exactly one of reply"):
+        task_input(EvalCase("e", {"vanpool_id": "VP-101", "events": [{"day": 1}]}))
+    with pytest.raises(InputError, match="in day order"):
+        Scenario.from_inputs(
+            {
+                "vanpool_id": "VP-1",
+                "events": [{"day": 3, "timeout": True}, {"day": 1, "timeout": True}],
+            }
+        )
     with pytest.raises(InputError, match="Case x has neither"):
         task_of(EvalCase("x", {"text": "?"}))
     with pytest.raises(InputError, match="lacks the input 'reply'"):
@@ -149,3 +169,279 @@ def test_case_manager_trajectory_on_a_scripted_model(tmp_path: Path) -> None:
     met = {t.metric: t.met for t in run.target_results}
     assert met["tool_choice_accuracy"] and met["path_length_mean"] and met["circular_rate"]
     assert set(TARGETS) >= {"tool_calls_mean_max", "path_efficiency"}
+
+
+def test_tool_sequencing() -> None:
+    spec = ["run_location_specialist", "run_shift_specialist", "upsert_case", "run_outreach"]
+    assert tool_sequence_ok(spec)
+    assert tool_sequence_ok(spec[:2])
+    assert not tool_sequence_ok(["run_location_specialist", "upsert_case", "run_shift_specialist"])
+    assert not tool_sequence_ok(["run_outreach", *spec])
+    assert not tool_sequence_ok(["close_case"])
+
+
+def _subset(tmp_path: Path, dataset: str, ids: list[str]) -> str:
+    """A JSONL of some cases of a named dataset, in the given order."""
+    import json
+
+    rows = {json.loads(line)["id"]: line for line in DATASETS[dataset].read_text().splitlines()}
+    path = tmp_path / f"{dataset}-subset.jsonl"
+    path.write_text("".join(rows[i] + "\n" for i in ids))
+    return str(path)
+
+
+def test_lifecycle_business_figures_of_the_rules(tmp_path: Path) -> None:
+    """Whole case lives on the rules auditor: every planted ending reached, hours to
+    resolution pinned, no cancellation against the truth."""
+    run = run_suite(eval_suite(), _config(tmp_path, strategy="baseline", dataset="lifecycle"))
+    m = run.metrics
+    assert (m["cases"], m["errors"], m["verdict_accuracy"], m["exact_match"]) == (13, 0, 1.0, 1.0)
+    # ack 48 h, portal fix + update 48, silent fix 168, silence x3 + approve 528, question +
+    # ack 72, escalation + ack 96, silence x3 + reject 528; the pre_cancel case is unresolved.
+    assert m["resolution_hours"] == pytest.approx((48 + 48 + 168 + 528 + 72 + 96 + 528) / 7)
+    assert m["resolved_rate"] == pytest.approx(7 / 8)
+    assert m["false_cancel_rate"] == 0.0
+    by_id = {c.case_id: c for c in run.cases}
+    cancelled = next(c for c in by_id if c.startswith("life-silence-cancelled"))
+    assert (
+        by_id[cancelled].output["cancelled_employees"]
+        == by_id[cancelled].expected["planted_employees"]
+    )
+    # The judge reads the last email for tone: here the second reminder before pre-cancel.
+    assert "check 2 of\n3" in by_id[cancelled].output["last_email"]
+
+
+def test_a_wrong_flag_ends_in_a_false_cancel(tmp_path: Path) -> None:
+    """A (scripted) Shift Specialist that flags a rider of a clean vanpool at every audit,
+    then silence and an approving reviewer: the cancellation is one the truth does not
+    support (false_cancel_rate 1.0), found three weeks and a day later."""
+    import json
+
+    from langchain_core.messages import ToolMessage
+
+    from casework.apps.vanpool.evalsuite import EVAL_NOW, eval_deps, setup
+    from casework.apps.vanpool.scenarios import run_scenario
+
+    [case] = [
+        EvalCase(**row)
+        for row in map(json.loads, DATASETS["lifecycle"].read_text().splitlines())
+        if row["id"].startswith("life-clean-unflagged")
+    ]
+    settings = Settings(home=tmp_path / "home", allow_network_models=False)
+    setup(settings)
+    rider = eval_deps(settings).repo.get_vanpool(case.inputs["vanpool_id"]).riders[0].employee_id
+
+    def wrong_shift(messages: list[Any], tools: list[str]) -> AIMessage:
+        if "get_employee_shifts" not in tools:
+            return specialist_responder(messages, tools)
+        if not any(isinstance(m, ToolMessage) for m in messages):
+            return call("get_employee_shifts")
+        return call(
+            "submit_decision",
+            verdict="fail",
+            confidence=60,
+            reasoning="Looks off.",
+            failed_employees=[rider],
+            evidence=[{"source": "get_employee_shifts", "ref": rider, "summary": "?"}],
+        )
+
+    cm = ScriptedChatModel(
+        steps=[
+            AIMessage(
+                content="",
+                tool_calls=[
+                    *call("run_location_specialist").tool_calls,
+                    *call("run_shift_specialist").tool_calls,
+                ],
+            ),
+            call("upsert_case", failed_checks=["shift"]),
+            call("run_outreach"),
+            call("submit_decision", verdict="pending_reply", confidence=60, reasoning="Flagged."),
+        ]
+    )
+
+    def models(role: str) -> Any:
+        return cm if role == "orchestrator" else ScriptedChatModel(responder=wrong_shift)
+
+    deps = eval_deps(settings, models=models)
+    out = run_scenario(task_input(case).value, deps.at(EVAL_NOW), "agent")
+    assert (out.verdict, out.outcome, out.cancelled_employees) == ("closed", "cancelled", [rider])
+    row = vanpool_metrics(case, CaseOutput(out.model_dump(mode="json")))
+    assert (row["false_cancel_rate"], row["resolution_hours"]) == (1.0, 528.0)
+    assert row["accuracy_simple"] == 0.0
+
+
+def test_error_handling_cases_on_rules_and_a_scripted_agent(tmp_path: Path) -> None:
+    """An unknown vanpool and a distance service that times out: NEEDS_REVIEW with a sentence
+    naming the problem, no case opened, on the rules and on the agent."""
+    dataset = _subset(
+        tmp_path, "case-manager", ["cm-error-unknown-vanpool", "cm-error-distance-timeout-VP-101"]
+    )
+    rules = run_suite(eval_suite(), _config(tmp_path, strategy="rules", dataset=dataset))
+    assert (rules.metrics["verdict_accuracy"], rules.metrics["error_handling_accuracy"]) == (
+        1.0,
+        1.0,
+    )
+
+    def specialist(messages: list[Any], tools: list[str]) -> AIMessage:
+        from langchain_core.messages import ToolMessage
+
+        seen = [m for m in messages if isinstance(m, ToolMessage)]
+        if "check_commute_distance" in tools and seen and '"unavailable"' in seen[-1].content:
+            return call(
+                "submit_decision",
+                verdict="NEEDS_REVIEW",
+                confidence=0,
+                reasoning="The distance service is unavailable (timeout).",
+            )
+        return specialist_responder(messages, tools)
+
+    def models(case_id: str, role: str) -> Any:
+        if role == "orchestrator":
+            return ScriptedChatModel(
+                steps=[
+                    AIMessage(
+                        content="",
+                        tool_calls=[
+                            *call("run_location_specialist").tool_calls,
+                            *call("run_shift_specialist").tool_calls,
+                        ],
+                    ),
+                    call("upsert_case", failed_checks=[]),  # refused: a check has no verdict
+                    call("submit_decision", verdict="verified", confidence=50, reasoning="ok"),
+                ]
+            )
+        return ScriptedChatModel(responder=specialist)
+
+    agent = run_suite(
+        eval_suite(), _config(tmp_path, strategy="agent", dataset=dataset, base_model=models)
+    )
+    m = agent.metrics
+    assert (m["errors"], m["verdict_accuracy"], m["error_handling_accuracy"]) == (0, 1.0, 1.0)
+    timeout = next(c for c in agent.cases if "timeout" in c.case_id)
+    assert "unavailable" in timeout.output["reasoning"] and timeout.output["case_id"] is None
+    assert [t["ok"] for t in timeout.tool_calls][:3] == [True, True, False]
+    assert m["tool_sequence_accuracy"] == 1.0
+
+
+def _judge(score: float, seen: list[str]) -> Any:
+    def respond(messages: list[Any], tools: list[str]) -> AIMessage:
+        seen.append(str(messages[-1].content))
+        return call("record_judgement", score=score, rationale="correctness 1, relevance 1:")
+
+    return respond
+
+
+def test_the_judge_scores_reasoning_and_never_gates(tmp_path: Path) -> None:
+    """A judge that scores every answer 0 leaves every verdict right and every deterministic
+    target as it was; only its own reasoning-quality target is missed."""
+    from casework.evals.cassettes import JUDGE_ROLE
+
+    seen: list[str] = []
+
+    def models(case_id: str, role: str) -> Any:
+        assert role == JUDGE_ROLE  # the rules call no model; only the judge is asked
+        return ScriptedChatModel(responder=_judge(0.0, seen))
+
+    run = run_suite(
+        eval_suite(),
+        _config(
+            tmp_path,
+            strategy="rules",
+            dataset="location",
+            limit=4,
+            judge_model="scripted:judge",
+            base_model=models,
+        ),
+    )
+    m = run.metrics
+    assert (m["judged"], m["judge_score_mean"], m["verdict_accuracy"]) == (4, 0.0, 1.0)
+    assert all(c.correct for c in run.cases)
+    met = {t.metric: t.met for t in run.target_results}
+    assert met["judge_score_mean"] is False and met["verdict_accuracy"] is True
+    prompt = seen[0]
+    for criterion in ("correctness", "relevance", "conciseness", "helpfulness", "tone"):
+        assert criterion in prompt
+
+
+def test_ab_comparison_shows_the_vanpool_metrics(tmp_path: Path) -> None:
+    """Rules against a scripted agent on three shift cases, through the platform's compare."""
+    from casework.evals.compare import compare_runs
+
+    rules = run_suite(eval_suite(), _config(tmp_path, strategy="rules", limit=3))
+    agent = run_suite(
+        eval_suite(),
+        _config(
+            tmp_path,
+            strategy="agent",
+            limit=3,
+            base_model=lambda case_id, role: ScriptedChatModel(responder=specialist_responder),
+        ),
+    )
+    cmp = compare_runs(rules, agent)
+    rows = {r["metric"]: r for r in cmp.metrics}
+    assert rows["evidence_completeness"]["a"] == rows["evidence_completeness"]["b"] == 1.0
+    assert rows["shift_conflict_accuracy"]["b"] == 1.0  # the grounded overlap of the odd rider
+    assert rows["verdict_accuracy"]["delta"] == 0.0
+    assert (rows["model_calls_mean"]["a"], rows["model_calls_mean"]["b"]) == (0.0, 2.0)
+    assert "cost_per_1k" in rows
+    assert cmp.paired_cases == 3 and cmp.mcnemar is not None and not cmp.mcnemar.significant
+
+
+def _cli(capsys: Any, *args: str) -> tuple[int, str, str]:
+    from casework.cli import main
+
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_eval_cli_baseline_json_and_agent_replayed_offline(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """`casework eval vanpool --strategy baseline --json`, and the agent replayed from a
+    recorded (scripted) run with `--model replay:DIR`: one JSON document each."""
+    import json
+
+    from casework.config import get_settings
+
+    monkeypatch.setenv("CASEWORK_HOME", str(tmp_path / "home"))
+    get_settings.cache_clear()
+    try:
+        code, out, err = _cli(
+            capsys, "eval", "vanpool", "--strategy", "baseline", "--dataset", "location", "--json"
+        )
+        assert code == 0, err
+        summary = json.loads(out)
+        assert (summary["strategy"], summary["cases"]) == ("baseline", 38)
+        assert summary["metrics"]["verdict_accuracy"] == 1.0
+        assert {t["metric"] for t in summary["targets"]} >= {"verdict_accuracy", "judge_score_mean"}
+
+        recorded = run_suite(
+            eval_suite(),
+            _config(
+                tmp_path,
+                strategy="agent",
+                limit=2,
+                record=True,
+                out_dir=tmp_path / "recorded",
+                base_model=lambda case_id, role: ScriptedChatModel(responder=specialist_responder),
+            ),
+        )
+        assert recorded.metrics["verdict_accuracy"] == 1.0
+        code, out, err = _cli(
+            capsys,
+            "eval", "vanpool", "--strategy", "agent", "--limit", "2",
+            "--model", f"replay:{tmp_path / 'recorded'}", "--json", "--no-progress",
+        )  # fmt: skip
+        assert code == 0, err
+        again = json.loads(out)
+        assert again["metrics"]["verdict_accuracy"] == 1.0
+        assert again["metrics"]["evidence_completeness"] == 1.0
+        assert again["metrics"]["model_calls_mean"] == 2.0
+    finally:
+        get_settings.cache_clear()

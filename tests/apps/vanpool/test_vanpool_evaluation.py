@@ -38,7 +38,14 @@ def test_phase1_dataset_has_the_spec_shape() -> None:
         "novel_shift_panama_vs_weekday",
     } <= scenarios
     assert len(load_dataset(DATASETS["location"])) == 38
-    assert len(load_dataset(DATASETS["case-manager"])) == 38
+    manager = load_dataset(DATASETS["case-manager"])
+    assert len(manager) == 40  # every vanpool, an unknown id, a distance timeout
+    assert [c.metadata["scenario_type"] for c in manager[38:]] == [
+        "error_unknown_id",
+        "error_timeout",
+    ]
+    lives = load_dataset(DATASETS["lifecycle"])
+    assert len(lives) == len({c.inputs["vanpool_id"] for c in lives}) == 13  # one vanpool each
     assert Counter(c.expected["bucket"] for c in load_dataset(DATASETS["outreach"])) == {
         "acknowledgment": 6,
         "question": 6,

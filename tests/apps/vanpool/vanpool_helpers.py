@@ -105,29 +105,39 @@ def first(truth: dict[str, dict[str, Any]], scenario: str) -> dict[str, Any]:
     return next(t for t in truth.values() if t["scenario"] == scenario)
 
 
+def cite(source: str, ids: list[str]) -> list[dict[str, str]]:
+    """Evidence as the prompts ask for it: the tool as source, an EMP id as ref."""
+    return [{"source": source, "ref": eid, "summary": f"{eid} checked."} for eid in ids[:5]]
+
+
 def specialist_responder(messages: list[BaseMessage], tools: list[str]) -> AIMessage:
-    """A stand-in specialist: fetch the data, then decide from what the tool returned."""
+    """A stand-in specialist: fetch the data, then decide from what the tool returned and
+    cite the failing riders (else every rider) by EMP id, as the prompts say."""
     results = [m for m in messages if isinstance(m, ToolMessage)]
     if "get_employee_shifts" in tools:
         if not results:
             return call("get_employee_shifts")
         data = json.loads(results[-1].content)
-        failed = [e["employee_id"] for e in data["employees"] if not e["meets_rule"]]
+        failed = list(data["below_rule"])
+        everyone = [e["employee_id"] for e in data["employees"]]
         return call(
             "submit_decision",
             verdict="fail" if failed else "pass",
             confidence=90,
             reasoning="Overlap with the majority shift.",
             failed_employees=failed,
+            evidence=cite("get_employee_shifts", failed + [e for e in everyone if e not in failed]),
         )
     if not results:
         return call("check_commute_distance")
-    distances = json.loads(results[-1].content)["distances"]
-    failed = [d["employee_id"] for d in distances if not d["within_threshold"]]
+    data = json.loads(results[-1].content)
+    failed = list(data["beyond_threshold"])
+    everyone = [d["employee_id"] for d in data["distances"]]
     return call(
         "submit_decision",
         verdict="fail" if failed else "pass",
         confidence=90,
         reasoning="Distances against the threshold.",
         failed_employees=failed,
+        evidence=cite("check_commute_distance", failed or everyone[:2]),
     )

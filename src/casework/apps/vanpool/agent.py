@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.messages import HumanMessage
 
@@ -48,7 +48,9 @@ from casework.apps.vanpool.tools import (
 from casework.config import Limits
 from casework.errors import InputError
 from casework.runtime import EndReason, Event, ReactAgent, RunInfo, RunResult
+from casework.runtime.decision import Decision, ToolCallRecord, ground_evidence
 from casework.runtime.prompts import load_prompt
+from casework.runtime.runinfo import run_info
 
 __all__ = [
     "PROMPT_VERSION",
@@ -67,6 +69,8 @@ APP_PACKAGE = "casework.apps.vanpool"
 """Where ``load_prompt`` finds the ``prompts/*.md`` files."""
 
 PROMPT_VERSION = "vanpool-1"
+D = TypeVar("D", bound=Decision)
+
 ROLES = {
     "case_manager": "orchestrator",
     "location_specialist": "specialist",
@@ -77,23 +81,29 @@ ROLES = {
 
 
 def _run_info(result: RunResult[Any], deps: VanpoolDeps, agent: str) -> RunInfo:
-    ended = result.ended_by.split(" ")[0]
-    try:
-        reason = EndReason(ended)
-    except ValueError:
-        reason = EndReason.ERROR_MODEL
-    return RunInfo(
-        ended_by=reason,
-        detail=result.ended_by if reason is EndReason.ERROR_MODEL else "",
-        strategy="agent",
-        model=settings_model(deps, ROLES[agent]),
-        run_id=result.run_id,
-        thread_id=result.thread_id,
-        tool_calls=list(result.tool_calls),
-        usage=result.usage,
-        trace_path=result.trace_path,
-        interrupts=list(result.interrupts),
-    )
+    return run_info(result, strategy="agent", model=settings_model(deps, ROLES[agent]))
+
+
+def _grounded(decision: D, result: RunResult[Any], payloads: list[tuple[str, str]]) -> D:
+    """The decision's evidence grounded on the tools' full outputs. The runtime grounds it on
+    its records, which keep 2,000 characters of each output; a vanpool of more than about
+    eight riders returns more than that, so it is grounded again on what the tools kept."""
+    if result.ended_by is not EndReason.SUBMIT or not payloads:
+        return decision
+    records = [ToolCallRecord(name, {}, "", True, text) for name, text in payloads]
+    names = {name for name, _ in payloads}
+
+    def tool_named(source: str) -> str:
+        # A small model writes "get_employee_shifts tool" or "functions.get_employee_shifts":
+        # the one tool of the run its source names (the ref must still be in its output).
+        hits = [n for n in names if n in source.strip().lower()]
+        return hits[0] if len(hits) == 1 else source
+
+    cited = [
+        e.model_copy(update={"fields": {}, "source": tool_named(e.source)})
+        for e in decision.evidence
+    ]
+    return decision.model_copy(update={"evidence": ground_evidence(cited, records)})
 
 
 def settings_model(deps: VanpoolDeps, role: str) -> str:
@@ -129,12 +139,12 @@ def run_location_specialist(deps: VanpoolDeps, vanpool_id: str) -> LocationDecis
         context_schema=VanpoolRef,
         limits=_limits(deps, len(vanpool.riders) * 2 + 3),
     )
-    result = agent.run(
-        f"Check the commute of every rider of {vanpool_id}.", context=VanpoolRef(vanpool_id)
-    )
+    ctx = VanpoolRef(vanpool_id)
+    result = agent.run(f"Check the commute of every rider of {vanpool_id}.", context=ctx)
     decision = result.decision or LocationDecision(
         verdict="NEEDS_REVIEW", confidence=0, reasoning="No decision."
     )
+    decision = _grounded(decision, result, ctx.payloads)
     return decision.model_copy(update={"run": _run_info(result, deps, "location_specialist")})
 
 
@@ -145,8 +155,12 @@ def run_shift_specialist(
     on: date | None = None,
 ) -> ShiftDecision:
     ids = tuple(employee_ids)
+    # The spec's sequencing: the vanpool and every employee exist before shifts are fetched;
+    # an unknown id fails here, in one sentence, before any model call.
+    if vanpool_id:
+        deps.repo.get_vanpool(vanpool_id)
     for e in ids:
-        deps.repo.get_employee(e)  # unknown ids fail here, before any model call
+        deps.repo.get_employee(e)
     group = f"vanpool {vanpool_id}: " if vanpool_id else ""
     agent = _agent(
         deps,
@@ -162,6 +176,7 @@ def run_shift_specialist(
     decision = result.decision or ShiftDecision(
         verdict="NEEDS_REVIEW", confidence=0, reasoning="No decision."
     )
+    decision = _grounded(decision, result, ctx.payloads)
     return decision.model_copy(update={"run": _run_info(result, deps, "shift_specialist")})
 
 
@@ -413,16 +428,23 @@ def _case_manager_result(
             outreach=ctx.results.get("outreach"),
             run=info,
         )
-    if verification is not None and not verification.failed_checks:
+    if verification is not None and not verification.failed_checks and not verification.undecided:
         return CaseManagerResult(
             verdict="verified",
             confidence=result.decision.confidence if result.decision else 100,
             reasoning=model_reasoning or "Both specialists passed.",
             run=info,
         )
-    reasoning = model_reasoning or (
-        f"The run ended ({result.ended_by}) before the audit of {vanpool_id} was complete."
-    )
+    if verification is not None and verification.undecided:
+        # A check without a verdict is no evidence either way: no case, a person looks.
+        reasoning = (
+            f"{vanpool_id}: the {' and '.join(verification.undecided)} check ended without a "
+            f"verdict ({verification.details[:600]}); a person should look."
+        )
+    else:
+        reasoning = model_reasoning or (
+            f"The run ended ({result.ended_by}) before the audit of {vanpool_id} was complete."
+        )
     return CaseManagerResult.model_validate(
         {
             "verdict": "NEEDS_REVIEW",

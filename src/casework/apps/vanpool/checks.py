@@ -24,6 +24,7 @@ from casework.apps.vanpool.rules import (
     parse_shift,
     parse_time,
 )
+from casework.errors import SourceUnavailable
 from casework.runtime import EndReason, Evidence, RunInfo
 
 __all__ = [
@@ -40,7 +41,6 @@ RULES_CONFIDENCE = 100.0
 
 def employee_profile(e: Employee) -> dict[str, Any]:
     return {
-        "type": "employee_profile",
         "employee_id": e.employee_id,
         "home_zip": e.home_zip,
         "home_coords": {"lat": e.home_lat, "lng": e.home_lng},
@@ -56,12 +56,9 @@ def commute_distance(deps: VanpoolDeps, vanpool: Vanpool, e: Employee) -> dict[s
         deps.distance,
     )
     return {
-        "type": "distance_check",
         "employee_id": e.employee_id,
         "vanpool_id": vanpool.vanpool_id,
         "home_zip": e.home_zip,
-        "pickup_zip": vanpool.pickup_zip,
-        "pickup_coords": {"lat": vanpool.pickup_lat, "lng": vanpool.pickup_lng},
         "distance_miles": check.distance_miles,
         "threshold_miles": check.threshold_miles,
         "provider": check.provider,
@@ -91,15 +88,17 @@ def service_window(vanpool: Vanpool) -> ShiftPhase:
 def employee_shifts(
     employees: list[Employee], on: date, vanpool: Vanpool | None = None
 ) -> dict[str, Any]:
-    """Shifts, PTO and the overlap rule's figures for a group (the vanpool's riders)."""
+    """Shifts, PTO and the overlap rule's figures for a group (the vanpool's riders): one
+    object per employee with the spec's evidence fields (employee_id, shift_id, vanpool_id,
+    overlap_minutes), so a citation of an EMP id grounds all four."""
     check = check_shifts(
         [_rider_shift(e) for e in employees], service_window(vanpool) if vanpool else None, on
     )
     by_id = {e.employee_id: e for e in employees}
+    vanpool_id = vanpool.vanpool_id if vanpool else None
     return {
-        "vanpool_id": vanpool.vanpool_id if vanpool else None,
+        "vanpool_id": vanpool_id,
         "audit_date": on.isoformat(),
-        "rule": f"overlap with the majority shift >= {MIN_OVERLAP_MINUTES} min per workday -> pass",
         "majority_shift": {
             "shift_id": check.majority_shift_id,
             "shift_name": check.majority_shift_name,
@@ -109,6 +108,7 @@ def employee_shifts(
             {
                 "employee_id": r.employee_id,
                 "shift_id": r.shift_id,
+                "vanpool_id": vanpool_id,
                 "shift_name": r.shift_name,
                 "schedule": by_id[r.employee_id].shift_spec,
                 "timezone": by_id[r.employee_id].timezone,
@@ -136,8 +136,16 @@ def location_check(deps: VanpoolDeps, vanpool: Vanpool) -> LocationDecision:
         )
     ]
     failed = []
-    for e in vanpool.riders:
-        d = commute_distance(deps, vanpool, e)
+    try:
+        distances = [commute_distance(deps, vanpool, e) for e in vanpool.riders]
+    except SourceUnavailable as exc:  # no distance is no evidence either way: a person looks
+        return LocationDecision(
+            verdict="NEEDS_REVIEW",
+            confidence=0,
+            reasoning=f"{vanpool.vanpool_id}: {exc}.",
+            run=RunInfo(ended_by=EndReason.RULES, strategy="rules", detail=str(exc)),
+        )
+    for e, d in zip(vanpool.riders, distances, strict=True):
         if not d["within_threshold"]:
             failed.append(e.employee_id)
             evidence.append(

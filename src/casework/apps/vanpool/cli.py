@@ -7,7 +7,6 @@ Errors a user can cause are ``CaseworkError``s; the root CLI prints them as one 
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,13 +19,14 @@ from rich.table import Table
 from casework.clikit import (
     ConcurrencyOption,
     JsonOption,
+    LimitOption,
     NoProgressOption,
     console,
     print_json,
     progress,
 )
 from casework.clikit import err_console as err
-from casework.errors import CaseworkError, InputError
+from casework.errors import InputError
 
 __all__ = ["app"]
 
@@ -118,41 +118,54 @@ def audit(
     all_: bool = typer.Option(False, "--all", help="Audit every vanpool."),
     strategy: str = typer.Option("rules", "--strategy", help=STRATEGY_HELP),
     concurrency: ConcurrencyOption = 1,
+    executor: str = typer.Option(
+        "local",
+        "--executor",
+        help="Where audits run: local (worker threads) or ray (a Ray cluster).",
+    ),
+    address: str | None = typer.Option(
+        None,
+        "--address",
+        help="The Ray cluster (HOST:PORT) for --executor ray; a local Ray when omitted.",
+    ),
     as_json: JsonOption = False,
     no_progress: NoProgressOption = False,
 ) -> None:
     """Audit vanpools: all pass -> verified; any fail -> one case per vanpool and outreach."""
     from casework.apps.vanpool.models import check_id
-    from casework.apps.vanpool.strategies import STRATEGIES, AuditInput
+    from casework.apps.vanpool.strategies import audit_many
+    from casework.runtime.batch import BatchConfig, check_batch_config
 
-    run = STRATEGIES[_strategy(strategy)]
+    strategy = _strategy(strategy)
+    config = BatchConfig(executor=executor, address=address, concurrency=concurrency)
+    check_batch_config(config)  # a bad executor or address stops before anything is written
     deps = _deps()
     if all_:
         ids = deps.repo.vanpool_ids()
     elif vanpool_ids:
-        ids = [check_id("VP", v) for v in vanpool_ids]
+        ids = list(dict.fromkeys(check_id("VP", v) for v in vanpool_ids))
         for v in ids:
             deps.repo.get_vanpool(v)  # unknown ids stop before any audit runs
     else:
         raise InputError("Name a vanpool (VP-101) or pass --all.")
-    results: dict[str, Any] = {}
     started = time.perf_counter()
     with progress(enabled=len(ids) > 1) as bar:
-        task = bar.add_task("auditing", total=len(ids))
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            futures = {pool.submit(run, AuditInput(v), deps): v for v in ids}
-            for f in as_completed(futures):
-                try:
-                    results[futures[f]] = f.result()
-                except CaseworkError as exc:
-                    if not all_:
-                        raise
-                    results[futures[f]] = exc  # one bad vanpool does not stop the batch
-                bar.advance(task)
+        task = bar.add_task(f"auditing ({executor})", total=len(ids))
+        rows = audit_many(deps, ids, strategy, config, on_done=lambda _row: bar.advance(task))
     seconds = time.perf_counter() - started
-    rows = [_audit_row(v, results[v]) for v in ids]
+    # Named vanpools that could not be audited fail the command; --all reports them and goes on.
+    failed = not all_ and any(r["verdict"] == "error" for r in rows)
     if as_json:
-        print_json({"strategy": strategy, "seconds": round(seconds, 2), "results": rows})
+        print_json(
+            {
+                "strategy": strategy,
+                "executor": executor,
+                "seconds": round(seconds, 2),
+                "results": rows,
+            }
+        )
+        if failed:
+            raise typer.Exit(1)
         return
     table = Table("vanpool", "result", "failed checks", "case", "email")
     for r in rows:
@@ -166,33 +179,10 @@ def audit(
     console.print(table)
     for r in rows:
         if r["verdict"] == "error":
-            err.print(f"{r['vanpool_id']}: {r['reasoning']}")
-    console.print(f"{len(rows)} vanpools audited in {seconds:.1f}s with {strategy}.")
-
-
-def _audit_row(vanpool_id: str, r: Any) -> dict[str, Any]:
-    if isinstance(r, CaseworkError):
-        return {
-            "vanpool_id": vanpool_id,
-            "verdict": "error",
-            "failed_checks": [],
-            "case_id": None,
-            "email": "-",
-            "reasoning": str(r),
-            "model_calls": 0,
-        }
-    email = "-"
-    if r.outreach is not None and r.outreach.message_id:
-        email = "sent" if r.outreach.sent else r.outreach.verdict
-    return {
-        "vanpool_id": vanpool_id,
-        "verdict": r.verdict,
-        "failed_checks": list(r.failed_checks),
-        "case_id": r.case_id,
-        "email": email,
-        "reasoning": r.reasoning,
-        "model_calls": getattr(r.run.usage, "model_calls", None) if r.run and r.run.usage else 0,
-    }
+            err.print(f"{r['vanpool_id']}: {r['reasoning']}", highlight=False)
+    console.print(f"{len(rows)} vanpools audited in {seconds:.1f}s with {strategy} ({executor}).")
+    if failed:
+        raise typer.Exit(1)
 
 
 # ---------------------------------------------------------------------------- cases
@@ -369,6 +359,51 @@ def tick(
             f"  {r['case_id']} re-audited -> {r['status']}"
             + (f" ({r['outcome']})" if r["outcome"] else "")
         )
+
+
+@app.command()
+def pairwise(
+    run_a: str = typer.Argument(
+        ..., metavar="RUN_A", help="Stored eval run (id, prefix or 'latest')."
+    ),
+    run_b: str = typer.Argument(..., metavar="RUN_B", help="The other run of the same dataset."),
+    judge_model: str | None = typer.Option(
+        None, "--judge-model", "-j", help="provider:name of the judge (default: the judge role)."
+    ),
+    limit: LimitOption = None,
+    no_progress: NoProgressOption = False,
+) -> None:
+    """Which run's answers are better, case by case: a judge compares each pair in both orders."""
+    from casework.apps.vanpool.pairwise import compare_answers, pairs_of
+    from casework.config import get_settings
+    from casework.evals.store import load_run
+    from casework.llm import resolve_model
+
+    settings = get_settings()
+    spec = judge_model or settings.models.for_role("judge")
+    a, b = load_run(run_a), load_run(run_b)
+    if a.app != "vanpool" or b.app != "vanpool":
+        raise InputError(f"Runs {a.run_id} and {b.run_id} are not both vanpool evaluations.")
+    pairs = pairs_of(a, b, limit)
+    model = resolve_model(spec, settings=settings)
+    with progress(enabled=len(pairs) > 1) as bar:
+        task = bar.add_task("judging pairs", total=len(pairs))
+        result = compare_answers(model, pairs, on_done=lambda: bar.advance(task))
+    table = Table("case", "better", "judge (A first, B first)")
+    for c in result.cases:
+        orders = ", ".join(c.get("orders", [])) or c.get("error", "")
+        table.add_row(
+            c["case_id"], {"a": "A", "b": "B"}.get(c["winner"], c["winner"] or "-"), orders
+        )
+    console.print(table)
+    rate = result.b_win_rate
+    console.print(
+        f"A {a.run_id} ({a.model or a.strategy}) vs B {b.run_id} ({b.model or b.strategy}), "
+        f"judge {spec}: A better {result.a_wins}, B better {result.b_wins}, ties {result.ties}"
+        + (f", errors {result.errors}" if result.errors else "")
+        + (f"; B wins {rate:.0%} of the decided pairs." if rate is not None else "."),
+        highlight=False,
+    )
 
 
 @mail_app.command("serve")

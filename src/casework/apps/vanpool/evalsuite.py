@@ -1,12 +1,14 @@
 """The vanpool evaluation: what ``casework eval vanpool`` runs through the platform harness.
 
-Four named datasets (``--dataset``, default ``shift``), each case tagged with its task in
+Five named datasets (``--dataset``, default ``shift``), each case tagged with its task in
 ``metadata.task`` (a user's file without the tag is told apart by its inputs):
 
 * ``shift`` — the spec's phase 1: 60 groups of employees (20 valid, 20 conflict, 20 edge);
 * ``location`` — every vanpool's riders against the commute limit;
-* ``case-manager`` — every vanpool audited end to end, with the reference tools and path;
-* ``outreach`` — replies to classify (bucket_match, hitl_match).
+* ``case-manager`` — every vanpool audited end to end, with the reference tools and path,
+  and error handling (an unknown id; a distance service that times out: ``inputs.fault``);
+* ``outreach`` — replies to classify (bucket_match, hitl_match);
+* ``lifecycle`` — whole case lives (``scenarios.py``): time to resolution, false cancels.
 
 The suite's ``rules`` / ``agent`` strategies send each case to the app's strategy for its
 task (``strategies.py``, the functions the CLI and API call). The harness scores verdicts,
@@ -19,23 +21,36 @@ that keeps the emails instead of sending them.
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from typing import Any
 
 from casework.apps.vanpool import evaluation
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
+from casework.apps.vanpool.models import (
+    CaseManagerResult,
+    LocationDecision,
+    OutreachResult,
+    ShiftDecision,
+)
+from casework.apps.vanpool.rules import Coordinates
+from casework.apps.vanpool.scenarios import LifecycleResult, Scenario, run_scenario
 from casework.apps.vanpool.synth import DATA_DIR
 from casework.config import Settings, get_settings
-from casework.errors import InputError
+from casework.errors import InputError, SourceUnavailable
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
+from casework.runtime.decision import Decision
 from casework.runtime.strategy import ModelSource
+from casework.stores.sql import get_engine
 
 __all__ = [
     "DATASETS",
     "EVAL_NOW",
     "TARGETS",
     "Outbox",
+    "TaskInput",
+    "TimingOutDistance",
     "eval_deps",
     "eval_suite",
     "setup",
@@ -48,6 +63,7 @@ DATASETS = {
     "location": DATA_DIR / "eval" / "location.jsonl",
     "case-manager": DATA_DIR / "eval" / "case_manager.jsonl",
     "outreach": DATA_DIR / "eval" / "outreach.jsonl",
+    "lifecycle": DATA_DIR / "eval" / "lifecycle.jsonl",
 }
 EVAL_NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 """The clock of every evaluation run (the roster's PTO dates are around it)."""
@@ -67,12 +83,23 @@ TARGETS = {
     "path_efficiency": 0.80,
     "circular_rate_max": 0.01,
     "self_correction_success": 0.90,
+    # The spec's reasoning quality >= 4.0 on its 1-5 scale is 0.75 on the judge's 0-1 score
+    # (see JUDGE_RUBRIC); reported when --judge-model is given, never a case's pass/fail.
+    "judge_score_mean": 0.75,
 }
 
-JUDGE_RUBRIC = """You grade a vanpool misuse auditor's answer. Score 1.0 when the reasoning is
-correct about the riders' commute distances or shift overlaps, relevant to the vanpool asked
-about, concise, helpful to the case worker, and (for replies to riders) polite and neutral in
-tone; 0.5 when it is right but vague or padded; 0.0 when it is wrong or cites nothing."""
+JUDGE_RUBRIC = """You grade the reasoning of a vanpool misuse auditor (Pool Patrol). Rate each
+criterion from 1 (poor) to 5 (excellent):
+- correctness: the verdict and the facts it states (commute miles against the vanpool's limit,
+  shift overlap minutes against the 30-minute rule, the riders named) agree with the reference;
+- relevance: it is about this vanpool or group and its riders, nothing else;
+- conciseness: one or two sentences, no padding, no repeated tool output;
+- helpfulness: a case worker can act on it (who fails, which check, why);
+- tone (only when the output answers or classifies a rider's reply): polite, calm and neutral,
+  never accusing; leave it out otherwise.
+The score is (mean of the rated criteria - 1) / 4, so 4 of 5 on every criterion is 0.75.
+Begin the rationale with the ratings, e.g. "correctness 5, relevance 5, conciseness 4,
+helpfulness 4:", then say why in one sentence."""
 
 
 class Outbox:
@@ -110,7 +137,11 @@ def setup(settings: Settings | None = None) -> None:
 
     settings = settings or get_settings()
     path = settings.home / "evals" / "vanpool-eval.db"
-    path.unlink(missing_ok=True)
+    # The process keeps one engine per URL: its pooled connections would still point at the
+    # deleted file (a second run in one process read a store that no longer existed).
+    get_engine(_store_url(settings)).dispose()
+    for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        stale.unlink(missing_ok=True)
     deps = eval_deps(settings)
     import_roster(deps.repo, DATA_DIR / "roster.json", EVAL_NOW)
 
@@ -124,28 +155,66 @@ def task_of(case: EvalCase) -> str:
         return "shift"
     if "reply" in case.inputs:
         return "outreach"
+    if "events" in case.inputs:
+        return "lifecycle"
     if "vanpool_id" in case.inputs:
         return "case-manager"
     raise InputError(
-        f"Case {case.id} has neither employee_ids, reply nor vanpool_id in its inputs."
+        f"Case {case.id} has neither employee_ids, reply, events nor vanpool_id in its inputs."
     )
 
 
-def task_input(case: EvalCase) -> tuple[str, Any]:
-    """``(task, the strategy input)`` of a case."""
+@dataclass(frozen=True)
+class TaskInput:
+    """What the suite's strategy gets for a case: its task, the task strategy's input, and
+    the fault the case injects (``inputs.fault``), if any."""
+
+    task: str
+    value: Any
+    fault: str | None = None
+
+
+FAULTS = ("distance_timeout",)
+
+
+class TimingOutDistance:
+    """A distance service that never answers in time (the ``distance_timeout`` fault)."""
+
+    name = "routing_service"
+
+    def miles(self, home: Coordinates, pickup: Coordinates) -> float:
+        raise SourceUnavailable("the distance service", "no answer within 10 s (timeout)")
+
+
+def task_input(case: EvalCase) -> TaskInput:
+    """The ``TaskInput`` of a case."""
     from casework.apps.vanpool.strategies import AuditInput, ReplyInput, ShiftInput
 
     task = task_of(case)
     i = case.inputs
+    fault = i.get("fault")
+    if fault is not None and fault not in FAULTS:
+        raise InputError(f"Case {case.id}: unknown fault {fault!r}; use {', '.join(FAULTS)}.")
     try:
         if task == "shift":
             vanpool = i.get("vanpool_id")
-            return task, ShiftInput(tuple(i["employee_ids"]), vanpool_id=vanpool)
+            return TaskInput(task, ShiftInput(tuple(i["employee_ids"]), vanpool_id=vanpool), fault)
         if task == "outreach":
-            return task, ReplyInput(str(i["reply"]))
-        return task, AuditInput(str(i["vanpool_id"]))
+            return TaskInput(task, ReplyInput(str(i["reply"])), fault)
+        if task == "lifecycle":
+            return TaskInput(task, Scenario.from_inputs(i), fault)
+        return TaskInput(task, AuditInput(str(i["vanpool_id"])), fault)
     except KeyError as exc:
         raise InputError(f"Case {case.id} ({task}) lacks the input {exc.args[0]!r}.") from None
+
+
+_DECISIONS: dict[str, type[Decision]] = {
+    "shift": ShiftDecision,
+    "location": LocationDecision,
+    "case-manager": CaseManagerResult,
+    "outreach": OutreachResult,
+    "lifecycle": LifecycleResult,
+}
 
 
 def _strategy(name: str) -> Any:
@@ -157,19 +226,50 @@ def _strategy(name: str) -> Any:
         "case-manager": s.STRATEGIES,
         "outreach": s.OUTREACH_STRATEGIES,
     }
+    lifecycle_strategy = "agent" if name == "agent" else "rules"
 
-    def run(task_and_input: tuple[str, Any], deps: VanpoolDeps) -> Any:
-        task, value = task_and_input
-        return registries[task][name](value, deps)
+    def run(task: TaskInput, deps: VanpoolDeps) -> Any:
+        if task.fault == "distance_timeout":
+            deps = replace(deps, distance=TimingOutDistance())
+        try:
+            if task.task == "lifecycle":
+                return run_scenario(task.value, deps, lifecycle_strategy)
+            return registries[task.task][name](task.value, deps)
+        except (InputError, SourceUnavailable) as exc:
+            # What a user of the app would get (one sentence, nothing written) as the case's
+            # answer, so error-handling cases are scored like the others.
+            return _DECISIONS[task.task].model_validate(
+                {"verdict": "NEEDS_REVIEW", "confidence": 0, "reasoning": str(exc)[:1200]}
+            )
 
     run.__name__ = f"vanpool_{name}"
     return run
+
+
+_AFTER = {
+    "upsert_case": ("run_location_specialist", "run_shift_specialist"),
+    "run_outreach": ("upsert_case",),
+    "close_case": ("run_location_specialist", "run_shift_specialist"),
+}
+
+
+def tool_sequence_ok(names: list[str]) -> bool:
+    """The Case Manager's tools in a valid order: both specialists before upsert_case (and
+    close_case), upsert_case before run_outreach (successful calls only)."""
+    seen: set[str] = set()
+    for name in names:
+        if not set(_AFTER.get(name, ())) <= seen:
+            return False
+        seen.add(name)
+    return True
 
 
 def vanpool_metrics(case: EvalCase, out: CaseOutput) -> dict[str, float | int | str | None]:
     """The spec's domain metrics of one case (None where a metric does not apply)."""
     task = task_of(case)
     exp, output = case.expected, out.output
+    if task == "lifecycle":
+        return _lifecycle_metrics(case, out)
     if task == "outreach":
         right = evaluation.bucket_match(exp, output) and evaluation.hitl_match(exp, output)
     else:
@@ -197,12 +297,38 @@ def vanpool_metrics(case: EvalCase, out: CaseOutput) -> dict[str, float | int | 
     elif task == "case-manager":
         wanted = sorted(exp.get("failed_checks") or [])
         row["failed_checks_exact"] = float(sorted(output.get("failed_checks") or []) == wanted)
+        calls = [c.name for c in out.run.tool_calls if c.ok] if out.run is not None else []
+        row["tool_sequence_accuracy"] = float(tool_sequence_ok(calls)) if calls else None
+    if "error_mentions" in exp:
+        said = str(output.get("reasoning", "")).lower()
+        handled = output.get("verdict") == "NEEDS_REVIEW" and exp["error_mentions"].lower() in said
+        row["error_handling_accuracy"] = float(handled)
     elif task == "outreach":
         row.update(
             bucket_match=float(evaluation.bucket_match(exp, output)),
             hitl_match=float(evaluation.hitl_match(exp, output)),
         )
     return row
+
+
+def _lifecycle_metrics(case: EvalCase, out: CaseOutput) -> dict[str, float | int | str | None]:
+    """The business figures of one case's life: hours to resolution (closed cases), and the
+    share of its cancelled memberships the planted truth does not support."""
+    exp, output = case.expected, out.output
+    right = evaluation.verdict_match(exp, output) and output.get("outcome") == exp.get("outcome")
+    cancelled = list(output.get("cancelled_employees") or [])
+    vp = str(case.inputs.get("vanpool_id"))
+    planted = list(exp.get("planted_employees") or [])
+    return {
+        "accuracy_simple": float(right) if case.metadata.get("complexity") == "simple" else None,
+        "accuracy_edge": float(right) if case.metadata.get("complexity") == "edge" else None,
+        "resolution_hours": output.get("resolution_hours"),
+        "resolved_rate": float(output.get("outcome") is not None)
+        if output.get("case_id")
+        else None,
+        "false_cancel_rate": evaluation.false_cancel_rate({vp: cancelled}, {vp: planted}),
+        "cancellations_per_case": len(cancelled),
+    }
 
 
 def _deps(settings: Settings, models: ModelSource) -> VanpoolDeps:
@@ -216,7 +342,16 @@ def eval_suite() -> EvalSuite:
         datasets=dict(DATASETS),
         strategies={name: _strategy(name) for name in ("rules", "baseline", "agent")},
         default_strategy="rules",
-        labels=["pass", "fail", "verified", "pending_reply"],
+        labels=[
+            "pass",
+            "fail",
+            "verified",
+            "pending_reply",
+            "hitl_review",
+            "pre_cancel",
+            "closed",
+            "NEEDS_REVIEW",
+        ],
         input_model=task_input,
         deps=_deps,
         verdict_field="verdict",

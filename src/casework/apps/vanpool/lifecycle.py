@@ -109,7 +109,7 @@ class Verification:
                 continue
             for e in d.evidence:
                 if not e.ref.startswith("EMP-") or e.ref in failing:
-                    out.append({"type": e.source, "ref": e.ref, **e.fields})
+                    out.append({**e.fields, "type": e.source, "ref": e.ref})
         return out
 
     @property
@@ -565,7 +565,7 @@ def audit_vanpool(
             vanpool_id=vanpool_id,
             detail={"undecided": verification.undecided},
         )
-        reason = f"{vanpool_id}: the {' and '.join(verification.undecided)} check ended without a verdict; a person should look."
+        reason = f"{vanpool_id}: the {' and '.join(verification.undecided)} check ended without a verdict ({verification.details[:600]}); a person should look."
         return CaseManagerResult(
             verdict="NEEDS_REVIEW", confidence=0, reasoning=reason
         ), verification

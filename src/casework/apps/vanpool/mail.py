@@ -78,6 +78,7 @@ class SmtpMailer:
                     password=s.smtp_password.get_secret_value() if s.smtp_password else None,
                     use_tls=s.smtp_tls == "tls",
                     start_tls=s.smtp_tls == "starttls",
+                    cert_bundle=str(s.smtp_ca_file) if s.smtp_ca_file else None,
                     timeout=s.smtp_timeout,
                 )
             )

@@ -182,7 +182,7 @@ class _SpecialistDecision(Decision):
             "verdict": self.verdict,
             "confidence": spec_confidence(self.confidence),
             "reasoning": self.reasoning,
-            "evidence": [{"type": e.source, "ref": e.ref, **e.fields} for e in self.evidence],
+            "evidence": [{**e.fields, "type": e.source, "ref": e.ref} for e in self.evidence],
         }
 
 

@@ -6,6 +6,7 @@ names are the ones that section would use (``CASEWORK_VANPOOL__SMTP_HOST``, ...)
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import SecretStr
@@ -23,6 +24,9 @@ class VanpoolSettings(BaseSettings):
     """Default: 1025 (a local relay)."""
     smtp_tls: Literal["none", "starttls", "tls"] = "none"
     """``tls`` (implicit, port 465), ``starttls`` (port 587) or ``none``. Default: none."""
+    smtp_ca_file: Path | None = None
+    """PEM certificates to trust for the server's TLS certificate (a relay with a private or
+    self-signed one). Default: the system's trust store. Certificates are always verified."""
     smtp_username: str | None = None
     smtp_password: SecretStr | None = None
     smtp_timeout: float = 10.0

@@ -7,12 +7,14 @@ The per-specialist registries serve the evaluation datasets (shift, location, ou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
 from casework.apps.vanpool import agent, checks, lifecycle
-from casework.apps.vanpool.deps import VanpoolDeps
+from casework.apps.vanpool.deps import VanpoolDeps, build_deps
 from casework.apps.vanpool.models import (
     Bucket,
     CaseManagerResult,
@@ -22,8 +24,11 @@ from casework.apps.vanpool.models import (
     check_id,
 )
 from casework.apps.vanpool.rules import classify_reply_keywords
-from casework.errors import InputError
+from casework.apps.vanpool.settings import VanpoolSettings
+from casework.config import Settings
+from casework.errors import CaseworkError, InputError
 from casework.runtime import EndReason, RunInfo, Strategy
+from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 
 __all__ = [
     "LOCATION_STRATEGIES",
@@ -33,8 +38,12 @@ __all__ = [
     "AuditInput",
     "ReplyInput",
     "ShiftInput",
+    "VanpoolAuditor",
+    "audit_many",
+    "audit_row",
     "handle_reply",
     "reply_to_case",
+    "run_audit",
 ]
 
 
@@ -69,6 +78,12 @@ def rules_audit(input: AuditInput, deps: VanpoolDeps) -> CaseManagerResult:
 
 def agent_audit(input: AuditInput, deps: VanpoolDeps) -> CaseManagerResult:
     return agent.run_case_manager(deps, input.vanpool_id)
+
+
+def run_audit(strategy: str, vanpool_id: str, deps: VanpoolDeps) -> CaseManagerResult:
+    """One vanpool's audit with a strategy by name (``STRATEGIES``, typed)."""
+    audit = agent_audit if strategy == "agent" else rules_audit
+    return audit(AuditInput(vanpool_id), deps)
 
 
 def rules_location(input: AuditInput, deps: VanpoolDeps) -> LocationDecision:
@@ -172,3 +187,93 @@ def reply_to_case(
         now=deps.now(),
     )
     return handle_reply(deps, message_id, strategy)
+
+
+# ---------------------------------------------------------------------------- many audits
+def audit_row(vanpool_id: str, r: CaseManagerResult) -> dict[str, Any]:
+    """One audit as a summary row (plain data: it travels back from a Ray worker)."""
+    email = "-"
+    if r.outreach is not None and r.outreach.message_id:
+        email = "sent" if r.outreach.sent else r.outreach.verdict
+    usage = r.run.usage if r.run is not None else None
+    return {
+        "vanpool_id": vanpool_id,
+        "verdict": r.verdict,
+        "failed_checks": list(r.failed_checks),
+        "case_id": r.case_id,
+        "email": email,
+        "reasoning": r.reasoning,
+        "model_calls": getattr(usage, "model_calls", 0) if usage is not None else 0,
+    }
+
+
+def _error_row(vanpool_id: str, error: BaseException) -> dict[str, Any]:
+    if isinstance(error, CaseworkError):
+        sentence = str(error)
+    else:  # a bug or a lost worker: its first line, so the batch report stays one row each
+        first = (str(error).strip().splitlines() or [""])[0]
+        sentence = f"{type(error).__name__}: {first}".rstrip(": ")
+    return {
+        "vanpool_id": vanpool_id,
+        "verdict": "error",
+        "failed_checks": [],
+        "case_id": None,
+        "email": "-",
+        "reasoning": sentence,
+        "model_calls": 0,
+    }
+
+
+_deps_lock = threading.Lock()
+
+
+@dataclass
+class VanpoolAuditor:
+    """``run_batch``'s function for ``vanpool audit --all``: a vanpool id -> its summary row.
+
+    It pickles as its settings alone, so a Ray worker builds its own deps (store, mailer,
+    models) on its first vanpool and keeps them for the rest; locally the caller's deps are
+    shared by the worker threads."""
+
+    strategy: str
+    settings: Settings
+    app: VanpoolSettings
+    deps: VanpoolDeps | None = field(default=None, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "deps": None}
+
+    def _ready(self) -> VanpoolDeps:
+        with _deps_lock:
+            if self.deps is None:
+                self.deps = build_deps(self.settings, app=self.app)
+            return self.deps
+
+    def __call__(self, vanpool_id: str) -> dict[str, Any]:
+        return audit_row(vanpool_id, run_audit(self.strategy, vanpool_id, self._ready()))
+
+
+def audit_many(
+    deps: VanpoolDeps,
+    vanpool_ids: Sequence[str],
+    strategy: str,
+    config: BatchConfig,
+    on_done: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Audit every vanpool once through the platform's batch seam (``local`` threads or
+    ``ray``); one row per vanpool in the order given. A vanpool whose audit fails is an
+    ``error`` row with its one sentence, and the others go on."""
+    ids = list(dict.fromkeys(vanpool_ids))  # a vanpool named twice is audited once
+    auditor = VanpoolAuditor(strategy, deps.settings, deps.app, deps)
+
+    def row(item: BatchResult[dict[str, Any]]) -> dict[str, Any]:
+        if item.value is not None:
+            return item.value
+        return _error_row(str(item.key), item.error or RuntimeError("no result"))
+
+    def done(item: BatchResult[dict[str, Any]]) -> None:
+        if on_done is not None:
+            on_done(row(item))
+
+    results = run_batch(ids, auditor, replace(config, progress=done), key=lambda v: v)
+    return [row(r) for r in results]

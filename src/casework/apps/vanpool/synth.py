@@ -508,7 +508,159 @@ def case_manager_cases(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 {"scenario_type": t["scenario"]},
             )
         )
+    # Error handling: an unknown id, and a distance service that times out (no distance is no
+    # evidence either way: no case, a person looks).
+    clean = next(t["vanpool_id"] for t in truth if t["scenario"] == "clean")
+    out.append(
+        _case(
+            "cm-error-unknown-vanpool",
+            {"vanpool_id": "VP-999"},
+            {"verdict": "NEEDS_REVIEW", "failed_checks": [], "error_mentions": "VP-999"},
+            {"scenario_type": "error_unknown_id", "complexity": "edge"},
+        )
+    )
+    out.append(
+        _case(
+            f"cm-error-distance-timeout-{clean}",
+            {"vanpool_id": clean, "fault": "distance_timeout"},
+            {
+                "verdict": "NEEDS_REVIEW",
+                "failed_checks": [],
+                "error_mentions": "unavailable",
+                "tools": ["run_location_specialist", "run_shift_specialist"],
+                "optimal_path": ["run_location_specialist", "run_shift_specialist"],
+            },
+            {"scenario_type": "error_timeout", "complexity": "edge"},
+        )
+    )
     return out
+
+
+def lifecycle_cases(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Whole case lives (``scenarios.py``): replies, portal fixes, timeouts, reviews, each
+    on its own vanpool. A clean or edge vanpool gets silence and an approving reviewer: an
+    auditor that flags it wrongly ends in a membership cancelled against the truth."""
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for t in truth:
+        by_kind.setdefault(t["scenario"], []).append(t)
+
+    def failing(t: dict[str, Any]) -> list[str]:
+        return sorted({e for ids in t["expected"]["failing_employees"].values() for e in ids})
+
+    silence_then_approve: list[dict[str, Any]] = [
+        {"day": 7, "timeout": True},
+        {"day": 14, "timeout": True},
+        {"day": 21, "timeout": True},
+        {"day": 22, "review": "approve"},
+    ]
+    loc, shift, both = (
+        by_kind["location_mismatch"],
+        by_kind["shift_mismatch"],
+        by_kind["both_mismatch"],
+    )
+    plans: list[tuple[str, dict[str, Any], list[dict[str, Any]], dict[str, Any]]] = [
+        (
+            "acknowledged",
+            loc[0],
+            [{"day": 2, "reply": "Got it, thanks. My details are correct as listed."}],
+            {"verdict": "closed", "outcome": "resolved", "cancelled_employees": []},
+        ),
+        (
+            "update_after_portal_fix",
+            loc[1],
+            [
+                {"day": 1, "moves_near_pickup": failing(loc[1])[0]},
+                {
+                    "day": 2,
+                    "reply": "Just changed my home ZIP in the employee portal, it was an old address.",
+                },
+            ],
+            {"verdict": "closed", "outcome": "resolved", "cancelled_employees": []},
+        ),
+        (
+            "silent_fix",
+            loc[2],
+            [{"day": 3, "moves_near_pickup": failing(loc[2])[0]}, {"day": 7, "timeout": True}],
+            {"verdict": "closed", "outcome": "resolved", "cancelled_employees": []},
+        ),
+        (
+            "silence_cancelled",
+            loc[3],
+            silence_then_approve,
+            {"verdict": "closed", "outcome": "cancelled", "cancelled_employees": failing(loc[3])},
+        ),
+        (
+            "question_then_acknowledged",
+            shift[0],
+            [
+                {"day": 1, "reply": "What exactly does this review look at? Who sees my address?"},
+                {"day": 3, "reply": "Thank you, yes I am still at the same address and shift."},
+            ],
+            {"verdict": "closed", "outcome": "resolved", "cancelled_employees": []},
+        ),
+        (
+            "escalation_reviewed_then_acknowledged",
+            shift[1],
+            [
+                {
+                    "day": 1,
+                    "reply": "I dispute this completely and I am forwarding it to my union rep.",
+                },
+                {"day": 2, "review": "approve"},
+                {"day": 4, "reply": "Ok noted. All fine, no changes."},
+            ],
+            {"verdict": "closed", "outcome": "resolved", "cancelled_employees": []},
+        ),
+        (
+            "silence_cancellation_rejected",
+            both[0],
+            [*silence_then_approve[:3], {"day": 22, "review": "reject"}],
+            {"verdict": "closed", "outcome": "resolved", "cancelled_employees": []},
+        ),
+        (
+            "update_without_fix_three_times",
+            shift[2],
+            [
+                {
+                    "day": 1,
+                    "reply": "My shift changed to days two weeks ago; HR has the new schedule now.",
+                },
+                {
+                    "day": 2,
+                    "reply": "I was on night rotation but I'm back on the day shift since Monday.",
+                },
+                {
+                    "day": 3,
+                    "reply": "I switched teams and now work 7 to 3:30, updated it in Workday.",
+                },
+            ],
+            {"verdict": "pre_cancel", "cancelled_employees": []},
+        ),
+    ]
+    for kind in (
+        "clean",
+        "edge_distance_inside",
+        "edge_boundary_overlap",
+        "edge_pto",
+        "edge_rotating",
+    ):
+        plans.append(
+            (
+                f"{kind}_unflagged",
+                by_kind[kind][-1],
+                silence_then_approve,
+                {"verdict": "verified"},
+            )
+        )
+    return [
+        _case(
+            f"life-{name.replace('_', '-')}-{t['vanpool_id']}",
+            {"vanpool_id": t["vanpool_id"], "events": events},
+            {**expected, "planted_employees": failing(t)},
+            {"scenario_type": name, "complexity": "edge" if "edge" in name else "simple"},
+        )
+        for name, t, events, expected in plans
+    ]
 
 
 # Replies written for the outreach dataset: (text, bucket).
@@ -570,6 +722,7 @@ def write(data_dir: Path = DATA_DIR) -> dict[str, int]:
         "location.jsonl": location_cases(truth),
         "case_manager.jsonl": case_manager_cases(truth),
         "outreach.jsonl": outreach_cases(),
+        "lifecycle.jsonl": lifecycle_cases(truth),
     }
     for name, cases in datasets.items():
         for case in cases:  # which strategy a case runs through (`casework eval vanpool`)

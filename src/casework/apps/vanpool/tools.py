@@ -50,6 +50,8 @@ def _store(fn: Callable[[], Any]) -> Any:
 @dataclass(frozen=True)
 class VanpoolRef:
     vanpool_id: str
+    payloads: list[tuple[str, str]] = field(default_factory=list, compare=False)
+    """(tool, full output) of each successful call, for grounding the evidence (``agent.py``)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,14 @@ class ShiftGroup:
     employee_ids: tuple[str, ...]
     on: date
     vanpool_id: str | None = None
+    payloads: list[tuple[str, str]] = field(default_factory=list, compare=False)
+    """(tool, full output) of each successful call, for grounding the evidence (``agent.py``)."""
+
+
+def _kept(payloads: list[tuple[str, str]], tool_name: str, data: Any) -> str:
+    text = dumps(data)
+    payloads.append((tool_name, text))
+    return text
 
 
 @dataclass
@@ -91,7 +101,7 @@ def location_tools(deps: VanpoolDeps) -> list[BaseTool]:
     def get_employee_profile(employee_id: str, runtime: ToolRuntime[VanpoolRef]) -> str:
         """An employee's home ZIP, home coordinates and site assignment."""
         _, e = rider(runtime.context.vanpool_id, employee_id)
-        return dumps(checks.employee_profile(e))
+        return _kept(runtime.context.payloads, "get_employee_profile", checks.employee_profile(e))
 
     @tool
     def check_commute_distance(
@@ -104,7 +114,14 @@ def location_tools(deps: VanpoolDeps) -> list[BaseTool]:
         checked = [rider(vanpool_id, eid) for eid in wanted]
         distances = [checks.commute_distance(deps, vp, e) for vp, e in checked]
         beyond = [d["employee_id"] for d in distances if not d["within_threshold"]]
-        return dumps({"distances": distances, "beyond_threshold": beyond})
+        payload = {
+            "vanpool_id": vanpool_id,
+            "pickup_zip": vanpool.pickup_zip,
+            "threshold_miles": vanpool.max_commute_miles,
+            "beyond_threshold": beyond,
+            "distances": distances,
+        }
+        return _kept(runtime.context.payloads, "check_commute_distance", payload)
 
     return [check_commute_distance, get_employee_profile]
 
@@ -118,7 +135,8 @@ def shift_tools(deps: VanpoolDeps) -> list[BaseTool]:
         employees = _store(lambda: [deps.repo.get_employee(e) for e in ctx.employee_ids])
         vanpool_id = ctx.vanpool_id
         vanpool = _store(lambda: deps.repo.get_vanpool(vanpool_id)) if vanpool_id else None
-        return dumps(checks.employee_shifts(employees, ctx.on, vanpool))
+        payload = checks.employee_shifts(employees, ctx.on, vanpool)
+        return _kept(ctx.payloads, "get_employee_shifts", payload)
 
     return [get_employee_shifts]
 
@@ -205,6 +223,11 @@ def case_manager_tools(
         if missing:
             raise ToolRetry(f"Run the {' and '.join(missing)} specialist(s) before upsert_case.")
         verification = lifecycle.Verification(ctx.results["location"], ctx.results["shift"])
+        if verification.undecided:
+            raise ToolRetry(
+                f"The {' and '.join(verification.undecided)} check ended without a verdict: "
+                "open no case; submit NEEDS_REVIEW so a person looks."
+            )
         actual = verification.failed_checks
         if sorted(set(failed_checks)) != sorted(actual):
             raise ToolRetry(
