@@ -134,11 +134,12 @@ def bench_api(
     as_json: JsonOption = False,
 ) -> None:
     """Requests per second and p50/p99 of the receipts list and review routes on a real server."""
-    from casework.bench.api import print_api_report, run_api_bench
+    from casework.bench.api import check_api_bench, print_api_report, run_api_bench
 
     result = run_api_bench(requests=requests, concurrency=concurrency)
     print_json(result) if as_json else print_api_report(result, console)
-    if check and not result["ok"]:
+    if check and (missed := check_api_bench(result)):
+        err_console.print(f"[red]bench:[/] {missed}", highlight=False)
         raise typer.Exit(1)
 
 
