@@ -13,7 +13,7 @@ them without importing the server.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -148,7 +148,7 @@ async def current_caller(request: Request) -> Caller:
     return caller
 
 
-def require_role(role: Role | str) -> Callable[..., Caller]:
+def require_role(role: Role | str) -> Callable[..., Awaitable[Caller]]:
     """FastAPI dependency factory: 403 unless the caller has ``role`` (or a higher one)."""
     needed = Role(role)
 

@@ -131,7 +131,7 @@ def router(
     ) -> Any:
         # On the event loop: after the first request (which opens the stores on a worker
         # thread) this is a dict look-up, cheaper than the hop a plain ``def`` costs.
-        shared = holder.get(served.db_url)
+        shared: Any = holder.get(served.db_url)
         if shared is None:
             shared = await run_in_threadpool(build, served)
         return shared.for_tenant(caller)
