@@ -36,7 +36,14 @@ from casework.config import Limits
 from casework.llm.scripted import ScriptedChatModel, call
 from casework.runtime.react import ReactAgent
 
-__all__ = ["TARGET_RATIO", "check_runtime_bench", "print_runtime_report", "run_runtime_bench"]
+__all__ = [
+    "TARGET_RATIO",
+    "bare_graph",
+    "casework_agent",
+    "check_runtime_bench",
+    "print_runtime_report",
+    "run_runtime_bench",
+]
 
 TARGET_RATIO = 1.2
 SYSTEM_PROMPT = "bench"
@@ -62,17 +69,21 @@ def _script(steps: int) -> list[Any]:
     ]
 
 
-def _casework_once(steps: int, trace_dir: Path) -> tuple[float, float]:
-    model = ScriptedChatModel(steps=_script(steps))
+def casework_agent(steps: int, trace_dir: Path) -> ReactAgent[BenchDecision]:
+    """casework's agent on the benchmark's script, every feature on (a trace in ``trace_dir``)."""
     big = 10**6
-    agent = ReactAgent(
-        model=model,
+    return ReactAgent(
+        model=ScriptedChatModel(steps=_script(steps)),
         tools=[lookup],
         decision_model=BenchDecision,
         system_prompt=SYSTEM_PROMPT,
         limits=Limits(max_model_calls=big, max_tool_calls=big, recursion_limit=big),
         trace_dir=trace_dir,
     )
+
+
+def _casework_once(steps: int, trace_dir: Path) -> tuple[float, float]:
+    agent = casework_agent(steps, trace_dir)
     t0, c0 = time.perf_counter(), time.process_time()
     result = agent.run("go")
     elapsed = time.perf_counter() - t0, time.process_time() - c0
@@ -81,7 +92,10 @@ def _casework_once(steps: int, trace_dir: Path) -> tuple[float, float]:
     return elapsed
 
 
-def _bare_once(steps: int) -> tuple[float, float]:
+def bare_graph(steps: int) -> Any:
+    """The textbook LangGraph loop on the benchmark's script, compiled: a model node (the
+    system prompt in front, as ``create_agent`` does), ``ToolNode`` and ``tools_condition``,
+    ending once the submit tool has run."""
     model = ScriptedChatModel(steps=_script(steps))
 
     @tool("submit_decision", args_schema=BenchDecision)
@@ -106,7 +120,11 @@ def _bare_once(steps: int) -> tuple[float, float]:
     graph.add_edge(START, "model")
     graph.add_conditional_edges("model", tools_condition, {"tools": "tools", END: END})
     graph.add_conditional_edges("tools", after_tools, {"model": "model", END: END})
-    app = graph.compile()
+    return graph.compile()
+
+
+def _bare_once(steps: int) -> tuple[float, float]:
+    app = bare_graph(steps)
     t0, c0 = time.perf_counter(), time.process_time()
     app.invoke({"messages": [HumanMessage("go")]}, {"recursion_limit": 10**6})
     return time.perf_counter() - t0, time.process_time() - c0
