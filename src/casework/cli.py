@@ -99,7 +99,9 @@ def serve(
 @bench_app.command("runtime")
 def bench_runtime(
     steps: int = typer.Option(200, help="Tool steps per run."),
-    repeats: int = typer.Option(5, help="Runs per variant; the median is reported."),
+    repeats: int = typer.Option(
+        5, help="Back-to-back pairs of runs; the median pair ratio is checked."
+    ),
     as_json: JsonOption = False,
     check: bool = typer.Option(False, "--check", help="Exit 1 when the ratio target is missed."),
 ) -> None:
