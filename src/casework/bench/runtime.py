@@ -185,7 +185,7 @@ def print_runtime_report(result: dict[str, Any], console: Console) -> None:
         "metric",
         "casework",
         "bare LangGraph",
-        title=f"ReAct runtime, {result['steps']} steps, median of {result['repeats']}",
+        title=f"ReAct runtime, {result['steps']} steps, median of {result['repeats']} pairs",
     )
     table.add_row(
         "wall ms / step",
