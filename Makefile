@@ -62,7 +62,7 @@ format: $(VENV)/.installed
 bench: model
 	$(BIN)/casework bench runtime --check
 	$(BIN)/casework bench local-tools
-	$(BIN)/casework bench api
+	$(BIN)/casework bench api --check
 	$(BIN)/casework bench eval-throughput
 	$(BIN)/casework bench batch
 	$(BIN)/casework bench inbox

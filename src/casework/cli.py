@@ -99,7 +99,9 @@ def serve(
 @bench_app.command("runtime")
 def bench_runtime(
     steps: int = typer.Option(200, help="Tool steps per run."),
-    repeats: int = typer.Option(5, help="Runs per variant; the median is reported."),
+    repeats: int = typer.Option(
+        5, help="Back-to-back pairs of runs; the median pair ratio is checked."
+    ),
     as_json: JsonOption = False,
     check: bool = typer.Option(False, "--check", help="Exit 1 when the ratio target is missed."),
 ) -> None:
@@ -134,11 +136,12 @@ def bench_api(
     as_json: JsonOption = False,
 ) -> None:
     """Requests per second and p50/p99 of the receipts list and review routes on a real server."""
-    from casework.bench.api import print_api_report, run_api_bench
+    from casework.bench.api import check_api_bench, print_api_report, run_api_bench
 
     result = run_api_bench(requests=requests, concurrency=concurrency)
     print_json(result) if as_json else print_api_report(result, console)
-    if check and not result["ok"]:
+    if check and (missed := check_api_bench(result)):
+        err_console.print(f"[red]bench:[/] {missed}", highlight=False)
         raise typer.Exit(1)
 
 

@@ -34,7 +34,9 @@ if TYPE_CHECKING:
     from casework.runtime.context import Caller
 
 __all__ = [
+    "AddressOption",
     "ConcurrencyOption",
+    "ExecutorOption",
     "JsonOption",
     "LimitOption",
     "ModelOption",
@@ -130,6 +132,19 @@ LimitOption = Annotated[
 ]
 ConcurrencyOption = Annotated[
     int, typer.Option("--concurrency", "-c", min=1, help="Items in flight at once.")
+]
+ExecutorOption = Annotated[
+    str,
+    typer.Option(
+        "--executor", help="Where items run: local (worker threads) or ray (a Ray cluster)."
+    ),
+]
+AddressOption = Annotated[
+    str | None,
+    typer.Option(
+        "--address",
+        help="The Ray cluster (HOST:PORT) for --executor ray; a local Ray when omitted.",
+    ),
 ]
 ModelOption = Annotated[
     str | None,

@@ -20,7 +20,9 @@ from casework.clikit import (
 
 def test_public_surface() -> None:
     assert clikit.__all__ == [
+        "AddressOption",
         "ConcurrencyOption",
+        "ExecutorOption",
         "JsonOption",
         "LimitOption",
         "ModelOption",

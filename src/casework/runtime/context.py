@@ -13,7 +13,7 @@ them without importing the server.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -122,14 +122,18 @@ def writable_by(
     return owner_column == tenant.user_id
 
 
-def get_settings_dep(request: Request) -> Settings:
-    """FastAPI dependency: the settings ``create_app(settings)`` was built with."""
+async def get_settings_dep(request: Request) -> Settings:
+    """FastAPI dependency: the settings ``create_app(settings)`` was built with.
+
+    ``async`` although it awaits nothing: FastAPI runs a plain ``def`` dependency on a worker
+    thread, a hop that costs more than the attribute read (and this runs on every request)."""
     settings: Settings = request.app.state.settings  # Starlette's app.state is untyped
     return settings
 
 
-def current_caller(request: Request) -> Caller:
-    """FastAPI dependency: the caller the platform authenticated for this request.
+async def current_caller(request: Request) -> Caller:
+    """FastAPI dependency: the caller the platform authenticated for this request (``async``
+    to run on the event loop, not on a worker thread; see ``get_settings_dep``).
 
     A router mounted without the platform's authentication gets a 401 here, never an anonymous
     caller: forgetting the mount-time dependency fails closed.
@@ -144,11 +148,11 @@ def current_caller(request: Request) -> Caller:
     return caller
 
 
-def require_role(role: Role | str) -> Callable[..., Caller]:
+def require_role(role: Role | str) -> Callable[..., Awaitable[Caller]]:
     """FastAPI dependency factory: 403 unless the caller has ``role`` (or a higher one)."""
     needed = Role(role)
 
-    def check(caller: Caller = Depends(current_caller)) -> Caller:
+    async def check(caller: Caller = Depends(current_caller)) -> Caller:
         if not caller.has_role(needed):
             raise HTTPException(
                 status_code=403,

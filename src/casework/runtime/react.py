@@ -18,14 +18,18 @@ step 2 (``casework bench runtime``).
 from __future__ import annotations
 
 import json
+import os
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, NotRequired, TypedDict, TypeVar, cast
 
 from langchain.agents import create_agent
+from langchain.agents import factory as agent_factory
 from langchain.agents.middleware import (
     AgentMiddleware,
     AgentState,
@@ -43,6 +47,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.errors import GraphBubbleUp, GraphRecursionError
 from langgraph.types import Command
+from langsmith.utils import tracing_is_enabled
 from pydantic import BaseModel, ValidationError
 
 from casework.config import Limits
@@ -464,15 +469,16 @@ class ReactAgent(Generic[DecisionT]):
             limits=self.limits, submit_name=submit_name
         )
         mw = [own, *others]
-        self.graph = create_agent(
-            model,
-            tools=self.tools,
-            system_prompt=system_prompt,
-            middleware=mw,
-            context_schema=context_schema,
-            checkpointer=checkpointer,
-            name=name,
-        )
+        with _own_hooks_untraced(own.name):
+            self.graph = create_agent(
+                model,
+                tools=self.tools,
+                system_prompt=system_prompt,
+                middleware=mw,
+                context_schema=context_schema,
+                checkpointer=checkpointer,
+                name=name,
+            )
 
     # ------------------------------------------------------------------ running
     def _start(
@@ -518,10 +524,13 @@ class ReactAgent(Generic[DecisionT]):
     ) -> Iterator[Event]:
         """Run and yield the flat event stream; the last event is ``complete``."""
         run = self._start(input, thread_id, trace)
+        # The sync tool node opens a thread pool per step; its size given here spares it
+        # a cpu_count() per step (a /sys read, ~35 us) and is the size it picks by default.
+        config: RunnableConfig = {**run.config, "max_concurrency": _TOOL_THREADS}
         try:
             for mode, chunk in self.graph.stream(
                 run.payload,
-                run.config,
+                config,
                 context=context,
                 stream_mode=_STREAM_MODES,
                 durability=self._durability,
@@ -605,6 +614,8 @@ class ReactAgent(Generic[DecisionT]):
         return (await self.graph.aget_state(config)).values
 
 
+_TOOL_THREADS = min(32, (os.cpu_count() or 1) + 4)
+"""ThreadPoolExecutor's default size, computed once per process instead of once per step."""
 # "values" keeps the latest state for the result; "updates" feeds the event stream.
 _STREAM_MODES: list[Any] = ["updates", "values"]
 # A run that hits these ends like a limit (with the fallback decision), not with a traceback.
@@ -704,6 +715,42 @@ class _Run(Generic[DecisionT]):
         if self.trace:
             self.trace.end(result)
         return {"type": "complete", "result": result}
+
+
+_BUILD_LOCK = threading.Lock()
+
+
+@contextmanager
+def _own_hooks_untraced(own: str) -> Iterator[None]:
+    """``create_agent`` without LangSmith spans around casework's own two hooks, unless
+    LangSmith tracing is on.
+
+    ``create_agent`` wraps every middleware's ``wrap_model_call`` / ``wrap_tool_call`` in
+    ``langsmith.traceable``, whose wrapper sets a run up on every call even with tracing off
+    (20-40 us per call in a sync run, two thread hops per call in an async one), and casework's
+    hooks run on every step. The swap of ``traceable`` lasts for this one build, under a lock
+    so concurrent builds never see it half-done; other middleware keep their spans.
+    """
+    with _BUILD_LOCK:
+        if tracing_is_enabled():
+            yield
+            return
+        traced = agent_factory.traceable
+
+        def traceable(*args: Any, name: str | None = None, **kwargs: Any) -> Any:
+            if name is not None and name.startswith(f"{own}."):
+                return _unchanged
+            return traced(*args, name=name, **kwargs)
+
+        agent_factory.traceable = traceable
+        try:
+            yield
+        finally:
+            agent_factory.traceable = traced
+
+
+def _unchanged(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return fn
 
 
 def _submitted_decision(

@@ -54,6 +54,10 @@ _engines: dict[str, Engine] = {}
 _lock = threading.Lock()
 
 
+SQLITE_POOL_SIZE = 40
+"""Open SQLite connections kept per engine: AnyIO's default worker threads."""
+
+
 def get_engine(url: str) -> Engine:
     """One engine per URL per process. SQLite files get WAL and foreign keys."""
     with _lock:
@@ -64,7 +68,14 @@ def get_engine(url: str) -> Engine:
             path = Path(url.removeprefix("sqlite:///"))
             if str(path) not in ("", ":memory:"):
                 path.parent.mkdir(parents=True, exist_ok=True)
-            engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+            # The API server's worker threads (40) share it: a pool that keeps as many
+            # connections open spares a connect (and the pragmas below) per request under load.
+            engine = create_engine(
+                url,
+                connect_args={"check_same_thread": False, "timeout": 30},
+                pool_size=SQLITE_POOL_SIZE,
+                max_overflow=SQLITE_POOL_SIZE,
+            )
 
             @event.listens_for(engine, "connect")
             def _sqlite_pragmas(

@@ -115,9 +115,7 @@ def router(
     holder: dict[str, Any] = {}
     lock = threading.Lock()
 
-    def deps(
-        served: Settings = Depends(get_settings_dep), caller: Caller = Depends(current_caller)
-    ) -> Any:
+    def build(served: Settings) -> Any:
         with lock:
             if served.db_url not in holder:
                 if deps_factory is not None:
@@ -126,7 +124,16 @@ def router(
                     from casework.apps.receipts.deps import build_deps
 
                     holder[served.db_url] = build_deps(served)
-            shared = holder[served.db_url]
+            return holder[served.db_url]
+
+    async def deps(
+        served: Settings = Depends(get_settings_dep), caller: Caller = Depends(current_caller)
+    ) -> Any:
+        # On the event loop: after the first request (which opens the stores on a worker
+        # thread) this is a dict look-up, cheaper than the hop a plain ``def`` costs.
+        shared: Any = holder.get(served.db_url)
+        if shared is None:
+            shared = await run_in_threadpool(build, served)
         return shared.for_tenant(caller)
 
     # Read routes answer from JSON cached per store version (receipts and labels are

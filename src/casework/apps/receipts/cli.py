@@ -24,6 +24,7 @@ from casework.apps.receipts.models import (
     ValidationStatus,
     WordRef,
 )
+from casework.clikit import AddressOption, ConcurrencyOption, ExecutorOption
 from casework.errors import InputError
 
 __all__ = ["app"]
@@ -495,20 +496,28 @@ def edge_remove(edge_case_id: int = typer.Argument(..., help="Id from `edge-case
 def harmonize(
     merchant: str | None = typer.Option(None, help="Only this merchant's labels (default: all)."),
     strategy: str = typer.Option(
-        "baseline", help="Validator for the suggestions: baseline or agent."
+        "baseline", help="Validator for the suggestions: baseline, rules or agent."
     ),
     model: str | None = typer.Option(None, help="provider:name for the agent."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Plan the fixes without writing them."),
-    concurrency: int = typer.Option(2, min=1, max=16, help="Validations in flight."),
+    concurrency: ConcurrencyOption = 2,
+    executor: ExecutorOption = "local",
+    address: AddressOption = None,
     limit: int | None = typer.Option(None, min=1, help="Validate at most this many outliers."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Find outlier labels, validate a replacement for each, apply fixes by confidence."""
+    """Find outlier labels, validate a replacement for each, apply fixes by confidence.
+
+    The validations go through the batch seam: --executor ray runs them on a Ray cluster
+    (--address), where each worker opens the stores and the model itself.
+    """
     from casework.apps.receipts.harmonizer import harmonize as run_harmonize
     from casework.apps.receipts.strategies import strategy as strategy_named
+    from casework.runtime.batch import BatchConfig, check_batch_config
     from casework.runtime.cache import LookupCache
 
     run = strategy_named(strategy)
+    check_batch_config(BatchConfig(executor=executor, address=address, concurrency=concurrency))
     deps = _deps(model=model).with_cache(LookupCache())
     if merchant and merchant.lower() not in {m.lower() for m in deps.repo.merchants()}:
         from casework.errors import NotFoundError
@@ -534,6 +543,9 @@ def harmonize(
                 merchant=merchant,
                 dry_run=dry_run,
                 concurrency=concurrency,
+                executor=executor,
+                address=address,
+                model=model,
                 limit=limit,
                 on_found=lambda n: progress.update(task, total=n),
                 on_done=lambda o, r: progress.advance(task),

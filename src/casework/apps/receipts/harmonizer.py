@@ -4,7 +4,9 @@
 matches a known invalid pattern or when similar words overwhelmingly carry another label;
 the replacement it suggests is the label those similar words carry (or what an amount's
 line says it is: SUBTOTAL, TAX, TOTAL...). ``validate_outliers`` validates each suggestion
-with the chosen strategy (bounded concurrency, one look-up cache per run). ``plan_fixes``
+with the chosen strategy through the platform's batch seam (``run_batch``: bounded
+concurrency, locally on threads with one look-up cache per run, or on Ray workers that each
+open the stores and the model themselves). ``plan_fixes``
 turns validations into outcomes as the spec's ``apply_fixes_from_results`` does
 (``policy.fix_outcome``) and ``apply_fixes`` appends the label rows in one transaction:
 RELABEL (old label marked INVALID, new label VALID, linked by ``consolidated_from``),
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from casework.apps.receipts import evidence
-from casework.apps.receipts.deps import ReceiptsDeps
+from casework.apps.receipts.deps import ReceiptsDeps, build_deps, settings_models
 from casework.apps.receipts.models import (
     MONEY_LABELS,
     FixOutcome,
@@ -42,8 +44,10 @@ from casework.apps.receipts.vectors import (
     similar_words_batch,
     word_doc_id,
 )
+from casework.config import Settings
 from casework.runtime.batch import BatchConfig, BatchResult, arun_batch
 from casework.runtime.cache import LookupCache
+from casework.runtime.context import Caller
 
 __all__ = [
     "HarmonizeReport",
@@ -279,29 +283,67 @@ def label_input(ref: WordRef) -> LabelInput:
     )
 
 
+@dataclass
+class _Validate:
+    """The batch's ``fn``: validates one word with ``strategy``.
+
+    Locally it runs on the caller's ``deps``. Stores and models do not travel to a Ray worker,
+    so there it arrives without ``deps`` and opens its own on its first item (once per worker
+    process), from ``settings``, the ``model`` spec and the caller's ``tenant``.
+    """
+
+    strategy: LabelStrategy
+    settings: Settings
+    model: str | None = None
+    tenant: Caller | None = None
+    deps: ReceiptsDeps | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "deps": None}
+
+    def __call__(self, ref: WordRef) -> LabelDecision:
+        if self.deps is None:
+            deps = build_deps(self.settings, models=settings_models(self.settings, self.model))
+            self.deps = deps.for_tenant(self.tenant).with_cache(LookupCache())
+        return self.strategy(label_input(ref), self.deps)
+
+
 async def validate_outliers(
     outliers: list[Outlier],
     deps: ReceiptsDeps,
     strategy: LabelStrategy,
     *,
     concurrency: int = 2,
+    executor: str = "local",
+    address: str | None = None,
+    model: str | None = None,
     on_done: Callable[[Outlier, LabelDecision | None], None] | None = None,
 ) -> list[tuple[Outlier, LabelDecision | None, str | None]]:
-    """Validate each outlier's suggestion with at most ``concurrency`` in flight (through the
-    platform's batch seam, locally). A failure of one validation is recorded (and sends that
-    outlier to review), never raised."""
+    """Validate each outlier's suggestion with at most ``concurrency`` in flight, through the
+    platform's batch seam on ``executor`` (``local`` or ``ray`` at ``address``; a Ray worker
+    resolves ``model``, a provider spec, itself). A failure of one validation is recorded (and
+    sends that outlier to review), never raised."""
 
     def done(item: BatchResult[LabelDecision]) -> None:
         if on_done:
             on_done(outliers[item.index], item.value)
 
-    def validate(o: Outlier) -> LabelDecision:
-        return strategy(label_input(o.ref()), deps)
-
+    validate = _Validate(
+        strategy,
+        deps.settings,
+        model=model,
+        tenant=deps.tenant,
+        deps=deps if executor == "local" else None,
+    )
     results = await arun_batch(
-        outliers,
+        [o.ref() for o in outliers],
         validate,
-        BatchConfig(concurrency=max(1, concurrency), progress=done),
+        BatchConfig(
+            executor=executor,
+            address=address,
+            concurrency=max(1, concurrency),
+            progress=done,
+        ),
     )
     return [
         (o, r.value, None if r.error is None else f"{type(r.error).__name__}: {r.error}")
@@ -427,12 +469,17 @@ async def harmonize(
     merchant: str | None = None,
     dry_run: bool = False,
     concurrency: int = 2,
+    executor: str = "local",
+    address: str | None = None,
+    model: str | None = None,
     limit: int | None = None,
     on_found: Callable[[int], None] | None = None,
     on_done: Callable[[Outlier, LabelDecision | None], None] | None = None,
 ) -> HarmonizeReport:
     """Find outliers, validate each suggestion with ``strategy`` (the app's strategy named
-    ``strategy_name``) on ``deps``, plan, and (unless ``dry_run``) apply."""
+    ``strategy_name``) on ``deps`` through ``run_batch`` (``executor`` local or ray at
+    ``address``, ``model`` the provider spec a Ray worker resolves), plan, and (unless
+    ``dry_run``) apply."""
     started = time.perf_counter()
     cache = deps.cache or LookupCache()
     report = HarmonizeReport(strategy=strategy_name, model=None, merchant=merchant, dry_run=dry_run)
@@ -442,7 +489,14 @@ async def harmonize(
     if on_found:
         on_found(len(outliers))
     results = await validate_outliers(
-        outliers, deps, strategy, concurrency=concurrency, on_done=on_done
+        outliers,
+        deps,
+        strategy,
+        concurrency=concurrency,
+        executor=executor,
+        address=address,
+        model=model,
+        on_done=on_done,
     )
     models = [v.run.model for _, v, _ in results if v is not None and v.run is not None]
     report.model = next((m for m in models if m), None)

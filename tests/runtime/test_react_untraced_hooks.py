@@ -1,0 +1,65 @@
+"""casework's own middleware hooks are built without LangSmith's per-call span wrapper while
+tracing is off (they run on every step), and with it when tracing is on; other middleware
+keep theirs, and the library's ``traceable`` is left as it was."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain.agents import factory
+from pydantic import BaseModel
+
+import casework.runtime.react as react
+from casework.llm.scripted import ScriptedChatModel, call
+from casework.runtime.middleware import EvidenceBudget
+
+
+class _Decision(BaseModel):
+    """Final decision."""
+
+    verdict: str
+
+
+def _wrapped_names(monkeypatch: pytest.MonkeyPatch, *, tracing: bool) -> list[str]:
+    names: list[str] = []
+    real = factory.traceable
+
+    def spy(*args: Any, name: str | None = None, **kwargs: Any) -> Any:
+        names.append(str(name))
+        return real(*args, name=name, **kwargs)
+
+    monkeypatch.setattr(factory, "traceable", spy)
+    monkeypatch.setattr(react, "tracing_is_enabled", lambda: tracing)
+    agent = react.ReactAgent(
+        model=ScriptedChatModel(steps=[call("submit_decision", verdict="VALID")]),
+        tools=[],
+        decision_model=_Decision,
+        system_prompt="s",
+        middleware=[EvidenceBudget(budget=2)],
+    )
+    assert factory.traceable is spy  # restored after the build
+    assert agent.run("go", trace=False).decision == _Decision(verdict="VALID")
+    return sorted(names)
+
+
+def test_own_hooks_are_untraced_while_tracing_is_off(monkeypatch):
+    assert _wrapped_names(monkeypatch, tracing=False) == [
+        "evidence_budget.awrap_model_call",
+        "evidence_budget.awrap_tool_call",
+        "evidence_budget.wrap_model_call",
+        "evidence_budget.wrap_tool_call",
+    ]
+
+
+def test_every_hook_is_traced_while_tracing_is_on(monkeypatch):
+    assert _wrapped_names(monkeypatch, tracing=True) == [
+        "casework.awrap_model_call",
+        "casework.awrap_tool_call",
+        "casework.wrap_model_call",
+        "casework.wrap_tool_call",
+        "evidence_budget.awrap_model_call",
+        "evidence_budget.awrap_tool_call",
+        "evidence_budget.wrap_model_call",
+        "evidence_budget.wrap_tool_call",
+    ]
