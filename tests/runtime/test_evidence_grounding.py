@@ -131,3 +131,56 @@ def test_agent_decision_is_grounded_in_its_own_tool_output() -> None:
         "shift_id": "S7",
         "overlap_minutes": 0,
     }
+
+
+@tool
+def get_many_riders() -> dict:
+    """Forty riders: the output is longer than a run record keeps."""
+    return {
+        "riders": [
+            {"employee_id": f"EMP-{i:04d}", "shift_id": f"S{i}", "overlap_minutes": i}
+            for i in range(40)
+        ]
+    }
+
+
+def test_grounding_reads_the_whole_output_not_the_record_cut() -> None:
+    model = ScriptedChatModel(
+        steps=[
+            call("get_many_riders"),
+            call(
+                "submit_decision",
+                verdict="fail",
+                confidence=90,
+                reasoning="EMP-0039 has no overlap to speak of.",
+                evidence=[{"source": "get_many_riders", "ref": "EMP-0039"}],
+            ),
+        ]
+    )
+    agent = ReactAgent(
+        model=model,
+        tools=[get_many_riders],
+        decision_model=ShiftVerdict,
+        system_prompt="Judge the shifts.",
+    )
+    run = agent.run("go", trace=False)
+    assert len(run.tool_calls[0].output) == 2000  # the record is cut ...
+    assert run.decision is not None  # ... the citation is not
+    assert run.decision.evidence[0].fields == {
+        "employee_id": "EMP-0039",
+        "shift_id": "S39",
+        "overlap_minutes": 39,
+    }
+
+
+def test_a_source_naming_one_tool_loosely_still_cites_it() -> None:
+    calls = [_call("get_employee_shifts", SHIFTS), _call("get_vanpool", {"vanpool_id": "VP-1"})]
+    out = ground_evidence(
+        [
+            Evidence(source="functions.get_employee_shifts tool", ref="EMP-0001"),
+            Evidence(source="get_employee_shifts or get_vanpool", ref="VP-1"),  # two: none
+        ],
+        calls,
+    )
+    assert out[0].fields["shift_id"] == "S1" and out[0].source == "get_employee_shifts"
+    assert out[1].fields == {}

@@ -205,16 +205,29 @@ def ground_evidence(evidence: list[Evidence], tool_calls: list[ToolCallRecord]) 
     tool's output) and summarises; the values come from what the tool really returned, so a
     citation can be checked and a small model need not copy tool output into its answer.
     The object in the output carrying ``ref`` as a value is used when there is one, else the
-    output's top-level values. Items that already have fields, or cite no tool of the run,
-    are kept as they are.
+    output's top-level values, and ``source`` becomes the tool's exact name. Items that
+    already have fields, or cite no tool of the run, are kept as they are.
     """
     outputs: dict[str, list[str]] = {}
+    names: dict[str, str] = {}
     for call in tool_calls:
         if call.ok and call.output:
             outputs.setdefault(call.name.strip().lower(), []).append(call.output)
+            names[call.name.strip().lower()] = call.name
+
+    def cited_tool(source: str) -> str:
+        # A small model writes "get_employee_shifts tool" or "functions.get_employee_shifts":
+        # the one tool of the run that the source names.
+        source = source.strip().lower()
+        if source in outputs:
+            return source
+        hits = [name for name in outputs if name in source]
+        return hits[0] if len(hits) == 1 else source
+
     grounded: list[Evidence] = []
     for item in evidence:
-        texts = outputs.get(item.source.strip().lower())
+        tool = cited_tool(item.source)
+        texts = outputs.get(tool)
         if item.fields or not texts:
             grounded.append(item)
             continue
@@ -231,5 +244,5 @@ def ground_evidence(evidence: list[Evidence], tool_calls: list[ToolCallRecord]) 
                 break
             if fields is None:
                 fields = _scalars(data) if isinstance(data, dict) else {"output": text[:300]}
-        grounded.append(item.model_copy(update={"fields": fields or {}}))
+        grounded.append(item.model_copy(update={"source": names[tool], "fields": fields or {}}))
     return grounded

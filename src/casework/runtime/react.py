@@ -360,7 +360,13 @@ def _is_submit(message: BaseMessage, submit_name: str) -> bool:
     )
 
 
-def _records(messages: Sequence[BaseMessage]) -> list[ToolCallRecord]:
+RECORDED_OUTPUT_CHARS = 2000
+"""A tool output as kept in a run's records (traces and reports keep the whole message)."""
+
+
+def _records(
+    messages: Sequence[BaseMessage], max_output: int | None = RECORDED_OUTPUT_CHARS
+) -> list[ToolCallRecord]:
     results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
     records = []
     for m in messages:
@@ -373,7 +379,7 @@ def _records(messages: Sequence[BaseMessage]) -> list[ToolCallRecord]:
                         args=dict(call["args"]),
                         id=call["id"] or "",
                         ok=res is not None and res.status != "error",
-                        output=str(res.content)[:2000] if res is not None else "",
+                        output=str(res.content)[:max_output] if res is not None else "",
                     )
                 )
     return records
@@ -700,7 +706,9 @@ class _Run(Generic[DecisionT]):
         )
         if isinstance(decision, Decision):
             if ended_by is EndReason.SUBMIT:
-                decision.evidence = ground_evidence(decision.evidence, result.tool_calls)
+                # on whole outputs: a cited rider may sit past the records' cut
+                full = _records(run_msgs, max_output=None)
+                decision.evidence = ground_evidence(decision.evidence, full)
             decision.run = RunInfo(
                 ended_by=ended_by,
                 detail=self.detail,

@@ -19,7 +19,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from casework.access.cli import user_add
-from casework.clikit import ConcurrencyOption, caller_named, progress
+from casework.clikit import (
+    AddressOption,
+    ConcurrencyOption,
+    ExecutorOption,
+    caller_named,
+    progress,
+)
 from casework.errors import InputError
 
 __all__ = ["app"]
@@ -69,25 +75,13 @@ def _json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
 
 
-EXECUTOR = typer.Option(
-    "local",
-    "--executor",
-    help="Where files are read: local (worker threads) or ray (a Ray cluster).",
-)
-ADDRESS = typer.Option(
-    None,
-    "--address",
-    help="The Ray cluster (HOST:PORT) for --executor ray; a local Ray when omitted.",
-)
-
-
 @app.command("add")
 def add(
     files: list[Path] = typer.Argument(..., help="PDF, PNG or JPEG files."),
     user: str = USER,
     concurrency: ConcurrencyOption = 2,
-    executor: str = EXECUTOR,
-    address: str | None = ADDRESS,
+    executor: ExecutorOption = "local",
+    address: AddressOption = None,
     as_json: bool = JSON,
 ) -> None:
     """Read files (text layer, or OCR for scans and images) and store each one whole; a file
@@ -309,8 +303,8 @@ def stack_build(
     user: str = USER,
     model: str | None = MODEL,
     concurrency: ConcurrencyOption = 1,
-    executor: str = EXECUTOR,
-    address: str | None = ADDRESS,
+    executor: ExecutorOption = "local",
+    address: AddressOption = None,
 ) -> None:
     """Build (or resume) the stack's table with the stacks agent. A stack with more than a few
     documents left is batched: columns first, then one run per row through run_batch

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from casework.apps.hed.validation import DEFAULT_SCHEMA, ValidatorKind
+from casework.clikit import AddressOption, ExecutorOption
 
 __all__ = ["app"]
 
@@ -222,14 +223,8 @@ def batch_cmd(
     ),
     assess: bool = typer.Option(False, "--assess"),
     concurrency: int = typer.Option(2, "--concurrency", min=1, max=64),
-    executor: str = typer.Option(
-        "local", "--executor", help="Where rows run: local (worker threads) or ray (a Ray cluster)."
-    ),
-    address: str | None = typer.Option(
-        None,
-        "--address",
-        help="The Ray cluster (HOST:PORT) for --executor ray; a local Ray when omitted.",
-    ),
+    executor: ExecutorOption = "local",
+    address: AddressOption = None,
     model: str | None = typer.Option(None, "--model", help="provider:name for every text role."),
     validator: str = typer.Option("auto", "--validator", help="js, python or auto."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON document."),

@@ -47,8 +47,8 @@ from casework.apps.vanpool.tools import (
 )
 from casework.config import Limits
 from casework.errors import InputError
-from casework.runtime import EndReason, Event, ReactAgent, RunInfo, RunResult
-from casework.runtime.decision import Decision, ToolCallRecord, ground_evidence
+from casework.runtime import Event, ReactAgent, RunInfo, RunResult
+from casework.runtime.decision import Decision
 from casework.runtime.prompts import load_prompt
 from casework.runtime.runinfo import run_info
 
@@ -82,28 +82,6 @@ ROLES = {
 
 def _run_info(result: RunResult[Any], deps: VanpoolDeps, agent: str) -> RunInfo:
     return run_info(result, strategy="agent", model=settings_model(deps, ROLES[agent]))
-
-
-def _grounded(decision: D, result: RunResult[Any], payloads: list[tuple[str, str]]) -> D:
-    """The decision's evidence grounded on the tools' full outputs. The runtime grounds it on
-    its records, which keep 2,000 characters of each output; a vanpool of more than about
-    eight riders returns more than that, so it is grounded again on what the tools kept."""
-    if result.ended_by is not EndReason.SUBMIT or not payloads:
-        return decision
-    records = [ToolCallRecord(name, {}, "", True, text) for name, text in payloads]
-    names = {name for name, _ in payloads}
-
-    def tool_named(source: str) -> str:
-        # A small model writes "get_employee_shifts tool" or "functions.get_employee_shifts":
-        # the one tool of the run its source names (the ref must still be in its output).
-        hits = [n for n in names if n in source.strip().lower()]
-        return hits[0] if len(hits) == 1 else source
-
-    cited = [
-        e.model_copy(update={"fields": {}, "source": tool_named(e.source)})
-        for e in decision.evidence
-    ]
-    return decision.model_copy(update={"evidence": ground_evidence(cited, records)})
 
 
 def settings_model(deps: VanpoolDeps, role: str) -> str:
@@ -144,7 +122,6 @@ def run_location_specialist(deps: VanpoolDeps, vanpool_id: str) -> LocationDecis
     decision = result.decision or LocationDecision(
         verdict="NEEDS_REVIEW", confidence=0, reasoning="No decision."
     )
-    decision = _grounded(decision, result, ctx.payloads)
     return decision.model_copy(update={"run": _run_info(result, deps, "location_specialist")})
 
 
@@ -176,7 +153,6 @@ def run_shift_specialist(
     decision = result.decision or ShiftDecision(
         verdict="NEEDS_REVIEW", confidence=0, reasoning="No decision."
     )
-    decision = _grounded(decision, result, ctx.payloads)
     return decision.model_copy(update={"run": _run_info(result, deps, "shift_specialist")})
 
 

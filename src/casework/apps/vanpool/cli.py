@@ -17,7 +17,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from casework.clikit import (
+    AddressOption,
     ConcurrencyOption,
+    ExecutorOption,
     JsonOption,
     LimitOption,
     NoProgressOption,
@@ -118,16 +120,8 @@ def audit(
     all_: bool = typer.Option(False, "--all", help="Audit every vanpool."),
     strategy: str = typer.Option("rules", "--strategy", help=STRATEGY_HELP),
     concurrency: ConcurrencyOption = 1,
-    executor: str = typer.Option(
-        "local",
-        "--executor",
-        help="Where audits run: local (worker threads) or ray (a Ray cluster).",
-    ),
-    address: str | None = typer.Option(
-        None,
-        "--address",
-        help="The Ray cluster (HOST:PORT) for --executor ray; a local Ray when omitted.",
-    ),
+    executor: ExecutorOption = "local",
+    address: AddressOption = None,
     as_json: JsonOption = False,
     no_progress: NoProgressOption = False,
 ) -> None:

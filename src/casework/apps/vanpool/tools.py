@@ -50,8 +50,6 @@ def _store(fn: Callable[[], Any]) -> Any:
 @dataclass(frozen=True)
 class VanpoolRef:
     vanpool_id: str
-    payloads: list[tuple[str, str]] = field(default_factory=list, compare=False)
-    """(tool, full output) of each successful call, for grounding the evidence (``agent.py``)."""
 
 
 @dataclass(frozen=True)
@@ -59,14 +57,6 @@ class ShiftGroup:
     employee_ids: tuple[str, ...]
     on: date
     vanpool_id: str | None = None
-    payloads: list[tuple[str, str]] = field(default_factory=list, compare=False)
-    """(tool, full output) of each successful call, for grounding the evidence (``agent.py``)."""
-
-
-def _kept(payloads: list[tuple[str, str]], tool_name: str, data: Any) -> str:
-    text = dumps(data)
-    payloads.append((tool_name, text))
-    return text
 
 
 @dataclass
@@ -101,7 +91,7 @@ def location_tools(deps: VanpoolDeps) -> list[BaseTool]:
     def get_employee_profile(employee_id: str, runtime: ToolRuntime[VanpoolRef]) -> str:
         """An employee's home ZIP, home coordinates and site assignment."""
         _, e = rider(runtime.context.vanpool_id, employee_id)
-        return _kept(runtime.context.payloads, "get_employee_profile", checks.employee_profile(e))
+        return dumps(checks.employee_profile(e))
 
     @tool
     def check_commute_distance(
@@ -121,7 +111,7 @@ def location_tools(deps: VanpoolDeps) -> list[BaseTool]:
             "beyond_threshold": beyond,
             "distances": distances,
         }
-        return _kept(runtime.context.payloads, "check_commute_distance", payload)
+        return dumps(payload)
 
     return [check_commute_distance, get_employee_profile]
 
@@ -136,7 +126,7 @@ def shift_tools(deps: VanpoolDeps) -> list[BaseTool]:
         vanpool_id = ctx.vanpool_id
         vanpool = _store(lambda: deps.repo.get_vanpool(vanpool_id)) if vanpool_id else None
         payload = checks.employee_shifts(employees, ctx.on, vanpool)
-        return _kept(ctx.payloads, "get_employee_shifts", payload)
+        return dumps(payload)
 
     return [get_employee_shifts]
 
