@@ -44,6 +44,7 @@ __all__ = [
     "caller_named",
     "console",
     "err_console",
+    "mount_user_add",
     "print_json",
     "progress",
     "progress_enabled",
@@ -152,3 +153,11 @@ ModelOption = Annotated[
         "--model", "-m", help="provider:name, e.g. openai:gpt-4o-mini (default: settings)."
     ),
 ]
+
+
+def mount_user_add(group: typer.Typer) -> None:
+    """Mount the platform's own ``user add`` on an app's ``user`` group: one user mechanism,
+    reached without the app importing ``casework.access``."""
+    from casework.access.cli import user_add
+
+    group.command("add")(user_add)

@@ -18,12 +18,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from casework.access.cli import user_add
 from casework.clikit import (
     AddressOption,
     ConcurrencyOption,
     ExecutorOption,
     caller_named,
+    mount_user_add,
     progress,
 )
 from casework.errors import InputError
@@ -41,7 +41,7 @@ app = typer.Typer(
 user_app = typer.Typer(
     help="Users (the platform's: the same users as `casework user`).", no_args_is_help=True
 )
-user_app.command("add")(user_add)  # the platform's own command: one user mechanism
+mount_user_add(user_app)
 app.add_typer(user_app, name="user")
 stack_app = typer.Typer(
     help="Stacks: many documents into one table, one row each.", no_args_is_help=True

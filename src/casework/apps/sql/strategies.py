@@ -10,13 +10,16 @@ is a string, or a ``SQLQuestion`` naming the database it is asked of (benchmark 
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from typing import Any, Literal
 
 from casework.apps.sql.agent import refusal_response, run_react, run_single_pass, screen
 from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.models import AgentStateV2, SQLDecision, SQLQueryResponse, SQLQuestion
 from casework.apps.sql.retrieval import retrieve_tables
 from casework.runtime import EndReason, Evidence, RunInfo, Strategy
+from casework.runtime.decision import ToolCallRecord
+from casework.runtime.usage import Usage
 
 __all__ = [
     "STRATEGIES",
@@ -73,8 +76,42 @@ def decision_from_response(response: SQLQueryResponse) -> SQLDecision:
             detail=response.ended_by,
             strategy=response.strategy,
             model=response.model,
+            tool_calls=_tool_calls(response),
+            usage=Usage(
+                model_calls=response.model_calls + response.judge_calls,
+                tool_calls=sum(1 for s in response.reasoning_steps if s.get("kind") in TOOL_STEPS),
+                input_tokens=response.input_tokens,
+                output_tokens=response.output_tokens,
+                wall_seconds=response.seconds,
+                cost_usd=response.cost_usd,
+            ),
         ),
     )
+
+
+TOOL_STEPS = ("retrieve_tables", "validate_sql", "llm_judge_evaluate", "execute_sql")
+"""Kinds of reasoning step that are tool calls (the others: screen, final)."""
+
+
+def _tool_calls(response: SQLQueryResponse) -> list[ToolCallRecord]:
+    """The response's tool steps as the harness's trajectory (its path and redundancy
+    metrics read these)."""
+    calls: list[ToolCallRecord] = []
+    for step in response.reasoning_steps:
+        kind = step.get("kind")
+        if kind not in TOOL_STEPS:
+            continue
+        args: dict[str, Any] = {k: step[k] for k in ("question", "query", "mode") if k in step}
+        calls.append(
+            ToolCallRecord(
+                name=str(kind),
+                args=args,
+                id=str(step.get("step", len(calls) + 1)),
+                ok="error" not in step,
+                output=json.dumps(step, default=str)[:2000],
+            )
+        )
+    return calls
 
 
 Question = str | SQLQuestion
