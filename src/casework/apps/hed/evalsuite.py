@@ -238,4 +238,14 @@ def eval_suite() -> EvalSuite:
         plots=[plot_by_category],
         targets=dict(TARGETS),
         judge_rubric=FAITHFULNESS_RUBRIC,
+        headline=[
+            "validity_first_try",
+            "validity_final",
+            "tag_precision",
+            "tag_recall",
+            "tag_f1",
+            "iterations_per_annotation",
+            "model_calls_per_annotation",
+            "seconds_per_annotation",
+        ],
     )

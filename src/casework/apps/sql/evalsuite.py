@@ -205,4 +205,13 @@ def eval_suite() -> EvalSuite:
         cases=run.cases,
         match_fields=["verdict"],
         submit_tool="submit_answer",
+        # "accuracy" is answer-or-refuse; whether the SQL is right is execution accuracy
+        headline=[
+            "execution_accuracy",
+            "validity",
+            "table_recall",
+            "judge_agreement",
+            "model_calls_per_question",
+            "seconds_per_question",
+        ],
     )
