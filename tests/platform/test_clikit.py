@@ -30,6 +30,7 @@ def test_public_surface() -> None:
         "caller_named",
         "console",
         "err_console",
+        "mount_user_add",
         "print_json",
         "progress",
         "progress_enabled",
