@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from sqlalchemy import and_, or_
+
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, ToolCallRecord
 from casework.runtime.events import Event
@@ -33,6 +35,8 @@ __all__ = [
     "RunField",
     "Section",
     "Span",
+    "age_window",
+    "keyset_before",
 ]
 
 Action = Literal["approve", "edit", "reject"]
@@ -73,6 +77,26 @@ class ReviewFilters:
     status: str = WAITING
     created_after: datetime | None = None
     created_before: datetime | None = None
+
+
+def age_window(at: Any, filters: ReviewFilters) -> list[Any]:
+    """SQL predicates for the filters' age bounds on a provider's time column ``at``."""
+    where: list[Any] = []
+    if filters.created_after is not None:
+        where.append(at >= filters.created_after)
+    if filters.created_before is not None:
+        where.append(at < filters.created_before)
+    return where
+
+
+def keyset_before(at: Any, id_: Any, before: Cursor | None) -> list[Any]:
+    """SQL predicates for the page after ``before`` of items ordered by (``at``, ``id_``),
+    newest first."""
+    if before is None:
+        return []
+    if before.sort_id is None:
+        return [at <= before.created_at]
+    return [or_(at < before.created_at, and_(at == before.created_at, id_ < before.sort_id))]
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from sqlalchemy import String, and_, cast, column, exists, func, literal, or_, select, table, text
+from sqlalchemy import String, cast, column, exists, func, literal, select, table, text
 
 from casework.apps.documents.deps import DocumentsDeps, build_deps
 from casework.apps.documents.service import start_extraction
@@ -43,6 +43,8 @@ from casework.runtime.review import (
     RunField,
     Section,
     Span,
+    age_window,
+    keyset_before,
 )
 from casework.stores.sql import session_scope
 
@@ -142,10 +144,7 @@ class DocumentsReview:
             raise InputError(
                 f"Unknown status {filters.status!r}; use one of: {', '.join(self.statuses)}."
             )
-        if filters.created_after is not None:
-            where.append(ExtractionRow.updated_at >= filters.created_after)
-        if filters.created_before is not None:
-            where.append(ExtractionRow.updated_at < filters.created_before)
+        where += age_window(ExtractionRow.updated_at, filters)
         return where
 
     def items(
@@ -153,19 +152,7 @@ class DocumentsReview:
     ) -> list[ReviewItem]:
         # An extraction's failure time is its last update: items are ordered by it.
         where = self._where(filters)
-        if before is not None:
-            if before.sort_id is None:
-                where.append(ExtractionRow.updated_at <= before.created_at)
-            else:
-                where.append(
-                    or_(
-                        ExtractionRow.updated_at < before.created_at,
-                        and_(
-                            ExtractionRow.updated_at == before.created_at,
-                            ExtractionRow.id < before.sort_id,
-                        ),
-                    )
-                )
+        where += keyset_before(ExtractionRow.updated_at, ExtractionRow.id, before)
         q = (
             select(
                 ExtractionRow.id,

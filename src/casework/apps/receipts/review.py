@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from sqlalchemy import and_, exists, func, or_, select
+from sqlalchemy import exists, func, select
 from sqlalchemy.orm import aliased
 
 from casework.apps.receipts.agent import agent_for, decision_from_run, model_name, render_task
@@ -61,6 +61,8 @@ from casework.runtime.review import (
     RunField,
     Section,
     Span,
+    age_window,
+    keyset_before,
 )
 from casework.stores.sql import session_scope
 
@@ -140,29 +142,14 @@ class ReceiptsReview:
             raise InputError(
                 f"Unknown status {filters.status!r}; use one of: {', '.join(self.statuses)}."
             )
-        if filters.created_after is not None:
-            where.append(LabelRow.created_at >= filters.created_after)
-        if filters.created_before is not None:
-            where.append(LabelRow.created_at < filters.created_before)
+        where += age_window(LabelRow.created_at, filters)
         return where
 
     def items(
         self, filters: ReviewFilters, *, limit: int, before: Cursor | None = None
     ) -> list[ReviewItem]:
         where = self._where(filters)
-        if before is not None:
-            if before.sort_id is None:
-                where.append(LabelRow.created_at <= before.created_at)
-            else:
-                where.append(
-                    or_(
-                        LabelRow.created_at < before.created_at,
-                        and_(
-                            LabelRow.created_at == before.created_at,
-                            LabelRow.id < before.sort_id,
-                        ),
-                    )
-                )
+        where += keyset_before(LabelRow.created_at, LabelRow.id, before)
         replaced = aliased(LabelRow)
         q = (
             select(

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import and_, exists, func, or_, select
+from sqlalchemy import and_, exists, func, select
 from sqlalchemy.orm import aliased
 
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
@@ -42,6 +42,8 @@ from casework.runtime.review import (
     RunField,
     Section,
     Span,
+    age_window,
+    keyset_before,
 )
 from casework.stores.sql import session_scope
 
@@ -138,26 +140,14 @@ class VanpoolReview:
             raise InputError(
                 f"Unknown status {filters.status!r}; use one of: {', '.join(self.statuses)}."
             )
-        if filters.created_after is not None:
-            where.append(AuditRow.at >= filters.created_after)
-        if filters.created_before is not None:
-            where.append(AuditRow.at < filters.created_before)
+        where += age_window(AuditRow.at, filters)
         return where
 
     def items(
         self, filters: ReviewFilters, *, limit: int, before: Cursor | None = None
     ) -> list[ReviewItem]:
         where = self._where(filters)
-        if before is not None:
-            if before.sort_id is None:
-                where.append(AuditRow.at <= before.created_at)
-            else:
-                where.append(
-                    or_(
-                        AuditRow.at < before.created_at,
-                        and_(AuditRow.at == before.created_at, AuditRow.id < before.sort_id),
-                    )
-                )
+        where += keyset_before(AuditRow.at, AuditRow.id, before)
         q = (
             select(AuditRow.id, AuditRow.at, AuditRow.case_id, AuditRow.vanpool_id, AuditRow.detail)
             .join(CaseRow, CaseRow.case_id == AuditRow.case_id)
