@@ -63,6 +63,18 @@ class AppSpec:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def lazy_attr(target: str) -> Callable[[], Any]:
+    """A hook returning ``module:attribute``, imported on first use (start-up stays cheap)."""
+    module, _, attr = target.partition(":")
+    return lambda: getattr(importlib.import_module(module), attr)
+
+
+def lazy_call(target: str) -> Callable[..., Any]:
+    """A hook calling ``module:function`` with the hook's arguments, imported on first use."""
+    module, _, attr = target.partition(":")
+    return lambda *args: getattr(importlib.import_module(module), attr)(*args)
+
+
 _cache: dict[str, AppSpec] | None = None
 
 

@@ -11,57 +11,20 @@ calling user; runs stream flat events that a client can re-attach to.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from casework.registry import AppSpec
+from casework.registry import AppSpec, lazy_attr, lazy_call
 
 __all__ = ["APP"]
-
-
-def _cli() -> Any:
-    from casework.apps.documents.cli import app
-
-    return app
-
-
-def _router(settings: Any) -> Any:
-    from casework.apps.documents.api import router
-
-    return router(settings)
-
-
-def _review(settings: Any) -> Any:
-    from casework.apps.documents.review import DocumentsReview
-
-    return DocumentsReview(settings)
-
-
-def _strategies() -> Any:
-    from casework.apps.documents.strategies import STRATEGIES
-
-    return STRATEGIES
-
-
-def _eval_suite() -> Any:
-    from casework.apps.documents.evalsuite import eval_suite
-
-    return eval_suite()
-
-
-def _demo() -> None:
-    from casework.apps.documents.demo import run_demo
-
-    run_demo()
 
 
 APP = AppSpec(
     name="documents",
     description="Extract fields from PDFs and images with an agent whose tools write the database.",
     migrations=Path(__file__).parent / "migrations" / "versions",
-    cli=_cli,
-    router=_router,
-    demo=_demo,
-    review=_review,
-    eval_suite=_eval_suite,
-    strategies=_strategies,
+    cli=lazy_attr("casework.apps.documents.cli:app"),
+    router=lazy_call("casework.apps.documents.api:router"),
+    demo=lazy_call("casework.apps.documents.demo:run_demo"),
+    review=lazy_call("casework.apps.documents.review:DocumentsReview"),
+    eval_suite=lazy_call("casework.apps.documents.evalsuite:eval_suite"),
+    strategies=lazy_attr("casework.apps.documents.strategies:STRATEGIES"),
 )

@@ -11,50 +11,19 @@ the spec's attempt and iteration limits.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from casework.registry import AppSpec
+from casework.registry import AppSpec, lazy_attr, lazy_call
 
 __all__ = ["APP"]
-
-
-def _cli() -> Any:
-    from casework.apps.hed.cli import app
-
-    return app
-
-
-def _router(settings: Any) -> Any:
-    from casework.apps.hed.api import router
-
-    return router(settings)
-
-
-def _strategies() -> Any:
-    from casework.apps.hed.strategies import STRATEGIES
-
-    return STRATEGIES
-
-
-def _eval_suite() -> Any:
-    from casework.apps.hed.evalsuite import eval_suite
-
-    return eval_suite()
-
-
-def _demo() -> None:
-    from casework.apps.hed.demo import run_demo
-
-    run_demo()
 
 
 APP = AppSpec(
     name="hed",
     description="Annotate event descriptions with valid HED tags: annotate, validate, evaluate, assess.",
     migrations=Path(__file__).parent / "migrations" / "versions",
-    cli=_cli,
-    router=_router,
-    demo=_demo,
-    eval_suite=_eval_suite,
-    strategies=_strategies,
+    cli=lazy_attr("casework.apps.hed.cli:app"),
+    router=lazy_call("casework.apps.hed.api:router"),
+    demo=lazy_call("casework.apps.hed.demo:run_demo"),
+    eval_suite=lazy_call("casework.apps.hed.evalsuite:eval_suite"),
+    strategies=lazy_attr("casework.apps.hed.strategies:STRATEGIES"),
 )

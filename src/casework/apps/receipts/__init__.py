@@ -10,57 +10,20 @@ applies fixes with an audit trail, a CLI, API routes and an evaluation suite sit
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from casework.registry import AppSpec
+from casework.registry import AppSpec, lazy_attr, lazy_call
 
 __all__ = ["APP"]
-
-
-def _cli() -> Any:
-    from casework.apps.receipts.cli import app
-
-    return app
-
-
-def _router(settings: Any) -> Any:
-    from casework.apps.receipts.api import router
-
-    return router(settings)
-
-
-def _demo() -> None:
-    from casework.apps.receipts.demo import run_demo
-
-    run_demo()
-
-
-def _strategies() -> Any:
-    from casework.apps.receipts.strategies import STRATEGIES
-
-    return STRATEGIES
-
-
-def _review(settings: Any) -> Any:
-    from casework.apps.receipts.review import ReceiptsReview
-
-    return ReceiptsReview(settings)
-
-
-def _eval_suite() -> Any:
-    from casework.apps.receipts.evalsuite import eval_suite
-
-    return eval_suite()
 
 
 APP = AppSpec(
     name="receipts",
     description="Validate suggested labels of receipt words with an evidence-gathering agent.",
     migrations=Path(__file__).parent / "migrations" / "versions",
-    cli=_cli,
-    router=_router,
-    demo=_demo,
-    eval_suite=_eval_suite,
-    strategies=_strategies,
-    review=_review,
+    cli=lazy_attr("casework.apps.receipts.cli:app"),
+    router=lazy_call("casework.apps.receipts.api:router"),
+    demo=lazy_call("casework.apps.receipts.demo:run_demo"),
+    eval_suite=lazy_call("casework.apps.receipts.evalsuite:eval_suite"),
+    strategies=lazy_attr("casework.apps.receipts.strategies:STRATEGIES"),
+    review=lazy_call("casework.apps.receipts.review:ReceiptsReview"),
 )

@@ -10,50 +10,19 @@ model, and submits with a combined confidence; queries run on read-only connecti
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from casework.registry import AppSpec
+from casework.registry import AppSpec, lazy_attr, lazy_call
 
 __all__ = ["APP"]
-
-
-def _cli() -> Any:
-    from casework.apps.sql.cli import app
-
-    return app
-
-
-def _router(settings: Any) -> Any:
-    from casework.apps.sql.api import router
-
-    return router(settings)
-
-
-def _strategies() -> Any:
-    from casework.apps.sql.strategies import STRATEGIES
-
-    return STRATEGIES
-
-
-def _eval_suite() -> Any:
-    from casework.apps.sql.evalsuite import eval_suite
-
-    return eval_suite()
-
-
-def _demo() -> None:
-    from casework.apps.sql.demo import run_demo
-
-    run_demo()
 
 
 APP = AppSpec(
     name="sql",
     description="Text-to-SQL with structural validation, an LLM judge and read-only execution.",
     migrations=Path(__file__).parent / "migrations" / "versions",
-    cli=_cli,
-    router=_router,
-    demo=_demo,
-    eval_suite=_eval_suite,
-    strategies=_strategies,
+    cli=lazy_attr("casework.apps.sql.cli:app"),
+    router=lazy_call("casework.apps.sql.api:router"),
+    demo=lazy_call("casework.apps.sql.demo:run_demo"),
+    eval_suite=lazy_call("casework.apps.sql.evalsuite:eval_suite"),
+    strategies=lazy_attr("casework.apps.sql.strategies:STRATEGIES"),
 )

@@ -11,57 +11,20 @@ cancelling a membership always waits for a person's approval. A rules-only audit
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from casework.registry import AppSpec
+from casework.registry import AppSpec, lazy_attr, lazy_call
 
 __all__ = ["APP"]
-
-
-def _cli() -> Any:
-    from casework.apps.vanpool.cli import app
-
-    return app
-
-
-def _router(settings: Any) -> Any:
-    from casework.apps.vanpool.api import router
-
-    return router(settings)
-
-
-def _strategies() -> Any:
-    from casework.apps.vanpool.strategies import STRATEGIES
-
-    return STRATEGIES
-
-
-def _eval_suite() -> Any:
-    from casework.apps.vanpool.evalsuite import eval_suite
-
-    return eval_suite()
-
-
-def _review(settings: Any) -> Any:
-    from casework.apps.vanpool.review import VanpoolReview
-
-    return VanpoolReview(settings)
-
-
-def _demo() -> None:
-    from casework.apps.vanpool.demo import run_demo
-
-    run_demo()
 
 
 APP = AppSpec(
     name="vanpool",
     description="Pool Patrol: audit vanpools for location and shift mismatches, with outreach and approvals.",
     migrations=Path(__file__).parent / "migrations" / "versions",
-    cli=_cli,
-    router=_router,
-    demo=_demo,
-    review=_review,
-    eval_suite=_eval_suite,
-    strategies=_strategies,
+    cli=lazy_attr("casework.apps.vanpool.cli:app"),
+    router=lazy_call("casework.apps.vanpool.api:router"),
+    demo=lazy_call("casework.apps.vanpool.demo:run_demo"),
+    review=lazy_call("casework.apps.vanpool.review:VanpoolReview"),
+    eval_suite=lazy_call("casework.apps.vanpool.evalsuite:eval_suite"),
+    strategies=lazy_attr("casework.apps.vanpool.strategies:STRATEGIES"),
 )
