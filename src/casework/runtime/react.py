@@ -17,6 +17,7 @@ step 2 (``casework bench runtime``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -364,9 +365,7 @@ RECORDED_OUTPUT_CHARS = 2000
 """A tool output as kept in a run's records (traces and reports keep the whole message)."""
 
 
-def _records(
-    messages: Sequence[BaseMessage], max_output: int | None = RECORDED_OUTPUT_CHARS
-) -> list[ToolCallRecord]:
+def _records(messages: Sequence[BaseMessage]) -> list[ToolCallRecord]:
     results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
     records = []
     for m in messages:
@@ -379,7 +378,7 @@ def _records(
                         args=dict(call["args"]),
                         id=call["id"] or "",
                         ok=res is not None and res.status != "error",
-                        output=str(res.content)[:max_output] if res is not None else "",
+                        output=str(res.content) if res is not None else "",
                     )
                 )
     return records
@@ -692,6 +691,7 @@ class _Run(Generic[DecisionT]):
             decision = agent.fallback(reason)
         usage = self.callback.usage
         usage.wall_seconds = time.perf_counter() - self.started
+        full = _records(run_msgs)  # whole outputs; the run's records keep a cut
         result = RunResult(
             run_id=self.run_id,
             thread_id=self.thread_id,
@@ -699,7 +699,9 @@ class _Run(Generic[DecisionT]):
             ended_by=ended_by,
             detail=self.detail,
             messages=messages,
-            tool_calls=_records(run_msgs),
+            tool_calls=[
+                dataclasses.replace(c, output=c.output[:RECORDED_OUTPUT_CHARS]) for c in full
+            ],
             usage=usage,
             interrupts=self.interrupts,
             trace_path=self.trace.path if self.trace else None,
@@ -707,7 +709,6 @@ class _Run(Generic[DecisionT]):
         if isinstance(decision, Decision):
             if ended_by is EndReason.SUBMIT:
                 # on whole outputs: a cited rider may sit past the records' cut
-                full = _records(run_msgs, max_output=None)
                 decision.evidence = ground_evidence(decision.evidence, full)
             decision.run = RunInfo(
                 ended_by=ended_by,
