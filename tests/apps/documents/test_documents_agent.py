@@ -121,6 +121,33 @@ def test_complete_refuses_without_fields_then_the_model_recovers(deps: Documents
     ]
 
 
+def test_dotted_field_names_are_saved_as_nested_fields(deps: DocumentsDeps) -> None:
+    # the bundled model writes nested fields as dotted names (receipt-17 of the eval set)
+    doc = _doc(deps)
+    model = ScriptedChatModel(
+        steps=[
+            call(
+                "extract_fields",
+                fields={"document.title": "Invoice", "vendor.name": "Acme", "total": 45.1},
+                confidences={"document.title": 0.8, "vendor.name": 0.9, "total": 0.9},
+            ),
+            call("complete_extraction"),
+        ]
+    )
+    decision = run_extraction(ExtractionInput(document_id=doc, user_id=ALICE), deps, model=model)
+    assert decision.verdict == "completed"
+    assert decision.fields == {
+        "document": {"title": "Invoice"},
+        "vendor": {"name": "Acme"},
+        "total": 45.1,
+    }
+    assert deps.repo.get_extraction(ALICE, 1).confidence_scores == {
+        "document": {"title": 0.8},
+        "vendor": {"name": 0.9},
+        "total": 0.9,
+    }
+
+
 def test_model_that_stops_is_nudged_then_the_runtime_completes(deps: DocumentsDeps) -> None:
     doc = _doc(deps)
     prompts: list[str] = []

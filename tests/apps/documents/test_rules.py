@@ -124,3 +124,19 @@ def test_spread_confidence_moves_a_whole_score_down() -> None:
 def test_mean_confidence() -> None:
     assert rules.mean_confidence({"a": 0.5, "b": {"c": 1.0, "d": [0.0]}}) == pytest.approx(0.5)
     assert rules.mean_confidence({}) == 0.0
+
+
+def test_nest_dotted_reads_dotted_names_as_paths() -> None:
+    assert rules.nest_dotted({"vendor.name": "Acme", "vendor.city": "Leeds", "total": 3}) == {
+        "vendor": {"name": "Acme", "city": "Leeds"},
+        "total": 3,
+    }
+    assert rules.nest_dotted({"a.b.c": 0.9}) == {"a": {"b": {"c": 0.9}}}
+    # collisions and empty segments come back as given, for validate_extraction to refuse
+    clash = {"vendor": "Acme", "vendor.name": "Acme"}
+    assert rules.nest_dotted(clash) is clash
+    assert rules.nest_dotted({"vendor.name": 1, "vendor": 2}) == {"vendor.name": 1, "vendor": 2}
+    assert rules.nest_dotted({"a..b": 1}) == {"a..b": 1}
+    assert rules.nest_dotted([1]) == [1]
+    plain = {"total": 1}
+    assert rules.nest_dotted(plain) is plain

@@ -18,6 +18,7 @@ __all__ = [
     "PathSegment",
     "check_path",
     "mean_confidence",
+    "nest_dotted",
     "parse_json_path",
     "parse_path",
     "spread_confidence",
@@ -156,6 +157,40 @@ def _confidence_errors(name: str, conf: Any, value: Any) -> list[str]:
                 errors += _confidence_errors(f"{name}.{key}", sub, value[key])
         return errors
     return [f"confidence for '{name}' must be a number 0.0-1.0, got {conf!r}"]
+
+
+def nest_dotted(names: Any) -> Any:
+    """``{"vendor.name": "A", "vendor.city": "B"}`` -> ``{"vendor": {"name": "A", "city": "B"}}``.
+
+    Small models write a nested field as one dotted name, the way ``update_field`` takes a
+    path; reading it as that path saves a refused call. Anything that is not an object of
+    dotted names, or whose dotted name collides with a plain one (``vendor`` beside
+    ``vendor.name``), comes back as given, for ``validate_extraction`` to judge.
+    """
+    if not isinstance(names, dict) or not any(
+        isinstance(k, str) and "." in k for k in names
+    ):
+        return names
+    out: dict[str, Any] = {}
+    for key, value in names.items():
+        if not isinstance(key, str) or "." not in key:
+            if key in out:
+                return names
+            out[key] = value
+            continue
+        parts = key.split(".")
+        if any(not p for p in parts):
+            return names
+        node = out
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                return names
+            node = child
+        if parts[-1] in node:
+            return names
+        node[parts[-1]] = value
+    return out
 
 
 def validate_extraction(

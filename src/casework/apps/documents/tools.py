@@ -84,6 +84,8 @@ def create_tools(
     @tool
     def extract_fields(fields: dict[str, Any], confidences: dict[str, Any]) -> str:
         """Extract fields from the document. Saves directly to database. `fields`: name -> value (numbers for amounts, arrays for lists, nested objects allowed); `confidences`: the same names -> 0.0-1.0."""
+        if requested is None:  # custom mode keeps the user's names exactly
+            fields, confidences = rules.nest_dotted(fields), rules.nest_dotted(confidences)
         errors = rules.validate_extraction(fields, confidences, requested=requested)
         if errors:
             raise ToolRetry("Validation failed:\n- " + "\n- ".join(errors))
