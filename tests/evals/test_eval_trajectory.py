@@ -186,6 +186,19 @@ def test_tool_choice_missing_unnecessary_and_parameters() -> None:
     assert flagged == {("get_vanpool", "vanpool_id"), ("get_shift", "employee_id")}
 
 
+def test_list_arguments_of_ids_match_in_any_order() -> None:
+    want = {"check": {"employee_ids": ["E-2", "E-1"], "rows": [[1, 2]]}}
+    same = tool_choice(
+        [c("check", employee_ids=["E-1", "E-2"], rows=[[1, 2]])], ["check"], expected_args=want
+    )
+    assert (same.params_checked, same.params_correct) == (2, 2)
+    # a missing or extra id is wrong; nested lists keep their order
+    wrong = tool_choice(
+        [c("check", employee_ids=["E-1"], rows=[[2, 1]])], ["check"], expected_args=want
+    )
+    assert (wrong.params_checked, wrong.params_correct) == (2, 0)
+
+
 def test_tool_choice_all_right_and_no_reference_tools() -> None:
     right = tool_choice([c("a"), c("b"), c("a")], ["b", "a"])
     assert (

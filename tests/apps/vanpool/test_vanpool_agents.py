@@ -337,3 +337,69 @@ def test_a_lost_checkpoint_still_applies_the_approval_once(
     )
     assert (case.status, case.outcome) == ("closed", "cancelled")
     assert deps.journal.count("cancel_membership") == 1
+
+
+def test_case_manager_is_offered_only_the_tools_that_can_act() -> None:
+    from casework.apps.vanpool.models import LocationDecision, ShiftDecision
+    from casework.apps.vanpool.tools import case_manager_offer
+
+    def loc(v: str) -> LocationDecision:
+        return LocationDecision(verdict=v, confidence=4, reasoning="r")
+
+    def shift(v: str) -> ShiftDecision:
+        return ShiftDecision(verdict=v, confidence=4, reasoning="r")
+
+    def offer(results: dict[str, Any], status: str | None = None) -> list[str]:
+        return sorted(case_manager_offer(results, status))
+
+    assert offer({}) == ["run_location_specialist", "run_shift_specialist"]
+    assert offer({"location": loc("pass")}) == ["run_shift_specialist"]
+    # both passed, no case: nothing to open, only the submit (added by the middleware)
+    assert offer({"location": loc("pass"), "shift": shift("pass")}) == []
+    failed = {"location": loc("fail"), "shift": shift("pass")}
+    assert offer(failed) == ["upsert_case"]
+    assert offer({**failed, "case_id": "CASE-1"}) == ["run_outreach"]
+    assert offer({**failed, "case_id": "CASE-1", "outreach": object()}) == []
+    # an open case: a re-audit that passes may close it; a failing one updates it and writes
+    assert offer({"location": loc("pass"), "shift": shift("pass")}, "pending_reply") == [
+        "close_case"
+    ]
+    assert offer(failed, "pending_reply") == ["run_outreach", "upsert_case"]
+    assert offer({}, "pre_cancel") == [
+        "cancel_membership",
+        "run_location_specialist",
+        "run_shift_specialist",
+    ]
+    # a check without a verdict: no case, no close
+    assert offer({"location": loc("NEEDS_REVIEW"), "shift": shift("fail")}, "pending_reply") == []
+
+
+def test_case_manager_model_sees_the_offered_tools_each_turn(deps, truth) -> None:
+    t = first(truth, "shift_mismatch")
+    seen: list[list[str]] = []
+    script = [
+        both(call("run_location_specialist"), call("run_shift_specialist")),
+        call("upsert_case", failed_checks=["shift"]),
+        call("run_outreach"),
+        call("submit_decision", verdict="pending_reply", confidence=80, reasoning="r"),
+    ]
+
+    def orchestrator(messages: list[Any], tools: list[str]) -> AIMessage:
+        seen.append(sorted(tools))
+        return script[len(seen) - 1]
+
+    d = with_models(
+        deps,
+        {
+            "orchestrator": ScriptedChatModel(responder=orchestrator),
+            "specialist": ScriptedChatModel(responder=specialist_responder),
+        },
+    )
+    result = vp_agent.run_case_manager(d, t["vanpool_id"])
+    assert result.verdict == "pending_reply"
+    assert seen == [
+        ["run_location_specialist", "run_shift_specialist", "submit_decision"],
+        ["submit_decision", "upsert_case"],
+        ["run_outreach", "submit_decision"],
+        ["submit_decision"],
+    ]

@@ -167,9 +167,7 @@ def nest_dotted(names: Any) -> Any:
     dotted names, or whose dotted name collides with a plain one (``vendor`` beside
     ``vendor.name``), comes back as given, for ``validate_extraction`` to judge.
     """
-    if not isinstance(names, dict) or not any(
-        isinstance(k, str) and "." in k for k in names
-    ):
+    if not isinstance(names, dict) or not any(isinstance(k, str) and "." in k for k in names):
         return names
     out: dict[str, Any] = {}
     for key, value in names.items():

@@ -23,6 +23,7 @@ from dataclasses import replace
 from datetime import date
 from typing import Any, TypeVar
 
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import HumanMessage
 
 from casework.apps.vanpool import lifecycle
@@ -40,6 +41,7 @@ from casework.apps.vanpool.tools import (
     OutreachContext,
     ShiftGroup,
     VanpoolRef,
+    case_manager_offer,
     case_manager_tools,
     location_tools,
     outreach_tools,
@@ -248,6 +250,38 @@ def agent_process_reply(deps: VanpoolDeps, message_id: str) -> CaseManagerResult
 CANCEL_APPROVAL = {"cancel_membership": {"allowed_decisions": ["approve", "reject"]}}
 
 
+class OfferedTools(AgentMiddleware):
+    """Each Case Manager model call sees only the tools ``case_manager_offer`` names (and the
+    submit tool): the run's results come from the tool runtime's context, the case status from
+    the store at that moment."""
+
+    def __init__(self, deps: VanpoolDeps, submit_name: str = "submit_decision") -> None:
+        super().__init__()
+        self.deps = deps
+        self.submit_name = submit_name
+
+    @property
+    def name(self) -> str:
+        return "vanpool_offered_tools"
+
+    def _narrow(self, request: Any) -> Any:
+        ctx = request.runtime.context
+        case = self.deps.repo.open_case_for(ctx.vanpool_id)
+        offer = case_manager_offer(ctx.results, case.status if case else None)
+        tools = [
+            t
+            for t in request.tools
+            if getattr(t, "name", None) in offer or getattr(t, "name", None) == self.submit_name
+        ]
+        return request.override(tools=tools)
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        return handler(self._narrow(request))
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        return await handler(self._narrow(request))
+
+
 _savers: dict[str, Any] = {}
 _savers_lock = threading.Lock()
 
@@ -297,6 +331,7 @@ def _build_case_manager(deps: VanpoolDeps, vanpool_id: str) -> ReactAgent[CaseMa
         limits=_limits(deps, 6),
         approvals=CANCEL_APPROVAL,
         checkpointer=_checkpointer(deps),
+        middleware=[OfferedTools(deps)],
     )
 
 

@@ -470,7 +470,12 @@ def _shift_reason(scenario: str, odd: str | None, majority: str, conflict: bool)
     return f"The {odd_name} employee still overlaps the group's {maj} by at least 30 minutes."
 
 
-def location_cases(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def location_cases(truth: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One case per vanpool. The expected call is one ``check_commute_distance`` (the prompt's
+    step 1); a model that names riders must name exactly the vanpool's (parameter accuracy)."""
+    riders: dict[str, list[str]] = {}
+    for row in rows:
+        riders.setdefault(row["vanpool_id"], []).append(row["employee_id"])
     return [
         _case(
             f"location-{t['vanpool_id']}",
@@ -478,6 +483,11 @@ def location_cases(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
             {
                 "verdict": t["expected"]["location"],
                 "failed_employees": t["expected"]["failing_employees"]["location"],
+                "tools": ["check_commute_distance"],
+                "optimal_path": ["check_commute_distance"],
+                "tool_args": {
+                    "check_commute_distance": {"employee_ids": sorted(riders[t["vanpool_id"]])}
+                },
             },
             {
                 "scenario_type": t["scenario"],
@@ -504,6 +514,7 @@ def case_manager_cases(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "failed_checks": failed,
                     "tools": tools,
                     "optimal_path": tools,
+                    **({"tool_args": {"upsert_case": {"failed_checks": failed}}} if failed else {}),
                 },
                 {"scenario_type": t["scenario"]},
             )
@@ -719,7 +730,7 @@ def write(data_dir: Path = DATA_DIR) -> dict[str, int]:
     (data_dir / "injected.json").write_text(json.dumps(truth, indent=1) + "\n")
     datasets = {
         "shift.jsonl": shift_cases(rows, kinds),
-        "location.jsonl": location_cases(truth),
+        "location.jsonl": location_cases(truth, rows),
         "case_manager.jsonl": case_manager_cases(truth),
         "outreach.jsonl": outreach_cases(),
         "lifecycle.jsonl": lifecycle_cases(truth),

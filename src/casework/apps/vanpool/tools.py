@@ -28,6 +28,7 @@ __all__ = [
     "OutreachContext",
     "ShiftGroup",
     "VanpoolRef",
+    "case_manager_offer",
     "case_manager_tools",
     "dumps",
     "location_tools",
@@ -179,6 +180,36 @@ def outreach_tools(deps: VanpoolDeps, classify: Callable[[str], str]) -> list[Ba
 
 
 # ---------------------------------------------------------------------------- case manager
+SPECIALISTS = {"location": "run_location_specialist", "shift": "run_shift_specialist"}
+
+
+def case_manager_offer(results: dict[str, Any], case_status: str | None) -> frozenset[str]:
+    """The Case Manager tools that can do something now, given the run's results so far and
+    the vanpool's open case (its status, None without one).
+
+    A tool that would only refuse (``upsert_case`` when both checks passed, ``run_outreach``
+    with no case, ``cancel_membership`` outside pre_cancel) is not offered, and a specialist
+    that has answered is not offered again: a small model then has no wrong move to make, and
+    the tools' own refusals stay behind this as the guard.
+    """
+    offer = {tool for check, tool in SPECIALISTS.items() if check not in results}
+    done = all(check in results for check in SPECIALISTS)
+    decided = done and all(
+        getattr(results[c], "verdict", None) in ("pass", "fail") for c in SPECIALISTS
+    )
+    failed = decided and any(results[c].verdict == "fail" for c in SPECIALISTS)
+    has_case = case_status is not None or "case_id" in results
+    if failed and "case_id" not in results:
+        offer.add("upsert_case")
+    if has_case and failed and "outreach" not in results:
+        offer.add("run_outreach")
+    if case_status is not None and decided and not failed:
+        offer.add("close_case")
+    if case_status == "pre_cancel":
+        offer.add("cancel_membership")
+    return frozenset(offer)
+
+
 def case_manager_tools(
     deps: VanpoolDeps,
     run_location: Callable[[str], Any],

@@ -227,6 +227,18 @@ def _scalars(value: Any) -> Iterable[Any]:
         yield value
 
 
+def _arg_matches(expected: Any, actual: Any) -> bool:
+    """An argument as expected; a list of plain values (ids, check names) in any order, since
+    the tools read those as sets."""
+    if (
+        isinstance(expected, list)
+        and isinstance(actual, list)
+        and all(isinstance(v, str | int | float) for v in [*expected, *actual])
+    ):
+        return sorted(map(str, expected)) == sorted(map(str, actual))
+    return values_match(expected, actual)
+
+
 def tool_choice(
     calls: Iterable[Any],
     expected_tools: Sequence[str] | None,
@@ -267,7 +279,7 @@ def tool_choice(
             flagged = False
             if arg in want:
                 result.params_checked += 1
-                if values_match(want[arg], value):
+                if _arg_matches(want[arg], value):
                     result.params_correct += 1
                 else:
                     result.hallucinated.append(
