@@ -90,7 +90,9 @@ def score_case(
     result.fields = field_match(case.expected, output, fields) if case.expected else {}
     if result.fields:
         result.exact_match = all(result.fields.values())
-    if result.expected_verdict is not None:
+    if suite.correct is not None:
+        result.correct = suite.correct(case, out) if out is not None else None
+    elif result.expected_verdict is not None:
         result.correct = result.verdict == result.expected_verdict
     elif result.exact_match is not None:
         result.correct = result.exact_match

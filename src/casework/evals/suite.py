@@ -135,6 +135,10 @@ class EvalSuite:
     (``id``, ``inputs``, ``expected``, ``metadata``) before it is checked, so an app can take
     its own short form and resolve files relative to the dataset (documents: ``{"id", "file",
     "gold"}``). Raises ``ValueError`` saying what is wrong with the line."""
+    correct: Callable[[EvalCase, CaseOutput], bool | None] | None = None
+    """Whether a case's output is right, for apps whose expected answer is not a verdict or
+    exact fields (documents: every gold field matched after normalising); it decides the
+    case's ``correct`` and so the run's list of failed cases. None: verdict, then fields."""
     headline: list[str] = field(default_factory=list)
     """The app's own metrics that ``casework eval APP`` prints after the targets (all of them
     are in the JSON summary and the report either way)."""

@@ -104,6 +104,8 @@ def test_eval_documents_rules_on_three_documents_pins_field_f1(home: Path, tmp_p
     assert m["field_match.recipient"] == 0.0 and m["field_match.reference"] == 0.5
     assert m["tool_calls_per_document"] == 0.0 and m["seconds_per_document"] > 0
     assert m["calibrated_fields"] == 9 and m["field_ece"] is not None
+    # a document is right only with every gold field: the two that are not are listed
+    assert summary["failed_cases"] == ["letter", "long-letter"]
     targets = {t["metric"]: t["met"] for t in summary["targets"]}
     assert targets == {"field_f1": False, "completion_rate": True, "cross_tenant_leaks": None}
     # the evaluation wrote into its private store, not the working database
