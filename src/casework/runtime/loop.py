@@ -125,7 +125,9 @@ def build_react_graph(
     )
     default_tools: list[Any] = list(tool_node.tools_by_name.values())
     system_message = SystemMessage(system_prompt)
-    bound = model.bind_tools(default_tools, tool_choice=None)
+    # Bound at the first call, not here: an agent built only to read a thread's checkpoint
+    # (an approval resumed after a restart) may have no model at all.
+    bound: list[Any] = []
 
     def bound_model(request: ModelRequest[Any]) -> Any:
         if (
@@ -134,7 +136,9 @@ def build_react_graph(
             and request.tool_choice is None
             and not request.model_settings
         ):
-            return bound
+            if not bound:
+                bound.append(model.bind_tools(default_tools, tool_choice=None))
+            return bound[0]
         if request.tools:
             return request.model.bind_tools(
                 request.tools, tool_choice=request.tool_choice, **request.model_settings
