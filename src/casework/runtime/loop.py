@@ -8,8 +8,9 @@ work the agent factory does whatever the run needs (``casework bench runtime`` m
 
 * the model is bound to its tools once, not before every call (a middleware that overrides
   the model, tools or settings of a request still gets a fresh binding);
-* malformed tool calls are answered as the model returns them, instead of rescanning the whole
-  history before every call (``create_agent``'s ``_patch_invalid_tool_calls``);
+* malformed tool calls get their error answers before the next model call, as there, but
+  only the last turn is looked at instead of the whole history before every call (a history
+  given as input with an unanswered malformed call in an earlier turn is not patched);
 * the tool node runs the model's tool calls as one task reading the state, as bare LangGraph
   does, and takes one ``Send`` only when some calls were already answered (by an approval's
   rejection or a tool cap);
@@ -31,7 +32,7 @@ from langchain.agents.factory import (
     _chain_tool_call_wrappers,
     _fetch_last_ai_and_tool_messages,
     _get_can_jump_to,
-    _invalid_tool_call_message,
+    _patch_invalid_tool_calls,
     _resolve_jump,
     _resolve_schemas,
     _wrap_trace_kwargs,
@@ -74,17 +75,13 @@ def model_request(**fields: Any) -> ModelRequest[Any]:
     return request
 
 
-def _answer_invalid_calls(messages: list[BaseMessage]) -> list[BaseMessage]:
-    """The model's messages with an error observation after each malformed tool call, the
-    answer ``create_agent`` patches into the history before the next call."""
-    if not any(isinstance(m, AIMessage) and m.invalid_tool_calls for m in messages):
-        return messages
-    out: list[BaseMessage] = []
-    for m in messages:
-        out.append(m)
+def _last_turn_malformed(messages: Sequence[BaseMessage]) -> bool:
+    """Whether the model's last turn has a malformed tool call (read from the end: every
+    earlier turn was answered when it was the last, and the answers are in the state)."""
+    for m in reversed(messages):
         if isinstance(m, AIMessage):
-            out.extend(t for c in m.invalid_tool_calls if (t := _invalid_tool_call_message(c)))
-    return out
+            return bool(m.invalid_tool_calls)
+    return False
 
 
 def build_react_graph(
@@ -160,10 +157,10 @@ def build_react_graph(
     async def aexecute(request: ModelRequest[Any]) -> ModelResponse[Any]:
         return finish(await bound_model(request).ainvoke(prompt(request)))
 
-    def request_for(state: Any, runtime: Any) -> ModelRequest[Any]:
+    def request_for(state: Any, messages: list[BaseMessage], runtime: Any) -> ModelRequest[Any]:
         return model_request(
             model=model,
-            messages=state["messages"],
+            messages=messages,
             system_message=system_message,
             tool_choice=None,
             tools=default_tools,
@@ -173,23 +170,28 @@ def build_react_graph(
             model_settings={},
         )
 
-    def commands(response: ModelResponse[Any], extra: list[Command[Any]]) -> list[Command[Any]]:
-        response.result = _answer_invalid_calls(list(response.result))
-        return _build_commands(response, extra)
+    def request_and_repair(state: Any, runtime: Any) -> tuple[ModelRequest[Any], Any]:
+        """The request, and the repaired history when the last turn has malformed calls."""
+        messages = state["messages"]
+        repaired = None
+        if _last_turn_malformed(messages):
+            patched = _patch_invalid_tool_calls(messages)
+            messages, repaired = patched, (patched if patched != messages else None)
+        return request_for(state, messages, runtime), repaired
 
     def model_node(state: Any, runtime: Any) -> list[Command[Any]]:
-        request = request_for(state, runtime)
+        request, repaired = request_and_repair(state, runtime)
         if wrap_model is None:
-            return commands(execute(request), [])
+            return _build_commands(execute(request), repaired_messages=repaired)
         result = wrap_model(request, execute)
-        return commands(result.model_response, result.commands)
+        return _build_commands(result.model_response, result.commands, repaired_messages=repaired)
 
     async def amodel_node(state: Any, runtime: Any) -> list[Command[Any]]:
-        request = request_for(state, runtime)
+        request, repaired = request_and_repair(state, runtime)
         if awrap_model is None:
-            return commands(await aexecute(request), [])
+            return _build_commands(await aexecute(request), repaired_messages=repaired)
         result = await awrap_model(request, aexecute)
-        return commands(result.model_response, result.commands)
+        return _build_commands(result.model_response, result.commands, repaired_messages=repaired)
 
     schema, input_schema, output_schema = _resolve_schemas(
         [*(m.state_schema for m in middleware), AgentState]
