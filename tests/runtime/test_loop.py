@@ -4,6 +4,7 @@ and a rebinding only when a request changes what the model is bound to."""
 
 from __future__ import annotations
 
+import asyncio
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -277,3 +278,42 @@ def test_two_middleware_with_one_name_are_refused() -> None:
     log: list[str] = []
     with pytest.raises(ValueError, match="share a name"):
         _graph(ScriptedChatModel(), [Recorder("same", log), Recorder("same", log)])
+
+
+class AsyncRecorder(Recorder):
+    """The same log from the async hooks."""
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        self.log.append(f"{self.name}.amodel>")
+        response = await handler(request)
+        self.log.append(f"<{self.name}.amodel")
+        return response
+
+    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        self.log.append(f"{self.name}.atool>")
+        result = await handler(request)
+        self.log.append(f"<{self.name}.atool")
+        return result
+
+
+def test_the_async_run_composes_the_async_hooks_in_the_same_order() -> None:
+    log: list[str] = []
+    model = ScriptedChatModel(steps=[call("lookup", key="a"), say("done")])
+    graph = _graph(model, [AsyncRecorder("outer", log), AsyncRecorder("inner", log)])
+    out = asyncio.run(graph.ainvoke({"messages": [HumanMessage("go")]}))
+    assert out["messages"][2].content == "value of a"
+    wraps = [e for e in log if e.endswith(">") or e.startswith("<")]
+    assert wraps == [
+        "outer.amodel>",
+        "inner.amodel>",
+        "<inner.amodel",
+        "<outer.amodel",
+        "outer.atool>",
+        "inner.atool>",
+        "<inner.atool",
+        "<outer.atool",
+        "outer.amodel>",
+        "inner.amodel>",
+        "<inner.amodel",
+        "<outer.amodel",
+    ]

@@ -530,7 +530,7 @@ class ReactAgent(Generic[DecisionT]):
         run = self._start(input, thread_id, trace)
         # The sync tool node opens a thread pool per step; its size given here spares it
         # a cpu_count() per step (a /sys read, ~35 us) and is the size it picks by default.
-        config: RunnableConfig = {**run.config, "max_concurrency": _TOOL_THREADS}
+        config: RunnableConfig = {**run.config, "max_concurrency": TOOL_THREADS}
         try:
             for mode, chunk in self.graph.stream(
                 run.payload,
@@ -618,7 +618,7 @@ class ReactAgent(Generic[DecisionT]):
         return (await self.graph.aget_state(config)).values
 
 
-_TOOL_THREADS = min(32, (os.cpu_count() or 1) + 4)
+TOOL_THREADS = min(32, (os.cpu_count() or 1) + 4)
 """ThreadPoolExecutor's default size, computed once per process instead of once per step."""
 # "values" keeps the latest state for the result; "updates" feeds the event stream.
 _STREAM_MODES: list[Any] = ["updates", "values"]
