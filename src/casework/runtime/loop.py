@@ -45,7 +45,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.tools import BaseTool
 from langgraph._internal._runnable import RunnableCallable
 from langgraph.constants import END, START
-from langgraph.graph.state import StateGraph
+from langgraph.graph.state import CompiledStateGraph, StateGraph
 from langgraph.prebuilt.tool_node import ToolNode
 from langgraph.types import Command, Send
 from langsmith import traceable
@@ -86,7 +86,7 @@ def _last_turn_malformed(messages: Sequence[BaseMessage]) -> bool:
 
 def build_react_graph(
     model: BaseChatModel,
-    tools: Sequence[BaseTool],
+    tools: Sequence[BaseTool | Callable[..., Any]],
     *,
     system_prompt: str,
     middleware: Sequence[AgentMiddleware[Any, Any]],
@@ -94,7 +94,7 @@ def build_react_graph(
     context_schema: type | None = None,
     checkpointer: Any = None,
     name: str = "agent",
-) -> Any:
+) -> CompiledStateGraph[Any, Any, Any, Any]:
     """The compiled ReAct graph: ``create_agent(model, tools, system_prompt=..., middleware=...,
     context_schema=..., checkpointer=..., name=...)`` without its per-step extras (see the
     module's docstring). ``untraced``: names of middleware whose ``wrap_*`` hooks are not
@@ -248,7 +248,7 @@ def build_react_graph(
             destinations.append(loop_entry)
         graph.add_conditional_edges(name, RunnableCallable(edge, trace=False), destinations)
 
-    def model_to_tools(state: dict[str, Any]) -> str | list[Send]:
+    def model_to_tools(state: dict[str, Any]) -> str | list[Send] | None:
         if jump := state.get("jump_to"):
             return _resolve_jump(jump, model_destination=loop_entry, end_destination=exit_node)
         ai, answered = _fetch_last_ai_and_tool_messages(state["messages"])
