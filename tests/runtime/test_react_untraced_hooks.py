@@ -1,15 +1,15 @@
 """casework's own middleware hooks are built without LangSmith's per-call span wrapper while
 tracing is off (they run on every step), and with it when tracing is on; other middleware
-keep theirs, and the library's ``traceable`` is left as it was."""
+keep theirs."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from langchain.agents import factory
 from pydantic import BaseModel
 
+import casework.runtime.loop as loop
 import casework.runtime.react as react
 from casework.llm.scripted import ScriptedChatModel, call
 from casework.runtime.middleware import EvidenceBudget
@@ -23,14 +23,14 @@ class _Decision(BaseModel):
 
 def _wrapped_names(monkeypatch: pytest.MonkeyPatch, *, tracing: bool) -> list[str]:
     names: list[str] = []
-    real = factory.traceable
+    real = loop.traceable
 
     def spy(*args: Any, name: str | None = None, **kwargs: Any) -> Any:
         names.append(str(name))
         return real(*args, name=name, **kwargs)
 
-    monkeypatch.setattr(factory, "traceable", spy)
-    monkeypatch.setattr(react, "tracing_is_enabled", lambda: tracing)
+    monkeypatch.setattr(loop, "traceable", spy)
+    monkeypatch.setattr(loop, "tracing_is_enabled", lambda: tracing)
     agent = react.ReactAgent(
         model=ScriptedChatModel(steps=[call("submit_decision", verdict="VALID")]),
         tools=[],
@@ -38,7 +38,6 @@ def _wrapped_names(monkeypatch: pytest.MonkeyPatch, *, tracing: bool) -> list[st
         system_prompt="s",
         middleware=[EvidenceBudget(budget=2)],
     )
-    assert factory.traceable is spy  # restored after the build
     assert agent.run("go", trace=False).decision == _Decision(verdict="VALID")
     return sorted(names)
 

@@ -2,7 +2,8 @@
 
 Both variants run the same scripted conversation (``steps`` tool calls, then a submit) with
 the same tool, the same system prompt, and both execute the submit tool before they stop.
-Bare LangGraph is the textbook loop: a model node, ``ToolNode`` and ``tools_condition``.
+Bare LangGraph is the textbook loop: a model node, ``ToolNode`` and ``tools_condition``,
+with the tool pool's size given as casework gives it.
 casework runs with every feature on: limits, the nudge, usage accounting, the event stream,
 a JSONL trace and the result with grounded evidence. The difference per step is what those
 cost.
@@ -35,7 +36,7 @@ from rich.table import Table
 
 from casework.config import Limits
 from casework.llm.scripted import ScriptedChatModel, call
-from casework.runtime.react import ReactAgent
+from casework.runtime.react import TOOL_THREADS, ReactAgent
 
 __all__ = [
     "TARGET_RATIO",
@@ -127,7 +128,9 @@ def bare_graph(steps: int) -> Any:
 def _bare_once(steps: int) -> tuple[float, float]:
     app = bare_graph(steps)
     t0, c0 = time.perf_counter(), time.process_time()
-    app.invoke({"messages": [HumanMessage("go")]}, {"recursion_limit": 10**6})
+    # The tool pool's size as casework gives it, so neither loop pays a cpu_count() per step.
+    config: Any = {"recursion_limit": 10**6, "max_concurrency": TOOL_THREADS}
+    app.invoke({"messages": [HumanMessage("go")]}, config)
     return time.perf_counter() - t0, time.process_time() - c0
 
 

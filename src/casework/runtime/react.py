@@ -1,6 +1,7 @@
 """The ReAct builder every tool-using agent in casework stands on.
 
-``ReactAgent`` wraps ``langchain.agents.create_agent`` with what an evidence-based decision
+``ReactAgent`` runs a ReAct graph (``casework.runtime.loop``: ``create_agent``'s shape and
+middleware semantics, without its per-step extras) with what an evidence-based decision
 needs: a terminal submit tool whose schema is the app's decision model, limits and budgets
 that end a run cleanly with a NEEDS_REVIEW-style decision, tool failures returned to the model
 as observations (``tool_failure``: the one rule for every app), human approval through
@@ -20,17 +21,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, NotRequired, TypedDict, TypeVar, cast
 
-from langchain.agents import create_agent
-from langchain.agents import factory as agent_factory
 from langchain.agents.middleware import (
     AgentMiddleware,
     AgentState,
@@ -48,7 +45,6 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.errors import GraphBubbleUp, GraphRecursionError
 from langgraph.types import Command
-from langsmith.utils import tracing_is_enabled
 from pydantic import BaseModel, ValidationError
 
 from casework.config import Limits
@@ -62,6 +58,7 @@ from casework.runtime.decision import (
     ground_evidence,
 )
 from casework.runtime.events import Event, events_from_update
+from casework.runtime.loop import build_react_graph
 from casework.runtime.traces import TraceWriter
 from casework.runtime.usage import Usage, UsageCallback, price_for
 
@@ -162,7 +159,10 @@ class _CaseworkMiddleware(AgentMiddleware[_RunState, Any]):
     def name(self) -> str:
         return "casework"
 
-    def before_agent(self, state: _RunState, runtime: Any) -> dict[str, Any] | None:
+    @staticmethod
+    def run_start() -> dict[str, Any]:
+        """The state a new run starts from, sent with its input (rather than set by a
+        ``before_agent`` node: one node fewer per run); a resumed run keeps its own."""
         counts: _Counts = {"model_calls": 0, "tool_calls": 0, "tokens": 0, "cost_usd": 0.0}
         return {"run_started_at": time.time(), "nudges": 0, "casework_counts": counts}
 
@@ -473,17 +473,16 @@ class ReactAgent(Generic[DecisionT]):
         own = (_GuardedCaseworkMiddleware if guarded else _CaseworkMiddleware)(
             limits=self.limits, submit_name=submit_name
         )
-        mw = [own, *others]
-        with _own_hooks_untraced(own.name):
-            self.graph = create_agent(
-                model,
-                tools=self.tools,
-                system_prompt=system_prompt,
-                middleware=mw,
-                context_schema=context_schema,
-                checkpointer=checkpointer,
-                name=name,
-            )
+        self.graph = build_react_graph(
+            model,
+            self.tools,
+            system_prompt=system_prompt,
+            middleware=[own, *others],
+            untraced={own.name},
+            context_schema=context_schema,
+            checkpointer=checkpointer,
+            name=name,
+        )
 
     # ------------------------------------------------------------------ running
     def _start(
@@ -502,9 +501,9 @@ class ReactAgent(Generic[DecisionT]):
             "metadata": {"casework_run_id": run_id, "casework_agent": self.name},
         }
         if isinstance(input, str):
-            payload: Any = {"messages": [HumanMessage(input)]}
+            payload: Any = {"messages": [HumanMessage(input)], **_CaseworkMiddleware.run_start()}
         elif isinstance(input, list):
-            payload = {"messages": input}
+            payload = {"messages": input, **_CaseworkMiddleware.run_start()}
         else:
             payload = input
         writer = None
@@ -531,7 +530,7 @@ class ReactAgent(Generic[DecisionT]):
         run = self._start(input, thread_id, trace)
         # The sync tool node opens a thread pool per step; its size given here spares it
         # a cpu_count() per step (a /sys read, ~35 us) and is the size it picks by default.
-        config: RunnableConfig = {**run.config, "max_concurrency": _TOOL_THREADS}
+        config: RunnableConfig = {**run.config, "max_concurrency": TOOL_THREADS}
         try:
             for mode, chunk in self.graph.stream(
                 run.payload,
@@ -619,7 +618,7 @@ class ReactAgent(Generic[DecisionT]):
         return (await self.graph.aget_state(config)).values
 
 
-_TOOL_THREADS = min(32, (os.cpu_count() or 1) + 4)
+TOOL_THREADS = min(32, (os.cpu_count() or 1) + 4)
 """ThreadPoolExecutor's default size, computed once per process instead of once per step."""
 # "values" keeps the latest state for the result; "updates" feeds the event stream.
 _STREAM_MODES: list[Any] = ["updates", "values"]
@@ -724,42 +723,6 @@ class _Run(Generic[DecisionT]):
         if self.trace:
             self.trace.end(result)
         return {"type": "complete", "result": result}
-
-
-_BUILD_LOCK = threading.Lock()
-
-
-@contextmanager
-def _own_hooks_untraced(own: str) -> Iterator[None]:
-    """``create_agent`` without LangSmith spans around casework's own two hooks, unless
-    LangSmith tracing is on.
-
-    ``create_agent`` wraps every middleware's ``wrap_model_call`` / ``wrap_tool_call`` in
-    ``langsmith.traceable``, whose wrapper sets a run up on every call even with tracing off
-    (20-40 us per call in a sync run, two thread hops per call in an async one), and casework's
-    hooks run on every step. The swap of ``traceable`` lasts for this one build, under a lock
-    so concurrent builds never see it half-done; other middleware keep their spans.
-    """
-    with _BUILD_LOCK:
-        if tracing_is_enabled():
-            yield
-            return
-        traced = agent_factory.traceable
-
-        def traceable(*args: Any, name: str | None = None, **kwargs: Any) -> Any:
-            if name is not None and name.startswith(f"{own}."):
-                return _unchanged
-            return traced(*args, name=name, **kwargs)
-
-        agent_factory.traceable = traceable
-        try:
-            yield
-        finally:
-            agent_factory.traceable = traced
-
-
-def _unchanged(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return fn
 
 
 def _submitted_decision(
