@@ -183,6 +183,16 @@ def test_agent_without_fields_falls_back_to_rules(deps: DocumentsDeps) -> None:
     assert decision.fields["total"] == 45.1 and decision.fields["invoice_number"] == "INV-1043"
 
 
+def test_a_model_error_is_named_in_the_fallbacks_reason(deps: DocumentsDeps) -> None:
+    doc = _doc(deps)
+    model = ScriptedChatModel(steps=[call("get_document_text")])  # then the script runs out
+    decision = run_extraction(ExtractionInput(document_id=doc, user_id=ALICE), deps, model=model)
+    assert decision.method == "rules_fallback"
+    reason = deps.repo.get_extraction(ALICE, decision.extraction_id).reason
+    assert reason.startswith("the agent ended without fields (error:model (")
+    assert "script" in reason and reason.endswith("); the rules extractor filled them")
+
+
 def test_nothing_to_fall_back_on_fails_with_a_reason(deps: DocumentsDeps) -> None:
     doc = _doc(deps, text="0000 1111 2222\n3333 4444")
     model = ScriptedChatModel(steps=[])  # the model errors at once

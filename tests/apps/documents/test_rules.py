@@ -140,3 +140,21 @@ def test_nest_dotted_reads_dotted_names_as_paths() -> None:
     assert rules.nest_dotted([1]) == [1]
     plain = {"total": 1}
     assert rules.nest_dotted(plain) is plain
+
+
+def test_tidy_extraction_args_moves_misplaced_scores_out_of_fields() -> None:
+    # invoice-36 of the eval set: the bundled model put null score keys among the fields
+    fields = {"total": 3139.25, "confidences": None, "confidence": None}
+    assert rules.tidy_extraction_args(fields, {"total": 1.0}) == (
+        {"total": 3139.25},
+        {"total": 1.0},
+    )
+    # scores nested in fields, none given beside them
+    assert rules.tidy_extraction_args(
+        {"vendor.name": "Acme", "confidences": {"vendor.name": 0.9}}, {}
+    ) == ({"vendor": {"name": "Acme"}}, {"vendor": {"name": 0.9}})
+    # a real field that happens to be called confidence stays (a number, not a score map)
+    assert rules.tidy_extraction_args({"confidence": 3}, {"confidence": 0.9}) == (
+        {"confidence": 3},
+        {"confidence": 0.9},
+    )

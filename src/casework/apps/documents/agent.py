@@ -252,7 +252,9 @@ def _run(
         agent = build_extraction_agent(model, tools, custom=custom, limits=limits)
         ref = ExtractionRef(extraction_id=extraction_id, document_id=document_id, tenant=tenant)
         result = _stream(agent, task, ref, emit)
-        ended_by, usage, calls = result.ended_by, result.usage, result.tool_calls
+        # the model error's text goes with the reason, so a fallback says why it was needed
+        ended_by = f"{result.ended_by} ({result.detail})" if result.detail else result.ended_by
+        usage, calls = result.usage, result.tool_calls
         run_id, thread_id = result.run_id, result.thread_id
     except CaseworkError as exc:  # no model, or it failed before the loop: still finish
         ended_by, usage, calls, run_id, thread_id = f"error:model ({exc})", None, [], "", ""

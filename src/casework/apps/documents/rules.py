@@ -23,6 +23,7 @@ __all__ = [
     "parse_path",
     "spread_confidence",
     "sqlite_json_path",
+    "tidy_extraction_args",
     "validate_extraction",
 ]
 
@@ -157,6 +158,24 @@ def _confidence_errors(name: str, conf: Any, value: Any) -> list[str]:
                 errors += _confidence_errors(f"{name}.{key}", sub, value[key])
         return errors
     return [f"confidence for '{name}' must be a number 0.0-1.0, got {conf!r}"]
+
+
+CONFIDENCE_KEYS = ("confidences", "confidence")
+
+
+def tidy_extraction_args(fields: Any, confidences: Any) -> tuple[Any, Any]:
+    """``extract_fields``' arguments as the model meant them: the scores a small model put
+    inside ``fields`` (``"confidences": {...}``, or a null ``"confidence"``) move out, and
+    dotted names become nested fields (``nest_dotted``). Anything else is left for
+    ``validate_extraction`` to judge."""
+    if isinstance(fields, dict) and any(k in fields for k in CONFIDENCE_KEYS):
+        stray = {k: fields[k] for k in CONFIDENCE_KEYS if k in fields}
+        if all(v is None or isinstance(v, dict) for v in stray.values()):
+            fields = {k: v for k, v in fields.items() if k not in stray}
+            inner = stray.get("confidences")
+            if isinstance(inner, dict) and not confidences:
+                confidences = inner
+    return nest_dotted(fields), nest_dotted(confidences)
 
 
 def nest_dotted(names: Any) -> Any:

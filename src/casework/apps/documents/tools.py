@@ -85,7 +85,7 @@ def create_tools(
     def extract_fields(fields: dict[str, Any], confidences: dict[str, Any]) -> str:
         """Extract fields from the document. Saves directly to database. `fields`: name -> value (numbers for amounts, arrays for lists, nested objects allowed); `confidences`: the same names -> 0.0-1.0."""
         if requested is None:  # custom mode keeps the user's names exactly
-            fields, confidences = rules.nest_dotted(fields), rules.nest_dotted(confidences)
+            fields, confidences = rules.tidy_extraction_args(fields, confidences)
         errors = rules.validate_extraction(fields, confidences, requested=requested)
         if errors:
             raise ToolRetry("Validation failed:\n- " + "\n- ".join(errors))
