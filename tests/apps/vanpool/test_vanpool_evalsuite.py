@@ -453,3 +453,65 @@ def test_eval_cli_baseline_json_and_agent_replayed_offline(
         assert again["metrics"]["model_calls_mean"] == 2.0
     finally:
         get_settings.cache_clear()
+
+
+ROSTER_CSV = """employee_id,name,email,home_zip,site,shift_name,shift,timezone,pto,vanpool_id,pickup_zip,work_site,departure,return,max_commute_miles
+EMP-0001,Ana Diaz,ana@example.com,94538,Fremont,Day Shift,Mon-Fri 07:00-15:30,America/Los_Angeles,,VP-001,94536,Fremont,06:15,16:15,
+EMP-0002,Ben Kim,ben@example.com,94555,Fremont,Split,Mon-Fri 06:00-10:00+14:00-18:00,America/Los_Angeles,,VP-001,94536,Fremont,06:15,16:15,
+EMP-0003,Cy Lo,cy@example.com,94560,Fremont,Day Shift,Mon-Fri 07:00-15:30,America/Los_Angeles,,VP-002,94536,Fremont,06:15,16:15,
+EMP-0004,Di Ng,di@example.com,10001,Fremont,Day Shift,Mon-Fri 07:00-15:30,America/Los_Angeles,,VP-002,94536,Fremont,06:15,16:15,
+EMP-0005,Ed Po,ed@example.com,94539,Fremont,Nights,Mon-Fri 22:00-06:30,America/Los_Angeles,,VP-002,94536,Fremont,06:15,16:15,
+"""
+# Written by hand for this test: 10001 is Manhattan, 2,500 miles from the Fremont pickup;
+# a night shift shares no minute with the day riders.
+ROSTER_CASES = [
+    {"id": "vp1", "inputs": {"vanpool_id": "VP-001"}, "expected": {"verdict": "verified"}},
+    {
+        "id": "vp2",
+        "inputs": {"vanpool_id": "VP-002"},
+        "expected": {"verdict": "pending_reply", "failed_checks": ["location", "shift"]},
+    },
+    {
+        "id": "vp2-location",
+        "inputs": {"vanpool_id": "VP-002"},
+        "expected": {"verdict": "fail", "failed_employees": ["EMP-0004"]},
+        "metadata": {"task": "location"},
+    },
+]
+
+
+def test_a_users_own_roster_and_cases(tmp_path: Path) -> None:
+    import json
+
+    roster = tmp_path / "roster.csv"
+    roster.write_text(ROSTER_CSV)
+    dataset = tmp_path / "mine.jsonl"
+    dataset.write_text("".join(json.dumps(c) + "\n" for c in ROSTER_CASES))
+    suite = eval_suite()
+    cases = suite.cases(
+        Settings(home=tmp_path / "home"), {"roster": [str(roster)], "dataset": [str(dataset)]}
+    )
+    run = run_suite(suite, _config(tmp_path, strategy="rules", cases=cases))
+    assert [(c.case_id, c.verdict, c.correct) for c in run.cases] == [
+        ("vp1", "verified", True),
+        ("vp2", "pending_reply", True),
+        ("vp2-location", "fail", True),
+    ]
+    # the evaluation store holds the user's roster only, never the bundled one
+    from casework.apps.vanpool.evalsuite import eval_deps
+
+    repo = eval_deps(Settings(home=tmp_path / "home")).repo
+    assert repo.vanpool_ids() == ["VP-001", "VP-002"]
+
+
+def test_a_users_roster_errors_are_one_sentence(tmp_path: Path) -> None:
+    suite = eval_suite()
+    settings = Settings(home=tmp_path / "home")
+    roster = tmp_path / "roster.csv"
+    with pytest.raises(InputError, match=r"--roster needs --dataset FILE\.jsonl"):
+        suite.cases(settings, {"roster": [str(roster)]})
+    with pytest.raises(InputError, match="There is no roster file at"):
+        suite.cases(settings, {"roster": [str(roster)], "dataset": ["x.jsonl"]})
+    roster.write_text(ROSTER_CSV.replace("94538", "00000"))
+    with pytest.raises(InputError, match=r"Row 1 \(EMP-0001\): ZIP code 00000 does not exist"):
+        suite.cases(settings, {"roster": [str(roster)], "dataset": ["x.jsonl"]})

@@ -24,6 +24,7 @@ import threading
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.message import EmailMessage
+from pathlib import Path
 from typing import Any
 
 from casework.apps.vanpool import evaluation
@@ -39,7 +40,8 @@ from casework.apps.vanpool.scenarios import LifecycleResult, Scenario, run_scena
 from casework.apps.vanpool.synth import DATA_DIR
 from casework.config import Settings, get_settings
 from casework.errors import InputError, SourceUnavailable
-from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
+from casework.evals.datasets import load_dataset
+from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
 from casework.runtime.decision import Decision
 from casework.runtime.strategy import ModelSource
 from casework.stores.sql import get_engine
@@ -131,8 +133,9 @@ def eval_deps(
     return build_deps(eval_settings, mailer=Outbox(), models=models, clock=lambda: EVAL_NOW)
 
 
-def setup(settings: Settings | None = None) -> None:
-    """A pristine evaluation store: deleted, migrated and seeded from the bundled roster."""
+def setup(settings: Settings | None = None, roster: Path = DATA_DIR / "roster.json") -> None:
+    """A pristine evaluation store: deleted, migrated and seeded from ``roster`` (the bundled
+    one unless a user's roster is named with ``--roster``)."""
     from casework.apps.vanpool.roster import import_roster
 
     settings = settings or get_settings()
@@ -143,7 +146,37 @@ def setup(settings: Settings | None = None) -> None:
     for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         stale.unlink(missing_ok=True)
     deps = eval_deps(settings)
-    import_roster(deps.repo, DATA_DIR / "roster.json", EVAL_NOW)
+    import_roster(deps.repo, roster, EVAL_NOW)
+
+
+class _Run:
+    """One evaluation run's roster: the bundled one, or a user's (``--roster FILE`` with
+    ``--dataset FILE.jsonl``: their vanpools, rosters and replies, their expected answers)."""
+
+    def __init__(self) -> None:
+        self.roster = DATA_DIR / "roster.json"
+
+    def cases(self, settings: Settings, options: dict[str, list[str]]) -> list[EvalCase]:
+        from casework.apps.vanpool.roster import parse_roster, read_rows
+
+        roster = options.get("roster")
+        if not roster:
+            return []
+        dataset = options.get("dataset")
+        if not dataset:
+            raise InputError(
+                "--roster needs --dataset FILE.jsonl: your cases (vanpool ids, employee ids or "
+                "replies) with the answers you expect."
+            )
+        path = Path(roster[0])
+        if not path.is_file():
+            raise InputError(f"There is no roster file at {path}.")
+        parse_roster(read_rows(path))  # a bad row stops here, before anything is written
+        self.roster = path
+        return load_dataset(Path(dataset[0]))
+
+    def setup(self, settings: Settings) -> None:
+        setup(settings, self.roster)
 
 
 def task_of(case: EvalCase) -> str:
@@ -336,6 +369,7 @@ def _deps(settings: Settings, models: ModelSource) -> VanpoolDeps:
 
 
 def eval_suite() -> EvalSuite:
+    run = _Run()
     return EvalSuite(
         app="vanpool",
         dataset=DATASETS["shift"],
@@ -359,5 +393,16 @@ def eval_suite() -> EvalSuite:
         evaluators=[vanpool_metrics],
         targets=dict(TARGETS),
         judge_rubric=JUDGE_RUBRIC,
-        setup=setup,
+        setup=run.setup,
+        options=[
+            SuiteOption(
+                "roster",
+                "With --dataset FILE.jsonl: evaluate on your own roster (CSV or JSON, as "
+                "`vanpool import` reads it) instead of the bundled one.",
+                metavar="FILE",
+                multiple=False,
+                with_dataset=True,
+            )
+        ],
+        cases=run.cases,
     )
