@@ -352,26 +352,38 @@ def test_case_manager_is_offered_only_the_tools_that_can_act() -> None:
     def offer(results: dict[str, Any], status: str | None = None) -> list[str]:
         return sorted(case_manager_offer(results, status))
 
+    submit = "submit_decision"
+    # no decision before both specialists answered (the bundled model decided after one)
     assert offer({}) == ["run_location_specialist", "run_shift_specialist"]
     assert offer({"location": loc("pass")}) == ["run_shift_specialist"]
-    # both passed, no case: nothing to open, only the submit (added by the middleware)
-    assert offer({"location": loc("pass"), "shift": shift("pass")}) == []
+    # both passed, no case: nothing to open, only the decision
+    assert offer({"location": loc("pass"), "shift": shift("pass")}) == [submit]
     failed = {"location": loc("fail"), "shift": shift("pass")}
-    assert offer(failed) == ["upsert_case"]
-    assert offer({**failed, "case_id": "CASE-1"}) == ["run_outreach"]
-    assert offer({**failed, "case_id": "CASE-1", "outreach": object()}) == []
+    assert offer(failed) == [submit, "upsert_case"]
+    assert offer({**failed, "case_id": "CASE-1"}) == ["run_outreach", submit]
+    assert offer({**failed, "case_id": "CASE-1", "outreach": object()}) == [submit]
     # an open case: a re-audit that passes may close it; a failing one updates it and writes
     assert offer({"location": loc("pass"), "shift": shift("pass")}, "pending_reply") == [
-        "close_case"
+        "close_case",
+        submit,
     ]
-    assert offer(failed, "pending_reply") == ["run_outreach", "upsert_case"]
+    assert offer(failed, "pending_reply") == ["run_outreach", submit, "upsert_case"]
+    # a pre-cancel case is decided on the approval, with or without a new audit
     assert offer({}, "pre_cancel") == [
         "cancel_membership",
         "run_location_specialist",
         "run_shift_specialist",
+        submit,
     ]
-    # a check without a verdict: no case, no close
-    assert offer({"location": loc("NEEDS_REVIEW"), "shift": shift("fail")}, "pending_reply") == []
+    assert offer({"cancelled": True}) == [
+        "run_location_specialist",
+        "run_shift_specialist",
+        submit,
+    ]
+    # a check without a verdict: no case, no close; a person looks
+    assert offer({"location": loc("NEEDS_REVIEW"), "shift": shift("fail")}, "pending_reply") == [
+        submit
+    ]
 
 
 def test_case_manager_model_sees_the_offered_tools_each_turn(deps, truth) -> None:
@@ -398,7 +410,7 @@ def test_case_manager_model_sees_the_offered_tools_each_turn(deps, truth) -> Non
     result = vp_agent.run_case_manager(d, t["vanpool_id"])
     assert result.verdict == "pending_reply"
     assert seen == [
-        ["run_location_specialist", "run_shift_specialist", "submit_decision"],
+        ["run_location_specialist", "run_shift_specialist"],
         ["submit_decision", "upsert_case"],
         ["run_outreach", "submit_decision"],
         ["submit_decision"],

@@ -251,9 +251,9 @@ CANCEL_APPROVAL = {"cancel_membership": {"allowed_decisions": ["approve", "rejec
 
 
 class OfferedTools(AgentMiddleware):
-    """Each Case Manager model call sees only the tools ``case_manager_offer`` names (and the
-    submit tool): the run's results come from the tool runtime's context, the case status from
-    the store at that moment."""
+    """Each Case Manager model call sees only the tools ``case_manager_offer`` names: the
+    run's results come from the tool runtime's context, the case status from the store at
+    that moment."""
 
     def __init__(self, deps: VanpoolDeps, submit_name: str = "submit_decision") -> None:
         super().__init__()
@@ -267,12 +267,8 @@ class OfferedTools(AgentMiddleware):
     def _narrow(self, request: Any) -> Any:
         ctx = request.runtime.context
         case = self.deps.repo.open_case_for(ctx.vanpool_id)
-        offer = case_manager_offer(ctx.results, case.status if case else None)
-        tools = [
-            t
-            for t in request.tools
-            if getattr(t, "name", None) in offer or getattr(t, "name", None) == self.submit_name
-        ]
+        offer = case_manager_offer(ctx.results, case.status if case else None, self.submit_name)
+        tools = [t for t in request.tools if getattr(t, "name", None) in offer]
         return request.override(tools=tools)
 
     def wrap_model_call(self, request: Any, handler: Any) -> Any:

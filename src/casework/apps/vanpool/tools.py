@@ -183,14 +183,18 @@ def outreach_tools(deps: VanpoolDeps, classify: Callable[[str], str]) -> list[Ba
 SPECIALISTS = {"location": "run_location_specialist", "shift": "run_shift_specialist"}
 
 
-def case_manager_offer(results: dict[str, Any], case_status: str | None) -> frozenset[str]:
+def case_manager_offer(
+    results: dict[str, Any], case_status: str | None, submit: str = "submit_decision"
+) -> frozenset[str]:
     """The Case Manager tools that can do something now, given the run's results so far and
     the vanpool's open case (its status, None without one).
 
     A tool that would only refuse (``upsert_case`` when both checks passed, ``run_outreach``
     with no case, ``cancel_membership`` outside pre_cancel) is not offered, and a specialist
     that has answered is not offered again: a small model then has no wrong move to make, and
-    the tools' own refusals stay behind this as the guard.
+    the tools' own refusals stay behind this as the guard. The decision (``submit``) waits
+    for both specialists, unless the run is about a pre-cancel case (approve or reject a
+    cancellation, no new audit): the bundled model otherwise decided after the first one.
     """
     offer = {tool for check, tool in SPECIALISTS.items() if check not in results}
     done = all(check in results for check in SPECIALISTS)
@@ -207,6 +211,8 @@ def case_manager_offer(results: dict[str, Any], case_status: str | None) -> froz
         offer.add("close_case")
     if case_status == "pre_cancel":
         offer.add("cancel_membership")
+    if done or case_status == "pre_cancel" or "cancelled" in results:
+        offer.add(submit)
     return frozenset(offer)
 
 
@@ -304,6 +310,7 @@ def case_manager_tools(
         if case is None or case.status != "pre_cancel":
             raise ToolRetry("Memberships are cancelled only for a case in pre_cancel.")
         approval = case.meta.get("approval") or {}
+        ctx.results["cancelled"] = True
         removed = lifecycle.cancel_membership(
             deps, case.case_id, approval.get("employee_ids", []), "case_manager_agent"
         )
