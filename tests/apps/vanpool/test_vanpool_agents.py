@@ -415,3 +415,13 @@ def test_case_manager_model_sees_the_offered_tools_each_turn(deps, truth) -> Non
         ["run_outreach", "submit_decision"],
         ["submit_decision"],
     ]
+
+
+def test_the_classifier_strategy_counts_its_model_call(deps) -> None:
+    from casework.apps.vanpool.strategies import ReplyInput, agent_classify
+
+    d = with_models(deps, {"classifier": ScriptedChatModel(steps=[say("escalation")])})
+    result = agent_classify(ReplyInput("This is ridiculous, I will call a lawyer."), d)
+    assert (result.bucket, result.hitl_required) == ("escalation", True)
+    assert result.run is not None and result.run.usage is not None
+    assert result.run.usage.model_calls == 1

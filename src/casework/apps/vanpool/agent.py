@@ -176,12 +176,14 @@ def agent_verify(
 _BUCKET_RE = re.compile("|".join(b.value for b in Bucket))
 
 
-def classify_with_model(deps: VanpoolDeps, text: str) -> str:
+def classify_with_model(deps: VanpoolDeps, text: str, callbacks: Sequence[Any] = ()) -> str:
     """The classifier role's bucket for a reply; its first bucket word counts. A model that
-    names none leaves the keyword rules to decide (which route unclear replies to a person)."""
+    names none leaves the keyword rules to decide (which route unclear replies to a person).
+    ``callbacks`` see the model call (a ``UsageCallback`` counts it)."""
     model = deps.models(ROLES["classify_reply"])
     answer = model.invoke(
-        [HumanMessage(load_prompt(APP_PACKAGE, "classify_reply", reply=text[:2000]))]
+        [HumanMessage(load_prompt(APP_PACKAGE, "classify_reply", reply=text[:2000]))],
+        config={"callbacks": list(callbacks)},
     )
     found = _BUCKET_RE.search(str(answer.content).lower())
     return found.group(0) if found else classify_reply_keywords(text)

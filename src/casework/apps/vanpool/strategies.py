@@ -24,6 +24,7 @@ from casework.apps.vanpool.models import (
     check_id,
 )
 from casework.apps.vanpool.rules import classify_reply_keywords
+from casework.runtime.usage import UsageCallback
 from casework.apps.vanpool.settings import VanpoolSettings
 from casework.config import Settings
 from casework.errors import CaseworkError, InputError
@@ -121,11 +122,13 @@ def rules_classify(input: ReplyInput, deps: VanpoolDeps) -> OutreachResult:
 
 
 def agent_classify(input: ReplyInput, deps: VanpoolDeps) -> OutreachResult:
-    bucket = agent.classify_with_model(deps, input.reply)
+    counter = UsageCallback()
+    bucket = agent.classify_with_model(deps, input.reply, callbacks=[counter])
     run = RunInfo(
         ended_by=EndReason.SUBMIT,
         strategy="agent",
         model=deps.settings.models.for_role(agent.ROLES["classify_reply"]),
+        usage=counter.usage,
     )
     return _bucket_result(bucket, run)
 
