@@ -24,12 +24,12 @@ from casework.apps.vanpool.models import (
     check_id,
 )
 from casework.apps.vanpool.rules import classify_reply_keywords
-from casework.runtime.usage import UsageCallback
 from casework.apps.vanpool.settings import VanpoolSettings
 from casework.config import Settings
 from casework.errors import CaseworkError, InputError
 from casework.runtime import EndReason, RunInfo, Strategy
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
+from casework.runtime.usage import UsageCallback
 
 __all__ = [
     "LOCATION_STRATEGIES",
