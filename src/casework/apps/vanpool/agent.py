@@ -70,7 +70,7 @@ __all__ = [
 APP_PACKAGE = "casework.apps.vanpool"
 """Where ``load_prompt`` finds the ``prompts/*.md`` files."""
 
-PROMPT_VERSION = "vanpool-1"
+PROMPT_VERSION = "vanpool-2"
 D = TypeVar("D", bound=Decision)
 
 ROLES = {
