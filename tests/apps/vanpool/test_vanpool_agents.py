@@ -425,3 +425,59 @@ def test_the_classifier_strategy_counts_its_model_call(deps) -> None:
     assert (result.bucket, result.hitl_required) == ("escalation", True)
     assert result.run is not None and result.run.usage is not None
     assert result.run.usage.model_calls == 1
+
+
+def test_a_tool_call_is_required_while_the_decision_waits_for_the_specialists(deps) -> None:
+    from types import SimpleNamespace
+
+    from langchain_core.tools import tool
+
+    from casework.apps.vanpool.agent import OfferedTools
+    from casework.apps.vanpool.models import LocationDecision, ShiftDecision
+    from casework.apps.vanpool.tools import CaseContext
+    from casework.runtime.loop import model_request
+
+    @tool
+    def run_location_specialist() -> str:
+        """Location."""
+        return ""
+
+    @tool
+    def run_shift_specialist() -> str:
+        """Shift."""
+        return ""
+
+    @tool
+    def submit_decision() -> str:
+        """Decide."""
+        return ""
+
+    tools = [run_location_specialist, run_shift_specialist, submit_decision]
+    ctx = CaseContext("VP-101")
+
+    def narrowed(tool_choice: Any = None) -> tuple[list[str], Any]:
+        request = model_request(
+            model=None,
+            messages=[],
+            system_message=None,
+            tool_choice=tool_choice,
+            tools=tools,
+            response_format=None,
+            state={},
+            runtime=SimpleNamespace(context=ctx),
+            model_settings={},
+        )
+        out = OfferedTools(deps)._narrow(request)
+        return [t.name for t in out.tools], out.tool_choice
+
+    assert narrowed() == (["run_location_specialist", "run_shift_specialist"], "any")
+    # a tool the runtime forces stays bound
+    assert narrowed("submit_decision") == (
+        ["run_location_specialist", "run_shift_specialist", "submit_decision"],
+        "submit_decision",
+    )
+    ctx.results.update(
+        location=LocationDecision(verdict="pass", confidence=90, reasoning="r"),
+        shift=ShiftDecision(verdict="pass", confidence=90, reasoning="r"),
+    )
+    assert narrowed() == (["submit_decision"], None)

@@ -270,7 +270,12 @@ class OfferedTools(AgentMiddleware):
         ctx = request.runtime.context
         case = self.deps.repo.open_case_for(ctx.vanpool_id)
         offer = case_manager_offer(ctx.results, case.status if case else None, self.submit_name)
-        tools = [t for t in request.tools if getattr(t, "name", None) in offer]
+        forced = request.tool_choice if request.tool_choice not in (None, "auto") else None
+        tools = [t for t in request.tools if getattr(t, "name", None) in offer | {forced}]
+        if self.submit_name not in offer and forced is None:
+            # The decision waits for the specialists: a tool call is due now (without this the
+            # bundled model, given only the two specialists, answered in text and stopped).
+            return request.override(tools=tools, tool_choice="any")
         return request.override(tools=tools)
 
     def wrap_model_call(self, request: Any, handler: Any) -> Any:
