@@ -264,6 +264,13 @@ def test_classifier_falls_back_to_rules_when_the_model_names_no_bucket(deps) -> 
     assert vp_agent.classify_with_model(d, "anything") == "question"
 
 
+def test_an_escalation_cue_goes_to_a_person_whatever_the_model_says(deps) -> None:
+    d = with_models(deps, {"classifier": ScriptedChatModel(steps=[say("acknowledgment")] * 2)})
+    angry = "This is ridiculous. I have ridden this van for 5 years."
+    assert vp_agent.classify_with_model(d, angry) == "escalation"
+    assert vp_agent.classify_with_model(d, "Thanks, all correct.") == "acknowledgment"
+
+
 def test_case_manager_cancel_pauses_and_resumes_once_across_restart(
     deps, truth, sink, clock, tmp_path
 ) -> None:

@@ -35,7 +35,7 @@ from casework.apps.vanpool.models import (
     OutreachResult,
     ShiftDecision,
 )
-from casework.apps.vanpool.rules import classify_reply_keywords
+from casework.apps.vanpool.rules import classify_reply_keywords, has_escalation_cue
 from casework.apps.vanpool.tools import (
     CaseContext,
     OutreachContext,
@@ -178,7 +178,10 @@ _BUCKET_RE = re.compile("|".join(b.value for b in Bucket))
 
 def classify_with_model(deps: VanpoolDeps, text: str, callbacks: Sequence[Any] = ()) -> str:
     """The classifier role's bucket for a reply; its first bucket word counts. A model that
-    names none leaves the keyword rules to decide (which route unclear replies to a person).
+    names none leaves the keyword rules to decide (which route unclear replies to a person),
+    and a reply with an escalation cue word goes to a person whatever the model says: the
+    bundled model called 3 of the 6 angry replies of the outreach set acknowledgments, and an
+    automated answer to an angry rider costs more than a reviewer's minute.
     ``callbacks`` see the model call (a ``UsageCallback`` counts it)."""
     model = deps.models(ROLES["classify_reply"])
     answer = model.invoke(
@@ -186,7 +189,9 @@ def classify_with_model(deps: VanpoolDeps, text: str, callbacks: Sequence[Any] =
         config={"callbacks": list(callbacks)},
     )
     found = _BUCKET_RE.search(str(answer.content).lower())
-    return found.group(0) if found else classify_reply_keywords(text)
+    if found is None:
+        return classify_reply_keywords(text)
+    return "escalation" if has_escalation_cue(text) else found.group(0)
 
 
 def run_outreach_agent(

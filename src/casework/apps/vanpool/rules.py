@@ -471,13 +471,19 @@ ACK_CUES = (
 )
 
 
+def has_escalation_cue(text: str) -> bool:
+    """Whether a reply carries one of the escalation cue words (anger, complaints, lawyers)."""
+    t = " ".join(text.lower().split())
+    return any(c in t for c in ESCALATION_CUES)
+
+
 def classify_reply_keywords(text: str) -> str:
     """The rules baseline for reply buckets: cue words, escalation first; unclear -> escalation.
 
     The spec routes a reply whose intent is unclear to a person, so no cue means escalation.
     """
     t = " ".join(text.lower().split())
-    if any(c in t for c in ESCALATION_CUES):
+    if has_escalation_cue(t):
         return "escalation"
     if any(c in t for c in UPDATE_CUES):
         return "update"
