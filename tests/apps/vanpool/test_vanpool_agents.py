@@ -365,16 +365,15 @@ def test_case_manager_is_offered_only_the_tools_that_can_act() -> None:
     assert offer({"location": loc("pass")}) == ["run_shift_specialist"]
     # both passed, no case: nothing to open, only the decision
     assert offer({"location": loc("pass"), "shift": shift("pass")}) == [submit]
+    # a failed check: the case, then the outreach, then the decision
     failed = {"location": loc("fail"), "shift": shift("pass")}
-    assert offer(failed) == [submit, "upsert_case"]
-    assert offer({**failed, "case_id": "CASE-1"}) == ["run_outreach", submit]
+    assert offer(failed) == ["upsert_case"]
+    assert offer(failed, "pending_reply") == ["upsert_case"]
+    assert offer({**failed, "case_id": "CASE-1"}) == ["run_outreach"]
     assert offer({**failed, "case_id": "CASE-1", "outreach": object()}) == [submit]
-    # an open case: a re-audit that passes may close it; a failing one updates it and writes
-    assert offer({"location": loc("pass"), "shift": shift("pass")}, "pending_reply") == [
-        "close_case",
-        submit,
-    ]
-    assert offer(failed, "pending_reply") == ["run_outreach", submit, "upsert_case"]
+    # an open case whose re-audit passed is closed before the decision
+    passed = {"location": loc("pass"), "shift": shift("pass")}
+    assert offer(passed, "pending_reply") == ["close_case"]
     # a pre-cancel case is decided on the approval, with or without a new audit
     assert offer({}, "pre_cancel") == [
         "cancel_membership",
@@ -382,6 +381,7 @@ def test_case_manager_is_offered_only_the_tools_that_can_act() -> None:
         "run_shift_specialist",
         submit,
     ]
+    assert offer(passed, "pre_cancel") == ["cancel_membership", submit]
     assert offer({"cancelled": True}) == [
         "run_location_specialist",
         "run_shift_specialist",
@@ -418,8 +418,8 @@ def test_case_manager_model_sees_the_offered_tools_each_turn(deps, truth) -> Non
     assert result.verdict == "pending_reply"
     assert seen == [
         ["run_location_specialist", "run_shift_specialist"],
-        ["submit_decision", "upsert_case"],
-        ["run_outreach", "submit_decision"],
+        ["upsert_case"],
+        ["run_outreach"],
         ["submit_decision"],
     ]
 

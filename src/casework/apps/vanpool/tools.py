@@ -186,32 +186,40 @@ SPECIALISTS = {"location": "run_location_specialist", "shift": "run_shift_specia
 def case_manager_offer(
     results: dict[str, Any], case_status: str | None, submit: str = "submit_decision"
 ) -> frozenset[str]:
-    """The Case Manager tools that can do something now, given the run's results so far and
-    the vanpool's open case (its status, None without one).
+    """The Case Manager tools that can act now, given the run's results so far and the
+    vanpool's open case (its status, None without one): the spec's flow as a table.
 
-    A tool that would only refuse (``upsert_case`` when both checks passed, ``run_outreach``
-    with no case, ``cancel_membership`` outside pre_cancel) is not offered, and a specialist
-    that has answered is not offered again: a small model then has no wrong move to make, and
-    the tools' own refusals stay behind this as the guard. The decision (``submit``) waits
-    for both specialists, unless the run is about a pre-cancel case (approve or reject a
-    cancellation, no new audit): the bundled model otherwise decided after the first one.
+    - a specialist that has not answered yet (both, before anything else);
+    - a check without a verdict: the decision (NEEDS_REVIEW: no case, a person looks);
+    - a failed check: ``upsert_case``, then ``run_outreach``, then the decision;
+    - both passed: ``close_case`` for an open case (a re-audit that passed), then the decision;
+    - a pre-cancel case: ``cancel_membership`` and the decision (approve or reject, no audit
+      needed), and after a cancellation the decision.
+
+    A small model then has no premature or illegal move to make (the bundled model decided
+    after one specialist, and skipped ``upsert_case`` after a failed check); the tools' own
+    refusals stay behind this as the guard.
     """
     offer = {tool for check, tool in SPECIALISTS.items() if check not in results}
-    done = all(check in results for check in SPECIALISTS)
-    decided = done and all(
-        getattr(results[c], "verdict", None) in ("pass", "fail") for c in SPECIALISTS
-    )
-    failed = decided and any(results[c].verdict == "fail" for c in SPECIALISTS)
-    has_case = case_status is not None or "case_id" in results
-    if failed and "case_id" not in results:
-        offer.add("upsert_case")
-    if has_case and failed and "outreach" not in results:
-        offer.add("run_outreach")
-    if case_status is not None and decided and not failed:
-        offer.add("close_case")
     if case_status == "pre_cancel":
-        offer.add("cancel_membership")
-    if done or case_status == "pre_cancel" or "cancelled" in results:
+        offer |= {"cancel_membership", submit}
+    if "cancelled" in results:
+        offer.add(submit)
+    if offer - {submit, "cancel_membership"}:
+        return frozenset(offer)  # a specialist is still to run
+    verdicts = [getattr(results[c], "verdict", None) for c in SPECIALISTS]
+    if any(v not in ("pass", "fail") for v in verdicts):
+        offer.add(submit)
+    elif "fail" in verdicts:
+        if "case_id" not in results:
+            offer.add("upsert_case")
+        elif "outreach" not in results:
+            offer.add("run_outreach")
+        else:
+            offer.add(submit)
+    elif case_status not in (None, "pre_cancel"):
+        offer.add("close_case")
+    else:
         offer.add(submit)
     return frozenset(offer)
 
