@@ -1,4 +1,5 @@
-"""Agent middleware every app can use: an evidence budget that keeps small models on track."""
+"""Agent middleware every app can use: an evidence budget that keeps small models on track,
+and settings for every model call of an agent."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
-__all__ = ["DECIDE_NOW", "EVIDENCE_FIRST", "REPEATED", "EvidenceBudget"]
+__all__ = ["DECIDE_NOW", "EVIDENCE_FIRST", "REPEATED", "EvidenceBudget", "ModelSettings"]
 
 DECIDE_NOW = (
     "You have gathered {n} pieces of evidence. Call {submit} now with your decision, "
@@ -120,3 +121,28 @@ class EvidenceBudget(AgentMiddleware):
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         return self._refusal(request) or await handler(request)
+
+
+class ModelSettings(AgentMiddleware):
+    """Settings for every model call of one agent, e.g. ``ModelSettings(max_tokens=1024)`` for
+    an agent whose tool arguments are long (the bundled model's default reply budget is 384
+    tokens). They reach the model's ``bind_tools`` as a provider takes them; settings a
+    request already carries win."""
+
+    def __init__(self, name: str = "model_settings", **settings: Any) -> None:
+        super().__init__()
+        self.settings = settings
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def _with_settings(self, request: Any) -> Any:
+        return request.override(model_settings={**self.settings, **request.model_settings})
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return handler(self._with_settings(request))
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return await handler(self._with_settings(request))

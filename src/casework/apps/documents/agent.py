@@ -32,6 +32,7 @@ from casework.config import Limits
 from casework.errors import CaseworkError, ToolRetry
 from casework.runtime.context import Caller, RunContext
 from casework.runtime.decision import EndReason, Evidence, RunInfo
+from casework.runtime.middleware import ModelSettings
 from casework.runtime.react import ReactAgent, RunResult
 
 __all__ = [
@@ -49,6 +50,8 @@ __all__ = [
 COMPLETE = "complete_extraction"
 MODEL_ROLE = "specialist"
 LIMITS = Limits(max_model_calls=10, max_tool_calls=20, recursion_limit=80, max_seconds=900)
+EXTRACTION_MAX_TOKENS = 1024
+"""Reply budget of each extraction model call (its fields and their scores in one call)."""
 """An extraction needs about four calls (read, identify, extract, complete); ten is ample.
 The time budget bounds a run on a slow CPU; ``service.recover_stale_runs`` relies on it."""
 
@@ -133,7 +136,9 @@ def build_extraction_agent(
         submit_description="Mark extraction as complete",
         context_schema=ExtractionRef,
         limits=limits or LIMITS,
-        middleware=[TerminalTool(complete, NUDGE)],
+        # extract_fields carries every field and its score in one call: 384 tokens (the
+        # bundled model's default) cut a ten-field invoice mid-JSON
+        middleware=[TerminalTool(complete, NUDGE), ModelSettings(max_tokens=EXTRACTION_MAX_TOKENS)],
         trace_dir=None,
     )
 
