@@ -135,6 +135,32 @@ def test_location_evidence_is_grounded(deps, truth) -> None:
     assert item.fields["distance_miles"] > item.fields["threshold_miles"] == 50
 
 
+def test_a_fail_without_its_riders_lists_the_cited_riders_that_break_the_rule(deps, truth) -> None:
+    t = first(truth, "location_mismatch")
+    [far] = t["expected"]["failing_employees"]["location"]
+    riders = [e.employee_id for e in deps.repo.get_vanpool(t["vanpool_id"]).riders]
+    near = next(r for r in riders if r != far)
+    model = ScriptedChatModel(
+        steps=[
+            call("check_commute_distance"),
+            call(
+                "submit_decision",
+                verdict="fail",
+                confidence=90,
+                reasoning="One rider lives too far.",
+                evidence=[
+                    {"source": "check_commute_distance", "ref": far, "summary": "far"},
+                    {"source": "check_commute_distance", "ref": near, "summary": "near"},
+                ],
+            ),
+        ]
+    )
+    decision = vp_agent.run_location_specialist(
+        with_models(deps, {"specialist": model}), t["vanpool_id"]
+    )
+    assert (decision.verdict, decision.failed_employees) == ("fail", [far])
+
+
 def test_location_specialist_rejects_ids_outside_the_vanpool(deps, truth) -> None:
     t = first(truth, "location_mismatch")
     vp = deps.repo.get_vanpool(t["vanpool_id"])

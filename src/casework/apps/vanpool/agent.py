@@ -105,6 +105,23 @@ def _agent(deps: VanpoolDeps, name: str, **kwargs: Any) -> ReactAgent[Any]:
 
 
 # ---------------------------------------------------------------------------- specialists
+def _failures_from_evidence(decision: D, rule_field: str) -> D:
+    """A ``fail`` whose failing riders the model left out (the bundled model did on every
+    location fail) lists the riders it cited whose grounded figures break the rule
+    (``within_threshold`` / ``meets_rule`` false): the model cites, the tool output decides.
+    Without them a case would name no rider and its email would go to the whole vanpool."""
+    if decision.verdict != "fail" or getattr(decision, "failed_employees", None):
+        return decision
+    failing = sorted(
+        {
+            str(e.fields["employee_id"])
+            for e in decision.evidence
+            if e.fields.get(rule_field) is False and e.fields.get("employee_id")
+        }
+    )
+    return decision.model_copy(update={"failed_employees": failing}) if failing else decision
+
+
 def run_location_specialist(deps: VanpoolDeps, vanpool_id: str) -> LocationDecision:
     vanpool = deps.repo.get_vanpool(vanpool_id)
     riders = ", ".join(e.employee_id for e in vanpool.riders)
@@ -124,6 +141,7 @@ def run_location_specialist(deps: VanpoolDeps, vanpool_id: str) -> LocationDecis
     decision = result.decision or LocationDecision(
         verdict="NEEDS_REVIEW", confidence=0, reasoning="No decision."
     )
+    decision = _failures_from_evidence(decision, "within_threshold")
     return decision.model_copy(update={"run": _run_info(result, deps, "location_specialist")})
 
 
@@ -155,6 +173,7 @@ def run_shift_specialist(
     decision = result.decision or ShiftDecision(
         verdict="NEEDS_REVIEW", confidence=0, reasoning="No decision."
     )
+    decision = _failures_from_evidence(decision, "meets_rule")
     return decision.model_copy(update={"run": _run_info(result, deps, "shift_specialist")})
 
 
