@@ -277,9 +277,9 @@ CANCEL_APPROVAL = {"cancel_membership": {"allowed_decisions": ["approve", "rejec
 
 
 class OfferedTools(AgentMiddleware):
-    """Each Case Manager model call sees only the tools ``case_manager_offer`` names: the
-    run's results come from the tool runtime's context, the case status from the store at
-    that moment."""
+    """Each Case Manager model call sees only the tools ``case_manager_offer`` names and must
+    call one of them: the run's results come from the tool runtime's context, the case status
+    from the store at that moment."""
 
     def __init__(self, deps: VanpoolDeps, submit_name: str = "submit_decision") -> None:
         super().__init__()
@@ -296,11 +296,9 @@ class OfferedTools(AgentMiddleware):
         offer = case_manager_offer(ctx.results, case.status if case else None, self.submit_name)
         forced = request.tool_choice if request.tool_choice not in (None, "auto") else None
         tools = [t for t in request.tools if getattr(t, "name", None) in offer | {forced}]
-        if self.submit_name not in offer and forced is None:
-            # The decision waits for the specialists: a tool call is due now (without this the
-            # bundled model, given only the two specialists, answered in text and stopped).
-            return request.override(tools=tools, tool_choice="any")
-        return request.override(tools=tools)
+        # Every step of the flow is a tool call, the last one the decision: the bundled model,
+        # given only the specialists, or only the decision, answered in text and stopped.
+        return request.override(tools=tools, tool_choice=forced or "any")
 
     def wrap_model_call(self, request: Any, handler: Any) -> Any:
         return handler(self._narrow(request))
