@@ -7,7 +7,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["bar_chart", "histogram", "reliability_diagram"]
+__all__ = ["bar_chart", "cascade_curve_svg", "histogram", "reliability_diagram"]
 
 INK = "#1f2933"
 GRID = "#d9e2ec"
@@ -136,3 +136,53 @@ def bar_chart(
     ax.tick_params(colors=INK, labelsize=9)
     ax.set_xlim(0, max(vals or [1]) * 1.15 or 1)
     return _uri(fig)
+
+
+def cascade_curve_svg(curve: Mapping[str, Any]) -> str:
+    """The accuracy–cost curve of a cascade as SVG text: accuracy against seconds per case
+    for each target accuracy of the fit (a line), each layer alone (labelled dots)."""
+    fig = _figure(6.0, 4.2)
+    ax = fig.subplots()
+    _style(ax)
+    points = sorted(
+        (p for p in curve.get("points", []) if p.get("accuracy") is not None),
+        key=lambda p: p["seconds_per_case"],
+    )
+    if points:
+        ax.plot(
+            [p["seconds_per_case"] for p in points],
+            [p["accuracy"] for p in points],
+            marker="o",
+            color=BLUE,
+            linewidth=1.6,
+            label="cascade (one point per target accuracy)",
+        )
+        for p in points:
+            ax.annotate(
+                f"{p['target']:.2f}",
+                (p["seconds_per_case"], p["accuracy"]),
+                textcoords="offset points",
+                xytext=(4, -10),
+                fontsize=7,
+                color="#52606d",
+            )
+    for name, alone in (curve.get("alone") or {}).items():
+        if alone.get("accuracy") is None:
+            continue
+        ax.scatter([alone["seconds_per_case"]], [alone["accuracy"]], color=ORANGE, zorder=3)
+        ax.annotate(
+            f"{name} alone",
+            (alone["seconds_per_case"], alone["accuracy"]),
+            textcoords="offset points",
+            xytext=(5, 4),
+            fontsize=8,
+            color=INK,
+        )
+    ax.set_xscale("symlog", linthresh=0.01)
+    ax.set_xlabel("seconds per case", color=INK, fontsize=9)
+    ax.set_ylabel("accuracy (undecided counts as wrong)", color=INK, fontsize=9)
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=8, frameon=False, loc="lower right")
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    return buf.getvalue()

@@ -9,9 +9,12 @@ own downgrades.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from casework.config import Settings
+from casework.errors import InputError
+from casework.evals.cascade import layer_names, layer_outcomes
 from casework.evals.evaluators.calibration import calibration_report
 from casework.evals.results import CaseResult, EvalRun
 from casework.runtime.calibration import (
@@ -22,8 +25,9 @@ from casework.runtime.calibration import (
     load_calibration,
     save_calibration,
 )
+from casework.runtime.cascade import CascadePolicy, cascade_path, fit_policy, save_policy
 
-__all__ = ["add_calibration", "calibrate_run", "calibration_pairs"]
+__all__ = ["add_calibration", "calibrate_cascade", "calibrate_run", "calibration_pairs"]
 
 
 def _model(run: EvalRun) -> str | None:
@@ -87,3 +91,20 @@ def calibrate_run(run: EvalRun, settings: Settings) -> tuple[Calibration, Any]:
         cal, calibration_path(settings.home, run.app, run.strategy, _model(run))
     )
     return cal, path
+
+
+def calibrate_cascade(
+    run: EvalRun, settings: Settings, *, target: float
+) -> tuple[CascadePolicy, Path]:
+    """Fit a cascade's thresholds (and each layer's calibration) on a run where every layer
+    ran on every case (``--all-layers``), and store it for the app and the run's model."""
+    cases = [c for c in run.cases if c.layers and c.error is None]
+    names = layer_names(cases)
+    if any({o["layer"] for o in c.layers} < set(names) for c in cases):
+        raise InputError(
+            f"Run {run.run_id} did not run every layer on every case; run it again with --all-layers to fit the cascade."
+        )
+    policy = fit_policy(layer_outcomes(cases), names, target=target, source=run.run_id)
+    path = cascade_path(settings.home, run.app, run.model)
+    save_policy(policy, path)
+    return policy, path

@@ -133,6 +133,7 @@ RUN_OPTIONS: list[inspect.Parameter] = [
     _option("address", str | None, typer.Option(None, "--address", help="The Ray cluster (HOST:PORT) for --executor ray; a local Ray when omitted.")),
     _option("record", bool, typer.Option(False, "--record", help="Write each case's model calls to cassettes for offline replay.")),
     _option("replay", str | None, typer.Option(None, "--replay", help="Replay a recorded run (id, 'latest' or run directory) offline.")),
+    _option("all_layers", bool, typer.Option(False, "--all-layers", help="A cascade runs every layer on every case, to fit its thresholds and draw its accuracy-cost curve.")),
     _option("calibrate", bool, typer.Option(False, "--calibrate", help="Also report ECE after a calibration cross-fitted on this run.")),
     _option("as_json", bool, typer.Option(False, "--json", help="Print the run summary as one JSON document on stdout.")),
     _option("out", Path | None, typer.Option(None, "--out", "-o", help="Run directory (default <home>/evals/<run id>).")),
@@ -190,6 +191,7 @@ def run_config(values: dict[str, Any], settings: Any, cases: Any = None) -> Any:
         judge_max_calls=values["judge_max_calls"],
         progress=Console(stderr=True) if values["progress"] else False,
         calibrate=values["calibrate"],
+        all_layers=values["all_layers"],
     )
 
 
@@ -257,16 +259,30 @@ def calibrate_cmd(
         ..., metavar="RUN", help="Run id, unique prefix, 'latest' or 'latest:APP'."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    target: float = typer.Option(
+        0.9,
+        "--target",
+        min=0.0,
+        max=1.0,
+        help="Cascade runs: the accuracy each layer's kept decisions must reach.",
+    ),
 ) -> None:
-    """Fit a confidence calibration on a stored run and store it for its app, strategy and model."""
+    """Fit a confidence calibration on a stored run and store it for its app, strategy and model.
+
+    On a cascade run made with ``--all-layers`` it fits the cascade instead: each layer's
+    calibration and its threshold for ``--target`` accuracy, stored for the app and model."""
     from casework.config import get_settings
-    from casework.evals.calibrate import calibrate_run, calibration_pairs
+    from casework.evals.calibrate import calibrate_cascade, calibrate_run, calibration_pairs
     from casework.evals.evaluators.calibration import expected_calibration_error
     from casework.evals.store import load_run
     from casework.runtime.calibration import cross_fit
 
     settings = get_settings()
     run = load_run(run_ref)
+    if any(c.layers for c in run.cases):
+        policy, path = calibrate_cascade(run, settings, target=target)
+        _print_cascade_fit(run, policy, path, as_json)
+        return
     cal, path = calibrate_run(run, settings)
     pairs = calibration_pairs(run)
     right = [ok for _, ok in pairs]
@@ -291,6 +307,38 @@ def calibrate_cmd(
         f"of {run.run_id}: ECE {before:.3f} before, {after:.3f} after (5-fold cross-fit)"
     )
     _console().print(f"stored: {path}")
+
+
+def _print_cascade_fit(run: Any, policy: Any, path: Path, as_json: bool) -> None:
+    result = {
+        "run_id": run.run_id,
+        "app": run.app,
+        "strategy": run.strategy,
+        "model": run.model,
+        "path": str(path),
+        "policy": policy.to_dict(),
+    }
+    if as_json:
+        _print_json(result)
+        return
+    fitted = policy.fitted
+    table = Table("layer", "threshold (calibrated)", "share decided", box=box.SIMPLE)
+    for name, rule in policy.layers.items():
+        shown = "never alone" if rule.threshold > 100 else f"{rule.threshold:.1f}"
+        table.add_row(name, shown, f"{fitted.get('share', {}).get(name, 0.0):.2f}")
+    console = _console()
+    console.print(
+        f"cascade of {run.app} fitted on {fitted.get('cases', 0)} cases of {run.run_id} for "
+        f"accuracy {policy.target:.2f} of what each layer keeps"
+    )
+    console.print(table)
+    acc = fitted.get("accuracy")
+    console.print(
+        f"on these cases: accuracy {acc if acc is None else round(acc, 3)}, needs review "
+        f"{fitted.get('needs_review_share', 0):.2f}, model on {fitted.get('model_share', 0):.2f} "
+        f"of cases, {fitted.get('seconds_per_case', 0):.2f} s per case"
+    )
+    console.print(f"stored: {path}")
 
 
 def list_cmd(

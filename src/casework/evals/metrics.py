@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from casework.evals.cascade import cascade_summary
 from casework.evals.evaluators.calibration import calibration_report, normalize_confidence
 from casework.evals.evaluators.classification import (
     classification_report,
@@ -45,6 +46,25 @@ def _plain(value: Any) -> Any:
     return (
         getattr(value, "value", value) if not isinstance(value, str | int | float | bool) else value
     )
+
+
+def _scored_layer(suite: EvalSuite, case: EvalCase, outcome: Any) -> dict[str, Any]:
+    """A cascade layer's outcome with ``right`` judged as the case's own output would be."""
+    data = outcome.model_dump(mode="json") if hasattr(outcome, "model_dump") else dict(outcome)
+    if data.get("error") or not data.get("output"):
+        data["right"] = None if data.get("error") is None else False
+        return data
+    layer_out = data["output"]
+    if suite.correct is not None:
+        data["right"] = suite.correct(case, CaseOutput(output=layer_out))
+    elif case.expected.get(suite.verdict_field) is not None:
+        want = str(_plain(case.expected[suite.verdict_field]))
+        data["right"] = str(_plain(layer_out.get(suite.verdict_field))) == want
+    else:
+        fields = match_fields_for(case.expected)
+        matched = field_match(case.expected, layer_out, fields) if fields else {}
+        data["right"] = all(matched.values()) if matched else None
+    return data
 
 
 def score_case(
@@ -106,6 +126,9 @@ def score_case(
     ]
     if run is not None:
         result.ended_by = run.ended_by.value
+        if run.layers:
+            result.decided_by = run.decided_by
+            result.layers = [_scored_layer(suite, case, o) for o in run.layers]
     reference = case.expected.get("tools")
     # A rules strategy that called nothing has no trajectory to score.
     if run is not None and (run.tool_calls or run.ended_by != EndReason.RULES):
@@ -285,6 +308,12 @@ def summarize(
         "cost_total",
     ):
         m[key] = eff[key]
+
+    # -- cascade: who decided, and (every layer run) the accuracy–cost curve
+    cascade_m, cascade_d = cascade_summary(cases)
+    m.update(cascade_m)
+    if cascade_d:
+        d["cascade"] = cascade_d
 
     # -- domain evaluators: the mean of each numeric score (booleans count as 0 / 1)
     domain: dict[str, list[float]] = defaultdict(list)

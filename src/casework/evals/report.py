@@ -24,6 +24,7 @@ from casework.evals.sections import (
     app_plots,
     calibration_fit_table,
     calibration_panel,
+    cascade_section,
     case_rows,
     confusion_table,
     efficiency_plots,
@@ -105,6 +106,7 @@ def render_html(run: EvalRun, folder: Path | None = None) -> str:
         body.append(
             f"<div class='panel' style='margin-top:14px'>{cal_text}{calibration_fit_table(run)}</div>"
         )
+    body.append(cascade_section(run, folder))
     body.append(app_plots(run, folder))
     body += [
         "<h2>Latency and cost</h2>",

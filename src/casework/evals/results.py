@@ -35,6 +35,10 @@ class CaseResult:
     confidence: float | None = None
     """The output's confidence as a probability (0..1)."""
     ended_by: str | None = None
+    decided_by: str | None = None
+    """In a cascade: the layer whose answer stood."""
+    layers: list[dict[str, Any]] = field(default_factory=list)
+    """In a cascade: what each layer said (``LayerOutcome``), with ``right`` filled."""
     fields: dict[str, bool] = field(default_factory=dict)
     """Field match per expected field."""
     exact_match: bool | None = None

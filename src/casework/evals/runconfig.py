@@ -72,6 +72,10 @@ class RunConfig:
     stagger: float = 0.01
     """Seconds between the start of one worker and the next (the first wave does not hit the
     model, or the CPU, all at once)."""
+    all_layers: bool = False
+    """A cascade strategy runs every layer on every case (its decisions and their recorded
+    cost stay those of the layers it would have run), so the run can fit the cascade's
+    thresholds and draw its accuracy–cost curve."""
     calibrate: bool = False
     """Also fit a calibration on this run (cross-fitted) and report ECE after it."""
     extra: dict[str, Any] = field(default_factory=dict)

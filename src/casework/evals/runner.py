@@ -104,6 +104,7 @@ class _CaseTask:
     ) -> None:
         self.suite = suite
         self.strategy = strategy
+        self.all_layers = config.all_layers
         self.retries = config.retries
         self.backoff = config.backoff
         self.base_model = config.base_model
@@ -154,6 +155,8 @@ class _CaseTask:
         token = current_case.set(case.id)
         try:
             strategy = self.suite.strategies[self.strategy]
+            if self.all_layers and hasattr(strategy, "exploring"):
+                strategy = strategy.exploring()
             return as_case_output(strategy(self.suite.strategy_input(case), deps))
         finally:
             current_case.reset(token)

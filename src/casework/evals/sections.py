@@ -23,6 +23,7 @@ __all__ = [
     "app_plots",
     "calibration_fit_table",
     "calibration_panel",
+    "cascade_section",
     "case_rows",
     "confusion_table",
     "efficiency_plots",
@@ -432,3 +433,51 @@ def calibration_fit_table(run: EvalRun) -> str:
     return "<h3 style='margin-top:14px'>Expected calibration error</h3>" + _table(
         ["", "ECE", "note"], rows, numeric=(1,)
     )
+
+
+def cascade_section(run: EvalRun, folder: Path | None) -> str:
+    """Who decided (share and accuracy per layer) and, when every layer ran on every case,
+    the accuracy–cost curve (also written as ``cascade_curve.svg`` in the run folder)."""
+    cascade = run.details.get("cascade")
+    if not cascade:
+        return ""
+    rows = []
+    for name in cascade["layers"]:
+        layer = cascade["per_layer"][name]
+        rows.append(
+            [
+                _e(name),
+                _percent(run.metrics.get(f"layer_share.{name}")),
+                format_metric("accuracy", layer["decided_accuracy"]),
+                f"{layer['ran']}",
+                f"{layer['seconds_mean']:.2f}" if layer["seconds_mean"] is not None else "–",
+            ]
+        )
+    rows.append(["<i>nobody sure</i>", _percent(run.metrics.get("undecided_share")), "", "", ""])
+    html = "<h2>Cascade</h2>" + _table(
+        [
+            "layer",
+            "share decided",
+            "accuracy of its decisions",
+            "cases it ran on",
+            "s / case it ran",
+        ],
+        rows,
+        numeric=(1, 2, 3, 4),
+    )
+    curve = cascade.get("curve")
+    if curve:
+        from casework.evals._plots import cascade_curve_svg
+
+        svg = cascade_curve_svg(curve)
+        if folder is not None:
+            (folder / "cascade_curve.svg").write_text(svg, encoding="utf-8")
+        svg_body = svg[svg.find("<svg") :]
+        html += (
+            "<div class='panel'><h3>Accuracy–cost curve (thresholds swept on this run)</h3>"
+            + svg_body
+            + "<p class='note'>Each point is the cascade fitted for one target accuracy on this "
+            "run's cases (in-sample); orange dots are each layer answering every case alone. "
+            "Fit and store one with <code>casework eval calibrate RUN --target T</code>.</p></div>"
+        )
+    return html

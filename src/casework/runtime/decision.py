@@ -116,6 +116,10 @@ class RunInfo(BaseModel):
     """A ``casework.runtime.usage.Usage`` (model calls, tokens, seconds, cost)."""
     trace_path: Path | None = None
     interrupts: list[Any] = Field(default_factory=list)
+    decided_by: str | None = None
+    """In a cascade: the layer whose answer stood (None when no layer was sure)."""
+    layers: list[Any] = Field(default_factory=list)
+    """In a cascade: each layer's ``casework.runtime.cascade.LayerOutcome``, in order."""
 
     @property
     def tool_names(self) -> list[str]:

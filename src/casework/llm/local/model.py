@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -150,18 +151,7 @@ class LocalChatModel(BaseChatModel):
         else:
             request["stop"] = ["<|im_end|>", "<|endoftext|>", *self.extra_stop, *(stop or [])]
 
-        loaded = self._get_engine()
-        start = time.perf_counter()
-        with loaded.lock:  # one CPU model: requests run one at a time
-            try:
-                result = loaded.server.handle_completions(request)
-            except Exception as exc:
-                raise ModelError(f"llama.cpp failed on the local model request: {exc}.") from exc
-        seconds = time.perf_counter() - start
-        if not isinstance(result, dict):
-            raise ModelError(f"llama.cpp returned an unexpected result: {result!r:.200}.")
-        if "error" in result:
-            raise _request_error(result["error"], self.n_ctx)
+        result, seconds = self._raw_completion(request)
 
         choice = result["choices"][0]
         text: str = choice.get("text", "")
@@ -197,6 +187,105 @@ class LocalChatModel(BaseChatModel):
             "seconds": round(seconds, 3),
         }
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _raw_completion(self, request: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        """One llama.cpp completion under the engine's lock (one CPU model: requests run one
+        at a time): (result, seconds)."""
+        loaded = self._get_engine()
+        start = time.perf_counter()
+        with loaded.lock:
+            try:
+                result = loaded.server.handle_completions(request)
+            except Exception as exc:
+                raise ModelError(f"llama.cpp failed on the local model request: {exc}.") from exc
+        if not isinstance(result, dict):
+            raise ModelError(f"llama.cpp returned an unexpected result: {result!r:.200}.")
+        if "error" in result:
+            raise _request_error(result["error"], self.n_ctx)
+        return result, time.perf_counter() - start
+
+    def score_options(
+        self, messages: Sequence[BaseMessage], options: Sequence[str]
+    ) -> tuple[dict[str, float], dict[str, int | float]]:
+        """The log-probability the model gives each option as its whole reply.
+
+        Each option is forced by a grammar and the log-probabilities the model gave its tokens
+        before the grammar (and the end-of-turn after them) are summed: an exact sequence
+        score, not a first-token guess, so options sharing a prefix are told apart. The
+        prompt is evaluated once; each further option reuses the cached prefix.
+        Returns (option -> log-probability, usage: prompt/completion tokens and seconds).
+        """
+        prompt = render_prompt(messages, (), None, max_tool_result_chars=self.max_tool_result_chars)
+        scores: dict[str, float] = {}
+        usage: dict[str, int | float] = {"input_tokens": 0, "output_tokens": 0, "seconds": 0.0}
+        for option in dict.fromkeys(options):
+            literal = json.dumps(option)  # GBNF string literals take JSON's escapes
+            result, seconds = self._raw_completion(
+                {
+                    "prompt": prompt,
+                    "grammar": f"root ::= {literal}",
+                    "max_tokens": 64,
+                    "n_probs": 1,
+                    "temperature": 0.0,
+                    "top_k": 1,
+                    "seed": self.seed,
+                    "cache_prompt": True,
+                    "stream": False,
+                }
+            )
+            choice = result["choices"][0]
+            tokens = (choice.get("logprobs") or {}).get("content") or []
+            if choice.get("text", "") != option or not tokens:
+                raise ModelError(f"The local model could not be scored on option {option!r}.")
+            scores[option] = float(sum(t["logprob"] for t in tokens))
+            timings = result.get("timings") or {}
+            usage["input_tokens"] += int(timings.get("prompt_n", 0))
+            usage["output_tokens"] += len(tokens)
+            usage["seconds"] += seconds
+        return scores, usage
+
+    def generate_constrained(
+        self,
+        messages: Sequence[BaseMessage],
+        *,
+        grammar: str | None = None,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> tuple[str, dict[str, int | float]]:
+        """The model's reply decoded under a GBNF ``grammar`` or a ``json_schema`` (exactly
+        one), so it is never malformed. A reply cut at ``max_tokens`` raises ModelError.
+        Returns (text, usage)."""
+        if (grammar is None) == (json_schema is None):
+            raise ValueError("give exactly one of grammar and json_schema")
+        limit = int(max_tokens or self.max_tokens)
+        request: dict[str, Any] = {
+            "prompt": render_prompt(
+                messages, (), None, max_tool_result_chars=self.max_tool_result_chars
+            ),
+            "max_tokens": limit,
+            "temperature": self.temperature,
+            "top_k": 1 if self.temperature == 0 else 40,
+            "seed": self.seed,
+            "cache_prompt": True,
+            "stream": False,
+        }
+        if grammar is not None:
+            request["grammar"] = grammar
+        else:
+            request["json_schema"] = json_schema
+        result, seconds = self._raw_completion(request)
+        choice = result["choices"][0]
+        if choice.get("finish_reason") == "length":
+            raise ModelError(
+                f"The local model's constrained reply was cut at max_tokens={limit}; raise it."
+            )
+        usage_in = result.get("usage") or {}
+        usage: dict[str, int | float] = {
+            "input_tokens": int(usage_in.get("prompt_tokens", 0)),
+            "output_tokens": int(usage_in.get("completion_tokens", 0)),
+            "seconds": seconds,
+        }
+        return str(choice.get("text", "")), usage
 
     async def _agenerate(
         self,

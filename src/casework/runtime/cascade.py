@@ -1,0 +1,447 @@
+"""The cascade: each case goes to the cheapest layer that is sure of it.
+
+A cascade is an ordered list of layers (e.g. rules → baseline → the bundled model → a
+configured remote model), each a strategy ``run(input, deps) -> Decision``. A layer's answer
+is kept when it decided (its verdict is not an "undecided" one such as NEEDS_REVIEW) and its
+*calibrated* confidence reaches the layer's threshold; otherwise the case goes to the next
+layer. When no layer is sure, the app's ``undecided`` hook turns the last answer into its
+needs-review decision. Every decision records which layer decided and what each layer before
+it said (``RunInfo.layers``).
+
+The thresholds and each layer's calibration are a ``CascadePolicy``, fitted on development
+cases for a target accuracy (``fit_policy``) and stored like the confidence calibration
+(``<home>/calibration/<app>/cascade--<model>.json``). ``simulate`` replays a policy on cases
+where every layer ran (``Cascade.exploring()``), so one evaluation run gives the fit and the
+accuracy–cost curve (``sweep``). Pure functions and JSON; no app knowledge.
+
+References: FrugalGPT (Chen et al. 2023), AutoMix (Madaan et al. 2023).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from casework.errors import CaseworkError, InputError
+from casework.runtime.calibration import Calibration, fit_calibration
+from casework.runtime.decision import Decision, EndReason, RunInfo
+from casework.runtime.usage import Usage
+
+__all__ = [
+    "Cascade",
+    "CascadePolicy",
+    "Layer",
+    "LayerOutcome",
+    "LayerPolicy",
+    "cascade_path",
+    "fit_policy",
+    "load_policy",
+    "save_policy",
+    "simulate",
+    "sweep",
+]
+
+NEVER = 101.0
+"""A threshold no calibrated confidence (0-100) reaches: the layer never decides alone."""
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One layer of a cascade: a strategy and what its answer costs."""
+
+    name: str
+    run: Callable[[Any, Any], Decision]
+    default_threshold: float = 80.0
+    """The threshold (0-100) used until a policy is fitted."""
+
+
+class LayerOutcome(BaseModel):
+    """What one layer said about a case, and whether its answer stood."""
+
+    layer: str
+    verdict: str | None = None
+    confidence: float | None = None
+    """The layer's stated confidence, 0-100."""
+    calibrated: float | None = None
+    """The confidence after the layer's calibration (what the threshold acts on)."""
+    threshold: float | None = None
+    kept: bool = False
+    error: str | None = None
+    """``Type: message`` when the layer failed; the case then went on."""
+    seconds: float = 0.0
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    output: dict[str, Any] = Field(default_factory=dict)
+    """The layer's decision as plain data (so an evaluation can score every layer)."""
+    right: bool | None = None
+    """Filled by an evaluation that knows the answer; None otherwise."""
+
+
+@dataclass(frozen=True)
+class LayerPolicy:
+    threshold: float
+    calibration: Calibration | None = None
+
+    def calibrated(self, confidence: float) -> float:
+        return self.calibration.apply(confidence) if self.calibration is not None else confidence
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "threshold": self.threshold,
+            "calibration": self.calibration.to_dict() if self.calibration else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LayerPolicy:
+        cal = data.get("calibration")
+        return cls(float(data["threshold"]), Calibration.from_dict(cal) if cal else None)
+
+
+@dataclass(frozen=True)
+class CascadePolicy:
+    """Per layer: the threshold on its calibrated confidence, and the calibration."""
+
+    layers: dict[str, LayerPolicy] = field(default_factory=dict)
+    target: float | None = None
+    """The accuracy the thresholds were fitted for (0-1), when fitted."""
+    source: str = ""
+    """Where it was fitted (an evaluation run id)."""
+    fitted: dict[str, Any] = field(default_factory=dict)
+    """The fit's own figures on its cases (accuracy, share per layer, cost)."""
+
+    def for_layer(self, layer: Layer) -> LayerPolicy:
+        return self.layers.get(layer.name) or LayerPolicy(layer.default_threshold)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "layers": {k: v.to_dict() for k, v in self.layers.items()},
+            "target": self.target,
+            "source": self.source,
+            "fitted": self.fitted,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CascadePolicy:
+        return cls(
+            {k: LayerPolicy.from_dict(v) for k, v in data.get("layers", {}).items()},
+            data.get("target"),
+            str(data.get("source", "")),
+            dict(data.get("fitted") or {}),
+        )
+
+
+def cascade_path(home: Path, app: str, remote_model: str | None) -> Path:
+    """Where an app's cascade policy is stored, beside its calibrations: one per remote model
+    of the last layer (``provider:name``), and one for the offline cascade (None or a
+    ``local:`` model)."""
+    if remote_model and remote_model.startswith("local:"):
+        remote_model = None
+    name = remote_model or "offline"
+    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)
+    return home / "calibration" / app / f"cascade--{safe}.json"
+
+
+def save_policy(policy: CascadePolicy, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(policy.to_dict(), indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)  # never a half-written policy
+    return path
+
+
+def load_policy(path: Path) -> CascadePolicy | None:
+    """The policy stored at ``path``; None when there is none."""
+    if not path.is_file():
+        return None
+    try:
+        return CascadePolicy.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(
+            f"The cascade policy {path} is damaged ({exc}); fit it again with `casework eval calibrate RUN`."
+        ) from None
+
+
+def _usage_of(decision: Decision | None) -> Usage:
+    usage = decision.run.usage if decision is not None and decision.run is not None else None
+    return usage if isinstance(usage, Usage) else Usage()
+
+
+class Cascade:
+    """A strategy made of layers: ``Cascade(...)(input, deps) -> Decision``.
+
+    ``policy(deps)`` gives the thresholds and calibrations in force (a stored fit, or each
+    layer's default); ``undecided(last_decision, outcomes)`` builds the needs-review decision
+    when no layer is sure (``last_decision`` is None when every layer failed).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        layers: Sequence[Layer],
+        *,
+        policy: Callable[[Any], CascadePolicy],
+        undecided: Callable[[Decision | None, list[LayerOutcome]], Decision],
+        undecided_verdicts: frozenset[str] = frozenset({"NEEDS_REVIEW"}),
+        explore: bool = False,
+    ) -> None:
+        if not layers:
+            raise ValueError("a cascade needs at least one layer")
+        self.name = name
+        self.layers = list(layers)
+        self.policy = policy
+        self.undecided = undecided
+        self.undecided_verdicts = undecided_verdicts
+        self.explore = explore
+        self.__name__ = name  # reads like the plain strategy functions in reports
+
+    def exploring(self) -> Cascade:
+        """The same cascade that runs every layer on every case (for fitting and the curve):
+        the decision and its recorded cost are still those of the layers it would have run."""
+        return Cascade(
+            self.name,
+            self.layers,
+            policy=self.policy,
+            undecided=self.undecided,
+            undecided_verdicts=self.undecided_verdicts,
+            explore=True,
+        )
+
+    def _outcome(
+        self, layer: Layer, rule: LayerPolicy, input: Any, deps: Any
+    ) -> tuple[LayerOutcome, Decision | None]:
+        started = time.perf_counter()
+        try:
+            decision = layer.run(input, deps)
+        except CaseworkError as exc:  # a layer that cannot answer (no model, bad source)
+            seconds = time.perf_counter() - started
+            return LayerOutcome(
+                layer=layer.name, error=f"{type(exc).__name__}: {exc}", seconds=seconds
+            ), None
+        usage = _usage_of(decision)
+        seconds = usage.wall_seconds or (time.perf_counter() - started)
+        confidence = float(decision.confidence)
+        outcome = LayerOutcome(
+            layer=layer.name,
+            verdict=str(decision.verdict),
+            confidence=confidence,
+            calibrated=round(rule.calibrated(confidence), 2),
+            threshold=rule.threshold,
+            seconds=round(seconds, 4),
+            model_calls=usage.model_calls,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            output=decision.model_dump(mode="json"),
+        )
+        return outcome, decision
+
+    def sure(self, outcome: LayerOutcome) -> bool:
+        return (
+            outcome.error is None
+            and outcome.verdict not in self.undecided_verdicts
+            and outcome.calibrated is not None
+            and outcome.threshold is not None
+            and outcome.calibrated >= outcome.threshold
+        )
+
+    def __call__(self, input: Any, deps: Any) -> Decision:
+        policy = self.policy(deps)
+        outcomes: list[LayerOutcome] = []
+        chosen: Decision | None = None
+        last: Decision | None = None
+        for layer in self.layers:
+            outcome, decision = self._outcome(layer, policy.for_layer(layer), input, deps)
+            outcomes.append(outcome)
+            if decision is not None:
+                last = decision
+            if chosen is None and self.sure(outcome):
+                outcome.kept = True
+                chosen = decision
+                if not self.explore:
+                    break
+        paid = outcomes[: next((i + 1 for i, o in enumerate(outcomes) if o.kept), len(outcomes))]
+        usage = Usage()
+        for o in paid:
+            usage.model_calls += o.model_calls
+            usage.input_tokens += o.input_tokens
+            usage.output_tokens += o.output_tokens
+            usage.wall_seconds += o.seconds
+        deciding = next((o.layer for o in outcomes if o.kept), None)
+        final = chosen if chosen is not None else self.undecided(last, outcomes)
+        source = final.run if final.run is not None else None
+        final.run = RunInfo(
+            ended_by=source.ended_by if source is not None else EndReason.NO_DECISION,
+            detail=source.detail if source is not None else "",
+            strategy=self.name,
+            model=source.model if source is not None else None,
+            run_id=source.run_id if source is not None else "",
+            thread_id=source.thread_id if source is not None else "",
+            tool_calls=list(source.tool_calls) if source is not None else [],
+            usage=usage,
+            trace_path=source.trace_path if source is not None else None,
+            interrupts=list(source.interrupts) if source is not None else [],
+            decided_by=deciding,
+            layers=outcomes,
+        )
+        return final
+
+
+# -- fitting, simulation and the curve (on cases where every layer ran) ------------------
+
+
+def _sure(o: LayerOutcome, policy: LayerPolicy, undecided: frozenset[str]) -> bool:
+    if o.error is not None or o.verdict in undecided or o.confidence is None:
+        return False
+    return policy.calibrated(o.confidence) >= policy.threshold
+
+
+def simulate(
+    cases: Sequence[Sequence[LayerOutcome]],
+    policy: CascadePolicy,
+    layer_names: Sequence[str],
+    *,
+    undecided: frozenset[str] = frozenset({"NEEDS_REVIEW"}),
+) -> dict[str, Any]:
+    """What ``policy`` would have done on these cases (each with every layer's outcome and
+    ``right`` filled): accuracy over all cases (an undecided case is not right), accuracy of
+    the decided ones, the share each layer decided, the needs-review share, and the cost per
+    case of the layers it would have run."""
+    n = len(cases)
+    decided_by = dict.fromkeys(layer_names, 0)
+    right = decided = 0
+    cost = {"seconds": 0.0, "model_calls": 0.0, "tokens": 0.0}
+    model_cases = 0
+    for outcomes in cases:
+        by_name = {o.layer: o for o in outcomes}
+        used_model = False
+        for name in layer_names:
+            o = by_name.get(name)
+            if o is None:
+                continue
+            cost["seconds"] += o.seconds
+            cost["model_calls"] += o.model_calls
+            cost["tokens"] += o.input_tokens + o.output_tokens
+            used_model = used_model or o.model_calls > 0
+            rule = policy.layers.get(name) or LayerPolicy(NEVER)
+            if _sure(o, rule, undecided):
+                decided_by[name] += 1
+                decided += 1
+                right += bool(o.right)
+                break
+        model_cases += used_model
+    return {
+        "cases": n,
+        "accuracy": right / n if n else None,
+        "decided_accuracy": right / decided if decided else None,
+        "needs_review_share": (n - decided) / n if n else None,
+        "share": {k: v / n if n else 0.0 for k, v in decided_by.items()},
+        "model_share": model_cases / n if n else None,
+        "seconds_per_case": cost["seconds"] / n if n else None,
+        "model_calls_per_case": cost["model_calls"] / n if n else None,
+        "tokens_per_case": cost["tokens"] / n if n else None,
+    }
+
+
+def _layer_calibration(pairs: list[tuple[float, bool]], min_pairs: int) -> Calibration | None:
+    if len(pairs) < min_pairs or len({ok for _, ok in pairs}) < 2:
+        return None  # too few, or all right / all wrong: nothing to map
+    return fit_calibration(pairs, min_pairs=min_pairs)
+
+
+def fit_policy(
+    cases: Sequence[Sequence[LayerOutcome]],
+    layer_names: Sequence[str],
+    *,
+    target: float,
+    min_support: int = 5,
+    min_pairs: int = 10,
+    undecided: frozenset[str] = frozenset({"NEEDS_REVIEW"}),
+    source: str = "",
+) -> CascadePolicy:
+    """Thresholds for a target accuracy of what each layer decides.
+
+    Each layer's calibration is fitted on its own (confidence, right) pairs. Then, in layer
+    order, among the cases no earlier layer took, a layer's threshold is the lowest calibrated
+    confidence at which the decisions it would keep (at least ``min_support`` of them) are
+    right at ``target`` or better; a layer that never gets there gets a threshold it cannot
+    reach, so it passes every case on."""
+    calibrations: dict[str, Calibration | None] = {}
+    for name in layer_names:
+        pairs = [
+            (o.confidence, bool(o.right))
+            for outcomes in cases
+            for o in outcomes
+            if o.layer == name
+            and o.error is None
+            and o.verdict not in undecided
+            and o.confidence is not None
+            and o.right is not None
+        ]
+        calibrations[name] = _layer_calibration(pairs, min_pairs)
+
+    remaining = list(range(len(cases)))
+    layers: dict[str, LayerPolicy] = {}
+    for name in layer_names:
+        cal = calibrations[name]
+        scored: list[tuple[float, bool, int]] = []
+        for i in remaining:
+            o = next((x for x in cases[i] if x.layer == name), None)
+            if o is None or o.error is not None or o.verdict in undecided or o.confidence is None:
+                continue
+            value = cal.apply(o.confidence) if cal is not None else o.confidence
+            scored.append((value, bool(o.right), i))
+        threshold = NEVER
+        # highest first: the accuracy of "everything at or above t" as t falls
+        scored.sort(key=lambda s: -s[0])
+        good = 0
+        for k, (value, ok, _) in enumerate(scored):
+            good += ok
+            kept = k + 1
+            last_of_tie = k + 1 == len(scored) or scored[k + 1][0] < value
+            if last_of_tie and kept >= min_support and good / kept >= target:
+                threshold = value
+        taken = {i for value, _, i in scored if value >= threshold}
+        remaining = [i for i in remaining if i not in taken]
+        layers[name] = LayerPolicy(round(threshold, 4), cal)
+    policy = CascadePolicy(layers, target, source)
+    fitted = simulate(cases, policy, layer_names, undecided=undecided)
+    return CascadePolicy(layers, target, source, fitted)
+
+
+def sweep(
+    cases: Sequence[Sequence[LayerOutcome]],
+    layer_names: Sequence[str],
+    *,
+    targets: Sequence[float] = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.99, 1.0),
+    min_support: int = 5,
+    undecided: frozenset[str] = frozenset({"NEEDS_REVIEW"}),
+) -> dict[str, Any]:
+    """The accuracy–cost curve: for each target accuracy, the fitted policy's accuracy,
+    needs-review share and cost per case; and each layer alone, answering every case."""
+    points = []
+    for target in targets:
+        policy = fit_policy(
+            cases, layer_names, target=target, min_support=min_support, undecided=undecided
+        )
+        points.append({"target": target, **policy.fitted})
+    alone = {}
+    for name in layer_names:
+        outs = [next((o for o in c if o.layer == name), None) for c in cases]
+        n = len(outs)
+        ok = sum(
+            1
+            for o in outs
+            if o is not None and o.right and o.verdict not in undecided and not o.error
+        )
+        alone[name] = {
+            "accuracy": ok / n if n else None,
+            "seconds_per_case": sum(o.seconds for o in outs if o) / n if n else None,
+            "model_calls_per_case": sum(o.model_calls for o in outs if o) / n if n else None,
+        }
+    return {"points": points, "alone": alone}

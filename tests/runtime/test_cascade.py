@@ -1,0 +1,213 @@
+"""The cascade: the cheapest sure layer decides; fitting, simulation and the curve."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from casework.errors import ConfigError
+from casework.runtime.calibration import Calibration
+from casework.runtime.cascade import (
+    NEVER,
+    Cascade,
+    CascadePolicy,
+    Layer,
+    LayerOutcome,
+    LayerPolicy,
+    cascade_path,
+    fit_policy,
+    load_policy,
+    save_policy,
+    simulate,
+    sweep,
+)
+from casework.runtime.decision import Decision, EndReason, RunInfo
+from casework.runtime.usage import Usage
+
+
+def _layer(
+    name: str, table: dict[str, tuple[str, float]], calls: list[str], model_calls: int = 0
+) -> Layer:
+    def run(input: str, deps: object) -> Decision:
+        calls.append(name)
+        verdict, confidence = table[input]
+        return Decision(
+            verdict=verdict,
+            confidence=confidence,
+            reasoning=f"{name} says {verdict}",
+            run=RunInfo(
+                ended_by=EndReason.RULES if not model_calls else EndReason.SUBMIT,
+                strategy=name,
+                model="m" if model_calls else None,
+                usage=Usage(
+                    model_calls=model_calls,
+                    input_tokens=10 * model_calls,
+                    wall_seconds=1.0 + model_calls,
+                ),
+            ),
+        )
+
+    return Layer(name, run)
+
+
+def _needs_review(last: Decision | None, outcomes: list[LayerOutcome]) -> Decision:
+    return Decision(verdict="NEEDS_REVIEW", confidence=0, reasoning="no layer was sure")
+
+
+def _cascade(
+    calls: list[str], policy: CascadePolicy | None = None, explore: bool = False
+) -> Cascade:
+    rules = _layer(
+        "rules", {"a": ("VALID", 90), "b": ("NEEDS_REVIEW", 50), "c": ("INVALID", 60)}, calls
+    )
+    model = _layer(
+        "model",
+        {"a": ("VALID", 99), "b": ("INVALID", 95), "c": ("VALID", 40)},
+        calls,
+        model_calls=1,
+    )
+    c = Cascade(
+        "cascade",
+        [rules, model],
+        policy=lambda deps: policy or CascadePolicy(),
+        undecided=_needs_review,
+    )
+    return c.exploring() if explore else c
+
+
+def test_the_first_sure_layer_decides_and_later_layers_do_not_run() -> None:
+    calls: list[str] = []
+    decision = _cascade(calls)("a", None)
+    assert decision.verdict == "VALID" and calls == ["rules"]
+    assert decision.run is not None and decision.run.decided_by == "rules"
+    assert decision.run.strategy == "cascade" and decision.run.usage.model_calls == 0
+    assert [o.layer for o in decision.run.layers] == ["rules"]
+
+
+def test_an_undecided_or_unsure_layer_passes_the_case_on() -> None:
+    calls: list[str] = []
+    decision = _cascade(calls)("b", None)  # rules NEEDS_REVIEW -> model INVALID 95
+    assert (decision.verdict, calls) == ("INVALID", ["rules", "model"])
+    run = decision.run
+    assert run is not None and run.decided_by == "model" and run.model == "m"
+    assert [(o.layer, o.kept) for o in run.layers] == [("rules", False), ("model", True)]
+    assert run.usage.model_calls == 1 and run.usage.wall_seconds == pytest.approx(3.0)
+
+
+def test_no_sure_layer_gives_the_apps_needs_review() -> None:
+    calls: list[str] = []
+    decision = _cascade(calls)("c", None)  # rules INVALID 60 < 80; model VALID 40 < 80
+    assert decision.verdict == "NEEDS_REVIEW"
+    assert decision.run is not None and decision.run.decided_by is None
+    assert decision.run.ended_by == EndReason.NO_DECISION
+    assert [o.verdict for o in decision.run.layers] == ["INVALID", "VALID"]
+
+
+def test_thresholds_act_on_the_calibrated_confidence() -> None:
+    # rules stated 60 on "c"; its calibration says such answers are right 90 % of the time
+    cal = Calibration(knots=(50.0, 60.0, 90.0), values=(20.0, 90.0, 95.0), n=30)
+    policy = CascadePolicy({"rules": LayerPolicy(85.0, cal), "model": LayerPolicy(80.0)})
+    calls: list[str] = []
+    decision = _cascade(calls, policy)("c", None)
+    assert decision.verdict == "INVALID" and calls == ["rules"]
+    assert decision.run is not None and decision.run.layers[0].calibrated == 90.0
+
+
+def test_exploring_runs_every_layer_but_pays_only_up_to_the_decider() -> None:
+    calls: list[str] = []
+    decision = _cascade(calls, explore=True)("a", None)
+    assert calls == ["rules", "model"] and decision.verdict == "VALID"
+    run = decision.run
+    assert run is not None and run.decided_by == "rules" and run.usage.model_calls == 0
+    assert [o.kept for o in run.layers] == [True, False]
+
+
+def test_a_layer_that_cannot_answer_is_recorded_and_skipped() -> None:
+    def broken(input: str, deps: object) -> Decision:
+        raise ConfigError("no model configured")
+
+    calls: list[str] = []
+    model = _layer("model", {"a": ("VALID", 99)}, calls, model_calls=1)
+    c = Cascade(
+        "c",
+        [Layer("remote", broken), model],
+        policy=lambda d: CascadePolicy(),
+        undecided=_needs_review,
+    )
+    decision = c("a", None)
+    assert decision.verdict == "VALID" and decision.run is not None
+    assert decision.run.layers[0].error == "ConfigError: no model configured"
+
+
+def _outcome(
+    layer: str, verdict: str, confidence: float, right: bool, seconds: float, model_calls: int = 0
+) -> LayerOutcome:
+    return LayerOutcome(
+        layer=layer,
+        verdict=verdict,
+        confidence=confidence,
+        right=right,
+        seconds=seconds,
+        model_calls=model_calls,
+    )
+
+
+def _dev_cases() -> list[list[LayerOutcome]]:
+    """20 cases: rules right above 80 (10 cases at 90, 9 right), unsure below (10 at 60, 5
+    right); the model right on 18 of 20 at 95."""
+    cases = []
+    for i in range(20):
+        sure = i < 10
+        rules_right = (i != 0) if sure else (i % 2 == 0)
+        cases.append(
+            [
+                _outcome("rules", "VALID", 90 if sure else 60, rules_right, 0.01),
+                _outcome("model", "VALID", 95, i not in (3, 15), 5.0, model_calls=1),
+            ]
+        )
+    return cases
+
+
+def test_fit_takes_what_each_layer_is_sure_of_at_the_target() -> None:
+    policy = fit_policy(_dev_cases(), ["rules", "model"], target=0.85, min_pairs=100)
+    assert policy.layers["rules"].threshold == 90.0  # 9 of 10 at 90 reach 0.85; 60 does not
+    assert policy.layers["model"].threshold == 95.0
+    fitted = policy.fitted
+    # rules decide 10 (9 right); the model the other 10 (case 15 wrong): 18 / 20
+    assert fitted["accuracy"] == pytest.approx(0.9)
+    assert fitted["share"] == {"rules": 0.5, "model": 0.5}
+    assert fitted["model_share"] == pytest.approx(0.5)
+    assert fitted["seconds_per_case"] == pytest.approx((20 * 0.01 + 10 * 5.0) / 20)
+
+
+def test_a_target_no_layer_reaches_sends_everything_to_review() -> None:
+    policy = fit_policy(_dev_cases(), ["rules", "model"], target=0.99, min_pairs=100)
+    assert policy.layers["rules"].threshold == NEVER
+    assert policy.layers["model"].threshold == NEVER
+    assert policy.fitted["needs_review_share"] == 1.0 and policy.fitted["accuracy"] == 0.0
+
+
+def test_simulate_counts_only_the_layers_a_case_reached() -> None:
+    policy = CascadePolicy({"rules": LayerPolicy(NEVER), "model": LayerPolicy(90.0)})
+    result = simulate(_dev_cases(), policy, ["rules", "model"])
+    assert result["share"] == {"rules": 0.0, "model": 1.0}
+    assert result["accuracy"] == pytest.approx(0.9) and result["model_calls_per_case"] == 1.0
+
+
+def test_sweep_gives_a_point_per_target_and_each_layer_alone() -> None:
+    curve = sweep(_dev_cases(), ["rules", "model"], targets=(0.5, 0.85, 0.99))
+    assert [p["target"] for p in curve["points"]] == [0.5, 0.85, 0.99]
+    assert curve["points"][0]["share"]["rules"] == 1.0  # 14 of 20 right: all kept at 0.5
+    assert curve["alone"]["model"]["accuracy"] == pytest.approx(0.9)
+    assert curve["alone"]["rules"]["accuracy"] == pytest.approx(14 / 20)
+
+
+def test_policy_round_trips_through_its_file(tmp_path: Path) -> None:
+    policy = fit_policy(_dev_cases(), ["rules", "model"], target=0.85, source="run-1")
+    path = save_policy(policy, cascade_path(tmp_path, "receipts", "openai:gpt-4o-mini"))
+    assert path.name == "cascade--openai_gpt-4o-mini.json"
+    assert cascade_path(tmp_path, "receipts", "local:qwen").name == "cascade--offline.json"
+    loaded = load_policy(path)
+    assert loaded is not None and loaded.to_dict() == policy.to_dict()
+    assert load_policy(tmp_path / "none.json") is None
