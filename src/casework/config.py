@@ -51,6 +51,10 @@ class Models(BaseModel):
     """Agents that write to people (emails, replies); a mid-size model with a good tone."""
     classifier: str | None = None
     """Small single-label classifiers (e.g. sorting a reply into a bucket); a small model."""
+    local: str = LOCAL_MODEL
+    """The cheap model layer of a cascade (choices among fixed options, scored). ``--model``
+    does not replace it: a configured remote model is the cascade's last layer, not this one.
+    Default: the bundled offline model."""
     vision: str | None = None
     """Image describers (HED's vision agent): a vision-capable model such as
     ``openrouter:qwen/qwen2.5-vl-72b-instruct`` or ``ollama:llava``. Default: none; unlike the

@@ -97,7 +97,8 @@ def calibrate_cascade(
     run: EvalRun, settings: Settings, *, target: float
 ) -> tuple[CascadePolicy, Path]:
     """Fit a cascade's thresholds (and each layer's calibration) on a run where every layer
-    ran on every case (``--all-layers``), and store it for the app and the run's model."""
+    ran on every case (``--all-layers``), and store it for the app and the remote model its
+    remote layer ran (or as the offline cascade when none ran)."""
     cases = [c for c in run.cases if c.layers and c.error is None]
     names = layer_names(cases)
     if any({o["layer"] for o in c.layers} < set(names) for c in cases):
@@ -105,6 +106,9 @@ def calibrate_cascade(
             f"Run {run.run_id} did not run every layer on every case; run it again with --all-layers to fit the cascade."
         )
     policy = fit_policy(layer_outcomes(cases), names, target=target, source=run.run_id)
-    path = cascade_path(settings.home, run.app, run.model)
+    remote = next(
+        (o["model"] for c in cases for o in c.layers if o.get("remote") and o.get("model")), None
+    )
+    path = cascade_path(settings.home, run.app, remote)
     save_policy(policy, path)
     return policy, path

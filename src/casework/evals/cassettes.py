@@ -23,6 +23,7 @@ from casework.errors import CaseworkError, ConfigError, InputError
 from casework.evals.ratelimit import DEFAULT_RATE_LIMITS, TokenBucket, provider_of
 from casework.llm import resolve_model
 from casework.llm.replay import Cassette, RecordingChatModel, ReplayChatModel
+from casework.runtime.cascade import LOCAL_ROLE
 
 __all__ = [
     "JUDGE_ROLE",
@@ -82,6 +83,8 @@ class CaseModels:
     def spec_for(self, role: str) -> str:
         if role == JUDGE_ROLE:
             return self.judge_model or self.settings.models.for_role("judge")
+        if role == LOCAL_ROLE:  # a cascade's cheap layer stays local under --model
+            return self.settings.models.local
         return self.model or self.settings.models.for_role(role)
 
     def _cassette(self, case_id: str, *, must_exist: bool) -> Cassette:
@@ -120,6 +123,10 @@ class CaseModels:
         return self._resolve(self.spec_for(role))
 
     def model_for(self, case_id: str, role: str = "default") -> BaseChatModel:
+        if role == LOCAL_ROLE:
+            # The local layer scores options on the bundled model (no chat turns to record);
+            # a replay runs it again, offline.
+            return self._base(case_id, role)
         if self.replay_dir is not None:
             return ReplayChatModel(cassette=self._cassette(case_id, must_exist=True))
         model = self._base(case_id, role)

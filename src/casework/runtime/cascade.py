@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, Field
 
@@ -34,6 +34,7 @@ from casework.runtime.decision import Decision, EndReason, RunInfo
 from casework.runtime.usage import Usage
 
 __all__ = [
+    "LOCAL_ROLE",
     "Cascade",
     "CascadePolicy",
     "Layer",
@@ -47,6 +48,12 @@ __all__ = [
     "sweep",
 ]
 
+LOCAL_ROLE = "local"
+"""The model role of a cascade's cheap model layer: ``settings.models.local`` (the bundled
+model by default), which ``--model`` does not replace."""
+
+DecisionT = TypeVar("DecisionT", bound=Decision)
+
 NEVER = 101.0
 """A threshold no calibrated confidence (0-100) reaches: the layer never decides alone."""
 
@@ -59,12 +66,20 @@ class Layer:
     run: Callable[[Any, Any], Decision]
     default_threshold: float = 80.0
     """The threshold (0-100) used until a policy is fitted."""
+    remote: bool = False
+    """The layer runs a configured remote model: the stored policy is per remote model."""
+    when: Callable[[Any], bool] | None = None
+    """``when(deps)``: whether the layer takes part in this run (a remote-model layer only
+    when a remote model is configured); None: always."""
 
 
 class LayerOutcome(BaseModel):
     """What one layer said about a case, and whether its answer stood."""
 
     layer: str
+    model: str | None = None
+    """The model the layer ran (its ``RunInfo.model``); None for rules."""
+    remote: bool = False
     verdict: str | None = None
     confidence: float | None = None
     """The layer's stated confidence, 0-100."""
@@ -139,8 +154,8 @@ class CascadePolicy:
 
 def cascade_path(home: Path, app: str, remote_model: str | None) -> Path:
     """Where an app's cascade policy is stored, beside its calibrations: one per remote model
-    of the last layer (``provider:name``), and one for the offline cascade (None or a
-    ``local:`` model)."""
+    its remote layer runs (the name its runs report), and one for the offline cascade (None
+    or a ``local:`` model)."""
     if remote_model and remote_model.startswith("local:"):
         remote_model = None
     name = remote_model or "offline"
@@ -173,7 +188,7 @@ def _usage_of(decision: Decision | None) -> Usage:
     return usage if isinstance(usage, Usage) else Usage()
 
 
-class Cascade:
+class Cascade(Generic[DecisionT]):
     """A strategy made of layers: ``Cascade(...)(input, deps) -> Decision``.
 
     ``policy(deps)`` gives the thresholds and calibrations in force (a stored fit, or each
@@ -187,7 +202,7 @@ class Cascade:
         layers: Sequence[Layer],
         *,
         policy: Callable[[Any], CascadePolicy],
-        undecided: Callable[[Decision | None, list[LayerOutcome]], Decision],
+        undecided: Callable[[Decision | None, list[LayerOutcome]], DecisionT],
         undecided_verdicts: frozenset[str] = frozenset({"NEEDS_REVIEW"}),
         explore: bool = False,
     ) -> None:
@@ -201,7 +216,7 @@ class Cascade:
         self.explore = explore
         self.__name__ = name  # reads like the plain strategy functions in reports
 
-    def exploring(self) -> Cascade:
+    def exploring(self) -> Cascade[DecisionT]:
         """The same cascade that runs every layer on every case (for fitting and the curve):
         the decision and its recorded cost are still those of the layers it would have run."""
         return Cascade(
@@ -222,13 +237,18 @@ class Cascade:
         except CaseworkError as exc:  # a layer that cannot answer (no model, bad source)
             seconds = time.perf_counter() - started
             return LayerOutcome(
-                layer=layer.name, error=f"{type(exc).__name__}: {exc}", seconds=seconds
+                layer=layer.name,
+                remote=layer.remote,
+                error=f"{type(exc).__name__}: {exc}",
+                seconds=seconds,
             ), None
         usage = _usage_of(decision)
         seconds = usage.wall_seconds or (time.perf_counter() - started)
         confidence = float(decision.confidence)
         outcome = LayerOutcome(
             layer=layer.name,
+            model=decision.run.model if decision.run is not None else None,
+            remote=layer.remote,
             verdict=str(decision.verdict),
             confidence=confidence,
             calibrated=round(rule.calibrated(confidence), 2),
@@ -250,12 +270,14 @@ class Cascade:
             and outcome.calibrated >= outcome.threshold
         )
 
-    def __call__(self, input: Any, deps: Any) -> Decision:
+    def __call__(self, input: Any, deps: Any) -> DecisionT:
         policy = self.policy(deps)
         outcomes: list[LayerOutcome] = []
         chosen: Decision | None = None
         last: Decision | None = None
         for layer in self.layers:
+            if layer.when is not None and not layer.when(deps):
+                continue
             outcome, decision = self._outcome(layer, policy.for_layer(layer), input, deps)
             outcomes.append(outcome)
             if decision is not None:
@@ -273,7 +295,7 @@ class Cascade:
             usage.output_tokens += o.output_tokens
             usage.wall_seconds += o.seconds
         deciding = next((o.layer for o in outcomes if o.kept), None)
-        final = chosen if chosen is not None else self.undecided(last, outcomes)
+        final = cast(DecisionT, chosen) if chosen is not None else self.undecided(last, outcomes)
         source = final.run if final.run is not None else None
         final.run = RunInfo(
             ended_by=source.ended_by if source is not None else EndReason.NO_DECISION,

@@ -17,6 +17,7 @@ MODULES = [
     "dataset",
     "demo",
     "deps",
+    "classify",
     "evalsuite",
     "evidence",
     "rules",
@@ -118,5 +119,5 @@ def test_app_is_registered():
     commands = {c.name or c.callback.__name__ for c in spec.cli().registered_commands}
     assert "evaluate" not in commands  # one evaluation path: `casework eval receipts`
     strategies = spec.strategies()
-    assert list(strategies) == ["rules", "baseline", "agent"]
+    assert list(strategies) == ["rules", "baseline", "choice", "agent", "cascade"]
     assert dict(strategies) == dict(spec.eval_suite().strategies)

@@ -16,6 +16,7 @@ from casework.apps.receipts.vectors import COLLECTION
 from casework.config import Settings, get_settings
 from casework.runtime.cache import LookupCache
 from casework.runtime.calibration import Calibration
+from casework.runtime.cascade import LOCAL_ROLE
 from casework.runtime.context import Caller
 from casework.runtime.strategy import ModelSource
 from casework.stores import open_stores
@@ -83,8 +84,10 @@ def settings_models(settings: Settings, spec: str | None = None) -> ModelSource:
     def models(role: str) -> BaseChatModel:
         with lock:
             if role not in resolved:
+                # a cascade's local layer stays on the configured local model under ``spec``
+                chosen = settings.models.local if role == LOCAL_ROLE else spec
                 resolved[role] = resolve_model(
-                    spec or settings.models.for_role(role), settings=settings
+                    chosen or settings.models.for_role(role), settings=settings
                 )
             return resolved[role]
 

@@ -15,14 +15,25 @@ from typing import Any
 
 from casework.apps.receipts.agent import agent_for, model_name, run_agent
 from casework.apps.receipts.baseline import baseline_decide
+from casework.apps.receipts.classify import run_choice
 from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.evidence import word_facts
 from casework.apps.receipts.models import LabelDecision, LabelInput, WordRef
-from casework.apps.receipts.policy import apply_policy
+from casework.apps.receipts.policy import DECISION_THRESHOLD, apply_policy
 from casework.apps.receipts.rules import decide_by_rules
 from casework.apps.receipts.service import resolve_ref
 from casework.errors import ConfigError, InputError
-from casework.runtime.decision import EndReason, RunInfo
+from casework.llm.local import is_local_model
+from casework.runtime.cascade import (
+    LOCAL_ROLE,
+    Cascade,
+    CascadePolicy,
+    Layer,
+    LayerOutcome,
+    cascade_path,
+    load_policy,
+)
+from casework.runtime.decision import Decision, EndReason, RunInfo
 from casework.runtime.usage import Usage
 
 __all__ = [
@@ -30,6 +41,8 @@ __all__ = [
     "LabelStrategy",
     "agent",
     "baseline",
+    "cascade",
+    "choice",
     "decision_json",
     "resolve_input",
     "rules",
@@ -105,6 +118,91 @@ def agent(input: LabelInput, deps: ReceiptsDeps) -> LabelDecision:
     return run_agent(agent_for(deps, model), ref, calibration=calibration)
 
 
+def choice(input: LabelInput, deps: ReceiptsDeps) -> LabelDecision:
+    """The bundled model asked which label fits the word (``classify.py``): one scored choice
+    among the labels the word's shape allows, no ReAct run; the policy applied."""
+    if deps.models is None:
+        raise ConfigError("The choice strategy needs a model: these deps carry no models.")
+    ref = resolve_input(deps, input)
+    model = deps.models(LOCAL_ROLE)
+    name = model_name(model)
+    decided = run_choice(deps, ref, model, name)
+    calibration = deps.calibration("choice", name) if deps.calibration else None
+    final, confidence, downgraded = apply_policy(decided.verdict, decided.confidence, calibration)
+    return decided.model_copy(
+        update={
+            "verdict": final,
+            "confidence": confidence,
+            "policy_applied": downgraded,
+            "calibrated_confidence": round(calibration.apply(confidence), 2)
+            if calibration is not None
+            else None,
+        }
+    )
+
+
+def _raw(strategy: LabelStrategy) -> LabelStrategy:
+    """A strategy's verdict before its own policy: in a cascade, the cascade's thresholds
+    (on each layer's calibrated confidence) decide instead."""
+
+    def run(input: LabelInput, deps: ReceiptsDeps) -> LabelDecision:
+        decided = strategy(input, deps)
+        raw = decided.raw_verdict or decided.verdict
+        return decided.model_copy(update={"verdict": raw, "policy_applied": False})
+
+    return run
+
+
+def _remote_configured(deps: ReceiptsDeps) -> bool:
+    """The agent layer takes part only when the agent's model is not the local one."""
+    return deps.models is not None and not is_local_model(deps.models(AGENT_ROLE))
+
+
+def _cascade_policy(deps: ReceiptsDeps) -> CascadePolicy:
+    remote = (
+        model_name(deps.models(AGENT_ROLE)) if _remote_configured(deps) and deps.models else None
+    )
+    return load_policy(cascade_path(deps.settings.home, "receipts", remote)) or CascadePolicy()
+
+
+def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> LabelDecision:
+    said = "; ".join(
+        f"{o.layer} {o.error or o.verdict} at {o.calibrated if o.calibrated is not None else '-'}"
+        f" (needs {o.threshold if o.threshold is not None else '-'})"
+        for o in outcomes
+    )
+    previous = last if isinstance(last, LabelDecision) else None
+    return LabelDecision(
+        verdict="NEEDS_REVIEW",
+        confidence=previous.confidence if previous else 0.0,
+        reasoning=f"No layer was sure enough: {said}."[:500],
+        evidence=list(previous.evidence) if previous else [],
+        raw_verdict=previous.raw_verdict if previous else None,
+        policy_applied=True,
+    )
+
+
+cascade = Cascade(
+    "cascade",
+    [
+        Layer("rules", _raw(rules), default_threshold=DECISION_THRESHOLD),
+        Layer("baseline", _raw(baseline), default_threshold=DECISION_THRESHOLD),
+        Layer("choice", _raw(choice), default_threshold=DECISION_THRESHOLD),
+        Layer(
+            "agent",
+            _raw(agent),
+            default_threshold=DECISION_THRESHOLD,
+            remote=True,
+            when=_remote_configured,
+        ),
+    ],
+    policy=_cascade_policy,
+    undecided=_nobody_sure,
+)
+"""Rules, then the neighbour vote, then the bundled model's label choice, then (when one is
+configured) the remote model's agent: the first layer sure of the word decides."""
+
+
 def decision_json(ref: WordRef, result: LabelDecision) -> dict[str, Any]:
     """The decision with the word it is about and how it was reached (CLI and API)."""
     run = result.run
@@ -129,7 +227,9 @@ def decision_json(ref: WordRef, result: LabelDecision) -> dict[str, Any]:
 STRATEGIES: dict[str, LabelStrategy] = {
     "rules": rules,
     "baseline": baseline,
+    "choice": choice,
     "agent": agent,
+    "cascade": cascade,
 }
 
 

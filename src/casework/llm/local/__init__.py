@@ -31,7 +31,12 @@ Layout: ``schema`` (tools and the output schema), ``prompt`` (rendering and pars
 from __future__ import annotations
 
 from casework.llm.local.engine import llama_load_check
-from casework.llm.local.model import KNOWN_LOCAL_MODELS, LocalChatModel, load_local_model
+from casework.llm.local.model import (
+    KNOWN_LOCAL_MODELS,
+    LocalChatModel,
+    is_local_model,
+    load_local_model,
+)
 from casework.llm.local.prompt import DEFAULT_SYSTEM, parse_output, render_prompt
 from casework.llm.local.schema import (
     FINAL_ANSWER,
@@ -49,6 +54,7 @@ __all__ = [
     "LocalChatModel",
     "ToolSpec",
     "build_output_schema",
+    "is_local_model",
     "llama_load_check",
     "load_local_model",
     "normalize_tool_choice",

@@ -28,7 +28,7 @@ from casework.llm.local.schema import (
     to_tool_specs,
 )
 
-__all__ = ["KNOWN_LOCAL_MODELS", "LocalChatModel", "load_local_model"]
+__all__ = ["KNOWN_LOCAL_MODELS", "LocalChatModel", "is_local_model", "load_local_model"]
 
 KNOWN_LOCAL_MODELS = (MODEL_NAME,)
 
@@ -326,3 +326,8 @@ def load_local_model(name: str = MODEL_NAME, **kwargs: Any) -> LocalChatModel:
     kwargs.setdefault("n_ctx", settings.local_ctx)
     kwargs.setdefault("n_threads", settings.local_threads)
     return LocalChatModel(model_path=path, model_name=name, **kwargs)
+
+
+def is_local_model(model: object) -> bool:
+    """Whether ``model`` is the bundled model on this machine (not a remote or scripted one)."""
+    return isinstance(model, LocalChatModel)
