@@ -66,6 +66,7 @@ bench: model
 	$(BIN)/casework bench eval-throughput
 	$(BIN)/casework bench batch
 	$(BIN)/casework bench inbox
+	$(BIN)/casework bench decided --check
 
 clean:
 	rm -rf $(VENV) .casework .pytest_cache .mypy_cache $(HED_JS)/node_modules

@@ -181,6 +181,28 @@ def bench_batch(
     print_json(result) if as_json else print_batch_report(result, console)
 
 
+@bench_app.command("decided")
+def bench_decided(
+    app_names: list[str] = typer.Option(
+        [], "--app", help="Apps to measure (repeatable); all by default."
+    ),
+    sample: int = typer.Option(10, min=1, help="Cases per app (a seeded sample of its dataset)."),
+    seed: int = typer.Option(1, help="The sample's seed."),
+    check: bool = typer.Option(
+        False, "--check", help="Exit 1 when an app's median is over its limit."
+    ),
+    as_json: JsonOption = False,
+) -> None:
+    """Seconds per decided case of each app's default strategy (the wait for an answer)."""
+    from casework.bench.decided import check_decided, print_decided_report, run_decided_bench
+
+    result = run_decided_bench(app_names or None, sample=sample, seed=seed)
+    print_json(result) if as_json else print_decided_report(result, console)
+    if check and (missed := check_decided(result)):
+        err_console.print(f"[red]bench:[/] {missed}", highlight=False)
+        raise typer.Exit(1)
+
+
 @bench_app.command("inbox")
 def bench_inbox(
     items: int = typer.Option(10_000, min=1, help="Waiting review items to seed."),
