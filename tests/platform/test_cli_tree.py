@@ -173,7 +173,9 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
         progress=True,
     ),
     "bench inbox": Invocation(["bench", "inbox", "--items", "30", "--repeats", "1", "--json"]),
-    "bench decided": Invocation(["bench", "decided", "--app", "vanpool", "--sample", "2", "--json"]),
+    "bench decided": Invocation(
+        ["bench", "decided", "--app", "vanpool", "--sample", "2", "--json"]
+    ),
     "bench api": Invocation(["bench", "api", "--requests", "20", "--concurrency", "2", "--json"]),
     "bench local-tools": Invocation(["bench", "local-tools", "--limit", "1", "--json"], slow=True),
     "eval receipts": Invocation(

@@ -140,7 +140,10 @@ def test_validate_names_the_strategies_it_knows(client):
         json={"receipt": "chevron", "line_id": 1, "word_id": 1, "label": "TAX", "strategy": "nope"},
     )
     assert res.status_code == 422
-    assert res.json()["detail"] == "Unknown strategy 'nope'; use one of rules, baseline, choice, agent, cascade."
+    assert (
+        res.json()["detail"]
+        == "Unknown strategy 'nope'; use one of rules, baseline, choice, agent, cascade."
+    )
 
 
 @pytest.mark.parametrize(
