@@ -144,28 +144,40 @@ def cascade_curve_svg(curve: Mapping[str, Any]) -> str:
     fig = _figure(6.0, 4.2)
     ax = fig.subplots()
     _style(ax)
-    points = sorted(
-        (p for p in curve.get("points", []) if p.get("accuracy") is not None),
-        key=lambda p: p["seconds_per_case"],
-    )
-    if points:
+    # one dot per distinct outcome (targets that fit the same thresholds share it), and the
+    # line through those no cheaper point beats: the budgets worth choosing
+    groups: dict[tuple[float, float], list[float]] = {}
+    for p in curve.get("points", []):
+        if p.get("accuracy") is not None:
+            key = (round(p["seconds_per_case"], 4), round(p["accuracy"], 4))
+            groups.setdefault(key, []).append(p["target"])
+    dots = sorted(groups.items())
+    frontier, best = [], -1.0
+    for (x, y), _ in dots:
+        if y > best:
+            frontier.append((x, y))
+            best = y
+    if frontier:
         ax.plot(
-            [p["seconds_per_case"] for p in points],
-            [p["accuracy"] for p in points],
-            marker="o",
+            [x for x, _ in frontier],
+            [y for _, y in frontier],
             color=BLUE,
             linewidth=1.6,
-            label="cascade (one point per target accuracy)",
+            label="cascade: the best accuracy for the cost",
         )
-        for p in points:
-            ax.annotate(
-                f"{p['target']:.2f}",
-                (p["seconds_per_case"], p["accuracy"]),
-                textcoords="offset points",
-                xytext=(4, -10),
-                fontsize=7,
-                color="#52606d",
-            )
+    for (x, y), targets in dots:
+        ax.scatter([x], [y], color=BLUE, zorder=3, s=22)
+        label = (
+            f"{min(targets):.2f}" if len(targets) == 1 else f"{min(targets):.2f}–{max(targets):.2f}"
+        )
+        ax.annotate(
+            f"target {label}",
+            (x, y),
+            textcoords="offset points",
+            xytext=(4, -11),
+            fontsize=7,
+            color="#52606d",
+        )
     for name, alone in (curve.get("alone") or {}).items():
         if alone.get("accuracy") is None:
             continue

@@ -144,7 +144,9 @@ def score_case(
                 submit_tool=suite.submit_tool,
             ).to_dict()
     usage = run.usage if run is not None else (out.usage if out is not None else None)
-    result.efficiency = case_efficiency(usage, wall_seconds=wall_seconds)
+    # A cascade's usage is what its paid layers cost (under --all-layers it ran more)
+    paid = run is not None and bool(run.layers)
+    result.efficiency = case_efficiency(usage, wall_seconds=None if paid else wall_seconds)
 
     if out is not None and error is None:
         for evaluator in suite.evaluators:
