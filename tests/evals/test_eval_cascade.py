@@ -93,7 +93,10 @@ def test_cascade_run_reports_layers_and_fits_a_policy_that_the_next_run_uses(
     # fit for 0.9: the rules keep their 3 (all right); the model's 90s are right 4 of 10: never
     policy, path = calibrate_cascade(load_run(explored.run_id), settings, target=0.9)
     assert path == cascade_path(settings.home, "toy", None)
-    assert policy.layers["rules"].threshold <= 95 and policy.layers["model"].threshold > 100
+    rules, model = policy.layers["rules"], policy.layers["model"]
+    assert rules.for_verdict("VALID").threshold <= 95  # the fruit: 2 x (apple, banana, cherry)
+    assert model.for_verdict("VALID").threshold > 100  # right on fish, wrong on vegetables
+    assert model.for_verdict("INVALID").threshold > 100
     assert json.loads(path.read_text())["source"] == explored.run_id
 
     again = run_suite(suite, progress=False)

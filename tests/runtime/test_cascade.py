@@ -171,8 +171,10 @@ def _dev_cases() -> list[list[LayerOutcome]]:
 
 def test_fit_takes_what_each_layer_is_sure_of_at_the_target() -> None:
     policy = fit_policy(_dev_cases(), ["rules", "model"], target=0.85, min_pairs=100)
-    assert policy.layers["rules"].threshold == 90.0  # 9 of 10 at 90 reach 0.85; 60 does not
-    assert policy.layers["model"].threshold == 95.0
+    # 9 of 10 at 90 reach 0.85; 60 does not (every answer here is VALID)
+    assert policy.layers["rules"].for_verdict("VALID").threshold == 90.0
+    assert policy.layers["model"].for_verdict("VALID").threshold == 95.0
+    assert policy.layers["rules"].for_verdict("INVALID").threshold == NEVER
     fitted = policy.fitted
     # rules decide 10 (9 right); the model the other 10 (case 15 wrong): 18 / 20
     assert fitted["accuracy"] == pytest.approx(0.9)
@@ -183,8 +185,8 @@ def test_fit_takes_what_each_layer_is_sure_of_at_the_target() -> None:
 
 def test_a_target_no_layer_reaches_sends_everything_to_review() -> None:
     policy = fit_policy(_dev_cases(), ["rules", "model"], target=0.99, min_pairs=100)
-    assert policy.layers["rules"].threshold == NEVER
-    assert policy.layers["model"].threshold == NEVER
+    assert policy.layers["rules"].for_verdict("VALID").threshold == NEVER
+    assert policy.layers["model"].for_verdict("VALID").threshold == NEVER
     assert policy.fitted["needs_review_share"] == 1.0 and policy.fitted["accuracy"] == 0.0
 
 
@@ -211,3 +213,18 @@ def test_policy_round_trips_through_its_file(tmp_path: Path) -> None:
     loaded = load_policy(path)
     assert loaded is not None and loaded.to_dict() == policy.to_dict()
     assert load_policy(tmp_path / "none.json") is None
+
+
+def test_each_verdict_of_a_layer_gets_its_own_threshold() -> None:
+    # the model's VALIDs at 90 are right 10 of 10, its INVALIDs at 90 only 5 of 10
+    cases = [[_outcome("model", "VALID", 90, True, 1.0, 1)] for _ in range(10)]
+    cases += [[_outcome("model", "INVALID", 90, i < 5, 1.0, 1)] for i in range(10)]
+    split = fit_policy(cases, ["model"], target=0.9, min_pairs=100)
+    assert split.layers["model"].for_verdict("VALID").threshold == 90.0
+    assert split.layers["model"].for_verdict("INVALID").threshold == NEVER
+    assert split.fitted["accuracy"] == 0.5 and split.fitted["needs_review_share"] == 0.5
+    assert split.fitted["decided_accuracy"] == 1.0
+    pooled = fit_policy(cases, ["model"], target=0.9, min_pairs=100, by_verdict=False)
+    assert pooled.layers["model"].threshold == NEVER  # 15 of 20 right: below 0.9
+    loaded = CascadePolicy.from_dict(split.to_dict())
+    assert loaded.layers["model"].for_verdict("INVALID").threshold == NEVER

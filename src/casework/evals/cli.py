@@ -323,9 +323,18 @@ def _print_cascade_fit(run: Any, policy: Any, path: Path, as_json: bool) -> None
         return
     fitted = policy.fitted
     table = Table("layer", "threshold (calibrated)", "share decided", box=box.SIMPLE)
+
+    def shown(threshold: float) -> str:
+        return "never" if threshold > 100 else f"{threshold:.1f}"
+
     for name, rule in policy.layers.items():
-        shown = "never alone" if rule.threshold > 100 else f"{rule.threshold:.1f}"
-        table.add_row(name, shown, f"{fitted.get('share', {}).get(name, 0.0):.2f}")
+        if rule.by_verdict:
+            text = ", ".join(
+                f"{v} {shown(r.threshold)}" for v, r in sorted(rule.by_verdict.items())
+            )
+        else:
+            text = shown(rule.threshold)
+        table.add_row(name, text, f"{fitted.get('share', {}).get(name, 0.0):.2f}")
     console = _console()
     console.print(
         f"cascade of {run.app} fitted on {fitted.get('cases', 0)} cases of {run.run_id} for "

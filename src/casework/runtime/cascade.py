@@ -101,22 +101,37 @@ class LayerOutcome(BaseModel):
 
 @dataclass(frozen=True)
 class LayerPolicy:
+    """A layer's threshold on its calibrated confidence; ``by_verdict`` holds one per verdict
+    where the fit made one (a layer's VALID and INVALID at the same stated confidence need
+    not be right equally often: the bundled model's label choice is, its rejections not)."""
+
     threshold: float
     calibration: Calibration | None = None
+    by_verdict: dict[str, LayerPolicy] = field(default_factory=dict)
+
+    def for_verdict(self, verdict: str | None) -> LayerPolicy:
+        return self.by_verdict.get(verdict or "", self)
 
     def calibrated(self, confidence: float) -> float:
         return self.calibration.apply(confidence) if self.calibration is not None else confidence
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "threshold": self.threshold,
             "calibration": self.calibration.to_dict() if self.calibration else None,
         }
+        if self.by_verdict:
+            data["by_verdict"] = {k: v.to_dict() for k, v in self.by_verdict.items()}
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LayerPolicy:
         cal = data.get("calibration")
-        return cls(float(data["threshold"]), Calibration.from_dict(cal) if cal else None)
+        return cls(
+            float(data["threshold"]),
+            Calibration.from_dict(cal) if cal else None,
+            {k: cls.from_dict(v) for k, v in (data.get("by_verdict") or {}).items()},
+        )
 
 
 @dataclass(frozen=True)
@@ -251,8 +266,8 @@ class Cascade(Generic[DecisionT]):
             remote=layer.remote,
             verdict=str(decision.verdict),
             confidence=confidence,
-            calibrated=round(rule.calibrated(confidence), 2),
-            threshold=rule.threshold,
+            calibrated=round(rule.for_verdict(str(decision.verdict)).calibrated(confidence), 2),
+            threshold=rule.for_verdict(str(decision.verdict)).threshold,
             seconds=round(seconds, 4),
             model_calls=usage.model_calls,
             input_tokens=usage.input_tokens,
@@ -320,7 +335,8 @@ class Cascade(Generic[DecisionT]):
 def _sure(o: LayerOutcome, policy: LayerPolicy, undecided: frozenset[str]) -> bool:
     if o.error is not None or o.verdict in undecided or o.confidence is None:
         return False
-    return policy.calibrated(o.confidence) >= policy.threshold
+    rule = policy.for_verdict(o.verdict)
+    return rule.calibrated(o.confidence) >= rule.threshold
 
 
 def simulate(
@@ -376,6 +392,21 @@ def _layer_calibration(pairs: list[tuple[float, bool]], min_pairs: int) -> Calib
     return fit_calibration(pairs, min_pairs=min_pairs)
 
 
+def _threshold(scored: list[tuple[float, bool]], target: float, min_support: int) -> float:
+    """The lowest value at which the decisions kept (value >= it, at least ``min_support`` of
+    them) are right at ``target`` or better; NEVER when there is none."""
+    threshold = NEVER
+    scored = sorted(scored, key=lambda s: -s[0])  # highest first: the kept set grows as t falls
+    good = 0
+    for k, (value, ok) in enumerate(scored):
+        good += ok
+        kept = k + 1
+        last_of_tie = k + 1 == len(scored) or scored[k + 1][0] < value
+        if last_of_tie and kept >= min_support and good / kept >= target:
+            threshold = value
+    return threshold
+
+
 def fit_policy(
     cases: Sequence[Sequence[LayerOutcome]],
     layer_names: Sequence[str],
@@ -383,54 +414,59 @@ def fit_policy(
     target: float,
     min_support: int = 5,
     min_pairs: int = 10,
+    by_verdict: bool = True,
     undecided: frozenset[str] = frozenset({"NEEDS_REVIEW"}),
     source: str = "",
 ) -> CascadePolicy:
     """Thresholds for a target accuracy of what each layer decides.
 
-    Each layer's calibration is fitted on its own (confidence, right) pairs. Then, in layer
-    order, among the cases no earlier layer took, a layer's threshold is the lowest calibrated
-    confidence at which the decisions it would keep (at least ``min_support`` of them) are
-    right at ``target`` or better; a layer that never gets there gets a threshold it cannot
-    reach, so it passes every case on."""
-    calibrations: dict[str, Calibration | None] = {}
-    for name in layer_names:
-        pairs = [
-            (o.confidence, bool(o.right))
-            for outcomes in cases
-            for o in outcomes
-            if o.layer == name
+    In layer order, among the cases no earlier layer took: each verdict a layer gives gets its
+    own calibration (fitted on that layer's pairs of the verdict, over every case) and its own
+    threshold, the lowest calibrated confidence at which the decisions it would keep (at least
+    ``min_support`` of them) are right at ``target`` or better. A verdict that never gets
+    there gets a threshold it cannot reach, so those cases go on. ``by_verdict=False`` fits
+    one calibration and threshold per layer."""
+
+    def usable(o: LayerOutcome | None) -> bool:
+        return (
+            o is not None
             and o.error is None
             and o.verdict not in undecided
             and o.confidence is not None
             and o.right is not None
-        ]
-        calibrations[name] = _layer_calibration(pairs, min_pairs)
+        )
 
     remaining = list(range(len(cases)))
     layers: dict[str, LayerPolicy] = {}
     for name in layer_names:
-        cal = calibrations[name]
-        scored: list[tuple[float, bool, int]] = []
-        for i in remaining:
-            o = next((x for x in cases[i] if x.layer == name), None)
-            if o is None or o.error is not None or o.verdict in undecided or o.confidence is None:
-                continue
-            value = cal.apply(o.confidence) if cal is not None else o.confidence
-            scored.append((value, bool(o.right), i))
-        threshold = NEVER
-        # highest first: the accuracy of "everything at or above t" as t falls
-        scored.sort(key=lambda s: -s[0])
-        good = 0
-        for k, (value, ok, _) in enumerate(scored):
-            good += ok
-            kept = k + 1
-            last_of_tie = k + 1 == len(scored) or scored[k + 1][0] < value
-            if last_of_tie and kept >= min_support and good / kept >= target:
-                threshold = value
-        taken = {i for value, _, i in scored if value >= threshold}
+        at_layer = [
+            (i, next((x for x in cases[i] if x.layer == name), None)) for i in range(len(cases))
+        ]
+        groups: dict[str | None, list[tuple[int, LayerOutcome]]] = {}
+        for i, o in at_layer:
+            if o is not None and usable(o):
+                key = o.verdict if by_verdict else None
+                groups.setdefault(key, []).append((i, o))
+        rules: dict[str | None, LayerPolicy] = {}
+        taken: set[int] = set()
+        open_cases = set(remaining)
+        for key, members in groups.items():
+            cal = _layer_calibration(
+                [(float(o.confidence or 0), bool(o.right)) for _, o in members], min_pairs
+            )
+            scored = [
+                (cal.apply(o.confidence or 0) if cal else float(o.confidence or 0), i, o)
+                for i, o in members
+                if i in open_cases
+            ]
+            threshold = _threshold([(v, bool(o.right)) for v, _, o in scored], target, min_support)
+            taken |= {i for v, i, _ in scored if v >= threshold}
+            rules[key] = LayerPolicy(round(threshold, 4), cal)
         remaining = [i for i in remaining if i not in taken]
-        layers[name] = LayerPolicy(round(threshold, 4), cal)
+        if by_verdict:
+            layers[name] = LayerPolicy(NEVER, None, {str(k): v for k, v in rules.items()})
+        else:
+            layers[name] = rules.get(None) or LayerPolicy(NEVER)
     policy = CascadePolicy(layers, target, source)
     fitted = simulate(cases, policy, layer_names, undecided=undecided)
     return CascadePolicy(layers, target, source, fitted)
