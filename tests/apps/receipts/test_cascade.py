@@ -66,6 +66,8 @@ def test_choice_is_valid_when_the_suggested_label_wins(seeded: ReceiptsDeps) -> 
     assert decision.run is not None and decision.run.usage.model_calls == 1
     asked = str(chooser.calls[1][0][1].content)
     assert "Word: 05/02/2026" in asked and "> " in asked
+    similar = asked.split("Similar words on other receipts and their labels:\n")[1]
+    assert similar.count(" -> ") == 6 and "-> DATE" in similar  # dates on other receipts
     assert decision.evidence[0].source == "label_choice"
 
 

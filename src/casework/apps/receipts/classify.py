@@ -1,7 +1,8 @@
 """The receipts model layer the bundled model is good at: "which label fits this word?"
 
 Instead of a ReAct run, the model is shown the word on its receipt (the merchant, the lines
-around it, the word's place on its line) and every label that the word's shape allows, and
+around it, the word's place on its line), similar words on other receipts with their labels,
+and every label that the word's shape allows, and
 each label is scored as its whole answer (``casework.llm.choice``). Its bias towards some
 labels whatever the receipt says is measured once on a content-free prompt and divided out.
 The suggested label is VALID when it wins; the confidence is the probability of the verdict
@@ -17,15 +18,17 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from casework.apps.receipts.deps import ReceiptsDeps
-from casework.apps.receipts.evidence import word_context
+from casework.apps.receipts.evidence import neighbours, word_context
 from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelDecision, WordRef
 from casework.apps.receipts.rules import shape_fits
+from casework.apps.receipts.vectors import Neighbour, VectorsUnavailable
 from casework.llm.choice import Choice, OptionScorer, choose, option_bias
 from casework.runtime.decision import EndReason, Evidence, RunInfo
 from casework.runtime.usage import Usage
 
 __all__ = [
     "NONE_LABEL",
+    "SIMILAR_SHOWN",
     "candidate_labels",
     "choose_label",
     "label_decision",
@@ -60,9 +63,17 @@ def candidate_labels(suggested: str, shape: str) -> list[str]:
     return [*labels, NONE_LABEL]
 
 
-def label_messages(context: dict[str, object] | None) -> list[BaseMessage]:
+SIMILAR_SHOWN = 6
+"""Similar words (with their labels) shown to the model: on 50 held-out cases of receipts
+written by others they lifted its choice from 0.74 to 0.86 (see the receipts README)."""
+
+
+def label_messages(
+    context: dict[str, object] | None, similar: list[Neighbour] | None = None
+) -> list[BaseMessage]:
     """The prompt: the fixed label list as the system turn (cached across every case), then
-    the word on its receipt. ``None`` gives the content-free prompt (every value "N/A")."""
+    the word on its receipt and similar words elsewhere with their labels. ``None`` gives
+    the content-free prompt (every value "N/A")."""
     c = context or {}
 
     def get(key: str) -> str:
@@ -79,11 +90,23 @@ def label_messages(context: dict[str, object] | None) -> list[BaseMessage]:
     lines.append(f"> {get('line')}")
     for text in below if isinstance(below, list) else []:
         lines.append(f"  {text}")
+    if context is None:
+        shown = ["  N/A"]
+    else:
+        shown = [
+            f"  {nb.text!r} on {nb.line[:50]!r} -> {nb.label if nb.label != 'NONE' else NONE_LABEL}"
+            for nb in (similar or [])[:SIMILAR_SHOWN]
+        ]
+    neighbours = (
+        "\nSimilar words on other receipts and their labels:\n" + "\n".join(shown) if shown else ""
+    )
     user = (
         "Receipt lines (the word is on the line marked >):\n"
         + "\n".join(lines)
         + f"\n\nWord: {get('word')}\nPosition: word {get('position_in_line')} of its line, "
-        f"{get('column')} column, {get('section')} section\nWhich label fits the word?"
+        f"{get('column')} column, {get('section')} section"
+        + neighbours
+        + "\nWhich label fits the word?"
     )
     return [SystemMessage(_SYSTEM), HumanMessage(user)]
 
@@ -107,10 +130,14 @@ def choose_label(
 ) -> tuple[Choice, dict[str, object]]:
     """The model's choice of label for the word, with the word's context it was shown."""
     context = word_context(deps, ref)
+    try:
+        similar = neighbours(deps, ref, n=SIMILAR_SHOWN)
+    except VectorsUnavailable:
+        similar = []  # the model decides from the receipt alone
     options = candidate_labels(ref.suggested_label, str(context.get("shape", "")))
     bias = _bias(model)
     restricted = {o: bias[o] for o in options if o in bias} if bias else None
-    return choose(model, label_messages(context), options, bias=restricted), context
+    return choose(model, label_messages(context, similar), options, bias=restricted), context
 
 
 def label_decision(ref: WordRef, choice: Choice, context: dict[str, object]) -> LabelDecision:
