@@ -56,15 +56,14 @@ def test_the_content_free_prompt_says_nothing_of_a_receipt() -> None:
 
 
 def test_choice_is_valid_when_the_suggested_label_wins(seeded: ReceiptsDeps) -> None:
-    flat = {k: 0.0 for k in _scores("DATE")}
-    chooser = ScriptedChooser(flat, _scores("DATE", 0.95))  # bias first (flat), then the case
+    chooser = ScriptedChooser(_scores("DATE", 0.95))
     decision = choice(DATE_WORD, _with(seeded, **{LOCAL_ROLE: chooser}))
     # 0.95 against 0.0025 for each other label the date shape allows, renormalised
     others = len(candidate_labels("DATE", "date")) - 1
     assert decision.verdict == "VALID"
     assert decision.confidence == pytest.approx(100 * 0.95 / (0.95 + 0.0025 * others), abs=0.01)
     assert decision.run is not None and decision.run.usage.model_calls == 1
-    asked = str(chooser.calls[1][0][1].content)
+    asked = str(chooser.calls[0][0][1].content)
     assert "Word: 05/02/2026" in asked and "> " in asked
     similar = asked.split("Similar words on other receipts and their labels:\n")[1]
     assert similar.count(" -> ") == 6 and "-> DATE" in similar  # dates on other receipts
@@ -100,7 +99,7 @@ def test_cascade_passes_an_unsure_word_to_the_model_then_to_the_remote_agent(
     policy = CascadePolicy(
         {"rules": never, "baseline": never, "choice": never, "agent": LayerPolicy(50.0)}
     )
-    chooser = ScriptedChooser({k: 0.0 for k in _scores("DATE")}, _scores("DATE"))
+    chooser = ScriptedChooser(_scores("DATE"))
     remote = ScriptedChatModel(
         steps=[
             call("get_word_context"),
@@ -134,7 +133,7 @@ def test_cascade_with_nobody_sure_is_needs_review_and_says_what_each_layer_said(
 ) -> None:
     never = LayerPolicy(101.0)
     policy = CascadePolicy({"rules": never, "baseline": never, "choice": never})
-    chooser = ScriptedChooser({k: 0.0 for k in _scores("DATE")}, _scores("DATE"))
+    chooser = ScriptedChooser(_scores("DATE"))
     path = cascade_path(seeded.settings.home, "receipts", None)
     save_policy(policy, path)
     try:
@@ -169,3 +168,18 @@ def test_bundled_model_chooses_the_label_of_a_date(seeded: ReceiptsDeps) -> None
     probabilities = valid.evidence[0].fields
     assert max(probabilities, key=probabilities.get) == "DATE"
     assert valid.run is not None and valid.run.model == "qwen2.5-coder-1.5b"
+
+
+def test_with_the_bias_correction_on_the_content_free_prompt_is_scored_first(
+    seeded: ReceiptsDeps, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from casework.apps.receipts import classify
+
+    monkeypatch.setattr(classify, "CORRECT_BIAS", True)
+    # the model says DATE to anything at 0.9: divided out, TIME wins at 0.05 / 0.005
+    biased = _scores("DATE", 0.9)
+    case = _scores("DATE", 0.5) | {"TIME": math.log(0.4)}
+    chooser = ScriptedChooser(biased, case)
+    decision = choice(DATE_AS_TIME, _with(seeded, **{LOCAL_ROLE: chooser}))
+    assert "Word: N/A" in str(chooser.calls[0][0][1].content)
+    assert decision.raw_verdict == "VALID"  # TIME, the suggested label, won after the division
