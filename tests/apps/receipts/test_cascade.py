@@ -183,3 +183,21 @@ def test_with_the_bias_correction_on_the_content_free_prompt_is_scored_first(
     decision = choice(DATE_AS_TIME, _with(seeded, **{LOCAL_ROLE: chooser}))
     assert "Word: N/A" in str(chooser.calls[0][0][1].content)
     assert decision.raw_verdict == "VALID"  # TIME, the suggested label, won after the division
+
+
+def test_the_shipped_thresholds_stand_until_a_user_fits_their_own(seeded: ReceiptsDeps) -> None:
+    from casework.apps.receipts.strategies import SHIPPED_POLICY, _cascade_policy
+
+    deps = _with(seeded, specialist=_local())
+    shipped = _cascade_policy(deps)
+    assert shipped.source == "receipts-20261124-221701-6b82" and shipped.target == 0.9
+    assert shipped.layers["choice"].for_verdict("VALID").threshold == 80.0951
+    path = save_policy(
+        CascadePolicy({"rules": LayerPolicy(99.0)}),
+        cascade_path(seeded.settings.home, "receipts", None),
+    )
+    try:
+        assert _cascade_policy(deps).layers["rules"].threshold == 99.0
+    finally:
+        path.unlink()
+    assert SHIPPED_POLICY.is_file()

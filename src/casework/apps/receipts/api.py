@@ -44,7 +44,8 @@ class ValidateRequest(BaseModel):
         description=f"Suggested label, e.g. {', '.join(list(LABEL_DEFINITIONS)[:4])}."
     )
     strategy: str = Field(
-        default="agent", description="A strategy of the app: agent, baseline, ... (422 if unknown)."
+        default="cascade",
+        description="A strategy of the app: cascade, rules, baseline, choice, agent (422 if unknown).",
     )
     model: str | None = Field(
         default=None, description="provider:name for the agent; default the specialist model."

@@ -281,7 +281,9 @@ def validate(
         ..., help=f"Suggested label, one of: {', '.join(LABEL_DEFINITIONS)}."
     ),
     strategy: str = typer.Option(
-        "agent", help="agent (ReAct with tools) or baseline (similarity votes)."
+        "cascade",
+        help="cascade (rules, similar words, the bundled model's label choice, then a remote "
+        "agent when --model names one), or one layer: rules, baseline, choice, agent.",
     ),
     model: str | None = typer.Option(
         None, help="provider:name for the agent; default: the specialist model setting."
@@ -339,7 +341,8 @@ def _print_result(ref: WordRef, result: LabelDecision, calls: list[dict[str, Any
     info = decision_json(ref, result)
     console.print(
         f"[bold {colour}]{result.verdict}[/] {result.confidence:.0f}%  {_esc(ref.word_text)!r} as {ref.suggested_label}"
-        f"  ({info['strategy']}{': ' + info['model'] if info['model'] else ''}, {info['seconds'] or 0:.1f}s)",
+        f"  ({info['strategy']}{' → ' + info['decided_by'] if info['decided_by'] else ''}"
+        f"{': ' + info['model'] if info['model'] else ''}, {info['seconds'] or 0:.1f}s)",
         highlight=False,
     )
     console.print(f"reasoning: {_esc(result.reasoning)}", highlight=False)

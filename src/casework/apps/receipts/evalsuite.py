@@ -213,7 +213,7 @@ def eval_suite() -> EvalSuite:
         app="receipts",
         dataset=CASES_PATH,
         strategies=dict(STRATEGIES),
-        default_strategy="baseline",
+        default_strategy="cascade",
         labels=["VALID", "INVALID", "NEEDS_REVIEW"],
         input_model=label_input,
         deps=store.deps,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from casework.apps.receipts.agent import agent_for, model_name, run_agent
@@ -37,6 +38,7 @@ from casework.runtime.decision import Decision, EndReason, RunInfo
 from casework.runtime.usage import Usage
 
 __all__ = [
+    "SHIPPED_POLICY",
     "STRATEGIES",
     "LabelStrategy",
     "agent",
@@ -158,11 +160,20 @@ def _remote_configured(deps: ReceiptsDeps) -> bool:
     return deps.models is not None and not is_local_model(deps.models(AGENT_ROLE))
 
 
+SHIPPED_POLICY = Path(__file__).parent / "data" / "cascade-offline.json"
+"""The offline cascade's thresholds as fitted on the development receipts (the six written
+for the project: ``casework eval calibrate RUN --target 0.9`` on an ``--all-layers`` run of
+160 of their cases), used until a user fits their own."""
+
+
 def _cascade_policy(deps: ReceiptsDeps) -> CascadePolicy:
     remote = (
         model_name(deps.models(AGENT_ROLE)) if _remote_configured(deps) and deps.models else None
     )
-    return load_policy(cascade_path(deps.settings.home, "receipts", remote)) or CascadePolicy()
+    stored = load_policy(cascade_path(deps.settings.home, "receipts", remote))
+    if stored is not None:
+        return stored
+    return (load_policy(SHIPPED_POLICY) if remote is None else None) or CascadePolicy()
 
 
 def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> LabelDecision:
@@ -215,6 +226,7 @@ def decision_json(ref: WordRef, result: LabelDecision) -> dict[str, Any]:
         "suggested_label": ref.suggested_label,
         **result.model_dump(mode="json"),
         "strategy": run.strategy if run is not None else None,
+        "decided_by": run.decided_by if run is not None else None,
         "model": run.model if run is not None else None,
         "ended_by": run.ended_by.value if run is not None else None,
         "tool_calls": run.tool_names if run is not None else [],
