@@ -42,5 +42,5 @@ def test_the_bench_runs_an_apps_default_strategy_on_a_sample(tmp_path: Path) -> 
     settings = Settings(home=tmp_path, allow_network_models=False)
     result = run_decided_bench(["vanpool"], sample=3, seed=1, settings=settings)
     row = result["apps"]["vanpool"]
-    assert row["cases"] == 3 and row["strategy"] == "rules"
+    assert row["cases"] == 3 and row["strategy"] == "cascade"
     assert row["decided"] == 3 and row["model_calls_mean"] == 0.0  # the rules decide every one

@@ -65,6 +65,7 @@ DATASETS = {
     "location": DATA_DIR / "eval" / "location.jsonl",
     "case-manager": DATA_DIR / "eval" / "case_manager.jsonl",
     "outreach": DATA_DIR / "eval" / "outreach.jsonl",
+    "outreach-plain": DATA_DIR / "eval" / "outreach_plain.jsonl",
     "lifecycle": DATA_DIR / "eval" / "lifecycle.jsonl",
 }
 EVAL_NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
@@ -250,7 +251,7 @@ _DECISIONS: dict[str, type[Decision]] = {
 }
 
 
-def _strategy(name: str) -> Any:
+def _strategy(name: str, explore: bool = False) -> Any:
     from casework.apps.vanpool import strategies as s
 
     registries = {
@@ -267,7 +268,15 @@ def _strategy(name: str) -> Any:
         try:
             if task.task == "lifecycle":
                 return run_scenario(task.value, deps, lifecycle_strategy)
-            return registries[task.task][name](task.value, deps)
+            registry = registries[task.task]
+            if name not in registry:
+                raise InputError(
+                    f"The {name} strategy does not decide {task.task} cases; use one of {', '.join(registry)}."
+                )
+            chosen = registry[name]
+            if explore and hasattr(chosen, "exploring"):
+                chosen = chosen.exploring()
+            return chosen(task.value, deps)
         except (InputError, SourceUnavailable) as exc:
             # What a user of the app would get (one sentence, nothing written) as the case's
             # answer, so error-handling cases are scored like the others.
@@ -276,6 +285,8 @@ def _strategy(name: str) -> Any:
             )
 
     run.__name__ = f"vanpool_{name}"
+    if name == "cascade" and not explore:
+        run.exploring = lambda: _strategy(name, explore=True)  # type: ignore[attr-defined]
     return run
 
 
@@ -374,8 +385,10 @@ def eval_suite() -> EvalSuite:
         app="vanpool",
         dataset=DATASETS["shift"],
         datasets=dict(DATASETS),
-        strategies={name: _strategy(name) for name in ("rules", "baseline", "agent")},
-        default_strategy="rules",
+        strategies={
+            name: _strategy(name) for name in ("rules", "baseline", "choice", "agent", "cascade")
+        },
+        default_strategy="cascade",
         labels=[
             "pass",
             "fail",

@@ -57,6 +57,7 @@ __all__ = [
     "parse_pto",
     "parse_shift",
     "parse_time",
+    "reply_cue",
     "shift_overlap",
     "zip_coordinates",
 ]
@@ -477,11 +478,8 @@ def has_escalation_cue(text: str) -> bool:
     return any(c in t for c in ESCALATION_CUES)
 
 
-def classify_reply_keywords(text: str) -> str:
-    """The rules baseline for reply buckets: cue words, escalation first; unclear -> escalation.
-
-    The spec routes a reply whose intent is unclear to a person, so no cue means escalation.
-    """
+def reply_cue(text: str) -> str | None:
+    """The bucket a reply's cue words name (escalation first), or None when none does."""
     t = " ".join(text.lower().split())
     if has_escalation_cue(t):
         return "escalation"
@@ -491,4 +489,12 @@ def classify_reply_keywords(text: str) -> str:
         return "question"
     if any(c in t for c in ACK_CUES):
         return "acknowledgment"
-    return "escalation"
+    return None
+
+
+def classify_reply_keywords(text: str) -> str:
+    """The rules baseline for reply buckets: cue words, escalation first; unclear -> escalation.
+
+    The spec routes a reply whose intent is unclear to a person, so no cue means escalation.
+    """
+    return reply_cue(text) or "escalation"

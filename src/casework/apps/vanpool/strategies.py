@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
-from casework.apps.vanpool import agent, checks, lifecycle
+from casework.apps.vanpool import agent, cascade, checks, lifecycle
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
 from casework.apps.vanpool.models import (
     Bucket,
@@ -118,7 +118,13 @@ def _bucket_result(bucket: str, run: RunInfo) -> OutreachResult:
 
 
 def rules_classify(input: ReplyInput, deps: VanpoolDeps) -> OutreachResult:
-    return _bucket_result(classify_reply_keywords(input.reply), _rules_info())
+    """The cue words' bucket: confidence 90 when a cue named it, 40 for the unclear default."""
+    return cascade.rules_reply(input.reply)
+
+
+def choice_classify(input: ReplyInput, deps: VanpoolDeps) -> OutreachResult:
+    """The bundled model chooses the bucket among the four (scored; the escalation guard)."""
+    return cascade.choice_classify(input.reply, deps)
 
 
 def agent_classify(input: ReplyInput, deps: VanpoolDeps) -> OutreachResult:
@@ -137,21 +143,38 @@ STRATEGIES: dict[str, Strategy[Any, Any]] = {
     "rules": rules_audit,
     "baseline": rules_audit,
     "agent": agent_audit,
+    "cascade": cascade.audit_cascade(
+        "case-manager", rules_audit, agent_audit, CaseManagerResult, agent.ROLES["case_manager"]
+    ),
 }
 LOCATION_STRATEGIES: dict[str, Strategy[Any, Any]] = {
     "rules": rules_location,
     "baseline": rules_location,
     "agent": agent_location,
+    "cascade": cascade.audit_cascade(
+        "location",
+        rules_location,
+        agent_location,
+        LocationDecision,
+        agent.ROLES["location_specialist"],
+    ),
 }
 SHIFT_STRATEGIES: dict[str, Strategy[Any, Any]] = {
     "rules": rules_shift,
     "baseline": rules_shift,
     "agent": agent_shift,
+    "cascade": cascade.audit_cascade(
+        "shift", rules_shift, agent_shift, ShiftDecision, agent.ROLES["shift_specialist"]
+    ),
 }
 OUTREACH_STRATEGIES: dict[str, Strategy[Any, Any]] = {
     "rules": rules_classify,
     "baseline": rules_classify,
+    "choice": choice_classify,
     "agent": agent_classify,
+    "cascade": cascade.outreach_cascade(
+        rules_classify, choice_classify, agent_classify, agent.ROLES["classify_reply"]
+    ),
 }
 
 
