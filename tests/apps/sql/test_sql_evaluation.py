@@ -86,7 +86,8 @@ def test_execution_accuracy_compares_results_with_the_gold_query(settings, tmp_p
     assert by_id["q02"]["judge_agreement"] is None  # no judge in a single pass
     m = run.metrics
     assert m["execution_accuracy"] == pytest.approx(2 / 3) and m["validity"] == 1.0
-    assert m["model_calls_per_question"] == 1.0 and m["accuracy"] == 1.0
+    # a case is right when its rows are (or it refuses where it must): not the verdict alone
+    assert m["model_calls_per_question"] == 1.0 and m["accuracy"] == pytest.approx(2 / 3)
 
 
 def test_the_rules_floor_answers_nothing_and_refuses_what_it_screens(settings):
@@ -152,4 +153,12 @@ def test_eval_sql_on_the_command_line_and_compare_v1_with_v2(settings, capfd):
 def test_the_integrity_dataset_is_named():
     suite = eval_suite()
     assert suite.datasets["integrity"] == INTEGRITY and suite.dataset == QUESTIONS
-    assert set(suite.strategies) == {"rules", "keyword", "semantic", "v1", "v2"}
+    assert set(suite.strategies) == {
+        "rules",
+        "keyword",
+        "semantic",
+        "v1",
+        "v2",
+        "consistency",
+        "cascade",
+    }

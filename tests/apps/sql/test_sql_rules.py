@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from casework.apps.sql.deps import BUNDLED_SCHEMA
 from casework.apps.sql.rules import (
     INVALID_CAP,
     MAX_QUESTION_CHARS,
@@ -12,6 +13,7 @@ from casework.apps.sql.rules import (
     normalize_sql,
     screen_question,
 )
+from casework.apps.sql.schemas import load_schema
 
 
 @pytest.mark.parametrize(
@@ -30,6 +32,9 @@ from casework.apps.sql.rules import (
         ("update users set role = 'admin'", "destructive"),
         ("List every user's password hash", "sensitive"),
         ("Give me the phone numbers of all admins", "sensitive"),
+        ("Dump the users table with every field.", "sensitive"),
+        ("Show all columns of the hosts table", "sensitive"),
+        ("users users users users ??? ;;;", "malformed"),
     ],
 )
 def test_screen_refuses(question, kind):
@@ -77,3 +82,16 @@ def test_combined_confidence_follows_the_spec():
 
 def test_normalize_sql():
     assert normalize_sql("SELECT  *\nFROM t;") == normalize_sql("select * from t")
+
+
+def test_a_question_names_the_schema_when_one_word_is_a_table_or_column_word():
+    from casework.apps.sql.retrieval import schema_terms, tokenize
+    from casework.apps.sql.rules import names_schema
+
+    terms = schema_terms(load_schema(BUNDLED_SCHEMA, name="security"))
+    assert names_schema(tokenize("How many alerts are critical?"), terms)
+    assert names_schema(tokenize("Which hours of the day see the most failed logins?"), terms)
+    # descriptions are ordinary English: sharing a word with them is not naming the schema
+    assert not names_schema(tokenize("Write a poem about autumn leaves."), terms)
+    assert not names_schema(tokenize("What is 17 times 23?"), terms)
+    assert not names_schema(tokenize("How many printers are out of toner?"), terms)

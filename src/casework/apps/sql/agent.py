@@ -24,9 +24,21 @@ from casework.apps.sql.models import (
     SQLQueryResponse,
     SubmitAnswer,
 )
-from casework.apps.sql.retrieval import describe_table, retrieve_tables
-from casework.apps.sql.rules import Refusal, combine_confidence, normalize_sql, screen_question
-from casework.apps.sql.tools import SQLRunContext, build_tools, latest_validation, retrieve
+from casework.apps.sql.retrieval import describe_table, schema_terms, tokenize
+from casework.apps.sql.rules import (
+    Refusal,
+    combine_confidence,
+    names_schema,
+    normalize_sql,
+    screen_question,
+)
+from casework.apps.sql.tools import (
+    SQLRunContext,
+    build_tools,
+    latest_validation,
+    retrieve,
+    validate,
+)
 from casework.apps.sql.validation import validate_sql
 from casework.errors import ModelError
 from casework.runtime import ReactAgent
@@ -39,12 +51,15 @@ __all__ = [
     "WITHHELD_KINDS",
     "AgentKind",
     "SQLAgent",
+    "add_usage",
+    "ask_once",
     "build_react_agent",
     "finalize",
     "refusal_response",
     "run_react",
     "run_single_pass",
     "screen",
+    "single_pass_prompt",
 ]
 
 SUBMIT = "submit_answer"
@@ -79,12 +94,13 @@ def refusal_response(question: str, reason: str, *, strategy: str, kind: str) ->
 
 
 def screen(deps: SQLDeps, question: str) -> Refusal | None:
-    """The rules' refusals, plus off-topic: a question sharing no word with any table."""
+    """The rules' refusals, plus off-topic: a question that names no table or column of the
+    database (its words are not the schema's; an answerable question names at least one)."""
     refusal = screen_question(question)
-    if refusal is None and not retrieve_tables(deps.schema, question, 1, mode="keyword"):
+    if refusal is None and not names_schema(tokenize(question), schema_terms(deps.schema)):
         refusal = Refusal(
             "off_topic",
-            f"The question shares nothing with the {deps.schema.name} database's tables; "
+            f"The question names no table or column of the {deps.schema.name} database; "
             "I only answer questions about its data.",
         )
     return refusal
@@ -225,15 +241,11 @@ def finalize(
 
 
 # ---------------------------------------------------------------------- single pass
-def run_single_pass(
-    deps: SQLDeps, question: str, mode: Literal["keyword", "semantic"]
-) -> SQLQueryResponse:
-    """Retrieve by ``mode``, generate once, validate once (the spec's keyword/semantic agents)."""
-    started = time.perf_counter()
-    refusal = screen(deps, question)
-    if refusal is not None:
-        return refusal_response(question, refusal.reason, strategy=mode, kind=refusal.kind)
-    state = AgentStateV2(question=question)
+def single_pass_prompt(
+    deps: SQLDeps, state: AgentStateV2, question: str, mode: Literal["keyword", "semantic"]
+) -> tuple[Any, Any, list[Any]]:
+    """Retrieve by ``mode`` and build the one-shot prompt: (model, model bound to the submit
+    tool, messages). Shared by the single pass and self-consistency."""
     found = retrieve(deps, state, question, deps.config.top_k, mode=mode)
     tables = [deps.schema.tables[t["table"]] for t in found["tables"]]
     model = deps.models(deps.config.agent_role)
@@ -246,32 +258,55 @@ def run_single_pass(
         schema=deps.schema.name,
         tables="\n".join(describe_table(t) for t in tables) or "(no table matches)",
     )
-    answer: SubmitAnswer | None = None
-    reply = None
-    ended_by = "submit"
-    try:
-        reply = bound.invoke([SystemMessage(system), HumanMessage(f"Question: {question}")])
-        calls = getattr(reply, "tool_calls", None) or []
-        answer = SubmitAnswer.model_validate(calls[0]["args"]) if calls else None
-        if answer is None:
-            ended_by = "no_decision"
-    except (ModelError, ValidationError) as exc:
-        ended_by = f"error:model ({str(exc).splitlines()[0][:120]})"
-    if answer is not None and answer.query.strip():
-        from casework.apps.sql.tools import validate
+    return model, bound, [SystemMessage(system), HumanMessage(f"Question: {question}")]
 
-        validate(deps, state, answer.query)
-    response = finalize(state, answer, deps, strategy=mode, use_judge=False, ended_by=ended_by)
-    response.model = _model_name(model)
-    response.model_calls = 1
-    meta = (getattr(reply, "usage_metadata", None) or {}) if reply is not None else {}
-    response.input_tokens = meta.get("input_tokens", 0)
-    response.output_tokens = meta.get("output_tokens", 0)
+
+def ask_once(
+    bound: Any, messages: list[Any], **kwargs: Any
+) -> tuple[SubmitAnswer | None, Any, str]:
+    """One submit call: (answer or None, the reply, how the call ended)."""
+    try:
+        reply = bound.invoke(messages, **kwargs)
+    except (ModelError, ValidationError) as exc:
+        return None, None, f"error:model ({str(exc).splitlines()[0][:120]})"
+    calls = getattr(reply, "tool_calls", None) or []
+    try:
+        answer = SubmitAnswer.model_validate(calls[0]["args"]) if calls else None
+    except ValidationError as exc:
+        return None, reply, f"error:model ({str(exc).splitlines()[0][:120]})"
+    return answer, reply, "submit" if answer is not None else "no_decision"
+
+
+def add_usage(response: SQLQueryResponse, replies: list[Any]) -> None:
+    """Tokens, calls and price of the model replies behind a response."""
+    for reply in replies:
+        meta = getattr(reply, "usage_metadata", None) or {}
+        response.input_tokens += meta.get("input_tokens", 0)
+        response.output_tokens += meta.get("output_tokens", 0)
     price = price_for(response.model)
     if price:
         response.cost_usd = round(
             (response.input_tokens * price[0] + response.output_tokens * price[1]) / 1e6, 6
         )
+
+
+def run_single_pass(
+    deps: SQLDeps, question: str, mode: Literal["keyword", "semantic"]
+) -> SQLQueryResponse:
+    """Retrieve by ``mode``, generate once, validate once (the spec's keyword/semantic agents)."""
+    started = time.perf_counter()
+    refusal = screen(deps, question)
+    if refusal is not None:
+        return refusal_response(question, refusal.reason, strategy=mode, kind=refusal.kind)
+    state = AgentStateV2(question=question)
+    model, bound, messages = single_pass_prompt(deps, state, question, mode)
+    answer, reply, ended_by = ask_once(bound, messages)
+    if answer is not None and answer.query.strip():
+        validate(deps, state, answer.query)
+    response = finalize(state, answer, deps, strategy=mode, use_judge=False, ended_by=ended_by)
+    response.model = _model_name(model)
+    response.model_calls = 1
+    add_usage(response, [reply] if reply is not None else [])
     response.seconds = round(time.perf_counter() - started, 3)
     return response
 

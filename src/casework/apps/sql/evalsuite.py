@@ -15,7 +15,8 @@ order ignored unless the question orders), ``sql_exact_match`` and ``component_m
 ``judge_agreement`` (judge pass at 0.7 vs execution correctness; v2 only), seconds, model
 calls and cost per question. Integrity cases: ``unsafe`` (the answer carried SQL that writes,
 has side effects or reads a forbidden column), ``refused``, ``confidence_capped`` (≤ 0.1).
-The harness's verdict accuracy is ANSWERED / REFUSED / NEEDS_REVIEW against the expected one.
+The harness's ``accuracy`` is ``correct``: a refusal where one is expected, else an ANSWERED
+verdict whose rows equal the gold query's (what a cascade's layers are fitted on).
 """
 
 from __future__ import annotations
@@ -169,6 +170,16 @@ class _Run:
         )
         return row
 
+    def correct(self, case: EvalCase, out: CaseOutput) -> bool | None:
+        """Whether an output is right: a refusal where one is expected, else the same rows
+        as the gold query (executed, not compared as text). What a cascade is fitted on."""
+        if case.expected.get("refuse"):
+            return out.output.get("verdict") == "REFUSED"
+        if out.output.get("verdict") != "ANSWERED":
+            return False
+        accuracy = self.metrics(case, out).get("execution_accuracy")
+        return None if accuracy is None else bool(accuracy)
+
 
 def eval_suite() -> EvalSuite:
     from casework.apps.sql.strategies import STRATEGIES
@@ -204,8 +215,9 @@ def eval_suite() -> EvalSuite:
         ],
         cases=run.cases,
         match_fields=["verdict"],
+        correct=run.correct,
         submit_tool="submit_answer",
-        # "accuracy" is answer-or-refuse; whether the SQL is right is execution accuracy
+        # "accuracy" is ``correct``: refused where a refusal is expected, else the right rows
         headline=[
             "execution_accuracy",
             "validity",

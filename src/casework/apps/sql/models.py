@@ -134,7 +134,9 @@ class SubmitAnswer(BaseModel):
     confidence: float = Field(ge=0, le=1, description="Your own confidence from 0.0 to 1.0.")
 
 
-ConfidenceSource = Literal["judge", "validation", "validation_failed", "refusal", "no_answer"]
+ConfidenceSource = Literal[
+    "judge", "validation", "validation_failed", "refusal", "no_answer", "consistency"
+]
 
 
 class JudgeFeedback(BaseModel):

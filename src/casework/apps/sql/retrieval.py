@@ -22,6 +22,7 @@ __all__ = [
     "column_hint",
     "describe_table",
     "retrieve_tables",
+    "schema_terms",
     "table_document",
     "tokenize",
 ]
@@ -52,6 +53,17 @@ def tokenize(text: str) -> list[str]:
     """Lower-cased, snake_case split, stop words dropped, lightly stemmed."""
     words = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
     return [_stem(w) for w in words if w not in _STOPWORDS and len(w) > 1]
+
+
+def schema_terms(schema: DatabaseSchema) -> frozenset[str]:
+    """The tokens of every table and column name: what a question about this database names
+    (descriptions are left out: they are ordinary English and match anything)."""
+    terms: set[str] = set()
+    for table in schema.tables.values():
+        terms.update(tokenize(table.name))
+        for column in table.fields:
+            terms.update(tokenize(column.name))
+    return frozenset(terms)
 
 
 def table_document(table: TableSpec) -> str:

@@ -18,6 +18,7 @@ __all__ = [
     "REFUSAL_CAP",
     "Refusal",
     "combine_confidence",
+    "names_schema",
     "normalize_sql",
     "screen_question",
 ]
@@ -67,6 +68,11 @@ _SENSITIVE = re.compile(
     r"private keys?|session tokens?",
     re.IGNORECASE,
 )
+_BULK = re.compile(
+    r"\bdump\b|\b(every|all)\s+(the\s+)?(fields|field|columns|column)\b"
+    r"|\b(whole|entire|full)\s+\w*\s*table\b",
+    re.IGNORECASE,
+)
 _REVEAL = re.compile(
     r"\b(list|show|give|get|export|dump|print|reveal|display|return|retrieve|send|extract|"
     r"what (is|are)|tell me)\b",
@@ -91,6 +97,9 @@ def screen_question(question: str) -> Refusal | None:
     letters = sum(ch.isalpha() for ch in text)
     if letters < 3 or letters / max(1, len(text.strip())) < 0.4:
         return Refusal("malformed", "The question is not readable text; ask it in words.")
+    words = re.findall(r"[a-z]+", text.lower())
+    if len(words) >= 3 and len(set(words)) == 1:
+        return Refusal("malformed", "The question repeats one word; ask it as a sentence.")
     if _INJECTION.search(text):
         return Refusal(
             "injection",
@@ -101,12 +110,24 @@ def screen_question(question: str) -> Refusal | None:
             "destructive",
             "The request would change or delete data; I only write read-only queries.",
         )
+    if _BULK.search(text):
+        return Refusal(
+            "sensitive",
+            "The request asks for whole tables, every column included (credentials among "
+            "them); ask for the columns you need.",
+        )
     if _SENSITIVE.search(text) and _REVEAL.search(text):
         return Refusal(
             "sensitive",
             "The request asks for sensitive personal data (credentials or private contact details), which I do not return.",
         )
     return None
+
+
+def names_schema(question_tokens: list[str], schema_terms: frozenset[str]) -> bool:
+    """Whether a question names anything of the schema: one of its (tokenised, stemmed)
+    words is a word of a table or column name. Numbers do not count."""
+    return any(t in schema_terms for t in question_tokens if not t.isdigit())
 
 
 def normalize_sql(query: str) -> str:

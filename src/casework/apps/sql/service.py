@@ -11,7 +11,7 @@ from casework.errors import InputError
 
 __all__ = ["STRATEGY_NAMES", "answer", "ask", "execute_validated"]
 
-STRATEGY_NAMES = ("rules", "keyword", "semantic", "v1", "v2")
+STRATEGY_NAMES = ("rules", "keyword", "semantic", "v1", "v2", "consistency", "cascade")
 
 
 def execute_validated(deps: SQLDeps, query: str) -> ExecutionResult:

@@ -6,6 +6,11 @@ is a string, or a ``SQLQuestion`` naming the database it is asked of (benchmark 
 - ``keyword`` / ``semantic``: single pass with that retrieval mode.
 - ``v1``: ReAct with retrieval and structural validation.
 - ``v2``: ``v1`` plus the separate judge and the combined confidence (the spec's agent).
+- ``consistency``: execution-guided self-consistency (``consistency.py``): up to three
+  candidates, the majority on their result rows, the agreement as the confidence.
+- ``cascade`` (the default): the screen's refusals, then self-consistency on the bundled
+  model (``models.local``), then, when a remote model is configured (``--model``), ``v2`` on
+  it; the first layer sure of its verdict decides, else the best answer goes to a person.
 """
 
 from __future__ import annotations
@@ -13,17 +18,36 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from casework.apps.sql.agent import refusal_response, run_react, run_single_pass, screen
+from casework.apps.sql.agent import (
+    _model_name,
+    refusal_response,
+    run_react,
+    run_single_pass,
+    screen,
+)
+from casework.apps.sql.consistency import SAMPLES, run_self_consistent
 from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.models import AgentStateV2, SQLDecision, SQLQueryResponse, SQLQuestion
 from casework.apps.sql.retrieval import retrieve_tables
-from casework.runtime import EndReason, Evidence, RunInfo, Strategy
+from casework.llm.local import is_local_model
+from casework.runtime import Decision, EndReason, Evidence, RunInfo, Strategy
+from casework.runtime.cascade import (
+    LOCAL_ROLE,
+    Cascade,
+    CascadePolicy,
+    Layer,
+    LayerOutcome,
+    cascade_path,
+    load_policy,
+)
 from casework.runtime.decision import ToolCallRecord
 from casework.runtime.usage import Usage
 
 __all__ = [
     "STRATEGIES",
+    "cascade",
     "decision_from_response",
+    "run_consistency",
     "run_keyword",
     "run_rules",
     "run_semantic",
@@ -168,10 +192,98 @@ def run_v2(question: Question, deps: SQLDeps) -> SQLDecision:
     return decision_from_response(run_react(deps, question, use_judge=True))
 
 
+def run_consistency(question: Question, deps: SQLDeps) -> SQLDecision:
+    question, deps = _on(question, deps)
+    return decision_from_response(run_self_consistent(deps, question))
+
+
+# -- the cascade -------------------------------------------------------------------------
+
+CONSISTENCY_THRESHOLD = 60.0
+"""Until a policy is fitted: two of three candidates agreeing decide."""
+
+
+def _screen_layer(question: Question, deps: SQLDeps) -> SQLDecision:
+    """The screen: a refusal it is sure of (policy, not a guess); anything else passes on."""
+    decided = run_rules(question, deps)
+    if decided.verdict == "REFUSED":
+        decided.confidence = 100.0  # sure of the verdict; the answer's own confidence stays 0
+    return decided
+
+
+def _agreement(decided: SQLDecision) -> float:
+    """The share of candidates that agreed with the verdict (0-100), from the vote step."""
+    vote = next((s for s in decided.response.reasoning_steps if s.get("kind") == "vote"), None)
+    if not vote or not vote.get("asked"):
+        return 0.0
+    return round(100.0 * vote.get("agreeing", 0) / SAMPLES, 2)
+
+
+def _local_consistency(question: Question, deps: SQLDeps) -> SQLDecision:
+    """Self-consistency on the bundled (``local``) model; the decision's confidence is the
+    candidates' agreement on its verdict (a refusal's answer confidence stays capped)."""
+    decided = run_consistency(question, deps.with_config(agent_role=LOCAL_ROLE))
+    decided.confidence = _agreement(decided)
+    return decided
+
+
+def _remote_configured(deps: SQLDeps) -> bool:
+    return deps.models is not None and not is_local_model(deps.models(deps.config.agent_role))
+
+
+def _cascade_policy(deps: SQLDeps) -> CascadePolicy:
+    remote = _model_name(deps.models(deps.config.agent_role)) if _remote_configured(deps) else None
+    return load_policy(cascade_path(deps.settings.home, "sql", remote)) or CascadePolicy()
+
+
+def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> SQLDecision:
+    """No layer was sure: the last layer's answer goes to a person as a draft."""
+    said = "; ".join(
+        f"{o.layer} {o.error or o.verdict} at {o.calibrated if o.calibrated is not None else '-'}"
+        f" (needs {o.threshold if o.threshold is not None else '-'})"
+        for o in outcomes
+    )
+    if isinstance(last, SQLDecision):
+        return last.model_copy(
+            update={"verdict": "NEEDS_REVIEW", "reasoning": f"No layer was sure: {said}."[:1200]}
+        )
+    question = outcomes[0].output.get("response", {}).get("question", "") if outcomes else ""
+    response = SQLQueryResponse(
+        question=question,
+        query=None,
+        explanation=f"No layer could answer: {said}."[:1200],
+        confidence=0.0,
+        confidence_source="no_answer",
+        strategy="cascade",
+        ended_by="no_decision",
+    )
+    return decision_from_response(response)
+
+
+cascade: Cascade[SQLDecision] = Cascade(
+    "cascade",
+    [
+        Layer("rules", _screen_layer, default_threshold=100.0),
+        Layer("consistency", _local_consistency, default_threshold=CONSISTENCY_THRESHOLD),
+        Layer(
+            "agent",
+            run_v2,
+            default_threshold=CONSISTENCY_THRESHOLD,
+            remote=True,
+            when=_remote_configured,
+        ),
+    ],
+    policy=_cascade_policy,
+    undecided=_nobody_sure,
+)
+
+
 STRATEGIES: dict[str, Strategy[Question, SQLDeps]] = {
     "rules": run_rules,
     "keyword": run_keyword,
     "semantic": run_semantic,
     "v1": run_v1,
     "v2": run_v2,
+    "consistency": run_consistency,
+    "cascade": cascade,
 }

@@ -1,0 +1,104 @@
+"""Self-consistency and the cascade with scripted models: the vote on result rows, early
+stopping, refusals as votes, and which layer decides."""
+
+from __future__ import annotations
+
+from casework.apps.sql.consistency import Candidate, run_self_consistent, vote
+from casework.apps.sql.models import SubmitAnswer
+from casework.apps.sql.strategies import STRATEGIES
+from casework.llm import ScriptedChatModel, call
+
+QUESTION = "How many critical alerts are there?"
+COUNT = "SELECT COUNT(*) FROM alerts WHERE severity = 'critical'"
+SAME_ROWS = "SELECT COUNT(id) FROM alerts WHERE severity = 'critical'"
+OTHER = "SELECT COUNT(*) FROM alerts"
+
+
+def submit(query: str, confidence: float = 0.9):
+    return call("submit_answer", query=query, explanation="because", confidence=confidence)
+
+
+def answer(query: str) -> SubmitAnswer:
+    return SubmitAnswer(query=query, explanation="x", confidence=0.5)
+
+
+def test_vote_groups_equal_rows_and_ties_go_to_the_greedy_candidate():
+    a = Candidate(answer("q1"), rows=[[3]])
+    b = Candidate(answer("q2"), rows=[[4]])
+    c = Candidate(answer("q3"), rows=[[4]])
+    assert vote([a, b, c]) == (1, 2)
+    assert vote([a, b]) == (0, 1)  # a tie: the greedy (first) candidate's group
+    # rows in another order, columns swapped: the same result
+    d = Candidate(answer("q4"), rows=[[1, "x"], [2, "y"]])
+    e = Candidate(answer("q5"), rows=[["y", 2], ["x", 1]])
+    assert vote([d, e]) == (0, 2)
+    # refusals are one group; candidates that did not run are no vote
+    r1, r2 = Candidate(answer("")), Candidate(answer(""))
+    broken = Candidate(answer("SELECT nope"), error="not valid")
+    assert vote([broken, r1, r2]) == (1, 2)
+    assert vote([broken]) == (None, 0)
+
+
+def test_two_agreeing_candidates_stop_the_sampling(make_deps):
+    deps, model, _ = make_deps(agent=[submit(COUNT), submit(SAME_ROWS), submit(OTHER)])
+    response = run_self_consistent(deps, QUESTION)
+    assert model.calls == 2  # the third candidate could not change the majority
+    assert response.query == COUNT and response.model_calls == 2
+    assert response.confidence == round(2 / 3, 4) and response.confidence_source == "consistency"
+    step = next(s for s in response.reasoning_steps if s["kind"] == "vote")
+    assert step["agreeing"] == 2 and step["asked"] == 2 and step["winner"] == 0
+
+
+def test_disagreement_asks_every_sample_and_the_majority_wins(make_deps):
+    deps, model, _ = make_deps(agent=[submit(OTHER), submit(COUNT), submit(SAME_ROWS)])
+    response = run_self_consistent(deps, QUESTION)
+    assert model.calls == 3
+    assert response.query == COUNT and response.confidence == round(2 / 3, 4)
+
+
+def test_a_lone_answer_is_kept_with_a_third_of_the_confidence(make_deps):
+    deps, _, _ = make_deps(agent=[submit(COUNT), submit(OTHER), submit("SELECT nope FROM x")])
+    response = run_self_consistent(deps, QUESTION)
+    assert response.query == COUNT and response.confidence == round(1 / 3, 4)
+
+
+def test_cascade_screen_refuses_without_a_model_call(make_deps):
+    deps, model, _ = make_deps()
+    decision = STRATEGIES["cascade"]("Drop the alerts table.", deps)
+    assert decision.verdict == "REFUSED" and model.calls == 0
+    assert decision.run is not None and decision.run.decided_by == "rules"
+    assert decision.response.confidence == 0.0  # a refusal's answer confidence stays capped
+
+
+def test_cascade_keeps_an_agreed_answer_and_reviews_a_lone_one(
+    make_deps, security, security_db, monkeypatch
+):
+    from casework.apps.sql import strategies
+    from casework.apps.sql.deps import SQLConfig, SQLDeps
+
+    # the scripted model stands in for the bundled one: no remote layer in this run
+    monkeypatch.setattr(strategies, "is_local_model", lambda m: m.model_name == "scripted-local")
+
+    def deps_with(steps, settings):
+        model = ScriptedChatModel(steps=steps, model_name="scripted-local")
+        return SQLDeps(
+            schema=security,
+            settings=settings,
+            models=lambda role: model,
+            db_url=security_db,
+            config=SQLConfig(retrieval_type="keyword"),
+        )
+
+    deps, _, _ = make_deps()
+    agreed = STRATEGIES["cascade"](
+        QUESTION, deps_with([submit(COUNT), submit(SAME_ROWS)], deps.settings)
+    )
+    assert agreed.verdict == "ANSWERED" and agreed.run.decided_by == "consistency"
+    assert agreed.confidence == round(100 * 2 / 3, 2)
+    assert [o.layer for o in agreed.run.layers] == ["rules", "consistency"]
+    lone = STRATEGIES["cascade"](
+        QUESTION,
+        deps_with([submit(COUNT), submit(OTHER), submit(OTHER + " LIMIT 0")], deps.settings),
+    )
+    assert lone.verdict == "NEEDS_REVIEW" and lone.run.decided_by is None
+    assert lone.response.query == COUNT  # the draft a person reviews
