@@ -138,13 +138,18 @@ def _tenants() -> tuple[int, int]:
     return alice, alice - 1
 
 
-def _strategy(name: str) -> Callable[[DocumentCase | AttackCase, DocumentsDeps], Any]:
+def _strategy(
+    name: str, *, explore: bool = False
+) -> Callable[[DocumentCase | AttackCase, DocumentsDeps], Any]:
     """The registered strategy ``name`` on an evaluation case: a document is added (read,
-    OCR) for the evaluation's owner first; an attack runs with this strategy on its injection."""
+    OCR) for the evaluation's owner first; an attack runs with this strategy on its injection.
+    ``explore``: a cascade runs every layer (``--all-layers``)."""
     from casework.apps.documents.service import EVAL_OWNER, add_file
     from casework.apps.documents.strategies import STRATEGIES
 
     strategy = STRATEGIES[name]
+    if explore and hasattr(strategy, "exploring"):
+        strategy = strategy.exploring()
 
     def extract(given: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
         decision = strategy(given, deps)
@@ -183,6 +188,8 @@ def _strategy(name: str) -> Callable[[DocumentCase | AttackCase, DocumentsDeps],
         )
 
     run.__name__ = f"documents_{name}"
+    if hasattr(strategy, "exploring") and not explore:
+        run.exploring = lambda: _strategy(name, explore=True)  # type: ignore[attr-defined]
     return run
 
 
@@ -302,7 +309,7 @@ def eval_suite() -> EvalSuite:
         app="documents",
         dataset=DATASET,
         datasets={"documents": DATASET, "tenancy": TENANCY},
-        strategies={name: _strategy(name) for name in ("rules", "agent")},
+        strategies={name: _strategy(name) for name in ("rules", "fields", "agent", "cascade")},
         default_strategy="rules",
         labels=["completed", "failed", "contained", "leaked"],
         input_model=case_input,

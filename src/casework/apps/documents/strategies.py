@@ -1,16 +1,39 @@
-"""The documents app's strategies: ``rules`` (no model) and ``agent``; ``run(input, deps)``."""
+"""The documents app's strategies, ``run(input, deps)``: ``rules`` (no model), ``fields``
+(the rules, then the bundled model for the fields they are not sure of: ``fields.py``),
+``agent`` (the ReAct extraction agent) and ``cascade`` (the default): the rules when their
+calibrated confidence is high enough, else ``fields``, else, with a remote model configured
+(``--model``), the agent on it. The layers of one run write the same extraction row; the
+layer that decides writes last (under ``--all-layers`` the row holds the last layer's)."""
 
 from __future__ import annotations
 
 from casework.apps.documents import extractor
-from casework.apps.documents.agent import decision_for, run_extraction
+from casework.apps.documents.agent import MODEL_ROLE, decision_for, run_extraction
 from casework.apps.documents.deps import DocumentsDeps
+from casework.apps.documents.fields import (
+    CONF_GROUNDED,
+    CONF_UNGROUNDED,
+    ask_fields,
+    grounded,
+    wanted_fields,
+)
 from casework.apps.documents.models import ExtractionDecision, ExtractionInput
-from casework.errors import NotFoundError
+from casework.errors import InputError, NotFoundError
+from casework.llm.local import is_local_model
+from casework.runtime import Decision
+from casework.runtime.cascade import (
+    LOCAL_ROLE,
+    Cascade,
+    CascadePolicy,
+    Layer,
+    LayerOutcome,
+    cascade_path,
+    load_policy,
+)
 from casework.runtime.decision import EndReason, RunInfo
 from casework.runtime.strategy import Strategy
 
-__all__ = ["STRATEGIES", "run_agent", "run_rules"]
+__all__ = ["STRATEGIES", "cascade", "run_agent", "run_fields", "run_rules"]
 
 
 def run_rules(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
@@ -40,7 +63,128 @@ def run_agent(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision
     return run_extraction(input, deps)
 
 
+def _text_of(input: ExtractionInput, deps: DocumentsDeps) -> str:
+    found = deps.repo.document_text(input.user_id, input.document_id)
+    if found is None:
+        raise NotFoundError(f"No document {input.document_id}.")
+    return found[0]
+
+
+def _model_name(model: object) -> str:
+    name = getattr(model, "model_name", None)
+    return name if isinstance(name, str) and name else type(model).__name__
+
+
+def run_fields(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
+    """The rules' labelled values, and the bundled model's reading for every other field of
+    the document's type (auto mode) or of the request (custom mode)."""
+    repo = deps.repo
+    ext_id = (
+        input.extraction_id
+        or repo.create_extraction(input.user_id, input.document_id, requested=input.fields).id
+    )
+    text = _text_of(input, deps)
+    fields, confidences = extractor.extract(text, input.fields)
+    unsure = [
+        name
+        for name in wanted_fields(text, input.fields)
+        if confidences.get(name, 0.0) < extractor.CONF_LABELLED
+    ]
+    model = deps.models(LOCAL_ROLE)
+    run = RunInfo(ended_by=EndReason.SUBMIT, strategy="fields", model=None)
+    if unsure:
+        values, usage = ask_fields(model, text, unsure)
+        run.model, run.usage = _model_name(model), usage
+        for name, value in values.items():
+            if value is None:
+                continue  # the model saw nothing: a rules guess (if any) stands
+            fields[name] = value
+            confidences[name] = CONF_GROUNDED if grounded(value, text) else CONF_UNGROUNDED
+    if any(v is not None for k, v in fields.items() if k != "document_type"):
+        repo.set_fields(input.user_id, ext_id, fields, confidences, method="fields")
+        repo.set_document_type(input.user_id, ext_id, extractor.classify(text))
+        repo.complete(input.user_id, ext_id)
+    else:
+        repo.set_fields(input.user_id, ext_id, {}, {}, method="fields")
+        repo.fail(input.user_id, ext_id, "Neither the rules nor the model found a field.")
+    return decision_for(deps, input.user_id, ext_id, run)
+
+
+# -- the cascade -------------------------------------------------------------------------
+
+RULES_THRESHOLD = 80.0
+"""Until a policy is fitted: the rules decide when their mean field confidence is 0.8 (every
+value found after its own label)."""
+FIELDS_THRESHOLD = 60.0
+
+
+def _remote_configured(deps: DocumentsDeps) -> bool:
+    return not is_local_model(deps.models(MODEL_ROLE))
+
+
+def _cascade_policy(deps: DocumentsDeps) -> CascadePolicy:
+    remote = _model_name(deps.models(MODEL_ROLE)) if _remote_configured(deps) else None
+    return load_policy(cascade_path(deps.settings.home, "documents", remote)) or CascadePolicy()
+
+
+def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> ExtractionDecision:
+    """No layer was sure: the last layer's extraction stands, marked for review."""
+    said = "; ".join(
+        f"{o.layer} {o.error or o.verdict} at {o.calibrated if o.calibrated is not None else '-'}"
+        f" (needs {o.threshold if o.threshold is not None else '-'})"
+        for o in outcomes
+    )
+    if isinstance(last, ExtractionDecision):
+        note = f" No layer was sure ({said}); a person should check it."
+        return last.model_copy(update={"reasoning": (last.reasoning + note)[:1200]})
+    raise InputError(f"No layer could extract the document: {said}.")
+
+
+_layered: Cascade[ExtractionDecision] = Cascade(
+    "cascade",
+    [
+        Layer("rules", run_rules, default_threshold=RULES_THRESHOLD),
+        Layer("fields", run_fields, default_threshold=FIELDS_THRESHOLD),
+        Layer(
+            "agent",
+            run_agent,
+            default_threshold=FIELDS_THRESHOLD,
+            remote=True,
+            when=_remote_configured,
+        ),
+    ],
+    policy=_cascade_policy,
+    undecided=_nobody_sure,
+    undecided_verdicts=frozenset({"failed"}),
+)
+
+
+class _OneRow:
+    """The cascade on one extraction row: made before the first layer runs, so every layer
+    writes the same row (the API makes it first anyway)."""
+
+    def __init__(self, inner: Cascade[ExtractionDecision]) -> None:
+        self.inner = inner
+        self.__name__ = inner.name
+
+    def __call__(self, input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
+        if input.extraction_id is None:
+            row = deps.repo.create_extraction(
+                input.user_id, input.document_id, requested=input.fields
+            )
+            input = input.model_copy(update={"extraction_id": row.id})
+        return self.inner(input, deps)
+
+    def exploring(self) -> _OneRow:
+        return _OneRow(self.inner.exploring())
+
+
+cascade = _OneRow(_layered)
+
+
 STRATEGIES: dict[str, Strategy[ExtractionInput, DocumentsDeps]] = {
     "rules": run_rules,
+    "fields": run_fields,
     "agent": run_agent,
+    "cascade": cascade,
 }

@@ -1,0 +1,149 @@
+"""The bundled model's field layer: the fields the rules are not sure of, filled in one call
+decoded under a JSON schema, from the document's text in reading order with line numbers.
+
+What a small model does well here is reading: given the lines and a short list of named
+fields, copy the value each one has. It does not plan tool calls or decide when it is done.
+The rules keep every value they found after its own label (``CONF_LABELLED``); the model is
+asked only for the rest, so a document whose rules are sure costs no model call. A value
+the model gives is kept at ``CONF_GROUNDED`` when it occurs in the text (after normalising),
+else at ``CONF_UNGROUNDED``: a value the document does not show is a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from casework.apps.documents import extractor
+from casework.apps.documents.prompts import render
+from casework.llm.local import is_local_model
+from casework.runtime.usage import Usage
+
+__all__ = [
+    "CONF_GROUNDED",
+    "CONF_UNGROUNDED",
+    "FIELDS_BY_TYPE",
+    "FIELD_HINTS",
+    "MAX_LINES",
+    "ask_fields",
+    "fields_schema",
+    "grounded",
+    "numbered_lines",
+    "wanted_fields",
+]
+
+CONF_GROUNDED = 0.7
+"""A model value that occurs in the document's text."""
+CONF_UNGROUNDED = 0.3
+"""A model value the text does not show."""
+MAX_LINES = 80
+"""Lines of text shown to the model (a long document's first lines carry its header fields)."""
+MAX_VALUE_CHARS = 120
+
+# Auto mode: the fields a document of each type carries.
+FIELDS_BY_TYPE: dict[str, tuple[str, ...]] = {
+    "invoice": (
+        "company",
+        "invoice_number",
+        "date",
+        "customer",
+        "subtotal",
+        "tax",
+        "total",
+        "currency",
+    ),
+    "receipt": ("company", "date", "tax", "total", "currency"),
+    "form": ("name", "email", "phone", "reference", "date"),
+    "letter": ("company", "date", "reference", "recipient"),
+    "document": ("company", "date", "total"),
+}
+FIELD_HINTS: dict[str, str] = {
+    "company": "the business that issued the document (its name as printed at the top)",
+    "customer": "who the document is billed or addressed to",
+    "recipient": "the person or organisation the letter is addressed to",
+    "date": "the document's date as written",
+    "due_date": "the payment due date as written",
+    "total": "the final amount to pay, a number as written",
+    "subtotal": "the amount before tax, a number as written",
+    "tax": "the tax amount (VAT, GST, sales tax), a number as written",
+    "currency": "the ISO currency code (USD, EUR, GBP, ...) of the amounts",
+    "invoice_number": "the invoice's number or identifier",
+    "reference": "the document's reference or case number",
+    "address": "the issuer's street address",
+}
+
+
+def wanted_fields(text: str, requested: list[str] | None) -> list[str]:
+    """Custom mode: the requested names; auto mode: the fields of the document's type."""
+    if requested:
+        return list(dict.fromkeys(requested))
+    return list(FIELDS_BY_TYPE.get(extractor.classify(text), FIELDS_BY_TYPE["document"]))
+
+
+def numbered_lines(text: str, limit: int = MAX_LINES) -> str:
+    """The text's non-empty lines in reading order, each with its line number."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()][:limit]
+    return "\n".join(f"{i:02d}: {line}" for i, line in enumerate(lines, 1))
+
+
+def fields_schema(names: list[str]) -> dict[str, Any]:
+    """One string-or-null property per field, all required: the reply names every field."""
+    return {
+        "type": "object",
+        "properties": {
+            name: {"anyOf": [{"type": "string", "maxLength": MAX_VALUE_CHARS}, {"type": "null"}]}
+            for name in names
+        },
+        "required": list(names),
+        "additionalProperties": False,
+    }
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def grounded(value: str, text: str) -> bool:
+    """Whether the value occurs in the text, ignoring case, spaces and punctuation."""
+    plain = _plain(value)
+    return bool(plain) and plain in _plain(text)
+
+
+def _prompt(text: str, names: list[str]) -> list[Any]:
+    wanted = "\n".join(f"- {n}: {FIELD_HINTS.get(n, n.replace('_', ' '))}" for n in names)
+    return [
+        SystemMessage(render("fields_system")),
+        HumanMessage(render("fields_task", lines=numbered_lines(text), fields=wanted)),
+    ]
+
+
+def ask_fields(model: Any, text: str, names: list[str]) -> tuple[dict[str, Any], Usage]:
+    """The model's value (or None) for each name, and what the call cost. The bundled model
+    decodes under the JSON schema; another model answers by one forced tool call."""
+    started = time.perf_counter()
+    messages = _prompt(text, names)
+    schema = fields_schema(names)
+    usage = Usage(model_calls=1)
+    if is_local_model(model):
+        reply, used = model.generate_constrained(messages, json_schema=schema, max_tokens=400)
+        values = json.loads(reply)
+        usage.input_tokens = int(used.get("input_tokens", 0))
+        usage.output_tokens = int(used.get("output_tokens", 0))
+    else:
+        tool = {"title": "FieldValues", "description": "The value of each field.", **schema}
+        message = model.bind_tools([tool], tool_choice="FieldValues").invoke(messages)
+        calls = getattr(message, "tool_calls", None) or []
+        values = dict(calls[0]["args"]) if calls else {}
+        meta = getattr(message, "usage_metadata", None) or {}
+        usage.input_tokens = int(meta.get("input_tokens", 0))
+        usage.output_tokens = int(meta.get("output_tokens", 0))
+    usage.wall_seconds = round(time.perf_counter() - started, 3)
+    out: dict[str, Any] = {}
+    for name in names:
+        value = values.get(name)
+        out[name] = str(value).strip() if isinstance(value, str) and value.strip() else None
+    return out, usage
