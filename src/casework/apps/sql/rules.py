@@ -14,6 +14,7 @@ __all__ = [
     "JUDGE_PASS",
     "JUDGE_WEIGHT",
     "MAX_QUESTION_CHARS",
+    "MIN_PREFIX",
     "OWN_WEIGHT",
     "REFUSAL_CAP",
     "Refusal",
@@ -32,6 +33,8 @@ INVALID_CAP = 0.3
 REFUSAL_CAP = 0.1
 """Highest confidence of a refusal (no query)."""
 MAX_QUESTION_CHARS = 2000
+MIN_PREFIX = 4
+"""A question word this long that begins a schema word names it ("weigh", ``weight``)."""
 
 RefusalKind = Literal["malformed", "destructive", "injection", "sensitive", "off_topic"]
 
@@ -126,8 +129,12 @@ def screen_question(question: str) -> Refusal | None:
 
 def names_schema(question_tokens: list[str], schema_terms: frozenset[str]) -> bool:
     """Whether a question names anything of the schema: one of its (tokenised, stemmed)
-    words is a word of a table or column name. Numbers do not count."""
-    return any(t in schema_terms for t in question_tokens if not t.isdigit())
+    words is a word of a table or column name, or a prefix of one ("weigh" for ``weight``;
+    at least ``MIN_PREFIX`` letters). Numbers do not count."""
+    words = [t for t in question_tokens if not t.isdigit()]
+    if any(t in schema_terms for t in words):
+        return True
+    return any(term.startswith(t) for t in words if len(t) >= MIN_PREFIX for term in schema_terms)
 
 
 def normalize_sql(query: str) -> str:
