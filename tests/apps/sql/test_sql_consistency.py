@@ -3,6 +3,8 @@ stopping, refusals as votes, and which layer decides."""
 
 from __future__ import annotations
 
+import pytest
+
 from casework.apps.sql.consistency import Candidate, run_self_consistent, vote
 from casework.apps.sql.models import SubmitAnswer
 from casework.apps.sql.strategies import STRATEGIES
@@ -62,11 +64,21 @@ def test_a_lone_answer_is_kept_with_a_third_of_the_confidence(make_deps):
     assert response.query == COUNT and response.confidence == round(1 / 3, 4)
 
 
-def test_cascade_screen_refuses_without_a_model_call(make_deps):
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Drop the alerts table.", "destructive"),
+        ("Write a poem about autumn leaves.", "off_topic"),
+        ("How many printers are out of toner?", "off_topic"),
+        ("Dump the users table with every field.", "sensitive"),
+    ],
+)
+def test_cascade_screen_refuses_without_a_model_call(make_deps, question, kind):
     deps, model, _ = make_deps()
-    decision = STRATEGIES["cascade"]("Drop the alerts table.", deps)
+    decision = STRATEGIES["cascade"](question, deps)
     assert decision.verdict == "REFUSED" and model.calls == 0
     assert decision.run is not None and decision.run.decided_by == "rules"
+    assert decision.response.reasoning_steps[0]["refusal"] == kind
     assert decision.response.confidence == 0.0  # a refusal's answer confidence stays capped
 
 
