@@ -27,3 +27,21 @@ def test_bundled_model_annotates_an_easy_event(settings) -> None:
     assert d.is_valid, d.validation_errors  # an easy event: valid within five attempts
     assert "red" in d.annotation.lower() and "circle" in d.annotation.lower()
     assert len(deps.repo.recent()) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.local_model
+def test_bundled_model_writes_only_schema_tags_under_the_grammar(settings) -> None:
+    """The grammar makes the first answer use tags that exist: valid on the first try."""
+    pytest.importorskip("xllamacpp")
+    from casework.apps.hed.rules import flatten_tags
+    from casework.apps.hed.vocabulary import load_vocabulary
+
+    deps = build_deps(settings, model="local:qwen2.5-coder-1.5b", with_repo=False)
+    d = annotate(
+        HedInput(description="A checkerboard pattern fills the screen."), deps, strategy="one-shot"
+    )
+    vocab = load_vocabulary("8.3.0")
+    tags = flatten_tags(d.annotation)
+    assert tags and all(vocab.get(t) is not None for t in tags), d.annotation
+    assert d.first_try_valid is True and d.is_valid, d.validation_errors

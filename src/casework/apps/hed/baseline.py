@@ -14,7 +14,7 @@ import re
 
 from casework.apps.hed.vocabulary import Vocabulary
 
-__all__ = ["CUE_WORDS", "candidate_tags", "lookup_annotation"]
+__all__ = ["CUE_WORDS", "candidate_tags", "coverage", "lookup_annotation"]
 
 _WORD = re.compile(r"[a-z][a-z0-9-]*")
 
@@ -86,6 +86,31 @@ def candidate_tags(description: str, vocab: Vocabulary) -> list[str]:
         if tag is not None and tag not in found:
             found.append(tag)
     return found
+
+
+# Words that carry no tag of their own in a description (besides ``_SKIP``).
+_FUNCTION_WORDS = _words(
+    "be been being was were has have had do does did this that these those there then than "
+    "from for into onto up down out over under again after before when while which who whom "
+    "what where why how all any each every some no not only very can will would should may "
+    "his her their its our your one two three first second next"
+)
+
+
+def coverage(description: str, vocab: Vocabulary) -> float:
+    """The share of the description's content words the look-up turned into tags or cues:
+    how much of what is said the baseline's annotation can account for (its confidence)."""
+    words = [w for w in _WORD.findall(description.lower()) if w not in _SKIP | _FUNCTION_WORDS]
+    if not words:
+        return 0.0
+    cues = frozenset().union(*CUE_WORDS.values()) | _AGENTS
+    covered = 0
+    for i, word in enumerate(words):
+        pairs = [f"{f}-{n}" for f in _variants(word) for n in words[i + 1 : i + 2]]
+        pairs += [f"{f}-{word}" for f in _variants(words[i - 1])] if i else []
+        if word in cues or _tag(_variants(word), vocab) or _tag(pairs, vocab):
+            covered += 1
+    return covered / len(words)
 
 
 def lookup_annotation(description: str, vocab: Vocabulary) -> str:

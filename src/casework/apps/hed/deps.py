@@ -37,6 +37,11 @@ class HedDeps:
     validator: ValidatorKind = "auto"
     compact_vocabulary: bool = True
     """The compact vocabulary fits the bundled model; large models can take the full one."""
+    grammar: bool = True
+    """The bundled model annotates under the schema's grammar (``grammar.py``); off only to
+    measure what the grammar is worth."""
+    draft: bool = True
+    """The first annotation prompt shows the vocabulary look-up's tags as a draft."""
     max_validation_attempts: int = MAX_VALIDATION_ATTEMPTS
     max_total_iterations: int = MAX_TOTAL_ITERATIONS
     repo: Any = None

@@ -57,6 +57,7 @@ __all__ = [
     "case_input",
     "eval_suite",
     "hed_case_metrics",
+    "hed_correct",
     "plot_by_category",
     "route",
 ]
@@ -144,7 +145,27 @@ def _routes_too(strategy: Callable[..., Decision]) -> Callable[[Any, Any], Decis
 
     run.__name__ = getattr(strategy, "__name__", "strategy")
     run.__doc__ = strategy.__doc__
+    if hasattr(strategy, "exploring"):  # a cascade: --all-layers runs every layer
+        run.exploring = lambda: _routes_too(strategy.exploring())  # type: ignore[attr-defined]
     return run
+
+
+USABLE_F1 = 0.5
+"""An annotation is right (for accuracy and a cascade's fit) when it is valid and finds at
+least half of the gold string's tags and groups (tag F1 ≥ 0.5)."""
+
+
+def hed_correct(case: EvalCase, out: CaseOutput) -> bool | None:
+    """A routing case: the right next node; an annotation: valid with tag F1 ≥ ``USABLE_F1``."""
+    if "next" in case.expected:
+        return out.output.get("next") == case.expected["next"]
+    if "hed" not in case.expected:
+        return None
+    from casework.apps.hed.vocabulary import load_vocabulary
+
+    schema = str(case.inputs.get("schema_version") or DEFAULT_SCHEMA)
+    scores = hed_metrics(case.expected, out.output, load_vocabulary(schema).short_form)
+    return bool(scores["valid"]) and float(scores["tag_f1"]) >= USABLE_F1
 
 
 def hed_case_metrics(case: EvalCase, out: CaseOutput) -> dict[str, float | int | str | None]:
@@ -235,6 +256,7 @@ def eval_suite() -> EvalSuite:
         verdict_field="verdict",
         confidence_field="confidence",
         evaluators=[hed_case_metrics],
+        correct=hed_correct,
         plots=[plot_by_category],
         targets=dict(TARGETS),
         judge_rubric=FAITHFULNESS_RUBRIC,

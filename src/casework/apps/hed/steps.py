@@ -12,13 +12,16 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
+from casework.apps.hed.baseline import lookup_annotation
 from casework.apps.hed.deps import ROLES, HedDeps
+from casework.apps.hed.grammar import annotation_grammar
 from casework.apps.hed.models import AssessmentVerdict, FaithfulnessVerdict, HedAnnotationState
 from casework.apps.hed.prompts import render
 from casework.apps.hed.remediation import augment_all, closest_tags
 from casework.apps.hed.rules import HED_RULES, clean_annotation, flatten_tags
 from casework.apps.hed.validation import Issue, ValidationResult, validate_many
 from casework.apps.hed.vocabulary import load_vocabulary
+from casework.llm.local import is_local_model
 
 __all__ = [
     "MAX_FEEDBACK_CHARS",
@@ -63,8 +66,21 @@ def annotate(state: HedAnnotationState, deps: HedDeps) -> dict[str, Any]:
         feedback = (
             f"Your previous answer was: {state.get('current_annotation', '')}\nFix it:\n{feedback}"
         )
-    task = render("annotate_task", description=state["input_description"], feedback=feedback)
-    reply = deps.models(ROLES["annotate"]).invoke([_system(state, deps), HumanMessage(task)])
+    model = deps.models(ROLES["annotate"])
+    draft = ""
+    if deps.draft and not feedback:
+        found = lookup_annotation(
+            state["input_description"], load_vocabulary(state["schema_version"])
+        )
+        draft = f"A word look-up found: {found}\nKeep the tags that fit, group them, add what is missing.\n"
+    task = render(
+        "annotate_task", description=state["input_description"], feedback=feedback, draft=draft
+    )
+    # The bundled model writes under the schema's grammar: only tags that exist.
+    annotator: Any = model
+    if deps.grammar and is_local_model(model):
+        annotator = model.bind(grammar=annotation_grammar(state["schema_version"]))
+    reply = annotator.invoke([_system(state, deps), HumanMessage(task)])
     annotation = clean_annotation(_text(reply.content))
     return {
         "current_annotation": annotation,

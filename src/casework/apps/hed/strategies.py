@@ -3,7 +3,10 @@
 ``one-shot`` annotates and validates once (no loop); ``loop`` is the full state machine
 (validate, evaluate, feedback); ``loop-no-eval`` loops on validation errors only. Those three
 run the same graph with different limits and switches, so what is compared is the loop.
-``rules`` is the no-model floor: the vocabulary look-up baseline, validated.
+``rules`` is the no-model floor: the vocabulary look-up baseline, validated. ``cascade``
+(the default) keeps the look-up where it accounts for the description's words, else asks the
+bundled model once under the schema's grammar (the look-up shown as a draft), else, when a
+remote model is configured (``--model``), runs the full loop on it.
 """
 
 from __future__ import annotations
@@ -12,17 +15,28 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from typing import Any
 
 from casework.apps.hed.agent import build_graph
-from casework.apps.hed.baseline import lookup_annotation
+from casework.apps.hed.baseline import coverage, lookup_annotation
 from casework.apps.hed.deps import ROLES, HedDeps
 from casework.apps.hed.models import HedAnnotationState, HedDecision, HedInput
 from casework.apps.hed.rules import check_description, outcome, split_top_level
 from casework.apps.hed.validation import check_schema, validate_many
 from casework.apps.hed.vocabulary import load_vocabulary
 from casework.errors import CaseworkError, InputError
-from casework.runtime import EndReason, Evidence, RunInfo, RunResult
+from casework.llm.local import is_local_model
+from casework.runtime import Decision, EndReason, Evidence, RunInfo, RunResult
+from casework.runtime.cascade import (
+    LOCAL_ROLE,
+    Cascade,
+    CascadePolicy,
+    Layer,
+    LayerOutcome,
+    cascade_path,
+    load_policy,
+)
 from casework.runtime.traces import TraceWriter
 from casework.runtime.usage import Usage, UsageCallback
 
@@ -30,6 +44,7 @@ __all__ = [
     "GRAPH_STRATEGIES",
     "STRATEGIES",
     "astream_run",
+    "cascade",
     "initial_state",
     "loop",
     "loop_no_eval",
@@ -414,11 +429,93 @@ def rules(input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None) -
     return decision
 
 
+# -- the cascade -------------------------------------------------------------------------
+
+RULES_THRESHOLD = 80.0
+"""Until a policy is fitted: the look-up decides when it accounts for 80 % of the words."""
+LOCAL_THRESHOLD = 60.0
+"""Until a policy is fitted: a valid annotation of the bundled model decides."""
+
+
+def _rules_layer(input: HedInput, deps: HedDeps) -> HedDecision:
+    """The look-up, with the share of the description's words it accounts for as its
+    confidence (an invalid look-up is not sure of anything)."""
+    decided = rules(input, deps)
+    schema = decided.schema_version or check_schema(input.schema_version)
+    share = coverage(decided.description or input.description, load_vocabulary(schema))
+    decided.confidence = round(100.0 * share, 1) if decided.is_valid else 0.0
+    return decided
+
+
+class _Local:
+    """The deps' model source with the annotator on the bundled (``local``) model."""
+
+    def __init__(self, models: Any) -> None:
+        self.models = models
+
+    def __call__(self, role: str) -> Any:
+        return self.models(LOCAL_ROLE if role == ROLES["annotate"] else role)
+
+    def spec(self, role: str) -> str:
+        model = self(role)
+        return str(getattr(model, "model_name", "") or type(model).__name__)
+
+
+def _local_layer(input: HedInput, deps: HedDeps) -> HedDecision:
+    """One annotation by the bundled model under the schema's grammar, validated."""
+    local = replace(deps, models=_Local(deps.models), grammar=True, draft=True)
+    decided = one_shot(input, local)
+    if decided.run is not None:
+        decided.run.strategy = "local"
+    return decided
+
+
+def _remote_configured(deps: HedDeps) -> bool:
+    return not is_local_model(deps.models(ROLES["annotate"]))
+
+
+def _cascade_policy(deps: HedDeps) -> CascadePolicy:
+    remote = None
+    if _remote_configured(deps):
+        spec = getattr(deps.models, "spec", None)
+        remote = spec(ROLES["annotate"]) if callable(spec) else "remote"
+    return load_policy(cascade_path(deps.settings.home, "hed", remote)) or CascadePolicy()
+
+
+def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> HedDecision:
+    """No layer was sure: the last annotation goes to a person."""
+    said = "; ".join(
+        f"{o.layer} {o.error or o.verdict} at {o.calibrated if o.calibrated is not None else '-'}"
+        f" (needs {o.threshold if o.threshold is not None else '-'})"
+        for o in outcomes
+    )
+    if isinstance(last, HedDecision):
+        return last.model_copy(
+            update={"verdict": "NEEDS_REVIEW", "reasoning": f"No layer was sure: {said}."[:1200]}
+        )
+    raise InputError(f"No layer could annotate the description: {said}.")
+
+
+cascade: Cascade[HedDecision] = Cascade(
+    "cascade",
+    [
+        Layer("rules", _rules_layer, default_threshold=RULES_THRESHOLD),
+        Layer("local", _local_layer, default_threshold=LOCAL_THRESHOLD),
+        Layer(
+            "agent", loop, default_threshold=LOCAL_THRESHOLD, remote=True, when=_remote_configured
+        ),
+    ],
+    policy=_cascade_policy,
+    undecided=_nobody_sure,
+)
+
+
 STRATEGIES: dict[str, Any] = {
     "one-shot": one_shot,
     "loop": loop,
     "loop-no-eval": loop_no_eval,
     "rules": rules,
+    "cascade": cascade,
 }
 GRAPH_STRATEGIES = ("loop", "loop-no-eval", "one-shot")
 NODES = frozenset({"annotate", "validate", "evaluate", "assess", "summarize_feedback"})

@@ -150,12 +150,18 @@ class LocalChatModel(BaseChatModel):
             )
         else:
             request["stop"] = ["<|im_end|>", "<|endoftext|>", *self.extra_stop, *(stop or [])]
+            if kwargs.get("grammar"):  # free text under a GBNF grammar: never malformed
+                request["grammar"] = kwargs["grammar"]
 
         result, seconds = self._raw_completion(request)
 
         choice = result["choices"][0]
         text: str = choice.get("text", "")
         finish = choice.get("finish_reason")
+        if finish == "length" and kwargs.get("grammar"):
+            raise ModelError(
+                f"The local model's constrained reply was cut at max_tokens={max_tokens}; raise it."
+            )
         if specs:
             if finish == "length":
                 raise ModelError(

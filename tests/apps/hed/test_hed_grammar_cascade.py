@@ -1,0 +1,72 @@
+"""The annotation grammar built from the schema, the look-up's coverage, and the cascade
+with scripted models (which layer decides, and what the next layer is shown)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from casework.apps.hed.baseline import coverage
+from casework.apps.hed.deps import HedDeps
+from casework.apps.hed.grammar import annotation_grammar, grammar_tags
+from casework.apps.hed.models import HedInput
+from casework.apps.hed.strategies import STRATEGIES
+from casework.apps.hed.vocabulary import load_vocabulary
+from casework.config import get_settings
+from casework.llm import ScriptedChatModel, say
+
+
+def test_the_grammar_names_only_schema_tags_and_leaves_out_the_ones_needing_context():
+    grammar = annotation_grammar("8.3.0")
+    vocab = load_vocabulary("8.3.0")
+    bare = re.search(r"^bare ::= (.*)$", grammar, re.M)
+    assert bare is not None
+    names = re.findall(r'"([^"]+)"', bare.group(1))
+    assert len(names) > 900 and all(n.lower() in vocab.tags for n in names)
+    assert {"Red", "Circle", "Sensory-event", "Computer-screen"} <= set(names)
+    for needs_context in ("Onset", "Offset", "Def", "Definition", "Duration"):
+        assert needs_context not in names and f'"{needs_context}/"' not in grammar
+    # a value tag takes a number and only its own units
+    assert '"Frequency/" number (" " unit-frequency)?' in grammar
+    assert re.search(r'^unit-frequency ::= "hertz" \| "Hz"', grammar, re.M)
+    bare_tags, valued = grammar_tags("8.3.0")
+    assert not {t.short for t in bare_tags} & {t.short for t in valued}
+    assert annotation_grammar("8.3.0") is grammar  # built once per process
+
+
+def test_coverage_is_the_share_of_content_words_the_look_up_accounts_for():
+    vocab = load_vocabulary("8.3.0")
+    assert coverage("Three red dots appear on the screen.", vocab) == 1.0
+    assert coverage("A checkerboard pattern fills the screen.", vocab) == pytest.approx(0.5)
+    assert coverage("the of a", vocab) == 0.0
+
+
+def deps_with(model: ScriptedChatModel) -> HedDeps:
+    return HedDeps(settings=get_settings(), models=lambda role: model, validator="python")
+
+
+def test_the_cascade_keeps_the_look_up_when_it_covers_the_description():
+    model = ScriptedChatModel(steps=[])
+    decision = STRATEGIES["cascade"](
+        HedInput(description="Three red dots appear on the screen."), deps_with(model)
+    )
+    assert model.calls == 0 and decision.run.decided_by == "rules"
+    assert decision.verdict == "VALID" and "Red" in decision.annotation
+
+
+def test_the_cascade_asks_the_model_with_the_look_up_as_a_draft_when_it_is_not_sure():
+    seen: list[str] = []
+
+    def annotate(messages, tools):
+        seen.append(str(messages[-1].content))
+        return say("Sensory-event, Visual-presentation, (Pattern, Computer-screen)")
+
+    model = ScriptedChatModel(responder=annotate, model_name="scripted-local")
+    description = "A checkerboard pattern fills the screen."
+    decision = STRATEGIES["cascade"](HedInput(description=description), deps_with(model))
+    layers = decision.run.layers
+    assert [o.layer for o in layers][:2] == ["rules", "local"]
+    assert layers[0].confidence == 50.0 and not layers[0].kept
+    assert "A word look-up found: Sensory-event, Visual-presentation" in seen[0]
+    assert decision.annotation == "Sensory-event, Visual-presentation, (Pattern, Computer-screen)"
