@@ -115,8 +115,9 @@ def _forget_inherited_systems() -> None:
     """In a forked child: drop the registry (its locks may be held by a parent's thread that
     does not exist here) and Chroma's cache of started systems, whose background threads and
     Rust handles did not survive the fork. Nothing is stopped: the parent still uses them."""
-    global _registry_lock
+    global _registry_lock, _model_lock
     _registry_lock = threading.Lock()
+    _model_lock = threading.Lock()
     _clients.clear()
     _path_locks.clear()
     _filled.clear()
