@@ -34,9 +34,10 @@ def test_the_vector_store_opens_on_first_use(tmp_path: Path):
     settings = Settings(home=tmp_path / "home")
     stores = open_stores(settings, vectors_dir=tmp_path / "vectors")
     assert not (tmp_path / "vectors").exists()
-    assert str((tmp_path / "vectors").resolve()) not in vector_module._clients
+    assert not vector_module.is_open(tmp_path / "vectors")
     client = stores.vector_client()
     assert (tmp_path / "vectors").is_dir() and stores.vector_client() is client
+    assert vector_module.is_open(tmp_path / "vectors")
     collection = stores.collection("open-stores-test")
     assert collection.name == "open-stores-test" and collection.count() == 0
 

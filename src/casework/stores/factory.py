@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,15 @@ __all__ = ["Stores", "open_stores"]
 
 _migrated: set[str] = set()
 _migrate_lock = threading.Lock()
+
+
+def _new_lock_in_child() -> None:
+    """A forked child gets its own lock: the parent's may be held by a thread not copied."""
+    global _migrate_lock
+    _migrate_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_in_child)
 
 
 def _migrated_engine(url: str) -> Engine:

@@ -7,6 +7,9 @@ name); ``migrate()`` upgrades all branches to their heads.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -20,13 +23,14 @@ from sqlalchemy import Engine, MetaData, create_engine, event
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
-from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
 from casework.errors import ConfigError
 
 __all__ = [
     "Base",
     "current_heads",
+    "external_engine",
     "get_engine",
     "migrate",
     "migration_locations",
@@ -50,7 +54,13 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
-_engines: dict[str, Engine] = {}
+# ---------------------------------------------------------------- one engine per URL
+# An engine is a connection pool: made once per URL per process and shared by every case
+# and thread (creating one per query or per case costs a connect each time and, on SQLite,
+# leaves WAL files to whoever closes last). Keyed by the process id too: a forked child or a
+# Ray worker builds its own pool rather than use sockets and file handles of its parent.
+
+_engines: dict[tuple[int, str, str], Engine] = {}
 _lock = threading.Lock()
 
 
@@ -58,44 +68,96 @@ SQLITE_POOL_SIZE = 40
 """Open SQLite connections kept per engine: AnyIO's default worker threads."""
 
 
-def get_engine(url: str) -> Engine:
-    """One engine per URL per process. SQLite files get WAL and foreign keys."""
-    with _lock:
-        engine = _engines.get(url)
-        if engine is not None:
-            return engine
-        if url.startswith("sqlite:///"):
-            path = Path(url.removeprefix("sqlite:///"))
-            if str(path) not in ("", ":memory:"):
-                path.parent.mkdir(parents=True, exist_ok=True)
-            # The API server's worker threads (40) share it: a pool that keeps as many
-            # connections open spares a connect (and the pragmas below) per request under load.
-            engine = create_engine(
-                url,
-                connect_args={"check_same_thread": False, "timeout": 30},
-                pool_size=SQLITE_POOL_SIZE,
-                max_overflow=SQLITE_POOL_SIZE,
-            )
+def _postgres_url(url: str) -> str:
+    """The SQLAlchemy URL with the installed PostgreSQL driver (psycopg 3)."""
+    url = url.replace("postgres://", "postgresql+psycopg://", 1)
+    if url.startswith("postgresql://"):
+        url = url.replace("postgresql://", "postgresql+psycopg://", 1)
+    return url
 
-            @event.listens_for(engine, "connect")
-            def _sqlite_pragmas(
-                dbapi_conn: DBAPIConnection, _record: ConnectionPoolEntry
-            ) -> None:  # pragma: no cover - trivial
-                cur = dbapi_conn.cursor()
-                cur.execute("PRAGMA foreign_keys=ON")
-                cur.execute("PRAGMA journal_mode=WAL")
-                cur.close()
-        elif url.startswith(("postgresql", "postgres")):
-            url = url.replace("postgres://", "postgresql+psycopg://", 1)
-            if url.startswith("postgresql://"):
-                url = url.replace("postgresql://", "postgresql+psycopg://", 1)
-            engine = create_engine(url, pool_pre_ping=True)
-        else:
-            raise ConfigError(
-                f"Unsupported database URL {url!r}: use sqlite:///PATH or postgresql://…"
-            )
-        _engines[url] = engine
+
+def _casework_engine(url: str) -> Engine:
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///"))
+        if str(path) not in ("", ":memory:"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        # The API server's worker threads (40) share it: a pool that keeps as many
+        # connections open spares a connect (and the pragmas below) per request under load.
+        engine = create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": 30},
+            pool_size=SQLITE_POOL_SIZE,
+            max_overflow=SQLITE_POOL_SIZE,
+        )
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(
+            dbapi_conn: DBAPIConnection, _record: ConnectionPoolEntry
+        ) -> None:  # pragma: no cover - trivial
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.close()
+
         return engine
+    if url.startswith(("postgresql", "postgres")):
+        return create_engine(_postgres_url(url), pool_pre_ping=True)
+    raise ConfigError(f"Unsupported database URL {url!r}: use sqlite:///PATH or postgresql://…")
+
+
+def _external_engine(url: str) -> Engine:
+    if url.startswith("sqlite:///"):
+        # No pool: a SQLite connect is cheap, and a pooled connection would keep reading a
+        # file that was since replaced (``casework sql db create --replace``) by its old inode.
+        return create_engine(url, poolclass=NullPool)
+    return create_engine(_postgres_url(url), pool_pre_ping=True)
+
+
+def _shared_engine(kind: str, url: str) -> Engine:
+    key = (os.getpid(), kind, url)
+    with _lock:
+        engine = _engines.get(key)
+        if engine is None:
+            build = _casework_engine if kind == "casework" else _external_engine
+            engine = _engines[key] = build(url)
+        return engine
+
+
+def get_engine(url: str) -> Engine:
+    """Casework's own database: one engine per URL per process, shared by every thread.
+    SQLite files get WAL and foreign keys."""
+    return _shared_engine("casework", url)
+
+
+def external_engine(url: str) -> Engine:
+    """A database casework reads but does not own (the sql app's user databases): one engine
+    per URL per process, shared by every thread, with no pragmas (WAL mode would be written
+    into the user's file) and no migrations. The caller keeps it; it is disposed at exit."""
+    return _shared_engine("external", url)
+
+
+def _dispose_at_exit() -> None:
+    """Close this process's pooled connections (SQLite checkpoints its WAL on the last close)."""
+    pid = os.getpid()
+    with _lock:
+        mine = [e for (owner, *_), e in _engines.items() if owner == pid]
+    for engine in mine:
+        with contextlib.suppress(Exception):  # a server gone away at exit is no error
+            engine.dispose()
+
+
+def _after_fork_in_child() -> None:
+    """The child gets fresh pools: engines it inherited (held by objects built before the
+    fork) drop the parent's connections without closing them, which the parent still uses."""
+    global _lock
+    _lock = threading.Lock()
+    for engine in list(_engines.values()):
+        engine.dispose(close=False)
+    _engines.clear()
+
+
+atexit.register(_dispose_at_exit)
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @contextmanager

@@ -205,7 +205,9 @@ def _run_sqlite(
 def _run_postgres(
     url: str, sql: str, max_rows: int, timeout: float
 ) -> tuple[list[str], list[list[Any]], bool]:
-    engine = sa.create_engine(engine_url(url), pool_pre_ping=True)
+    from casework.stores.sql import external_engine
+
+    engine = external_engine(engine_url(url))  # one pool per database, shared by every case
     try:
         with engine.connect() as conn:
             trans = conn.begin()
@@ -226,8 +228,6 @@ def _run_postgres(
         ) from None
     except sa.exc.DBAPIError as exc:
         raise InputError(f"The database refused the query: {first_line(exc.orig)}.") from None
-    finally:
-        engine.dispose()
     return columns, [list(r) for r in fetched[:max_rows]], len(fetched) > max_rows
 
 

@@ -126,26 +126,23 @@ def _keyword(schema: DatabaseSchema, question: str, top_k: int) -> list[Retrieve
     return [_retrieved(schema.tables[n], s) for n, s in ranked[:top_k] if s > 0]
 
 
-_indexed: set[str] = set()
-"""Collections already filled in this process (skips a count() per question)."""
-
-
 def _semantic(
     schema: DatabaseSchema, question: str, top_k: int, vectors_dir: Path
 ) -> list[RetrievedTable]:
     try:
         from casework.stores.vector import open_collection
 
-        collection = open_collection(vectors_dir, f"sql_tables_{_fingerprint(schema)}")
         names = list(schema.tables)
-        key = f"{vectors_dir}:{collection.name}"
-        if key not in _indexed and collection.count() != len(names):
-            collection.upsert(
-                ids=names,
-                documents=[table_document(schema.tables[n]) for n in names],
-                metadatas=[{"table": n} for n in names],
-            )
-        _indexed.add(key)
+
+        def fill(collection: Any) -> None:  # once per process, under the store's path lock
+            if collection.count() != len(names):
+                collection.upsert(
+                    ids=names,
+                    documents=[table_document(schema.tables[n]) for n in names],
+                    metadatas=[{"table": n} for n in names],
+                )
+
+        collection = open_collection(vectors_dir, f"sql_tables_{_fingerprint(schema)}", fill=fill)
         found: dict[str, Any] = collection.query(
             query_texts=[question], n_results=min(top_k, len(names))
         )

@@ -206,10 +206,11 @@ def reflect_schema(url: str, *, name: str | None = None) -> DatabaseSchema:
     from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
     from casework.apps.sql.database import dialect_of, engine_url
+    from casework.stores.sql import external_engine
 
     dialect_of(url)  # SQLite or PostgreSQL only
     try:
-        engine = sa.create_engine(engine_url(url))
+        engine = external_engine(engine_url(url))
     except (ArgumentError, NoSuchModuleError) as exc:
         raise InputError(f"{url!r} is not a database URL SQLAlchemy can open ({exc}).") from None
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
@@ -235,8 +236,6 @@ def reflect_schema(url: str, *, name: str | None = None) -> DatabaseSchema:
         raise ConfigError(
             f"The database at {url} is not reachable: {first_line(exc.orig)}."
         ) from None
-    finally:
-        engine.dispose()
     if not tables:
         raise InputError(f"The database at {url} has no tables to reflect.")
     return DatabaseSchema(name=name or _name_from_url(url), tables=tables, source=url)
