@@ -162,3 +162,11 @@ def test_the_integrity_dataset_is_named():
         "consistency",
         "cascade",
     }
+
+
+def test_the_suite_pickles_for_ray_workers():
+    import pickle
+
+    suite = eval_suite()
+    copy = pickle.loads(pickle.dumps(suite.correct))  # the run object behind the hooks
+    assert copy.__self__._lock is not suite.correct.__self__._lock

@@ -88,6 +88,14 @@ class _Run:
         self.base: SQLDeps | None = None
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable for Ray workers: a lock does not travel; each worker makes its own."""
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def setup(self, settings: Settings) -> None:
         from casework.apps.sql.database import create_database, sqlite_path
         from casework.apps.sql.schemas import load_schema
