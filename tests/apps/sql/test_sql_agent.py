@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from casework.apps.sql.agent import (
-    SQLAgent,
     build_react_agent,
     finalize,
     run_react,
@@ -14,7 +13,7 @@ from casework.apps.sql.agent import (
 from casework.apps.sql.deps import BUNDLED_SCHEMA
 from casework.apps.sql.judge import JUDGE_TOOL
 from casework.apps.sql.models import AgentStateV2, SubmitAnswer
-from casework.apps.sql.service import ask
+from casework.apps.sql.service import SQLAgent, ask
 from casework.apps.sql.strategies import STRATEGIES
 from casework.apps.sql.tools import judge, retrieve, validate
 from casework.llm import ScriptedChatModel, call

@@ -3,20 +3,18 @@
 deterministic ``finalize`` that validates the submitted query again, combines the
 confidence and builds the ``SQLQueryResponse``.
 
-``SQLAgent`` mirrors the spec's Python entry point: ``SQLAgent(schema_path=...).run(question)``
-returns the response as a dict.
+The spec's Python entry point, ``SQLAgent``, lives in ``service.py`` (the faces' module).
 """
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import ValidationError
 
-from casework.apps.sql.deps import SQLConfig, SQLDeps
+from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.judge import PROMPTS, SQLJudge
 from casework.apps.sql.models import (
     AgentStateV2,
@@ -50,7 +48,6 @@ __all__ = [
     "SUBMIT",
     "WITHHELD_KINDS",
     "AgentKind",
-    "SQLAgent",
     "add_usage",
     "ask_once",
     "build_react_agent",
@@ -373,49 +370,3 @@ def run_react(deps: SQLDeps, question: str, *, use_judge: bool) -> SQLQueryRespo
         response.cost_usd = round(result.usage.cost_usd or 0.0, 6)
     response.seconds = round(time.perf_counter() - started, 3)
     return response
-
-
-class SQLAgent:
-    """The spec's entry point: ``SQLAgent(schema_path="schemas/").run(question)`` -> dict.
-
-    ``strategy`` picks the agent (``v2`` by default, ``v1``, ``keyword``, ``semantic``);
-    ``db_url`` enables ``run(question, execute=True)``.
-    """
-
-    def __init__(
-        self,
-        schema_path: str | Path,
-        *,
-        strategy: AgentKind = "v2",
-        retrieval_type: Literal["semantic", "keyword"] = "semantic",
-        top_k: int = 5,
-        max_iterations: int = 10,
-        max_retrieval_calls: int = 3,
-        max_validation_attempts: int = 4,
-        max_judge_calls: int = 3,
-        db_url: str | None = None,
-        settings: Any = None,
-        models: Any = None,
-    ) -> None:
-        from casework.apps.sql.deps import build_deps
-        from casework.apps.sql.schemas import load_schema
-
-        config = SQLConfig(
-            retrieval_type=retrieval_type,
-            top_k=top_k,
-            max_iterations=max_iterations,
-            max_retrieval_calls=max_retrieval_calls,
-            max_validation_attempts=max_validation_attempts,
-            max_judge_calls=max_judge_calls,
-        )
-        self.strategy = strategy
-        self.deps = build_deps(
-            settings, schema=load_schema(schema_path), db_url=db_url, models=models, config=config
-        )
-
-    def run(self, question: str, *, execute: bool = False) -> dict[str, Any]:
-        from casework.apps.sql.service import ask
-
-        return ask(self.deps, question, strategy=self.strategy, execute=execute).model_dump(
-            mode="json"
-        )

@@ -3,15 +3,21 @@ a query only after it passed structural validation."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, Literal
+
+from casework.apps.sql.agent import AgentKind
 from casework.apps.sql.database import execute_read_only
-from casework.apps.sql.deps import SQLDeps
+from casework.apps.sql.deps import SQLConfig, SQLDeps, build_deps
 from casework.apps.sql.models import ExecutionResult, SQLQueryResponse
+from casework.apps.sql.schemas import load_schema
+from casework.apps.sql.strategies import STRATEGIES
 from casework.apps.sql.validation import validate_sql
 from casework.errors import InputError
 
-__all__ = ["STRATEGY_NAMES", "answer", "ask", "execute_validated"]
+__all__ = ["STRATEGY_NAMES", "SQLAgent", "answer", "ask", "execute_validated"]
 
-STRATEGY_NAMES = ("rules", "keyword", "semantic", "v1", "v2", "consistency", "cascade")
+STRATEGY_NAMES = tuple(STRATEGIES)
 
 
 def execute_validated(deps: SQLDeps, query: str) -> ExecutionResult:
@@ -32,8 +38,6 @@ def execute_validated(deps: SQLDeps, query: str) -> ExecutionResult:
 
 
 def answer(deps: SQLDeps, question: str, strategy: str = "v2") -> SQLQueryResponse:
-    from casework.apps.sql.strategies import STRATEGIES
-
     if strategy not in STRATEGIES:
         raise InputError(f"Unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}.")
     decision = STRATEGIES[strategy](question, deps)
@@ -48,3 +52,44 @@ def ask(
     if execute and response.query and response.valid:
         response.result = execute_validated(deps, response.query)
     return response
+
+
+class SQLAgent:
+    """The spec's entry point: ``SQLAgent(schema_path="schemas/").run(question)`` -> dict.
+
+    ``strategy`` picks the agent (``v2`` by default, ``v1``, ``keyword``, ``semantic``);
+    ``db_url`` enables ``run(question, execute=True)``.
+    """
+
+    def __init__(
+        self,
+        schema_path: str | Path,
+        *,
+        strategy: AgentKind = "v2",
+        retrieval_type: Literal["semantic", "keyword"] = "semantic",
+        top_k: int = 5,
+        max_iterations: int = 10,
+        max_retrieval_calls: int = 3,
+        max_validation_attempts: int = 4,
+        max_judge_calls: int = 3,
+        db_url: str | None = None,
+        settings: Any = None,
+        models: Any = None,
+    ) -> None:
+        config = SQLConfig(
+            retrieval_type=retrieval_type,
+            top_k=top_k,
+            max_iterations=max_iterations,
+            max_retrieval_calls=max_retrieval_calls,
+            max_validation_attempts=max_validation_attempts,
+            max_judge_calls=max_judge_calls,
+        )
+        self.strategy = strategy
+        self.deps = build_deps(
+            settings, schema=load_schema(schema_path), db_url=db_url, models=models, config=config
+        )
+
+    def run(self, question: str, *, execute: bool = False) -> dict[str, Any]:
+        return ask(self.deps, question, strategy=self.strategy, execute=execute).model_dump(
+            mode="json"
+        )
