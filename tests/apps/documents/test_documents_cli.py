@@ -96,7 +96,7 @@ def test_add_extract_show_and_stacks(home: Path) -> None:
     ]
     runs = runner.invoke(app, ["watch", "nope", "--user", "ana"])
     assert isinstance(runs.exception, NotFoundError)
-    from casework.apps.documents.deps import build_deps
+    from casework.apps.documents.service import build_deps
 
     still_running = build_deps().repo.stale_runs(datetime.now(UTC) + timedelta(days=1))
     assert still_running == []  # every CLI run closed itself
@@ -110,7 +110,7 @@ def test_add_extract_show_and_stacks(home: Path) -> None:
 def _last_run() -> str:
     from sqlalchemy import text
 
-    from casework.apps.documents.deps import build_deps
+    from casework.apps.documents.service import build_deps
 
     with build_deps().repo.engine.connect() as conn:
         return conn.execute(
@@ -194,7 +194,7 @@ def test_correct_in_words_with_a_scripted_model(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from casework.apps.documents import cli as documents_cli
-    from casework.apps.documents.deps import build_deps
+    from casework.apps.documents.service import build_deps
     from casework.llm import ScriptedChatModel, call
 
     create_user(open_access(), "ana")
@@ -228,7 +228,7 @@ def test_stack_build_of_many_documents_goes_row_by_row(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from casework.apps.documents import cli as documents_cli
-    from casework.apps.documents.deps import build_deps
+    from casework.apps.documents.service import build_deps
     from casework.llm import ScriptedChatModel, call
 
     create_user(open_access(), "ana")

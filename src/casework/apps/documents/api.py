@@ -86,7 +86,7 @@ def router(
                 if deps_factory is not None:
                     holder[served.db_url] = deps_factory()
                 else:
-                    from casework.apps.documents.deps import build_deps
+                    from casework.apps.documents.service import build_deps
 
                     holder[served.db_url] = build_deps(served)
             return holder[served.db_url]

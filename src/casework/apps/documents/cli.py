@@ -54,7 +54,7 @@ MODEL = typer.Option(None, "--model", help="provider:name; default: the speciali
 
 
 def _deps() -> Any:
-    from casework.apps.documents.deps import build_deps
+    from casework.apps.documents.service import build_deps
 
     return build_deps()
 

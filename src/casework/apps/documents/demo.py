@@ -17,8 +17,7 @@ _FILES = Path(__file__).parent / "data" / "eval" / "files"
 
 
 def run_demo(console: Console | None = None, *, model: str | None = None) -> None:
-    from casework.apps.documents.deps import build_deps
-    from casework.apps.documents.service import DEMO_OWNER, add_file, start_extraction
+    from casework.apps.documents.service import DEMO_OWNER, add_file, build_deps, start_extraction
     from casework.errors import CaseworkError
 
     console = console or Console()

@@ -195,7 +195,7 @@ def _strategy(
 
 def _eval_deps(settings: Settings, models: ModelSource) -> DocumentsDeps:
     """Deps on the private evaluation store, so a run never touches the working database."""
-    from casework.apps.documents.deps import build_deps
+    from casework.apps.documents.service import build_deps
 
     folder = settings.home / "evals"
     folder.mkdir(parents=True, exist_ok=True)

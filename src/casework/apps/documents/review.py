@@ -23,8 +23,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from sqlalchemy import String, cast, column, exists, func, literal, select, table, text
 
-from casework.apps.documents.deps import DocumentsDeps, build_deps
-from casework.apps.documents.service import start_extraction
+from casework.apps.documents.deps import DocumentsDeps
+from casework.apps.documents.service import build_deps, start_extraction
 from casework.apps.documents.tables import DocumentRow, ExtractionRow, RunEventRow, RunRow
 from casework.config import Settings
 from casework.errors import InputError, NotFoundError

@@ -20,12 +20,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from casework.apps.documents.deps import DocumentsDeps
+from casework.apps.documents.deps import DocumentsDeps, default_models
 from casework.apps.documents.models import DocumentInfo, ExtractionDecision, ExtractionInput
-from casework.apps.documents.ocr import OcrProvider, ReadResult, read_path
+from casework.apps.documents.ocr import OcrProvider, RapidOcrProvider, ReadResult, read_path
+from casework.apps.documents.repository import DocumentsRepository
+from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.context import Caller, Role
+from casework.runtime.strategy import ModelSource
+from casework.stores.sql import get_engine, migrate
 
 __all__ = [
     "DEMO_OWNER",
@@ -34,6 +38,7 @@ __all__ = [
     "RunHandle",
     "add_file",
     "add_files",
+    "build_deps",
     "follow_run",
     "recover_stale_runs",
     "start_correction",
@@ -378,3 +383,26 @@ def _cell(value: Any) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def build_deps(
+    settings: Settings | None = None,
+    *,
+    db_url: str | None = None,
+    models: ModelSource | None = None,
+    ocr: OcrProvider | None = None,
+    run_migrations: bool = True,
+) -> DocumentsDeps:
+    """Deps on the configured database (migrated on first use)."""
+    settings = settings or get_settings()
+    engine = get_engine(db_url or settings.db_url)
+    if run_migrations:
+        migrate(engine)
+    deps = DocumentsDeps(
+        repo=DocumentsRepository(engine),
+        settings=settings,
+        models=models or default_models(settings),
+        ocr=ocr or RapidOcrProvider(),
+    )
+    recover_stale_runs(deps)  # a killed process must not leave an extraction in_progress
+    return deps

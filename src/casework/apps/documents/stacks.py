@@ -361,7 +361,7 @@ class _RowTask:
 
     def __call__(self, doc_id: int) -> bool:
         if self._deps is None:  # a Ray worker's first row
-            from casework.apps.documents.deps import build_deps
+            from casework.apps.documents.service import build_deps
 
             self._deps = build_deps(self.settings)
             if self.model_spec is not None:
