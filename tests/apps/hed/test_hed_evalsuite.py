@@ -72,7 +72,7 @@ def test_the_app_registers_its_suite_strategies_and_router() -> None:
     assert spec.eval_suite is not None and spec.router is not None and spec.strategies
     assert sorted(spec.strategies()) == ["cascade", "loop", "loop-no-eval", "one-shot", "rules"]
     suite = eval_suite()
-    assert suite.default_strategy == "loop" and sorted(suite.datasets) == ["gold", "routing"]
+    assert suite.default_strategy == "cascade" and sorted(suite.datasets) == ["gold", "routing"]
 
 
 def test_loop_on_two_gold_cases_recorded_then_replayed_by_the_cli(

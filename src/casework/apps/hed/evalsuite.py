@@ -11,8 +11,10 @@ state after a node and the node that must follow), or the user's own file
 (``schema_version`` is optional, default 8.3.0; ``metadata`` optional, e.g. a ``category``
 the report groups by.)
 
-Strategies: ``loop`` (the default: the full state machine), ``loop-no-eval``, ``one-shot``
-and ``rules`` (no model: the vocabulary look-up baseline). Per case (the report shows their
+Strategies: ``cascade`` (the default: the look-up where it accounts for the description,
+else the bundled model under the schema's grammar, else a remote model's loop), ``loop`` (the
+full state machine), ``loop-no-eval``, ``one-shot`` and ``rules`` (no model: the vocabulary
+look-up baseline). Per case (the report shows their
 means): ``validity_final`` and ``validity_first_try``; ``iterations_per_annotation`` and
 ``model_calls_per_annotation``; ``tag_precision`` / ``tag_recall`` / ``tag_f1`` against the
 gold string after normalising both to short form (groups count as items, so grouping is
@@ -249,7 +251,7 @@ def eval_suite() -> EvalSuite:
         dataset=GOLD,
         datasets={"gold": GOLD, "routing": ROUTING},
         strategies={name: _routes_too(fn) for name, fn in STRATEGIES.items()},
-        default_strategy="loop",
+        default_strategy="cascade",
         labels=["VALID", "INVALID", "NEEDS_REVIEW"],
         input_model=case_input,
         deps=_deps,

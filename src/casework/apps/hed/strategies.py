@@ -431,8 +431,11 @@ def rules(input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None) -
 
 # -- the cascade -------------------------------------------------------------------------
 
-RULES_THRESHOLD = 80.0
-"""Until a policy is fitted: the look-up decides when it accounts for 80 % of the words."""
+RULES_THRESHOLD = 70.0
+"""Until a policy is fitted: the look-up decides when it accounts for 70 % of the words. On 30
+gold cases (``--sample 30 --seed 2``, every layer run) the model's annotations were no better
+than the look-up's above that coverage (tag F1 0.604 at 70 with the model on 33 % of cases;
+0.604 at 80 with it on 50 %; 0.606 with the model on every case)."""
 LOCAL_THRESHOLD = 60.0
 """Until a policy is fitted: a valid annotation of the bundled model decides."""
 
