@@ -114,3 +114,31 @@ def test_cascade_keeps_an_agreed_answer_and_reviews_a_lone_one(
     )
     assert lone.verdict == "NEEDS_REVIEW" and lone.run.decided_by is None
     assert lone.response.query == COUNT  # the draft a person reviews
+
+
+def test_every_try_asking_for_missing_columns_is_an_unanswerable_refusal(make_deps):
+    deps, model, _ = make_deps(
+        agent=[
+            submit("SELECT AVG(age) FROM users"),
+            submit("SELECT AVG(age) FROM users u"),
+            submit("SELECT AVG(salary) FROM employees"),
+        ]
+    )
+    response = run_self_consistent(deps, "What is the average age of users?")
+    assert model.calls == 3 and response.refused and response.query is None
+    assert "does not hold" in response.explanation and "age" in response.explanation
+    assert response.confidence <= 0.1  # a refusal's answer confidence stays capped
+    vote = next(s for s in response.reasoning_steps if s["kind"] == "vote")
+    assert vote["winner"] == "unanswerable" and vote["agreeing"] == 3
+
+
+def test_a_syntax_error_is_not_evidence_of_an_unanswerable_question(make_deps):
+    deps, _, _ = make_deps(
+        agent=[
+            submit("SELECT AVG(age) FROM users"),
+            submit("SELEC x"),
+            submit("SELECT AVG(age) FROM users"),
+        ]
+    )
+    response = run_self_consistent(deps, "What is the average age of users?")
+    assert not response.refused

@@ -14,7 +14,7 @@ confidence the cascade can calibrate (SLM-SQL, CHESS and others report +2–4 po
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from casework.apps.sql.agent import (
@@ -40,6 +40,8 @@ SAMPLES = 3
 """Candidates asked at most (the greedy one included)."""
 TEMPERATURE = 0.7
 """Sampling temperature of the candidates after the first."""
+MISSING_KINDS = frozenset({"table", "column"})
+"""Validation errors that say the schema lacks what the query asks for."""
 
 
 @dataclass
@@ -49,6 +51,8 @@ class Candidate:
     answer: SubmitAnswer | None
     rows: list[list[Any]] | None = None
     error: str = ""
+    missing: list[str] = field(default_factory=list)
+    """What the query named that the schema does not have (its only validation errors)."""
 
     @property
     def refused(self) -> bool:
@@ -93,6 +97,9 @@ def _run(deps: SQLDeps, state: AgentStateV2, answer: SubmitAnswer | None) -> Can
     result = state.validation_results[-1] if state.validation_results else None
     if not checked.get("valid") or result is None or result.transpiled is None or not deps.db_url:
         candidate.error = "not valid" if deps.db_url else "no database to run on"
+        errors = result.errors if result is not None else []
+        if errors and all(e.kind in MISSING_KINDS for e in errors):
+            candidate.missing = [e.message for e in errors]
         return candidate
     try:
         executed = execute_read_only(
@@ -143,6 +150,10 @@ def run_self_consistent(
         winner, size = vote(candidates)
         if size >= majority:
             break
+    # every try reached for tables or columns the database does not have: unanswerable
+    unanswerable = (
+        winner is None and len(candidates) == samples and all(c.missing for c in candidates)
+    )
     state.step(
         "vote",
         candidates=[
@@ -153,10 +164,27 @@ def run_self_consistent(
             }
             for c in candidates
         ],
-        winner=winner,
-        agreeing=size,
+        winner="unanswerable" if unanswerable else winner,
+        agreeing=len(candidates) if unanswerable else size,
         asked=len(candidates),
     )
+    if unanswerable:
+        lacking = "; ".join(dict.fromkeys(m for c in candidates for m in c.missing))
+        response = refusal_response(
+            question,
+            f"The database does not hold what the question asks for ({lacking})"[:600] + ".",
+            strategy="consistency",
+            kind="unanswerable",
+        )
+        response.reasoning_steps = [
+            *state.reasoning_trace,
+            {"kind": "final", "outcome": "refused", "refusal": "unanswerable"},
+        ]
+        response.ended_by = "submit"
+        response.model, response.model_calls = _model_name(model), len(candidates)
+        add_usage(response, replies)
+        response.seconds = round(time.perf_counter() - started, 3)
+        return response
     chosen = candidates[winner].answer if winner is not None else candidates[0].answer
     ended_by = endings[winner if winner is not None else 0]
     response = finalize(

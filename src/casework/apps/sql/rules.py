@@ -36,7 +36,9 @@ MAX_QUESTION_CHARS = 2000
 MIN_PREFIX = 4
 """A question word this long that begins a schema word names it ("weigh", ``weight``)."""
 
-RefusalKind = Literal["malformed", "destructive", "injection", "sensitive", "off_topic"]
+RefusalKind = Literal[
+    "malformed", "destructive", "injection", "sensitive", "off_topic", "unanswerable"
+]
 
 
 @dataclass(frozen=True)
