@@ -110,8 +110,8 @@ def test_deeply_nested_json_is_a_422(served: Served) -> None:
     )
     assert 400 <= res.status_code < 500
     # Brackets in strings are text, and 100 levels is allowed: the route answers as usual.
-    fine = {"hed": ["(" * 50 + "[" * 150 + "]" * 150 + ")" * 50]}
-    assert api.post("/hed/validate", json=fine).status_code == 200
+    fine = {"query": "select 1", "pad": ["[" * 150 + "]" * 150, [[[[["deep enough"]]]]]]}
+    assert api.post("/sql/validate", json=fine).status_code == 200
     res = api.post(
         "/hed/validate", content="[" * 100 + "]" * 100, headers={"content-type": "application/json"}
     )
@@ -155,5 +155,5 @@ def test_json_that_parses_into_unwritable_values_is_a_422_not_a_500(served: Serv
         assert res.status_code == 422, (body[:40], res.status_code, res.text[:200])
         assert words in _one_sentence(res), body[:40]
     # The same characters as text, a real pair, and big finite numbers are fine.
-    fine = {"hed": ["Label/\\ud800 NaN 1e999999", "Label/\U0001f600"], "n": [1e308, 10**300]}
-    assert api.post("/hed/validate", json=fine).status_code == 200
+    fine = {"query": "select 1", "pad": ["\\ud800 NaN 1e999999", "\U0001f600", 1e308, 10**300]}
+    assert api.post("/sql/validate", json=fine).status_code == 200
