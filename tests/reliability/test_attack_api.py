@@ -10,6 +10,7 @@ from attack_helpers import Served, make_served
 from httpx import Response
 
 from casework.config import ServerSettings, Settings
+from casework.server.guards import json_problem
 
 MB = 1024 * 1024
 TOO_LARGE = (
@@ -157,3 +158,14 @@ def test_json_that_parses_into_unwritable_values_is_a_422_not_a_500(served: Serv
     # The same characters as text, a real pair, and big finite numbers are fine.
     fine = {"query": "select 1", "pad": ["\\ud800 NaN 1e999999", "\U0001f600", 1e308, 10**300]}
     assert api.post("/sql/validate", json=fine).status_code == 200
+
+
+def test_json_problem_reads_strings_as_text() -> None:
+    deep = b"[" * 4 + b"]" * 4
+    assert json_problem(deep, 3) is not None and json_problem(deep, 4) is None
+    # Brackets, quotes, escapes, constants and big exponents inside strings are text.
+    assert json_problem(b'["\\"[[[[", "]]\\\\", "NaN 1e999 \\\\ud800"]', 3) is None
+    assert json_problem(b'["\\\\\\ud800"]', 3) is not None  # an escaped backslash, then \ud800
+    assert json_problem(b'["\\ud83d\\ude00", "\\uD83D\\uDE00"]', 3) is None  # real pairs
+    assert json_problem(b'["\\ud83d", "\\ude00"]', 3) is not None  # halves in two strings
+    assert json_problem(b'{"true": false, "n": [1.5e10, -0.25, 10]}', 3) is None
