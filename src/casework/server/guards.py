@@ -21,7 +21,6 @@ import math
 import re
 from collections.abc import Iterable
 
-from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from casework.config import ServerSettings
@@ -146,19 +145,27 @@ class BodyGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = Headers(scope=scope)
-        content_type = headers.get("content-type", "").partition(";")[0].strip().lower()
+        length = content_type = None
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                length = value
+            elif name == b"transfer-encoding" and length is None:
+                length = b""
+            elif name == b"content-type":
+                content_type = value.decode("latin-1").partition(";")[0].strip().lower()
+        if length is None:  # neither header: an HTTP/1.1 request without a body
+            await self.app(scope, receive, send)
+            return
         if content_type == "multipart/form-data":
             too_large = RequestTooLarge(
                 self.limits.max_upload_bytes, "CASEWORK_SERVER__MAX_UPLOAD_BYTES"
             )
         else:
             too_large = RequestTooLarge(self.limits.max_body_bytes)
-        length = headers.get("content-length", "")
         if length.isdigit() and int(length) > too_large.limit:
             await error_response(too_large)(scope, receive, send)
             return
-        if _is_json(content_type):
+        if content_type is not None and _is_json(content_type):
             await self._json(scope, receive, send, too_large)
         else:
             await self._streamed(scope, receive, send, too_large)
@@ -237,19 +244,22 @@ class SecurityHeaders:
     def __init__(self, app: ASGIApp, docs_paths: Iterable[str | None] = ()) -> None:
         self.app = app
         self.docs_paths = frozenset(p for p in docs_paths if p)
+        base = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+        self._pages = [*base, (b"content-security-policy", DEFAULT_CSP.encode())]
+        self._docs = [*base, (b"content-security-policy", DOCS_CSP.encode())]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        csp = DOCS_CSP if scope.get("path") in self.docs_paths else DEFAULT_CSP
+        extra = self._docs if scope.get("path") in self.docs_paths else self._pages
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                for name, value in (*SECURITY_HEADERS.items(), ("Content-Security-Policy", csp)):
-                    if name not in headers:
-                        headers[name] = value
+                headers = list(message.get("headers", ()))
+                present = {name.lower() for name, _ in headers}
+                headers += [(name, value) for name, value in extra if name not in present]
+                message["headers"] = headers
             await send(message)
 
         await self.app(scope, receive, with_headers)
