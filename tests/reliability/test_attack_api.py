@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from attack_helpers import Served, make_served
+from attack_helpers import PASSWORD, Served, make_served, sign_in
+from fastapi import APIRouter
 from httpx import Response
 
 from casework.config import ServerSettings, Settings
@@ -169,3 +170,43 @@ def test_json_problem_reads_strings_as_text() -> None:
     assert json_problem(b'["\\ud83d\\ude00", "\\uD83D\\uDE00"]', 3) is None  # real pairs
     assert json_problem(b'["\\ud83d", "\\ude00"]', 3) is not None  # halves in two strings
     assert json_problem(b'{"true": false, "n": [1.5e10, -0.25, 10]}', 3) is None
+
+
+def test_ids_past_64_bits_are_a_422_not_a_500(served: Served) -> None:
+    """SQLite cannot bind an integer past 2**63 - 1 (OverflowError): no row has such an id."""
+    api, ana = served.api(), served.client()
+    big = "9" * 30
+    for method, path in (
+        ("post", f"/receipts/review/{big}/accept"),
+        ("get", f"/documents/stacks/{big}"),
+        ("get", f"/documents/documents/{big}"),
+        ("get", f"/documents/extractions/{big}"),
+    ):
+        res = getattr(api, method)(path)
+        assert res.status_code == 422, (path, res.status_code, res.text[:200])
+        assert "larger than any id stored here" in _one_sentence(res)
+    assert sign_in(ana, "ana", PASSWORD).status_code == 303
+    page = ana.get(f"/items/receipts/{big}")
+    assert 400 <= page.status_code < 500, page.text[:200]
+    assert api.get(f"/documents/stacks/{2**63 - 1}").status_code == 404  # the largest: just absent
+
+
+def test_a_bug_answers_500_in_one_sentence_with_the_headers(served: Served) -> None:
+    router = APIRouter()
+
+    @router.get("/boom/{kind}")
+    def boom(kind: str) -> None:
+        if kind == "overflow":
+            raise OverflowError("math range error")  # not SQLite's: still a bug
+        raise RuntimeError("secret internals")  # answered past the middleware
+
+    served.app.include_router(router)
+    client = served.client()
+    for kind, name in (("overflow", "OverflowError"), ("bug", "RuntimeError")):
+        res = client.get(f"/boom/{kind}")
+        assert res.status_code == 500 and res.json() == {
+            "error": f"Internal error ({name}); see the server log.",
+            "kind": "InternalError",
+        }
+        assert res.headers["x-frame-options"] == "DENY", kind
+        assert "frame-ancestors 'none'" in res.headers["content-security-policy"], kind

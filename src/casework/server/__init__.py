@@ -19,11 +19,11 @@ from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
 from casework.config import Settings, get_settings
-from casework.errors import CaseworkError
+from casework.errors import CaseworkError, InputError
 from casework.runtime.events import Event, to_json
 from casework.server._errors import error_response
 from casework.server.auth import authenticate
-from casework.server.guards import BodyGuard, SecurityHeaders
+from casework.server.guards import ERROR_HEADERS, BodyGuard, SecurityHeaders
 
 __all__ = ["create_app", "sse_response"]
 
@@ -44,6 +44,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         # A bug, not the caller's fault: say so in one sentence; the traceback goes to the log.
+        # This answer bypasses the middleware (it comes from the outermost layer): it carries
+        # the security headers itself.
         logger.exception("unhandled error on %s %s", request.method, request.url.path)
         return JSONResponse(
             {
@@ -51,6 +53,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 "kind": "InternalError",
             },
             status_code=500,
+            headers=ERROR_HEADERS,
+        )
+
+    @app.exception_handler(OverflowError)
+    async def _too_big_for_sqlite(request: Request, exc: OverflowError) -> JSONResponse:
+        # An id the caller sent past 64 bits: SQLite refuses to bind it, and no row has it.
+        if "SQLite INTEGER" not in str(exc):
+            return await _unexpected(request, exc)
+        return error_response(
+            InputError(
+                f"A number in the request is larger than any id stored here ({2**63 - 1:,} at "
+                "most); check the id."
+            )
         )
 
     @app.get("/health")

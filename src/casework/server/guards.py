@@ -27,7 +27,7 @@ from casework.config import ServerSettings
 from casework.errors import InputError
 from casework.server._errors import RequestTooLarge, error_response
 
-__all__ = ["BodyGuard", "SecurityHeaders", "json_problem"]
+__all__ = ["ERROR_HEADERS", "BodyGuard", "SecurityHeaders", "json_problem"]
 
 DEFAULT_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 """For answers that are not pages (JSON, redirects, plain text): nothing in them may load."""
@@ -42,6 +42,8 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "same-origin",
 }
+ERROR_HEADERS = {**SECURITY_HEADERS, "Content-Security-Policy": DEFAULT_CSP}
+"""For an answer sent past the middleware (the server's last-resort 500)."""
 
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _BRACKET = re.compile(rb"[\[\]{}]")
