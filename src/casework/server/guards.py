@@ -21,6 +21,7 @@ import math
 import re
 from collections.abc import Iterable
 
+from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from casework.config import ServerSettings
@@ -45,7 +46,9 @@ SECURITY_HEADERS = {
 ERROR_HEADERS = {**SECURITY_HEADERS, "Content-Security-Policy": DEFAULT_CSP}
 """For an answer sent past the middleware (the server's last-resort 500)."""
 
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+"""A string; one left open runs to the end of the text, so a match never fails once begun
+(a failed match would be retried from every later quote: quadratic in the body's size)."""
 _BRACKET = re.compile(rb"[\[\]{}]")
 _SURROGATE_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*(\\u[dD]([89abAB]|[c-fC-F])[0-9a-fA-F]{2})")
 """A ``\\uD800``-``\\uDFFF`` escape (an escaped backslash before it does not make one)."""
@@ -53,8 +56,12 @@ _ENCODED_SURROGATE = re.compile(rb"\xed[\xa0-\xbf]")
 """A surrogate written straight in UTF-8, which Python's JSON parser lets through."""
 
 
-_FLOATY = re.compile(rb"NaN|Infinity|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
-"""Numbers a float may overflow on, and the constants Python's parser takes beyond JSON."""
+_FLOATY = re.compile(rb"NaN|Infinity|-?\d[\d.]*[eE][+-]?\d{3,}|-?[\d.]{300,}(?:[eE][+-]?\d+)?")
+"""The constants Python's parser takes beyond JSON, and the only numbers that can overflow a
+float: an exponent of three digits or more, or three hundred digits before it."""
+INLINE_CHECK_BYTES = 256 * 1024
+"""JSON bodies up to this size are checked on the event loop; larger ones on a worker thread
+(a 10 MB body takes a second or so, which must not stall every other request)."""
 
 
 def json_problem(body: bytes, max_depth: int) -> str | None:
@@ -126,8 +133,13 @@ def _not_finite(bare: bytes) -> bool:
             return True
         # Integers stay exact (Python's own digit limit refuses the absurd ones); fractions
         # and exponents become floats, which overflow to inf.
-        if any(c in token for c in b".eE") and math.isinf(float(token)):
-            return True
+        if not any(c in token for c in b".eE"):
+            continue
+        try:
+            if math.isinf(float(token)):
+                return True
+        except ValueError:  # not a number at all ("1..2e400"): the parser will say so
+            continue
     return False
 
 
@@ -191,7 +203,10 @@ class BodyGuard:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        problem = json_problem(body, self.limits.max_json_depth)
+        if len(body) <= INLINE_CHECK_BYTES:
+            problem = json_problem(body, self.limits.max_json_depth)
+        else:
+            problem = await run_in_threadpool(json_problem, body, self.limits.max_json_depth)
         if problem is not None:
             await error_response(InputError(problem))(scope, receive, send)
             return
