@@ -266,7 +266,7 @@ BUSY_EXIT = 75
 def store_busy(exc: BaseException) -> str | None:
     """One sentence when ``exc`` is SQLite refusing because another process holds the store:
     its write lock held past the busy timeout, or a first use racing another one's set-up
-    (both create the tables; the second finds them made)."""
+    (both run the migrations; the second finds a table or column already made)."""
     from sqlalchemy.exc import OperationalError
 
     cause = exc.__cause__ if isinstance(exc, CaseworkError) else exc
@@ -278,7 +278,9 @@ def store_busy(exc: BaseException) -> str | None:
             "The database is busy: another casework command or server has held its write "
             "lock for too long; run this again once that one has finished."
         )
-    if isinstance(exc, CaseworkError) and "already exists" in reason:
+    if isinstance(exc, CaseworkError) and (
+        "already exists" in reason or "duplicate column" in reason
+    ):
         return (
             "The database is being set up by another casework command started at the same "
             "time; run this again once that one has finished."
