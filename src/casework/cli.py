@@ -259,6 +259,35 @@ def usage_error_text(exc: UsageError) -> str:
     return "\n".join(lines)
 
 
+BUSY_EXIT = 75
+"""Exit code when another process holds the database (EX_TEMPFAIL: try again later)."""
+
+
+def store_busy(exc: BaseException) -> str | None:
+    """One sentence when ``exc`` is SQLite refusing because another process holds the store:
+    its write lock held past the busy timeout, or a first use racing another one's set-up
+    (both run the migrations; the second finds a table or column already made)."""
+    from sqlalchemy.exc import OperationalError
+
+    cause = exc.__cause__ if isinstance(exc, CaseworkError) else exc
+    if not isinstance(cause, OperationalError):
+        return None
+    reason = str(cause.orig).lower()
+    if "database is locked" in reason or "database table is locked" in reason:
+        return (
+            "The database is busy: another casework command or server has held its write "
+            "lock for too long; run this again once that one has finished."
+        )
+    if isinstance(exc, CaseworkError) and (
+        "already exists" in reason or "duplicate column" in reason
+    ):
+        return (
+            "The database is being set up by another casework command started at the same "
+            "time; run this again once that one has finished."
+        )
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the ``casework`` command; every failure ends in one sentence and an exit code:
     2 for usage errors (unknown command or option, missing argument, bad value)."""
@@ -286,8 +315,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         err_console.print(f"error: {escape(exc.format_message())}", highlight=False)
         raise SystemExit(exc.exit_code) from None
     except CaseworkError as exc:
-        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
-        raise SystemExit(exc.exit_code) from None
+        busy = store_busy(exc)
+        err_console.print(f"[red]error:[/] {escape(busy or str(exc))}", highlight=False)
+        raise SystemExit(BUSY_EXIT if busy else exc.exit_code) from None
+    except Exception as exc:
+        busy = store_busy(exc)
+        if busy is None:
+            raise
+        err_console.print(f"[red]error:[/] {escape(busy)}", highlight=False)
+        raise SystemExit(BUSY_EXIT) from None
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         raise SystemExit(130) from None

@@ -25,6 +25,7 @@ from casework.errors import ConfigError
 __all__ = [
     "Limits",
     "Models",
+    "ServerSettings",
     "Settings",
     "config_sources",
     "default_model_dir",
@@ -82,6 +83,24 @@ class Limits(BaseModel):
     """Wall-time budget per run. Default: none."""
 
 
+class ServerSettings(BaseModel):
+    """Limits of the HTTP server (API and web UI) against oversized or hostile requests."""
+
+    max_body_bytes: int = 10 * 1024 * 1024
+    """Largest request body, in bytes; a larger one gets a 413. Default 10 MB."""
+    max_upload_bytes: int = 51 * 1024 * 1024
+    """Largest ``multipart/form-data`` body (file uploads: documents accept files up to 50 MB),
+    in bytes. Default 51 MB."""
+    max_json_depth: int = 100
+    """Deepest nesting of arrays and objects in a JSON body; a deeper one gets a 422.
+    Default 100."""
+    login_failures: int = 5
+    """Failed sign-ins in a row, per user name and client address, before the web UI's sign-in
+    locks. Default 5."""
+    login_lockout_seconds: int = 300
+    """How long a locked sign-in stays locked (a 429), in seconds. Default 300."""
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="CASEWORK_",
@@ -101,6 +120,7 @@ class Settings(BaseSettings):
     machine, whatever the home)."""
     models: Models = Field(default_factory=Models)
     limits: Limits = Field(default_factory=Limits)
+    server: ServerSettings = Field(default_factory=ServerSettings)
     local_threads: int = 2
     """CPU threads for the bundled model. Default 2 (the machines have 2 cores)."""
     local_ctx: int = 8192

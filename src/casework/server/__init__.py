@@ -2,7 +2,8 @@
 
 Every app router is mounted behind ``authenticate`` (a bearer token on every route); only
 /health and the OpenAPI docs are open. Routes read the settings ``create_app`` was given and
-the caller through FastAPI dependencies (``casework.runtime.context``).
+the caller through FastAPI dependencies (``casework.runtime.context``). Request guards
+(``casework.server.guards``) bound every body and add security headers to every answer.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
-from casework.access.service import AuthError
 from casework.config import Settings, get_settings
-from casework.errors import CaseworkError, InputError, NotFoundError
-from casework.runtime.context import PermissionDenied
+from casework.errors import CaseworkError, InputError
 from casework.runtime.events import Event, to_json
+from casework.server._errors import error_response
 from casework.server.auth import authenticate
+from casework.server.guards import ERROR_HEADERS, BodyGuard, SecurityHeaders
 
 __all__ = ["create_app", "sse_response"]
 
@@ -38,26 +39,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.exception_handler(CaseworkError)
     async def _casework_error(request: Request, exc: CaseworkError) -> JSONResponse:
-        if isinstance(exc, AuthError):  # e.g. a sign-in route checking a password
-            return JSONResponse(
-                {"error": str(exc), "kind": type(exc).__name__},
-                status_code=401,
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        status = (
-            404
-            if isinstance(exc, NotFoundError)
-            else 403
-            if isinstance(exc, PermissionDenied)
-            else 422
-            if isinstance(exc, InputError)
-            else 500
-        )
-        return JSONResponse({"error": str(exc), "kind": type(exc).__name__}, status_code=status)
+        return error_response(exc)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         # A bug, not the caller's fault: say so in one sentence; the traceback goes to the log.
+        # This answer bypasses the middleware (it comes from the outermost layer): it carries
+        # the security headers itself.
         logger.exception("unhandled error on %s %s", request.method, request.url.path)
         return JSONResponse(
             {
@@ -65,6 +53,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 "kind": "InternalError",
             },
             status_code=500,
+            headers=ERROR_HEADERS,
+        )
+
+    @app.exception_handler(OverflowError)
+    async def _too_big_for_sqlite(request: Request, exc: OverflowError) -> JSONResponse:
+        # An id the caller sent past 64 bits: SQLite refuses to bind it, and no row has it.
+        if "SQLite INTEGER" not in str(exc):
+            return await _unexpected(request, exc)
+        return error_response(
+            InputError(
+                f"A number in the request is larger than any id stored here ({2**63 - 1:,} at "
+                "most); check the id."
+            )
         )
 
     @app.get("/health")
@@ -82,6 +83,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from casework.web import mount_web  # the UI at /: its own session sign-in, not tokens
 
     mount_web(app, settings)
+    # Added last is outermost: headers go on the guard's own refusals too.
+    app.add_middleware(BodyGuard, limits=settings.server)
+    app.add_middleware(SecurityHeaders, docs_paths=[app.docs_url, app.redoc_url])
     return app
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import secrets
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -49,6 +50,7 @@ from casework.web.session import (
     same_token,
 )
 from casework.web.store import RunStore
+from casework.web.throttle import LoginThrottle, wait_words
 
 __all__ = ["WebState", "mount_web"]
 
@@ -62,6 +64,7 @@ CSP = (
 PAGE_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
     "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
@@ -103,6 +106,8 @@ class WebState:
     env: Environment
     problems: dict[str, str] = field(default_factory=dict)
     """Apps whose provider could not be built, with why (shown, never fatal)."""
+    throttle: LoginThrottle = field(default_factory=LoginThrottle)
+    """Failed sign-ins per user name and client address (see ``casework.web.throttle``)."""
 
 
 def _unjson(value: Any) -> Any:
@@ -151,7 +156,15 @@ def _render(request: Request, name: str, status: int = 200, **context: Any) -> H
 
 
 def _safe_next(target: str | None) -> str:
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+    """``target`` when it is a path on this site (one leading slash), else ``/``; a browser
+    drops tabs and newlines and reads a backslash as a slash, so none may appear."""
+    if (
+        target
+        and target.startswith("/")
+        and not target.startswith("//")
+        and "\\" not in target
+        and not any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in target)
+    ):
         return target
     return "/"
 
@@ -262,17 +275,37 @@ def build_router() -> APIRouter:
         target = _safe_next(next)
         if not same_token(request.cookies.get(LOGIN_COOKIE, ""), csrf):
             raise PageError(403, "The sign-in form expired; reload the page and sign in again.")
+        address = request.client.host if request.client else "unknown"
+
+        def form_again(status: int, error: str, wait: float = 0) -> Response:
+            token = secrets.token_urlsafe(24)
+            response = _render(
+                request, "login.html", status, login_csrf=token, next=target, error=error
+            )
+            response.set_cookie(LOGIN_COOKIE, token, max_age=3600, httponly=True, samesite="lax")
+            if wait:
+                response.headers["Retry-After"] = str(math.ceil(wait))
+            return response
+
+        def locked(wait: float) -> Response:
+            return form_again(
+                429,
+                "Too many failed sign-ins for this user name from this address; "
+                f"try again in {wait_words(wait)}.",
+                wait,
+            )
+
+        if wait := state.throttle.locked_for(username, address):
+            return locked(wait)  # before the password is checked: the answer tells nothing
         try:
             caller = await run_in_threadpool(
                 verify_password, open_access(state.settings), username.strip(), password
             )
         except AuthError as exc:
-            token = secrets.token_urlsafe(24)
-            response = _render(
-                request, "login.html", 401, login_csrf=token, next=target, error=str(exc)
-            )
-            response.set_cookie(LOGIN_COOKIE, token, max_age=3600, httponly=True, samesite="lax")
-            return response
+            if wait := state.throttle.failed(username, address):
+                return locked(wait)
+            return form_again(401, str(exc))
+        state.throttle.succeeded(username, address)
         session = new_session(caller.user_id, caller.name)
         redirect = RedirectResponse(target, status_code=303)
         redirect.set_cookie(
@@ -537,10 +570,16 @@ def build_router() -> APIRouter:
             )
             if run is None or not run.run_dir:
                 raise NotFoundError(f"Evaluation run {run_id} has no stored report folder.")
+            missing = NotFoundError(f"No file {path!r} in the report of run {run_id}.")
+            wanted = Path(path)
+            # Only a relative path without '..' and NUL names a file in the folder; a symlink
+            # that leads out of it is caught by resolving both.
+            if "\x00" in path or wanted.is_absolute() or ".." in wanted.parts:
+                raise missing
             root = Path(run.run_dir).resolve()
-            target = (root / path).resolve()
+            target = (root / wanted).resolve()
             if not target.is_relative_to(root) or not target.is_file():
-                raise NotFoundError(f"No file {path!r} in the report of run {run_id}.")
+                raise missing
             return target
 
         target = await _call(find)
@@ -581,6 +620,10 @@ def mount_web(app: FastAPI, settings: Settings) -> WebState:
         runs=RunManager(store),
         env=_templates(),
         problems=problems,
+        throttle=LoginThrottle(
+            failures=settings.server.login_failures,
+            lockout_seconds=settings.server.login_lockout_seconds,
+        ),
     )
     app.state.web = state
 
