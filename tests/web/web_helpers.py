@@ -117,9 +117,9 @@ def add_vanpool_and_documents(site: Site, smtp_port: int) -> Cases:
     """A pre-cancel case (cancel_membership waits), an escalation whose drafted answer waits
     (the rider's reply carries ``XSS``), and a failed extraction; their providers on the site."""
     from casework.access.service import get_user, open_access
-    from casework.apps.documents.deps import build_deps as documents_deps
     from casework.apps.documents.ocr import PageText, ReadResult
     from casework.apps.documents.review import DocumentsReview
+    from casework.apps.documents.service import build_deps as documents_deps
     from casework.apps.vanpool import lifecycle
     from casework.apps.vanpool.deps import build_deps as vanpool_deps
     from casework.apps.vanpool.review import VanpoolReview
