@@ -96,3 +96,23 @@ def test_the_cascade_writes_one_row_and_says_which_layer_decided(deps: Documents
     assert layers[0].confidence == 65.0 and not layers[0].kept  # company is only a guess
     assert decision.fields == {"company": "ACME SUPPLIES LTD", "total": 45.1}
     assert len(deps.repo.extractions_of(ALICE, doc)) == 1
+
+
+def test_a_model_error_leaves_the_rules_values_and_says_why(deps: DocumentsDeps):
+    from casework.errors import ModelError
+    from casework.runtime.decision import EndReason
+
+    def broken(messages, tools):
+        raise ModelError("The local model's constrained reply was cut at max_tokens=10.")
+
+    model = ScriptedChatModel(responder=broken)
+    deps = DocumentsDeps(
+        repo=deps.repo, settings=deps.settings, models=lambda r: model, ocr=deps.ocr
+    )
+    doc = _doc(deps, INVOICE_TEXT)
+    decision = STRATEGIES["fields"](
+        ExtractionInput(document_id=doc, user_id=ALICE, fields=["company", "total"]), deps
+    )
+    assert decision.verdict == "completed" and decision.fields["total"] == 45.1
+    assert decision.fields["company"] == "ACME SUPPLIES LTD"  # the rules' guess stands
+    assert decision.run.ended_by == EndReason.ERROR_MODEL and "max_tokens" in decision.run.detail

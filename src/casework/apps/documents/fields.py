@@ -42,7 +42,8 @@ CONF_UNGROUNDED = 0.3
 """A model value the text does not show."""
 MAX_LINES = 80
 """Lines of text shown to the model (a long document's first lines carry its header fields)."""
-MAX_VALUE_CHARS = 120
+MAX_VALUE_CHARS = 100
+"""Longest value the schema lets the model write (an address line fits)."""
 
 # Auto mode: the fields a document of each type carries.
 FIELDS_BY_TYPE: dict[str, tuple[str, ...]] = {
@@ -129,7 +130,9 @@ def ask_fields(model: Any, text: str, names: list[str]) -> tuple[dict[str, Any],
     schema = fields_schema(names)
     usage = Usage(model_calls=1)
     if is_local_model(model):
-        reply, used = model.generate_constrained(messages, json_schema=schema, max_tokens=400)
+        # worst case one token per character: the reply can always close its JSON
+        budget = 32 + len(names) * (MAX_VALUE_CHARS + 24)
+        reply, used = model.generate_constrained(messages, json_schema=schema, max_tokens=budget)
         values = json.loads(reply)
         usage.input_tokens = int(used.get("input_tokens", 0))
         usage.output_tokens = int(used.get("output_tokens", 0))

@@ -18,7 +18,7 @@ from casework.apps.documents.fields import (
     wanted_fields,
 )
 from casework.apps.documents.models import ExtractionDecision, ExtractionInput
-from casework.errors import InputError, NotFoundError
+from casework.errors import InputError, ModelError, NotFoundError
 from casework.llm.local import is_local_model
 from casework.runtime import Decision
 from casework.runtime.cascade import (
@@ -32,6 +32,7 @@ from casework.runtime.cascade import (
 )
 from casework.runtime.decision import EndReason, RunInfo
 from casework.runtime.strategy import Strategy
+from casework.runtime.usage import Usage
 
 __all__ = ["STRATEGIES", "cascade", "run_agent", "run_fields", "run_rules"]
 
@@ -93,8 +94,13 @@ def run_fields(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecisio
     model = deps.models(LOCAL_ROLE)
     run = RunInfo(ended_by=EndReason.SUBMIT, strategy="fields", model=None)
     if unsure:
-        values, usage = ask_fields(model, text, unsure)
-        run.model, run.usage = _model_name(model), usage
+        run.model = _model_name(model)
+        try:
+            values, usage = ask_fields(model, text, unsure)
+        except ModelError as exc:  # the rules' values stand; the decision says why
+            values, usage = {}, Usage(model_calls=1)
+            run.ended_by, run.detail = EndReason.ERROR_MODEL, str(exc)
+        run.usage = usage
         for name, value in values.items():
             if value is None:
                 continue  # the model saw nothing: a rules guess (if any) stands
