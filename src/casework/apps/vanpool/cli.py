@@ -358,21 +358,13 @@ def pairwise(
     no_progress: NoProgressOption = False,
 ) -> None:
     """Which run's answers are better, case by case: a judge compares each pair in both orders."""
-    from casework.apps.vanpool.pairwise import compare_answers, pairs_of
-    from casework.config import get_settings
-    from casework.evals.store import load_run
-    from casework.llm import resolve_model
+    from casework.apps.vanpool.service import compare_runs, judge_runs
 
-    settings = get_settings()
-    spec = judge_model or settings.models.for_role("judge")
-    a, b = load_run(run_a), load_run(run_b)
-    if a.app != "vanpool" or b.app != "vanpool":
-        raise InputError(f"Runs {a.run_id} and {b.run_id} are not both vanpool evaluations.")
-    pairs = pairs_of(a, b, limit)
-    model = resolve_model(spec, settings=settings)
-    with progress(enabled=len(pairs) > 1) as bar:
-        task = bar.add_task("judging pairs", total=len(pairs))
-        result = compare_answers(model, pairs, on_done=lambda: bar.advance(task))
+    runs = compare_runs(run_a, run_b, judge_model, limit)
+    a, b, spec = runs.a, runs.b, runs.judge
+    with progress(enabled=len(runs.pairs) > 1) as bar:
+        task = bar.add_task("judging pairs", total=len(runs.pairs))
+        result = judge_runs(runs, on_done=lambda: bar.advance(task))
     table = Table("case", "better", "judge (A first, B first)")
     for c in result.cases:
         orders = ", ".join(c.get("orders", [])) or c.get("error", "")

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from casework.apps.vanpool import evaluation
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
@@ -35,9 +35,7 @@ from casework.apps.vanpool.models import (
     OutreachResult,
     ShiftDecision,
 )
-from casework.apps.vanpool.rules import Coordinates
-from casework.apps.vanpool.scenarios import LifecycleResult, Scenario
-from casework.apps.vanpool.synth import DATA_DIR
+from casework.apps.vanpool.service import DATA_DIR, LifecycleResult, Scenario
 from casework.config import Settings, get_settings
 from casework.errors import InputError, SourceUnavailable
 from casework.evals.datasets import load_dataset
@@ -45,6 +43,9 @@ from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
 from casework.runtime.decision import Decision
 from casework.runtime.strategy import ModelSource
 from casework.stores.sql import get_engine
+
+if TYPE_CHECKING:
+    from casework.apps.vanpool.rules import Coordinates
 
 __all__ = [
     "DATASETS",

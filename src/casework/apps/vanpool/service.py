@@ -19,6 +19,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from casework import llm
 from casework.apps.vanpool import agent, lifecycle, mail, roster
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
 from casework.apps.vanpool.lifecycle import REVIEWER, Verifier, case_result
@@ -29,6 +30,7 @@ from casework.apps.vanpool.models import (
     MessageView,
     check_id,
 )
+from casework.apps.vanpool.pairwise import Pair, PairwiseResult, compare_answers, pairs_of
 from casework.apps.vanpool.repository import OPEN_STATUSES
 from casework.apps.vanpool.rules import classify_reply_keywords, zip_coordinates
 from casework.apps.vanpool.scenarios import Event, LifecycleResult, Scenario
@@ -45,19 +47,24 @@ from casework.apps.vanpool.strategies import (
     rules_audit,
 )
 from casework.apps.vanpool.synth import DATA_DIR
-from casework.config import Settings
+from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError, NotFoundError
+from casework.evals.store import load_run
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.events import Event as RunEvent
 
 __all__ = [
     "BUNDLED_ROSTER",
+    "DATA_DIR",
     "LOCATION_STRATEGIES",
     "OUTREACH_STRATEGIES",
     "SHIFT_STRATEGIES",
     "STRATEGIES",
     "AuditInput",
+    "LifecycleResult",
     "ReplyInput",
+    "RunComparison",
+    "Scenario",
     "ShiftInput",
     "VanpoolAuditor",
     "audit_events",
@@ -67,9 +74,11 @@ __all__ = [
     "case_history",
     "case_result",
     "check_roster",
+    "compare_runs",
     "decide_approval",
     "handle_reply",
     "import_roster",
+    "judge_runs",
     "pending_approvals",
     "process_reply",
     "reply_to_case",
@@ -348,6 +357,39 @@ def decide_approval(
     if approval["action"] == "cancel_membership":
         return lifecycle.decide_cancel(deps, case_id, decision, approval, actor)
     return lifecycle.decide_draft(deps, case_id, decision, approval["message_id"], body, actor)
+
+
+# ---------------------------------------------------------------------------- pairwise
+@dataclass(frozen=True)
+class RunComparison:
+    """Two stored vanpool evaluation runs, the cases both answered, and the judge."""
+
+    a: Any
+    b: Any
+    judge: str
+    pairs: list[Pair]
+    model: Any
+
+
+def compare_runs(
+    run_a: str, run_b: str, judge_model: str | None = None, limit: int | None = None
+) -> RunComparison:
+    """Load two stored runs (id, prefix or 'latest') of vanpool and the judge's model (the
+    judge role's unless named); ``judge_runs`` then compares their answers."""
+    settings = get_settings()
+    spec = judge_model or settings.models.for_role("judge")
+    a, b = load_run(run_a), load_run(run_b)
+    if a.app != "vanpool" or b.app != "vanpool":
+        raise InputError(f"Runs {a.run_id} and {b.run_id} are not both vanpool evaluations.")
+    pairs = pairs_of(a, b, limit)
+    return RunComparison(a, b, spec, pairs, llm.resolve_model(spec, settings=settings))
+
+
+def judge_runs(
+    comparison: RunComparison, on_done: Callable[[], None] | None = None
+) -> PairwiseResult:
+    """Which run's answer is better, case by case (each pair judged in both orders)."""
+    return compare_answers(comparison.model, comparison.pairs, on_done=on_done)
 
 
 # ---------------------------------------------------------------------------- scenarios
