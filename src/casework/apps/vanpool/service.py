@@ -3,7 +3,8 @@
 
 It owns the orchestration above a single strategy run: seeding and importing rosters,
 auditing one vanpool or many (``run_batch``), filing and routing replies, advancing time
-(``tick``), the approvals a person decides, and a case's life as an evaluation scenario.
+(``tick``), the approvals a person decides, a case's life as an evaluation scenario, and the
+pairwise judging of two stored evaluation runs.
 Below it: ``strategies`` (one decision per input), ``agent`` (the graphs), ``lifecycle`` (the
 case steps as plain functions), ``mail``, ``roster`` and the repository. Nothing below
 imports it, so the Case Manager's paused run is resumed from here (``decide_approval``),
