@@ -121,25 +121,9 @@ def test_every_module_imports(module: str) -> None:
 # issue #20: to dissolve. Each entry is one cycle (a strongly connected component of the
 # import graph, function-level imports included). The test fails on a cycle not listed here
 # and on a listed one that is gone, so this list can only shrink: delete an entry when its
-# cycle is dissolved, and never add one.
-KNOWN_CYCLES: list[frozenset[str]] = [
-    frozenset(
-        {
-            "casework.apps.documents.agent",
-            "casework.apps.documents.deps",
-            "casework.apps.documents.service",
-            "casework.apps.documents.strategies",
-        }
-    ),
-    frozenset(
-        {
-            "casework.apps.sql.agent",
-            "casework.apps.sql.consistency",
-            "casework.apps.sql.service",
-            "casework.apps.sql.strategies",
-        }
-    ),
-]
+# cycle is dissolved, and never add one. Empty since the last ones (documents agent/deps/
+# service/strategies, sql agent/consistency/service/strategies) were dissolved on main.
+KNOWN_CYCLES: list[frozenset[str]] = []
 
 
 def _edges_of(module: str) -> list[str]:
