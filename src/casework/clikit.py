@@ -155,9 +155,37 @@ ModelOption = Annotated[
 ]
 
 
-def mount_user_add(group: typer.Typer) -> None:
-    """Mount the platform's own ``user add`` on an app's ``user`` group: one user mechanism,
-    reached without the app importing ``casework.access``."""
-    from casework.access.cli import user_add
+def _read_password() -> str:
+    """The first line of stdin, so scripts can pipe a password without it showing in `ps`."""
+    line = sys.stdin.readline().rstrip("\r\n")
+    if not line:
+        from casework.errors import InputError
 
-    group.command("add")(user_add)
+        raise InputError("--password-stdin read nothing; pipe the password in, one line.")
+    return line
+
+
+def _user_add(
+    name: str = typer.Argument(..., help="Unique user name."),
+    role: str = typer.Option("user", help="user, reviewer (decides reviews) or admin."),
+    password_stdin: bool = typer.Option(
+        False, "--password-stdin", help="Read a web sign-in password from stdin."
+    ),
+) -> None:
+    """Add a user. Then give them a token with `casework token create NAME`."""
+    from casework.access.service import create_user, open_access
+    from casework.config import get_settings
+
+    password = _read_password() if password_stdin else None
+    user = create_user(open_access(get_settings()), name, role, password=password)
+    console.print(
+        f"[green]added[/] user {user.name} (id {user.id}, role {user.role}"
+        f"{', with password' if user.has_password else ''})",
+        highlight=False,
+    )
+
+
+def mount_user_add(group: typer.Typer) -> None:
+    """Mount the platform's one ``user add`` on a ``user`` group: ``casework user`` and an
+    app's own ``user`` group (which reaches it without importing ``casework.access``)."""
+    group.command("add")(_user_add)

@@ -9,10 +9,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from casework.clikit import print_json
+from casework.clikit import mount_user_add, print_json
 from casework.config import get_settings
-from casework.errors import InputError
-from casework.runtime.context import Role
 
 __all__ = ["token_app", "user_app"]
 
@@ -35,32 +33,7 @@ def _engine() -> Any:
     return open_access(get_settings())
 
 
-def _read_password() -> str:
-    """The first line of stdin, so scripts can pipe a password without it showing in `ps`."""
-    line = sys.stdin.readline().rstrip("\r\n")
-    if not line:
-        raise InputError("--password-stdin read nothing; pipe the password in, one line.")
-    return line
-
-
-@user_app.command("add")
-def user_add(
-    name: str = typer.Argument(..., help="Unique user name."),
-    role: str = typer.Option(Role.USER.value, help="user, reviewer (decides reviews) or admin."),
-    password_stdin: bool = typer.Option(
-        False, "--password-stdin", help="Read a web sign-in password from stdin."
-    ),
-) -> None:
-    """Add a user. Then give them a token with `casework token create NAME`."""
-    from casework.access.service import create_user
-
-    password = _read_password() if password_stdin else None
-    user = create_user(_engine(), name, role, password=password)
-    console.print(
-        f"[green]added[/] user {user.name} (id {user.id}, role {user.role}"
-        f"{', with password' if user.has_password else ''})",
-        highlight=False,
-    )
+mount_user_add(user_app)  # `casework user add`: the one command apps mount too
 
 
 @user_app.command("list")

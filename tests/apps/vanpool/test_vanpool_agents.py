@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage
 from vanpool_helpers import first, specialist_responder
 
 from casework.apps.vanpool import agent as vp_agent
-from casework.apps.vanpool import lifecycle
+from casework.apps.vanpool import lifecycle, service
 from casework.apps.vanpool.evaluation import SHIFT_EVIDENCE_FIELDS, evidence_completeness
 from casework.errors import NotFoundError
 from casework.llm import ScriptedChatModel, call, say
@@ -307,7 +307,7 @@ def test_case_manager_cancel_pauses_and_resumes_once_across_restart(
     result, _ = lifecycle.audit_vanpool(deps, vp)
     for _ in range(3):
         clock.advance(days=7, minutes=1)
-        lifecycle.tick(deps)
+        service.tick(deps)
     assert deps.repo.get_case(result.case_id).status == "pre_cancel"
     riders = len(deps.repo.get_vanpool(vp).riders)
 
@@ -318,7 +318,7 @@ def test_case_manager_cancel_pauses_and_resumes_once_across_restart(
         result.case_id,
         "interrupted",
     )
-    [approval] = lifecycle.pending_approvals(deps)
+    [approval] = service.pending_approvals(deps)
     assert (approval["mode"], approval["employee_ids"]) == ("agent", night)
     assert len(deps.repo.get_vanpool(vp).riders) == riders  # nothing happened before approval
 
@@ -336,7 +336,7 @@ def test_case_manager_cancel_pauses_and_resumes_once_across_restart(
     restarted = with_models(
         make_deps(tmp_path / "home", sink.port, clock), {"orchestrator": resumed_model}
     )
-    case = lifecycle.decide_approval(restarted, result.case_id, "approve")
+    case = service.decide_approval(restarted, result.case_id, "approve")
     resumed_model.assert_exhausted()
     assert (case.status, case.outcome) == ("closed", "cancelled")
     assert len(restarted.repo.get_vanpool(vp).riders) == riders - len(night)
@@ -346,7 +346,7 @@ def test_case_manager_cancel_pauses_and_resumes_once_across_restart(
     from casework.errors import NotFoundError
 
     with pytest.raises(NotFoundError):
-        lifecycle.decide_approval(restarted, result.case_id, "approve")
+        service.decide_approval(restarted, result.case_id, "approve")
     assert len(restarted.repo.get_vanpool(vp).riders) == riders - len(night)
 
 
@@ -357,7 +357,7 @@ def test_a_lost_checkpoint_still_applies_the_approval_once(
     result, _ = lifecycle.audit_vanpool(deps, t["vanpool_id"])
     for _ in range(3):
         clock.advance(days=7, minutes=1)
-        lifecycle.tick(deps)
+        service.tick(deps)
     vp_agent.run_case_manager(
         with_models(deps, {"orchestrator": ScriptedChatModel(steps=[call("cancel_membership")])}),
         t["vanpool_id"],
@@ -365,7 +365,7 @@ def test_a_lost_checkpoint_still_applies_the_approval_once(
     # The checkpoint file is lost (a new machine, a wiped disk): the approval still applies.
     deps.settings.checkpoint_path.unlink()
     vp_agent._savers.clear()
-    case = lifecycle.decide_approval(
+    case = service.decide_approval(
         with_models(deps, {"orchestrator": None}), result.case_id, "approve"
     )
     assert (case.status, case.outcome) == ("closed", "cancelled")

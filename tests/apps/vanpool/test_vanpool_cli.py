@@ -173,7 +173,7 @@ def test_the_batch_auditor_travels_without_its_deps(home, capsys) -> None:
     import pickle
 
     from casework.apps.vanpool.deps import build_deps
-    from casework.apps.vanpool.strategies import VanpoolAuditor
+    from casework.apps.vanpool.service import VanpoolAuditor
 
     run_main(capsys, "vanpool", "seed")
     deps = build_deps()

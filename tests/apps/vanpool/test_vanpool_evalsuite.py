@@ -220,7 +220,7 @@ def test_a_wrong_flag_ends_in_a_false_cancel(tmp_path: Path) -> None:
     from langchain_core.messages import ToolMessage
 
     from casework.apps.vanpool.evalsuite import EVAL_NOW, eval_deps, setup
-    from casework.apps.vanpool.scenarios import run_scenario
+    from casework.apps.vanpool.service import run_scenario
 
     [case] = [
         EvalCase(**row)

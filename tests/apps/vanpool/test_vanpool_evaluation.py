@@ -114,14 +114,14 @@ def test_business_figures() -> None:
 def test_business_figures_over_a_lifecycle(deps, truth, clock) -> None:
     from vanpool_helpers import first
 
-    from casework.apps.vanpool import lifecycle
+    from casework.apps.vanpool import lifecycle, service
     from casework.apps.vanpool.evaluation import business_figures
 
     result, _ = lifecycle.audit_vanpool(deps, first(truth, "shift_mismatch")["vanpool_id"])
     for _ in range(3):
         clock.advance(days=7, minutes=1)
-        lifecycle.tick(deps)
-    lifecycle.decide_approval(deps, result.case_id, "approve")
+        service.tick(deps)
+    service.decide_approval(deps, result.case_id, "approve")
     figures = business_figures(deps.repo, list(truth.values()))
     assert figures["cases"] == 1 and figures["false_cancel_rate"] == 0.0
     assert figures["mean_hours"] == pytest.approx(21 * 24 + 3 / 60)

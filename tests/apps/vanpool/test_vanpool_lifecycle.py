@@ -9,7 +9,7 @@ import aiosmtplib
 import pytest
 from vanpool_helpers import Clock, Sink, first, free_port, make_deps
 
-from casework.apps.vanpool import lifecycle
+from casework.apps.vanpool import lifecycle, service
 from casework.apps.vanpool.mail import serve_inbound
 from casework.apps.vanpool.rules import classify_reply_keywords, zip_coordinates
 from casework.errors import InputError, NotFoundError
@@ -114,25 +114,25 @@ def test_silent_timeouts_then_cancel_exactly_once_across_restart(
     result, _ = lifecycle.audit_vanpool(deps, vp)
     case_id = result.case_id
     for _attempt in (1, 2, 3):
-        assert lifecycle.tick(deps)["reaudited"] == []  # not due yet
+        assert service.tick(deps)["reaudited"] == []  # not due yet
         clock.advance(days=7, minutes=1)
-        out = lifecycle.tick(deps)
+        out = service.tick(deps)
         assert [r["case_id"] for r in out["reaudited"]] == [case_id]
     case = deps.repo.get_case(case_id)
     assert (case.status, case.reaudits) == ("pre_cancel", 3)
-    [pending] = lifecycle.pending_approvals(deps)
+    [pending] = service.pending_approvals(deps)
     assert (pending["action"], pending["employee_ids"]) == ("cancel_membership", night)
     with pytest.raises(InputError):
-        lifecycle.decide_approval(deps, case_id, "edit", "x")
+        service.decide_approval(deps, case_id, "edit", "x")
 
     # A new process (fresh deps on the same database) sees the approval and applies it once.
     restarted = make_deps(tmp_path / "home", sink.port, clock)
     riders_before = len(restarted.repo.get_vanpool(vp).riders)
-    case = lifecycle.decide_approval(restarted, case_id, "approve")
+    case = service.decide_approval(restarted, case_id, "approve")
     assert (case.status, case.outcome) == ("closed", "cancelled")
     assert len(restarted.repo.get_vanpool(vp).riders) == riders_before - len(night)
     with pytest.raises(NotFoundError, match="no pending approval"):
-        lifecycle.decide_approval(restarted, case_id, "approve")
+        service.decide_approval(restarted, case_id, "approve")
     # Even a crash between the effect and the status change cannot repeat it.
     lifecycle.cancel_membership(restarted, case_id, night, "retry")
     assert len(restarted.repo.get_vanpool(vp).riders) == riders_before - len(night)
@@ -159,8 +159,8 @@ def test_update_reply_failing_three_times_goes_to_pre_cancel(deps, truth, clock:
         handle_new_replies(deps, thread)
     case = deps.repo.get_case(result.case_id)
     assert (case.status, case.reaudits) == ("pre_cancel", 3)
-    assert lifecycle.pending_approvals(deps)[0]["action"] == "cancel_membership"
-    case = lifecycle.decide_approval(deps, case.case_id, "reject")
+    assert service.pending_approvals(deps)[0]["action"] == "cancel_membership"
+    case = service.decide_approval(deps, case.case_id, "reject")
     assert (case.status, case.outcome) == ("closed", "resolved")
 
 
@@ -190,14 +190,14 @@ def test_escalation_draft_waits_for_review_and_sends_once(
     draft = deps.repo.get_message(step.outreach.message_id)
     assert draft.status == "draft"
     assert len(sink.messages) == 1  # only the outreach: the draft is not sent
-    case = lifecycle.decide_approval(
+    case = service.decide_approval(
         deps, result.case_id, "edit", "We hear you; a person will call you."
     )
     assert case.status == "pending_reply"
     assert len(sink.messages) == 2
     assert "a person will call you" in sink.messages[-1].get_content()
     with pytest.raises(NotFoundError):
-        lifecycle.decide_approval(deps, result.case_id, "approve")
+        service.decide_approval(deps, result.case_id, "approve")
     assert len(sink.messages) == 2
 
 
@@ -215,12 +215,12 @@ def test_smtp_down_queues_and_tick_retries(tmp_path, truth, clock: Clock) -> Non
     assert (msg.status, msg.attempts, msg.sent_at) == ("queued", 1, None)
     assert "did not accept" in (msg.last_error or "")
     # Retry before the back-off is due does nothing; after it, with the server up, it is sent.
-    assert lifecycle.tick(deps)["sent"] == 0
+    assert service.tick(deps)["sent"] == 0
     sink = Sink(port)
     sink.start()
     try:
         clock.advance(seconds=61)
-        assert lifecycle.tick(deps)["sent"] == 1
+        assert service.tick(deps)["sent"] == 1
     finally:
         sink.stop()
     assert deps.repo.get_message(out.message_id).status == "sent"
@@ -265,6 +265,6 @@ def test_undecided_checks_open_no_case_and_do_not_count(deps, truth, clock: Cloc
     assert (result.verdict, deps.repo.list_cases()) == ("NEEDS_REVIEW", [])
     opened, _ = lifecycle.audit_vanpool(deps, first(truth, "shift_mismatch")["vanpool_id"])
     clock.advance(days=7, minutes=1)
-    lifecycle.tick(deps, undecided)
+    service.tick(deps, verifier=undecided)
     case = deps.repo.get_case(opened.case_id)
     assert (case.status, case.reaudits) == ("pending_reply", 0)

@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from vanpool_helpers import Clock, first, free_port
 
-from casework.apps.vanpool import lifecycle
+from casework.apps.vanpool import lifecycle, service
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
 from casework.apps.vanpool.roster import import_roster
 from casework.apps.vanpool.settings import VanpoolSettings
@@ -199,7 +199,7 @@ def test_an_untrusted_certificate_is_not_sent_to_and_the_email_waits(
             tmp_path / "home", clock, port, smtp_tls="starttls", smtp_ca_file=certificate.cert
         )
         clock.advance(seconds=61)
-        assert lifecycle.tick(fixed)["sent"] == 1
+        assert service.tick(fixed)["sent"] == 1
     finally:
         server.stop()
     assert len(relay.messages) == 1
@@ -216,7 +216,7 @@ def test_a_refusing_server_leaves_the_email_queued_until_it_accepts(tmp_path, tr
         case = deps.repo.get_case(result.case_id)
         assert case.status == "pending_reply"  # the case waits; it says nothing was sent
         clock.advance(seconds=61)
-        assert lifecycle.tick(deps) | {"now": None, "reaudited": []} == {
+        assert service.tick(deps) | {"now": None, "reaudited": []} == {
             "now": None,
             "sent": 0,
             "still_queued": 1,
@@ -225,11 +225,11 @@ def test_a_refusing_server_leaves_the_email_queued_until_it_accepts(tmp_path, tr
         msg = deps.repo.get_message(result.outreach.message_id)
         assert msg.attempts == 2  # the back-off doubled: not retried before it is due
         clock.advance(seconds=60)
-        assert lifecycle.tick(deps)["still_queued"] == 0  # not due yet: nothing tried
+        assert service.tick(deps)["still_queued"] == 0  # not due yet: nothing tried
         assert deps.repo.get_message(result.outreach.message_id).attempts == 2
         relay.refuse = False
         clock.advance(seconds=61)
-        assert lifecycle.tick(deps)["sent"] == 1
+        assert service.tick(deps)["sent"] == 1
     finally:
         server.stop()
     msg = deps.repo.get_message(result.outreach.message_id)

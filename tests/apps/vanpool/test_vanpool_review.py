@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from vanpool_helpers import Clock, Sink, first
 
-from casework.apps.vanpool import lifecycle
+from casework.apps.vanpool import lifecycle, service
 from casework.apps.vanpool.review import CANCEL, DECIDED, DRAFT, VanpoolReview
 from casework.config import Settings
 from casework.errors import InputError
@@ -174,7 +174,7 @@ def test_a_paused_case_manager_run_is_listed_and_resumed_by_the_decision(
     lifecycle.audit_vanpool(deps, vp)
     for _ in range(3):
         clock.advance(days=7, minutes=1)
-        lifecycle.tick(deps)
+        service.tick(deps)
     clock.advance(minutes=1)
     paused = ScriptedChatModel(steps=[call("cancel_membership")])
     vp_agent.run_case_manager(replace(deps, models=lambda role: paused), vp)

@@ -22,7 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from casework.apps.sql.models import DatabaseSchema, ExecutionResult
-from casework.apps.sql.schemas import first_line, sqlalchemy_type
+from casework.apps.sql.schemas import dialect_of, engine_url, first_line, sqlalchemy_type
 from casework.apps.sql.synth import generate_rows
 from casework.errors import ConfigError, InputError
 
@@ -51,24 +51,6 @@ def sqlite_path(url: str) -> Path | None:
     if url.startswith("sqlite:///"):
         return Path(url.removeprefix("sqlite:///"))
     return None
-
-
-def dialect_of(url: str) -> str:
-    """The sqlglot dialect queries are transpiled to for this database."""
-    if url.startswith("sqlite"):
-        return "sqlite"
-    if url.startswith(("postgres", "postgresql")):
-        return "postgres"
-    raise InputError(f"Unsupported database URL {url!r}: use sqlite:///PATH or postgresql://…")
-
-
-def engine_url(url: str) -> str:
-    """The SQLAlchemy URL with the installed PostgreSQL driver (psycopg 3)."""
-    if url.startswith("postgres://"):
-        url = url.replace("postgres://", "postgresql://", 1)
-    if url.startswith("postgresql://"):
-        url = url.replace("postgresql://", "postgresql+psycopg://", 1)
-    return url
 
 
 def metadata_for(schema: DatabaseSchema) -> sa.MetaData:

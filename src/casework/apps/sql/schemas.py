@@ -5,6 +5,10 @@ A file is a JSON object mapping table name -> ``{"category", "description", "fie
 (merged; a table defined twice is an error). Types are SQL types (``VARCHAR(64)``,
 ``TIMESTAMP``, ``INTEGER``, ``BOOLEAN``, ``JSON``, ...); an unknown type is an error that
 names the table, the field and the types we know.
+
+A database URL's dialect and its SQLAlchemy URL (``dialect_of``, ``engine_url``) live here,
+since reflection needs them; ``database`` (which builds and queries databases from schemas)
+imports them from here and re-exports them.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from casework.errors import ConfigError, InputError
 __all__ = [
     "KNOWN_TYPES",
     "base_type",
+    "dialect_of",
+    "engine_url",
     "first_line",
     "load_schema",
     "parse_schema_document",
@@ -201,11 +207,29 @@ def _type_text(column_type: Any) -> str:
     return "TEXT"
 
 
+# ---------------------------------------------------------------------------- live databases
+def dialect_of(url: str) -> str:
+    """The sqlglot dialect queries are transpiled to for this database."""
+    if url.startswith("sqlite"):
+        return "sqlite"
+    if url.startswith(("postgres", "postgresql")):
+        return "postgres"
+    raise InputError(f"Unsupported database URL {url!r}: use sqlite:///PATH or postgresql://…")
+
+
+def engine_url(url: str) -> str:
+    """The SQLAlchemy URL with the installed PostgreSQL driver (psycopg 3)."""
+    if url.startswith("postgres://"):
+        url = url.replace("postgres://", "postgresql://", 1)
+    if url.startswith("postgresql://"):
+        url = url.replace("postgresql://", "postgresql+psycopg://", 1)
+    return url
+
+
 def reflect_schema(url: str, *, name: str | None = None) -> DatabaseSchema:
     """The schema of a live database (SQLAlchemy inspection); comments become descriptions."""
     from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
-    from casework.apps.sql.database import dialect_of, engine_url
     from casework.stores.sql import external_engine
 
     dialect_of(url)  # SQLite or PostgreSQL only

@@ -1,6 +1,6 @@
 """``casework vanpool …``: seed, import, audit, cases, approvals, replies, tick, mail serve, demo.
 
-Thin: each command builds deps, calls ``strategies`` / ``lifecycle`` / ``roster`` and prints.
+Thin: each command builds deps, calls ``service`` and prints.
 Errors a user can cause are ``CaseworkError``s; the root CLI prints them as one sentence.
 """
 
@@ -68,21 +68,14 @@ def _strategy(name: str) -> str:
     return name
 
 
-def _verifier(strategy: str) -> Any:
-    from casework.apps.vanpool import agent, lifecycle
-
-    return agent.agent_verify if strategy == "agent" else lifecycle.rules_verify
-
-
 # ---------------------------------------------------------------------------- data
 @app.command()
 def seed(as_json: JsonOption = False) -> None:
     """Load the bundled synthetic roster (40 vanpools, 300 employees; idempotent)."""
-    from casework.apps.vanpool.roster import import_roster
-    from casework.apps.vanpool.synth import DATA_DIR
+    from casework.apps.vanpool import service
 
     deps = _deps()
-    counts = import_roster(deps.repo, DATA_DIR / "roster.json", deps.now())
+    counts = service.import_roster(deps)
     _print_counts(deps, counts, as_json)
 
 
@@ -94,10 +87,10 @@ def import_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """Import your own roster; every row is checked before anything is written."""
-    from casework.apps.vanpool.roster import import_roster
+    from casework.apps.vanpool import service
 
     deps = _deps()
-    counts = import_roster(deps.repo, file, deps.now())
+    counts = service.import_roster(deps, file)
     _print_counts(deps, counts, as_json)
 
 
@@ -127,7 +120,7 @@ def audit(
 ) -> None:
     """Audit vanpools: all pass -> verified; any fail -> one case per vanpool and outreach."""
     from casework.apps.vanpool.models import check_id
-    from casework.apps.vanpool.strategies import audit_many
+    from casework.apps.vanpool.service import audit_many
     from casework.runtime.batch import BatchConfig, check_batch_config
 
     strategy = _strategy(strategy)
@@ -215,12 +208,9 @@ def case(
     as_json: JsonOption = False,
 ) -> None:
     """Why a case failed (evidence with citations), its emails and its audit trail."""
-    from casework.apps.vanpool.models import check_id
+    from casework.apps.vanpool.service import case_history
 
-    deps = _deps()
-    c = deps.repo.get_case(check_id("CASE", case_id))
-    messages = deps.repo.messages(c.thread_id) if c.thread_id else []
-    log = deps.repo.audit_log(case_id=c.case_id)
+    c, messages, log = case_history(_deps(), case_id)
     if as_json:
         print_json({**_case_dict(c), "messages": [m.__dict__ for m in messages], "audit_log": log})
         return
@@ -248,7 +238,7 @@ def case(
 @app.command()
 def approvals(as_json: JsonOption = False) -> None:
     """Pending approvals: drafted replies to escalations and membership cancellations."""
-    from casework.apps.vanpool.lifecycle import pending_approvals
+    from casework.apps.vanpool.service import pending_approvals
 
     items = pending_approvals(_deps())
     if as_json:
@@ -267,8 +257,8 @@ def approvals(as_json: JsonOption = False) -> None:
 
 
 def _decide(case_id: str, decision: str, body: str | None = None) -> None:
-    from casework.apps.vanpool.lifecycle import decide_approval
     from casework.apps.vanpool.models import check_id
+    from casework.apps.vanpool.service import decide_approval
 
     c = decide_approval(_deps(), check_id("CASE", case_id), decision, body)
     console.print(
@@ -306,7 +296,7 @@ def reply(
     as_json: JsonOption = False,
 ) -> None:
     """File a rider's reply into the case's thread (as if emailed) and handle it."""
-    from casework.apps.vanpool.strategies import reply_to_case
+    from casework.apps.vanpool.service import reply_to_case
 
     result = reply_to_case(_deps(), case_id, text, _strategy(strategy))
     out = result.outreach
@@ -338,10 +328,10 @@ def tick(
     as_json: JsonOption = False,
 ) -> None:
     """Advance time: retry queued email, re-audit cases whose one-week reply timeout passed."""
-    from casework.apps.vanpool import lifecycle
+    from casework.apps.vanpool.service import tick as advance
 
     deps = _deps(_parse_now(now))
-    out = lifecycle.tick(deps, _verifier(_strategy(strategy)))
+    out = advance(deps, _strategy(strategy))
     if as_json:
         print_json(out)
         return
@@ -368,21 +358,13 @@ def pairwise(
     no_progress: NoProgressOption = False,
 ) -> None:
     """Which run's answers are better, case by case: a judge compares each pair in both orders."""
-    from casework.apps.vanpool.pairwise import compare_answers, pairs_of
-    from casework.config import get_settings
-    from casework.evals.store import load_run
-    from casework.llm import resolve_model
+    from casework.apps.vanpool.service import compare_runs, judge_runs
 
-    settings = get_settings()
-    spec = judge_model or settings.models.for_role("judge")
-    a, b = load_run(run_a), load_run(run_b)
-    if a.app != "vanpool" or b.app != "vanpool":
-        raise InputError(f"Runs {a.run_id} and {b.run_id} are not both vanpool evaluations.")
-    pairs = pairs_of(a, b, limit)
-    model = resolve_model(spec, settings=settings)
-    with progress(enabled=len(pairs) > 1) as bar:
-        task = bar.add_task("judging pairs", total=len(pairs))
-        result = compare_answers(model, pairs, on_done=lambda: bar.advance(task))
+    runs = compare_runs(run_a, run_b, judge_model, limit)
+    a, b, spec = runs.a, runs.b, runs.judge
+    with progress(enabled=len(runs.pairs) > 1) as bar:
+        task = bar.add_task("judging pairs", total=len(runs.pairs))
+        result = judge_runs(runs, on_done=lambda: bar.advance(task))
     table = Table("case", "better", "judge (A first, B first)")
     for c in result.cases:
         orders = ", ".join(c.get("orders", [])) or c.get("error", "")
@@ -411,7 +393,7 @@ def mail_serve(
     strategy: str = typer.Option("rules", "--strategy", help=STRATEGY_HELP),
 ) -> None:
     """Receive replies by SMTP, file each into its thread and handle it (Ctrl-C stops)."""
-    from casework.apps.vanpool.mail import serve_inbound
+    from casework.apps.vanpool.service import handle_reply, serve_inbound
 
     deps = _deps()
     strategy = _strategy(strategy)
@@ -419,13 +401,11 @@ def mail_serve(
     port = port or deps.app.inbound_port
 
     def on_reply(thread_id: str, message_id: str) -> None:
-        from casework.apps.vanpool.strategies import handle_reply
-
         result = handle_reply(deps, message_id, strategy)
         err.print(f"{thread_id}: reply {message_id} -> {result.verdict}")
 
     try:
-        controller = serve_inbound(deps.repo, host, port, on_reply)
+        controller = serve_inbound(deps, host, port, on_reply)
     except (OSError, RuntimeError) as exc:
         raise InputError(
             f"Cannot listen on {host}:{port} ({exc}); choose another --port."

@@ -11,7 +11,7 @@ Five named datasets (``--dataset``, default ``shift``), each case tagged with it
 * ``lifecycle`` — whole case lives (``scenarios.py``): time to resolution, false cancels.
 
 The suite's ``rules`` / ``agent`` strategies send each case to the app's strategy for its
-task (``strategies.py``, the functions the CLI and API call). The harness scores verdicts,
+task (``strategies.py``, through ``service``, the module the CLI and API call). The harness scores verdicts,
 tool choice, parameters, trajectories, efficiency and cost; ``vanpool_metrics`` adds the
 spec's domain metrics (``evaluation.py``). Runs use a private store re-seeded from the bundled
 roster before every run (the case-manager task writes cases), a fixed clock, and an outbox
@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from casework.apps.vanpool import evaluation
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
@@ -35,9 +35,7 @@ from casework.apps.vanpool.models import (
     OutreachResult,
     ShiftDecision,
 )
-from casework.apps.vanpool.rules import Coordinates
-from casework.apps.vanpool.scenarios import LifecycleResult, Scenario, run_scenario
-from casework.apps.vanpool.synth import DATA_DIR
+from casework.apps.vanpool.service import DATA_DIR, LifecycleResult, Scenario
 from casework.config import Settings, get_settings
 from casework.errors import InputError, SourceUnavailable
 from casework.evals.datasets import load_dataset
@@ -45,6 +43,9 @@ from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
 from casework.runtime.decision import Decision
 from casework.runtime.strategy import ModelSource
 from casework.stores.sql import get_engine
+
+if TYPE_CHECKING:
+    from casework.apps.vanpool.rules import Coordinates
 
 __all__ = [
     "DATASETS",
@@ -137,7 +138,7 @@ def eval_deps(
 def setup(settings: Settings | None = None, roster: Path = DATA_DIR / "roster.json") -> None:
     """A pristine evaluation store: deleted, migrated and seeded from ``roster`` (the bundled
     one unless a user's roster is named with ``--roster``)."""
-    from casework.apps.vanpool.roster import import_roster
+    from casework.apps.vanpool import service
 
     settings = settings or get_settings()
     path = settings.home / "evals" / "vanpool-eval.db"
@@ -146,8 +147,7 @@ def setup(settings: Settings | None = None, roster: Path = DATA_DIR / "roster.js
     get_engine(_store_url(settings)).dispose()
     for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         stale.unlink(missing_ok=True)
-    deps = eval_deps(settings)
-    import_roster(deps.repo, roster, EVAL_NOW)
+    service.import_roster(eval_deps(settings), roster)
 
 
 class _Run:
@@ -158,7 +158,7 @@ class _Run:
         self.roster = DATA_DIR / "roster.json"
 
     def cases(self, settings: Settings, options: dict[str, list[str]]) -> list[EvalCase]:
-        from casework.apps.vanpool.roster import parse_roster, read_rows
+        from casework.apps.vanpool.service import check_roster
 
         roster = options.get("roster")
         if not roster:
@@ -172,7 +172,7 @@ class _Run:
         path = Path(roster[0])
         if not path.is_file():
             raise InputError(f"There is no roster file at {path}.")
-        parse_roster(read_rows(path))  # a bad row stops here, before anything is written
+        check_roster(path)  # a bad row stops here, before anything is written
         self.roster = path
         return load_dataset(Path(dataset[0]))
 
@@ -222,7 +222,7 @@ class TimingOutDistance:
 
 def task_input(case: EvalCase) -> TaskInput:
     """The ``TaskInput`` of a case."""
-    from casework.apps.vanpool.strategies import AuditInput, ReplyInput, ShiftInput
+    from casework.apps.vanpool.service import AuditInput, ReplyInput, ShiftInput
 
     task = task_of(case)
     i = case.inputs
@@ -252,7 +252,7 @@ _DECISIONS: dict[str, type[Decision]] = {
 
 
 def _strategy(name: str, explore: bool = False) -> Any:
-    from casework.apps.vanpool import strategies as s
+    from casework.apps.vanpool import service as s
 
     registries = {
         "shift": s.SHIFT_STRATEGIES,
@@ -267,7 +267,7 @@ def _strategy(name: str, explore: bool = False) -> Any:
             deps = replace(deps, distance=TimingOutDistance())
         try:
             if task.task == "lifecycle":
-                return run_scenario(task.value, deps, lifecycle_strategy)
+                return s.run_scenario(task.value, deps, lifecycle_strategy)
             registry = registries[task.task]
             if name not in registry:
                 raise InputError(

@@ -14,6 +14,9 @@ Who verifies is a parameter (``Verifier``): the rules auditor or the specialist 
 Case Manager agent's tools call these same functions, so both run one lifecycle. Side effects
 behind an approval (sending a reviewed draft, removing riders) go through the side-effect
 journal, so a repeated or resumed approval never repeats them.
+
+Orchestration sits above, in ``service``: which verifier a strategy uses, ``tick``, the
+approvals a person decides (resuming the Case Manager's paused run first), scenarios.
 """
 
 from __future__ import annotations
@@ -37,11 +40,11 @@ from casework.apps.vanpool.models import (
     Reason,
     ShiftDecision,
 )
-from casework.apps.vanpool.repository import OPEN_STATUSES
-from casework.errors import InputError, NotFoundError
+from casework.errors import InputError
 from casework.runtime.prompts import load_prompt
 
 __all__ = [
+    "REVIEWER",
     "RULES_ACTOR",
     "Verification",
     "Verifier",
@@ -49,16 +52,15 @@ __all__ = [
     "cancel_membership",
     "case_result",
     "close_case",
-    "decide_approval",
+    "decide_cancel",
+    "decide_draft",
     "draft_for_review",
-    "pending_approvals",
     "process_reply",
     "reaudit",
     "rules_verify",
     "send_email",
     "start_outreach",
     "template_key",
-    "tick",
     "upsert_case",
 ]
 
@@ -550,7 +552,7 @@ def _result(deps: VanpoolDeps, case_id: str, outreach: OutreachResult | None) ->
     return case_result(deps.repo.get_case(case_id), outreach=outreach)
 
 
-# ---------------------------------------------------------------------------- audit + tick
+# ---------------------------------------------------------------------------- audit
 def audit_vanpool(
     deps: VanpoolDeps, vanpool_id: str, verifier: Verifier = rules_verify, actor: str = RULES_ACTOR
 ) -> tuple[CaseManagerResult, Verification]:
@@ -589,89 +591,31 @@ def audit_vanpool(
     return _result(deps, case.case_id, outreach), verification
 
 
-def tick(
-    deps: VanpoolDeps, verifier: Verifier = rules_verify, actor: str = RULES_ACTOR
-) -> dict[str, Any]:
-    """Advance time: retry queued email, re-audit cases whose reply timeout has passed."""
-    now = deps.now()
-    delivery = mail.deliver_queue(deps.repo, deps.app, deps.mailer, now)
-    reaudited = []
-    for case in deps.repo.due_cases(now):
-        after = reaudit(deps, case.case_id, verifier, actor, trigger="timeout")
-        reaudited.append(
-            {"case_id": case.case_id, "status": after.status, "outcome": after.outcome}
+# ---------------------------------------------------------------------------- approval steps
+def decide_cancel(
+    deps: VanpoolDeps, case_id: str, decision: str, approval: dict[str, Any], actor: str
+) -> CaseView:
+    """A person's decision on a pending ``cancel_membership``: approve removes the riders
+    (journaled) and closes the case cancelled; reject closes it resolved, riders kept."""
+    if decision == "approve":
+        cancel_membership(deps, case_id, approval["employee_ids"], actor)
+        return close_case(
+            deps, case_id, Outcome.CANCELLED, actor, "membership cancelled after approval"
         )
-    return {"now": now.isoformat(), **delivery, "reaudited": reaudited}
+    return close_case(deps, case_id, Outcome.RESOLVED, actor, "cancellation rejected by a reviewer")
 
 
-# ---------------------------------------------------------------------------- approvals
-def pending_approvals(deps: VanpoolDeps) -> list[dict[str, Any]]:
-    out = []
-    for case in deps.repo.list_cases():
-        approval = case.meta.get("approval")
-        if approval and case.status in OPEN_STATUSES:
-            out.append(
-                {
-                    "case_id": case.case_id,
-                    "vanpool_id": case.vanpool_id,
-                    "status": case.status,
-                    **approval,
-                }
-            )
-    return out
-
-
-def decide_approval(
+def decide_draft(
     deps: VanpoolDeps,
     case_id: str,
     decision: str,
-    body: str | None = None,
-    actor: str = REVIEWER,
+    message_id: str,
+    body: str | None,
+    actor: str,
 ) -> CaseView:
-    """A person's decision on a case's pending approval (approve / edit / reject).
-
-    The effect runs before the approval is cleared, behind the journal, so a decision
-    submitted twice, or retried after a crash, never sends or cancels twice.
-    """
+    """A person's decision on a drafted reply: reject drops it, edit replaces its text, and
+    approve / edit send it once (journaled); the case then waits for the rider again."""
     case = deps.repo.get_case(case_id)
-    approval = case.meta.get("approval")
-    if not approval or case.status == CaseStatus.CLOSED:
-        raise NotFoundError(
-            f"Case {case_id} has no pending approval; `casework vanpool approvals` lists them."
-        )
-    if decision not in approval.get("allowed", []):
-        raise InputError(
-            f"{approval['action']} accepts {' / '.join(approval['allowed'])}, not {decision!r}."
-        )
-    if decision == "edit" and not (body and body.strip()):
-        raise InputError("An edit needs the new email text.")
-    if approval.get("mode") == "agent":
-        # The Case Manager's run is paused (checkpointed) before cancel_membership: resume it.
-        from casework.apps.vanpool.agent import resume_case_manager
-
-        resume_case_manager(deps, case_id, decision)
-        case = deps.repo.get_case(case_id)
-        if case.status != CaseStatus.CLOSED:
-            outcome = Outcome.CANCELLED if decision == "approve" else Outcome.RESOLVED
-            note = (
-                "membership cancelled after approval"
-                if decision == "approve"
-                else "cancellation rejected by a reviewer"
-            )
-            if decision == "approve":
-                cancel_membership(deps, case_id, approval["employee_ids"], actor)
-            return close_case(deps, case_id, outcome, actor, note)
-        return case
-    if approval["action"] == "cancel_membership":
-        if decision == "approve":
-            cancel_membership(deps, case_id, approval["employee_ids"], actor)
-            return close_case(
-                deps, case_id, Outcome.CANCELLED, actor, "membership cancelled after approval"
-            )
-        return close_case(
-            deps, case_id, Outcome.RESOLVED, actor, "cancellation rejected by a reviewer"
-        )
-    message_id = approval["message_id"]
     if decision == "reject":
         deps.repo.update_message(message_id, status="rejected")
         deps.repo.audit(

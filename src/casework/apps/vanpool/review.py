@@ -6,7 +6,7 @@ An item is one ``approval_requested`` row of the case audit log: a ``cancel_memb
 ``hitl_review`` / ``pre_cancel`` and no later request replaced it); afterwards the first
 decision row after it in the log says who settled it and how.
 
-Deciding goes through ``lifecycle.decide_approval``, the call behind `casework vanpool
+Deciding goes through ``service.decide_approval``, the call behind `casework vanpool
 approve|edit|reject`: its effects run behind the side-effect journal, so a double press or two
 reviewers cancel a membership or send a reply once, and the second one reads who was first.
 """
@@ -23,8 +23,8 @@ from sqlalchemy import and_, exists, func, select
 from sqlalchemy.orm import aliased
 
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
-from casework.apps.vanpool.lifecycle import case_result, decide_approval
 from casework.apps.vanpool.models import CaseStatus, CaseView
+from casework.apps.vanpool.service import case_result, decide_approval
 from casework.apps.vanpool.tables import AuditRow, CaseRow, MessageRow
 from casework.config import Settings
 from casework.errors import InputError, NotFoundError
