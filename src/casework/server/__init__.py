@@ -8,19 +8,15 @@ the caller through FastAPI dependencies (``casework.runtime.context``). Request 
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
-from sse_starlette.sse import EventSourceResponse
 
+from casework.apikit import sse_response
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError
-from casework.runtime.events import Event, to_json
 from casework.server._errors import error_response
 from casework.server.auth import authenticate
 from casework.server.guards import ERROR_HEADERS, BodyGuard, SecurityHeaders
@@ -87,35 +83,3 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyGuard, limits=settings.server)
     app.add_middleware(SecurityHeaders, docs_paths=[app.docs_url, app.redoc_url])
     return app
-
-
-def sse_response(events: Iterator[Event] | AsyncIterator[Event]) -> EventSourceResponse:
-    """Stream runtime events as SSE (`event: <type>`, `data: <json>`)."""
-
-    async def stream() -> AsyncIterator[Event]:
-        if hasattr(events, "__aiter__"):
-            async for event in events:
-                yield event
-        else:
-            iterator = iter(events)
-            sentinel = object()
-            while True:
-                event = await asyncio.to_thread(next, iterator, sentinel)
-                if event is sentinel:
-                    break
-                yield event
-
-    async def gen() -> AsyncIterator[dict[str, str]]:
-        try:
-            async for event in stream():
-                yield {"event": event["type"], "data": json.dumps(to_json(event), default=str)}
-        except Exception as exc:
-            # The status line is already sent: a failure mid-stream is a last "error" event.
-            if isinstance(exc, CaseworkError):
-                message = str(exc)
-            else:
-                logger.exception("unhandled error in an event stream")
-                message = f"Internal error ({type(exc).__name__}); see the server log."
-            yield {"event": "error", "data": json.dumps({"error": message})}
-
-    return EventSourceResponse(gen())
