@@ -310,7 +310,7 @@ def eval_suite() -> EvalSuite:
         dataset=DATASET,
         datasets={"documents": DATASET, "tenancy": TENANCY},
         strategies={name: _strategy(name) for name in ("rules", "fields", "agent", "cascade")},
-        default_strategy="rules",
+        default_strategy="cascade",
         labels=["completed", "failed", "contained", "leaked"],
         input_model=case_input,
         deps=_eval_deps,

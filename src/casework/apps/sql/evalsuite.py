@@ -202,7 +202,7 @@ def eval_suite() -> EvalSuite:
         dataset=QUESTIONS,
         datasets={"questions": QUESTIONS, "integrity": INTEGRITY},
         strategies=dict(STRATEGIES),
-        default_strategy="v2",
+        default_strategy="cascade",
         labels=["ANSWERED", "REFUSED", "NEEDS_REVIEW"],
         input_model=question_input,
         deps=run.deps,
