@@ -228,3 +228,16 @@ def test_each_verdict_of_a_layer_gets_its_own_threshold() -> None:
     assert pooled.layers["model"].threshold == NEVER  # 15 of 20 right: below 0.9
     loaded = CascadePolicy.from_dict(split.to_dict())
     assert loaded.layers["model"].for_verdict("INVALID").threshold == NEVER
+
+
+def test_describe_outcomes_says_what_each_layer_said_and_needed(tmp_path):
+    from casework.runtime.cascade import CascadePolicy, describe_outcomes, stored_policy
+
+    outcomes = [
+        LayerOutcome(layer="rules", verdict="INVALID", calibrated=40.0, threshold=80.0),
+        LayerOutcome(layer="choice", error="ModelError: cut"),
+    ]
+    assert describe_outcomes(outcomes) == (
+        "rules INVALID at 40.0 (needs 80.0); choice ModelError: cut at - (needs -)"
+    )
+    assert stored_policy(tmp_path, "toy", None).to_dict() == CascadePolicy().to_dict()

@@ -41,10 +41,12 @@ __all__ = [
     "LayerOutcome",
     "LayerPolicy",
     "cascade_path",
+    "describe_outcomes",
     "fit_policy",
     "load_policy",
     "save_policy",
     "simulate",
+    "stored_policy",
     "sweep",
 ]
 
@@ -184,6 +186,21 @@ def save_policy(policy: CascadePolicy, path: Path) -> Path:
     tmp.write_text(json.dumps(policy.to_dict(), indent=2) + "\n", encoding="utf-8")
     tmp.replace(path)  # never a half-written policy
     return path
+
+
+def stored_policy(home: Path, app: str, remote_model: str | None) -> CascadePolicy:
+    """The policy fitted for ``app`` and its remote model, else each layer's defaults."""
+    return load_policy(cascade_path(home, app, remote_model)) or CascadePolicy()
+
+
+def describe_outcomes(outcomes: Sequence[LayerOutcome]) -> str:
+    """What each layer said and what it needed, for a needs-review decision's reasoning:
+    ``rules INVALID at 40.0 (needs 80.0); choice VALID at 62.5 (needs 90.0)``."""
+    return "; ".join(
+        f"{o.layer} {o.error or o.verdict} at {o.calibrated if o.calibrated is not None else '-'}"
+        f" (needs {o.threshold if o.threshold is not None else '-'})"
+        for o in outcomes
+    )
 
 
 def load_policy(path: Path) -> CascadePolicy | None:

@@ -8,7 +8,7 @@ layer that decides writes last (under ``--all-layers`` the row holds the last la
 from __future__ import annotations
 
 from casework.apps.documents import extractor
-from casework.apps.documents.agent import MODEL_ROLE, decision_for, run_extraction
+from casework.apps.documents.agent import MODEL_ROLE, _model_name, decision_for, run_extraction
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.fields import (
     CONF_GROUNDED,
@@ -27,8 +27,8 @@ from casework.runtime.cascade import (
     CascadePolicy,
     Layer,
     LayerOutcome,
-    cascade_path,
-    load_policy,
+    describe_outcomes,
+    stored_policy,
 )
 from casework.runtime.decision import EndReason, RunInfo
 from casework.runtime.strategy import Strategy
@@ -69,11 +69,6 @@ def _text_of(input: ExtractionInput, deps: DocumentsDeps) -> str:
     if found is None:
         raise NotFoundError(f"No document {input.document_id}.")
     return found[0]
-
-
-def _model_name(model: object) -> str:
-    name = getattr(model, "model_name", None)
-    return name if isinstance(name, str) and name else type(model).__name__
 
 
 def run_fields(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
@@ -130,16 +125,12 @@ def _remote_configured(deps: DocumentsDeps) -> bool:
 
 def _cascade_policy(deps: DocumentsDeps) -> CascadePolicy:
     remote = _model_name(deps.models(MODEL_ROLE)) if _remote_configured(deps) else None
-    return load_policy(cascade_path(deps.settings.home, "documents", remote)) or CascadePolicy()
+    return stored_policy(deps.settings.home, "documents", remote)
 
 
 def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> ExtractionDecision:
     """No layer was sure: the last layer's extraction stands, marked for review."""
-    said = "; ".join(
-        f"{o.layer} {o.error or o.verdict} at {o.calibrated if o.calibrated is not None else '-'}"
-        f" (needs {o.threshold if o.threshold is not None else '-'})"
-        for o in outcomes
-    )
+    said = describe_outcomes(outcomes)
     if isinstance(last, ExtractionDecision):
         note = f" No layer was sure ({said}); a person should check it."
         return last.model_copy(update={"reasoning": (last.reasoning + note)[:1200]})

@@ -34,8 +34,8 @@ from casework.runtime.cascade import (
     CascadePolicy,
     Layer,
     LayerOutcome,
-    cascade_path,
-    load_policy,
+    describe_outcomes,
+    stored_policy,
 )
 from casework.runtime.traces import TraceWriter
 from casework.runtime.usage import Usage, UsageCallback
@@ -482,16 +482,12 @@ def _cascade_policy(deps: HedDeps) -> CascadePolicy:
     if _remote_configured(deps):
         spec = getattr(deps.models, "spec", None)
         remote = spec(ROLES["annotate"]) if callable(spec) else "remote"
-    return load_policy(cascade_path(deps.settings.home, "hed", remote)) or CascadePolicy()
+    return stored_policy(deps.settings.home, "hed", remote)
 
 
 def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> HedDecision:
     """No layer was sure: the last annotation goes to a person."""
-    said = "; ".join(
-        f"{o.layer} {o.error or o.verdict} at {o.calibrated if o.calibrated is not None else '-'}"
-        f" (needs {o.threshold if o.threshold is not None else '-'})"
-        for o in outcomes
-    )
+    said = describe_outcomes(outcomes)
     if isinstance(last, HedDecision):
         return last.model_copy(
             update={"verdict": "NEEDS_REVIEW", "reasoning": f"No layer was sure: {said}."[:1200]}

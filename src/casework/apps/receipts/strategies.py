@@ -32,6 +32,7 @@ from casework.runtime.cascade import (
     Layer,
     LayerOutcome,
     cascade_path,
+    describe_outcomes,
     load_policy,
 )
 from casework.runtime.decision import Decision, EndReason, RunInfo
@@ -177,11 +178,7 @@ def _cascade_policy(deps: ReceiptsDeps) -> CascadePolicy:
 
 
 def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> LabelDecision:
-    said = "; ".join(
-        f"{o.layer} {o.error or o.verdict} at {o.calibrated if o.calibrated is not None else '-'}"
-        f" (needs {o.threshold if o.threshold is not None else '-'})"
-        for o in outcomes
-    )
+    said = describe_outcomes(outcomes)
     previous = last if isinstance(last, LabelDecision) else None
     return LabelDecision(
         verdict="NEEDS_REVIEW",

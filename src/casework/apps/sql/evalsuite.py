@@ -87,14 +87,18 @@ class _Run:
     def __init__(self) -> None:
         self.base: SQLDeps | None = None
         self._lock = threading.Lock()
+        self._executed: dict[tuple[str, str | None], tuple[dict[str, Any], bool | None]] = {}
+        """(case id, predicted query) -> (both result sets, execution match): ``correct`` and
+        ``metrics`` score the same output, and a cascade's layers often share a query."""
 
     def __getstate__(self) -> dict[str, Any]:
         """Picklable for Ray workers: a lock does not travel; each worker makes its own."""
-        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_executed")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+        self._executed = {}
 
     def setup(self, settings: Settings) -> None:
         from casework.apps.sql.database import create_database, sqlite_path
@@ -127,6 +131,32 @@ class _Run:
             for c in read_benchmark(Path(dataset[0]), Path(db_dir[0]))
         ]
 
+    def _execution(
+        self, case: EvalCase, response: dict[str, Any]
+    ) -> tuple[dict[str, Any], bool | None]:
+        """Gold and predicted SQL run read-only (once per case and query), and whether their
+        rows match; a prediction runs only when it passed validation."""
+        query = response.get("query")
+        predicted = query if query and response.get("valid") else None
+        key = (case.id, predicted)
+        with self._lock:
+            if key in self._executed:
+                return self._executed[key]
+        if self.base is None:
+            raise RuntimeError("the suite's deps were not built")  # the runner builds them first
+        deps = self.base
+        db_url = case.metadata.get("db_url")
+        if db_url:
+            with self._lock:  # reflected once per database, not once per worker
+                deps = deps.on_database(db_url)
+        executed = gold_and_predicted(deps, case.expected["sql"], predicted)
+        correct = execution_match(
+            case.expected, {"gold_result": executed["gold_result"], "result": executed["result"]}
+        )
+        with self._lock:
+            self._executed[key] = (executed, correct)
+        return executed, correct
+
     def metrics(self, case: EvalCase, out: CaseOutput) -> dict[str, float | int | str | None]:
         """The app's per-case figures (see the module's docstring)."""
         response: dict[str, Any] = out.output.get("response") or {}
@@ -145,20 +175,8 @@ class _Run:
                 "refused": float(flags["refused"]),
                 "confidence_capped": float(flags["capped"]),
             }
-        if self.base is None:
-            raise RuntimeError("the suite's deps were not built")  # the runner builds them first
-        deps = self.base
-        db_url = case.metadata.get("db_url")
-        if db_url:
-            with self._lock:  # reflected once per database, not once per worker
-                deps = deps.on_database(db_url)
         query = response.get("query")
-        executed = gold_and_predicted(
-            deps, expected["sql"], query if query and response.get("valid") else None
-        )
-        correct = execution_match(
-            expected, {"gold_result": executed["gold_result"], "result": executed["result"]}
-        )
+        executed, correct = self._execution(case, response)
         retrieved = [
             table
             for step in response.get("reasoning_steps", [])
@@ -185,8 +203,7 @@ class _Run:
             return out.output.get("verdict") == "REFUSED"
         if out.output.get("verdict") != "ANSWERED":
             return False
-        accuracy = self.metrics(case, out).get("execution_accuracy")
-        return None if accuracy is None else bool(accuracy)
+        return self._execution(case, out.output.get("response") or {})[1]
 
 
 def eval_suite() -> EvalSuite:

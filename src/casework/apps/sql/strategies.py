@@ -37,8 +37,8 @@ from casework.runtime.cascade import (
     CascadePolicy,
     Layer,
     LayerOutcome,
-    cascade_path,
-    load_policy,
+    describe_outcomes,
+    stored_policy,
 )
 from casework.runtime.decision import ToolCallRecord
 from casework.runtime.usage import Usage
@@ -233,16 +233,12 @@ def _remote_configured(deps: SQLDeps) -> bool:
 
 def _cascade_policy(deps: SQLDeps) -> CascadePolicy:
     remote = _model_name(deps.models(deps.config.agent_role)) if _remote_configured(deps) else None
-    return load_policy(cascade_path(deps.settings.home, "sql", remote)) or CascadePolicy()
+    return stored_policy(deps.settings.home, "sql", remote)
 
 
 def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> SQLDecision:
     """No layer was sure: the last layer's answer goes to a person as a draft."""
-    said = "; ".join(
-        f"{o.layer} {o.error or o.verdict} at {o.calibrated if o.calibrated is not None else '-'}"
-        f" (needs {o.threshold if o.threshold is not None else '-'})"
-        for o in outcomes
-    )
+    said = describe_outcomes(outcomes)
     if isinstance(last, SQLDecision):
         return last.model_copy(
             update={"verdict": "NEEDS_REVIEW", "reasoning": f"No layer was sure: {said}."[:1200]}
