@@ -20,8 +20,8 @@ from casework.evals.cassettes import JUDGE_ROLE
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
 from casework.llm.scripted import ScriptedChatModel, call
 from casework.runtime.decision import Decision, EndReason, RunInfo
+from casework.runtime.harness import run_info
 from casework.runtime.react import ReactAgent
-from casework.runtime.runinfo import run_info
 from casework.runtime.strategy import ModelSource
 from casework.runtime.usage import Usage
 

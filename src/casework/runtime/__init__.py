@@ -2,7 +2,8 @@
 
 from casework.runtime.decision import Decision, EndReason, Evidence, RunInfo, Verdict
 from casework.runtime.events import Event, to_json
-from casework.runtime.react import ReactAgent, RunResult, ToolCallRecord
+from casework.runtime.harness import Run, RunResult, run_info
+from casework.runtime.react import ReactAgent, ToolCallRecord
 from casework.runtime.strategy import ModelSource, Strategy
 from casework.runtime.usage import Usage
 
@@ -13,11 +14,13 @@ __all__ = [
     "Evidence",
     "ModelSource",
     "ReactAgent",
+    "Run",
     "RunInfo",
     "RunResult",
     "Strategy",
     "ToolCallRecord",
     "Usage",
     "Verdict",
+    "run_info",
     "to_json",
 ]

@@ -32,8 +32,9 @@ from casework.config import Limits
 from casework.errors import CaseworkError, ToolRetry
 from casework.runtime.context import Caller, RunContext
 from casework.runtime.decision import EndReason, Evidence, RunInfo
+from casework.runtime.harness import RunResult
 from casework.runtime.middleware import ModelSettings
-from casework.runtime.react import ReactAgent, RunResult
+from casework.runtime.react import ReactAgent
 
 __all__ = [
     "COMPLETE",

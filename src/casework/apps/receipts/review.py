@@ -49,7 +49,7 @@ from casework.errors import ConfigError, InputError, NotFoundError
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, Evidence
 from casework.runtime.events import Event, to_json
-from casework.runtime.react import RunResult
+from casework.runtime.harness import RunResult
 from casework.runtime.review import (
     WAITING,
     Action,

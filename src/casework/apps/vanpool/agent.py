@@ -51,8 +51,8 @@ from casework.config import Limits
 from casework.errors import InputError
 from casework.runtime import Event, ReactAgent, RunInfo, RunResult
 from casework.runtime.decision import Decision
+from casework.runtime.harness import run_info
 from casework.runtime.prompts import load_prompt
-from casework.runtime.runinfo import run_info
 
 __all__ = [
     "PROMPT_VERSION",
