@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
 from casework.apps.hed.deps import ROLES, HedDeps
-from casework.apps.hed.models import HedDecision, HedInput
+from casework.apps.hed.models import HedInput
 from casework.apps.hed.rules import MAX_DESCRIPTION_CHARS, check_description
 from casework.apps.hed.strategies import (
     GRAPH_STRATEGIES,
@@ -195,29 +195,23 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
         async def sse_events() -> AsyncIterator[dict[str, str]]:
             if state is None:  # the no-model baseline has no graph to stream
                 decision = await run_in_threadpool(STRATEGIES[body.strategy], input, deps)
-                stream: AsyncIterator[dict[str, Any]] = _single(decision)
             else:
-                stream = astream_run(state, deps, strategy=body.strategy)
-            async for event in stream:
-                if event["type"] != "complete":
-                    yield {"event": event["type"], "data": json.dumps(event, default=str)}
-                    continue
-                decision = event["decision"]
-                if deps.repo is not None and decision.run.ended_by != EndReason.ERROR_MODEL:
-                    await run_in_threadpool(deps.repo.save, decision)
-                data = decision_json(decision)
-                if image_text:
-                    data["image_description"] = image_text
-                if decision.run.ended_by == EndReason.ERROR_MODEL:
-                    message = {"error": decision.run.detail, "result": data}
-                    yield {"event": "error", "data": json.dumps(message, default=str)}
-                else:
-                    yield {"event": "complete", "data": json.dumps(data, default=str)}
+                async for event in astream_run(state, deps, strategy=body.strategy):
+                    if event["type"] == "complete":
+                        decision = event["result"].decision
+                    else:
+                        yield {"event": event["type"], "data": json.dumps(event, default=str)}
+            if deps.repo is not None and decision.run.ended_by != EndReason.ERROR_MODEL:
+                await run_in_threadpool(deps.repo.save, decision)
+            data = decision_json(decision)
+            if image_text:
+                data["image_description"] = image_text
+            if decision.run.ended_by == EndReason.ERROR_MODEL:
+                message = {"error": decision.run.detail, "result": data}
+                yield {"event": "error", "data": json.dumps(message, default=str)}
+            else:
+                yield {"event": "complete", "data": json.dumps(data, default=str)}
 
         return EventSourceResponse(events())
 
     return api
-
-
-async def _single(decision: HedDecision) -> AsyncIterator[dict[str, Any]]:
-    yield {"type": "complete", "decision": decision}
