@@ -144,13 +144,6 @@ def build_extraction_agent(
     )
 
 
-def _end_reason(ended_by: str) -> tuple[EndReason, str]:
-    for reason in EndReason:
-        if ended_by == reason.value or ended_by.startswith(reason.value + " "):
-            return reason, ended_by[len(reason.value) :].strip(" ()")
-    return EndReason.NO_DECISION, ended_by
-
-
 def _stream(agent: ReactAgent, task: str, ref: ExtractionRef, emit: Emit | None) -> RunResult:
     result: RunResult | None = None
     for event in agent.iter_events(task, context=ref, trace=False):
@@ -251,21 +244,22 @@ def _run(
     started = time.perf_counter()
     tools = create_tools(extraction_id, document_id, user_id, deps.repo, requested=requested)
     model_name: str | None = None
-    ended_by: str  # an EndReason, or "error:model (why)" when the run never started
     try:
         model = model or deps.models(MODEL_ROLE)
         model_name = _model_name(model)
         agent = build_extraction_agent(model, tools, custom=custom, limits=limits)
         ref = ExtractionRef(extraction_id=extraction_id, document_id=document_id, tenant=tenant)
         result = _stream(agent, task, ref, emit)
-        # the model error's text goes with the reason, so a fallback says why it was needed
-        ended_by = f"{result.ended_by} ({result.detail})" if result.detail else result.ended_by
+        reason, detail = result.ended_by, result.detail
         usage, calls = result.usage, result.tool_calls
         run_id, thread_id = result.run_id, result.thread_id
     except CaseworkError as exc:  # no model, or it failed before the loop: still finish
-        ended_by, usage, calls, run_id, thread_id = f"error:model ({exc})", None, [], "", ""
-    finish_extraction(deps, user_id, extraction_id, ended_by, fallback=fallback)
-    reason, detail = _end_reason(ended_by)
+        reason, detail = EndReason.ERROR_MODEL, str(exc)
+        usage, calls, run_id, thread_id = None, [], "", ""
+    # the stored reason says how the run ended with the model error's text, so a fallback
+    # says why it was needed
+    ended = f"{reason} ({detail})" if detail else str(reason)
+    finish_extraction(deps, user_id, extraction_id, ended, fallback=fallback)
     if usage is not None:
         usage.wall_seconds = time.perf_counter() - started
     info = RunInfo(

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from casework.runtime import Decision
+from casework.runtime import Decision, EndReason
 
 __all__ = [
     "AgentStateV2",
@@ -193,7 +193,9 @@ class SQLQueryResponse(BaseModel):
     strategy: str = ""
     model: str | None = None
     judge_model: str | None = None
-    ended_by: str = ""
+    ended_by: EndReason
+    end_detail: str = ""
+    """More on ``ended_by``: the model error's text, for ``error:model``."""
     model_calls: int = 0
     judge_calls: int = 0
     input_tokens: int = 0
