@@ -116,3 +116,29 @@ def test_a_model_error_leaves_the_rules_values_and_says_why(deps: DocumentsDeps)
     assert decision.verdict == "completed" and decision.fields["total"] == 45.1
     assert decision.fields["company"] == "ACME SUPPLIES LTD"  # the rules' guess stands
     assert decision.run.ended_by == EndReason.ERROR_MODEL and "max_tokens" in decision.run.detail
+    assert decision.run.usage.model_calls == 1  # the failed call was asked all the same
+
+
+def test_the_field_layer_is_a_harness_run_with_its_trace(deps: DocumentsDeps):
+    from casework.runtime.decision import EndReason
+    from casework.runtime.traces import read_trace
+
+    model = ScriptedChatModel(steps=[call("FieldValues", recipient="Ms Patel")])
+    deps = DocumentsDeps(
+        repo=deps.repo, settings=deps.settings, models=lambda r: model, ocr=deps.ocr
+    )
+    asked = ExtractionInput(document_id=_doc(deps, LETTER), user_id=ALICE, fields=["recipient"])
+    decision = STRATEGIES["fields"](asked, deps)
+    run = decision.run
+    assert (run.ended_by, run.strategy, run.model) == (EndReason.SUBMIT, "fields", "scripted")
+    assert run.usage.model_calls == 1 and run.usage.input_tokens > 0
+    records = read_trace(run.trace_path)
+    assert [r["type"] for r in records] == ["run_start", "run_end"]
+    assert records[0]["agent"] == "documents_fields"
+    assert records[0]["payload"]["asked"] == ["recipient"]
+    assert records[-1]["result"]["fields"]["recipient"] == "Ms Patel"
+
+    # every field found after its own label: no model asked, and the run says so
+    sure = ExtractionInput(document_id=_doc(deps, LETTER), user_id=ALICE, fields=["reference"])
+    ruled = STRATEGIES["fields"](sure, deps).run
+    assert (ruled.model, ruled.usage.model_calls) == (None, 0)

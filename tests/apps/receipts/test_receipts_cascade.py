@@ -68,6 +68,15 @@ def test_choice_is_valid_when_the_suggested_label_wins(seeded: ReceiptsDeps) -> 
     similar = asked.split("Similar words on other receipts and their labels:\n")[1]
     assert similar.count(" -> ") == 6 and "-> DATE" in similar  # dates on other receipts
     assert decision.evidence[0].source == "label_choice"
+    # one harness run: the scored call counted, the choice traced, the end typed
+    from casework.runtime import EndReason
+    from casework.runtime.traces import read_trace
+
+    assert (decision.run.ended_by, decision.run.strategy) == (EndReason.SUBMIT, "choice")
+    records = read_trace(decision.run.trace_path)
+    assert [r["type"] for r in records] == ["run_start", "run_end"]
+    assert records[0]["agent"] == "receipts_choice" and records[0]["model"] == decision.run.model
+    assert records[-1]["result"]["verdict"] == "VALID"
 
 
 def test_cascade_rules_decide_what_they_are_sure_of_and_the_model_is_not_asked(

@@ -195,7 +195,7 @@ def finish_extraction(
 
 
 def decision_for(
-    deps: DocumentsDeps, user_id: int, extraction_id: int, run: RunInfo
+    deps: DocumentsDeps, user_id: int, extraction_id: int, run: RunInfo | None = None
 ) -> ExtractionDecision:
     ext = deps.repo.get_extraction(user_id, extraction_id)
     summary = ext.reason or f"{len(ext.fields)} fields extracted ({ext.method})."

@@ -31,6 +31,7 @@ from casework.runtime.cascade import (
     stored_policy,
 )
 from casework.runtime.decision import EndReason, RunInfo
+from casework.runtime.harness import Run
 from casework.runtime.strategy import Strategy
 from casework.runtime.usage import Usage
 
@@ -87,15 +88,21 @@ def run_fields(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecisio
         if confidences.get(name, 0.0) < extractor.CONF_LABELLED
     ]
     model = deps.models(LOCAL_ROLE)
-    run = RunInfo(ended_by=EndReason.SUBMIT, strategy="fields", model=None)
+    run = Run(
+        "documents_fields",
+        model=_model_name(model) if unsure else None,
+        strategy="fields",
+        trace_dir=deps.settings.traces_dir,
+        payload={"extraction_id": ext_id, "asked": unsure},
+    )
+    ended_by, detail = EndReason.SUBMIT, ""
     if unsure:
-        run.model = _model_name(model)
         try:
             values, usage = ask_fields(model, text, unsure)
         except ModelError as exc:  # the rules' values stand; the decision says why
             values, usage = {}, Usage(model_calls=1)
-            run.ended_by, run.detail = EndReason.ERROR_MODEL, str(exc)
-        run.usage = usage
+            ended_by, detail = EndReason.ERROR_MODEL, str(exc)
+        run.count(usage)  # counted by the call itself: the bundled model decodes outside LangChain
         for name, value in values.items():
             if value is None:
                 continue  # the model saw nothing: a rules guess (if any) stands
@@ -108,7 +115,9 @@ def run_fields(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecisio
     else:
         repo.set_fields(input.user_id, ext_id, {}, {}, method="fields")
         repo.fail(input.user_id, ext_id, "Neither the rules nor the model found a field.")
-    return decision_for(deps, input.user_id, ext_id, run)
+    decided = run.end(decision_for(deps, input.user_id, ext_id), ended_by, detail).decision
+    assert decided is not None
+    return decided
 
 
 # -- the cascade -------------------------------------------------------------------------

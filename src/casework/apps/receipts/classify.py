@@ -13,7 +13,6 @@ The suggested label is VALID when it wins; the confidence is the probability of 
 from __future__ import annotations
 
 import threading
-import time
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -24,8 +23,8 @@ from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelDecision, Word
 from casework.apps.receipts.rules import shape_fits
 from casework.apps.receipts.vectors import Neighbour, VectorsUnavailable
 from casework.llm.choice import Choice, OptionScorer, choose, option_bias
-from casework.runtime.decision import EndReason, Evidence, RunInfo
-from casework.runtime.usage import Usage
+from casework.runtime.decision import EndReason, Evidence
+from casework.runtime.harness import Run
 
 __all__ = [
     "CORRECT_BIAS",
@@ -180,15 +179,16 @@ def label_decision(ref: WordRef, choice: Choice, context: dict[str, object]) -> 
 def run_choice(
     deps: ReceiptsDeps, ref: WordRef, model: BaseChatModel | OptionScorer, name: str
 ) -> LabelDecision:
-    started = time.perf_counter()
-    choice, context = choose_label(deps, ref, model)
-    decision = label_decision(ref, choice, context)
-    usage = Usage(
-        model_calls=choice.usage.model_calls,
-        input_tokens=choice.usage.input_tokens,
-        output_tokens=choice.usage.output_tokens,
-        wall_seconds=time.perf_counter() - started,
-        cost_usd=0.0,
+    """One scored choice under the runtime's harness (its usage, trace and end)."""
+    run = Run(
+        "receipts_choice",
+        model=name,
+        strategy="choice",
+        trace_dir=deps.settings.traces_dir,
+        payload={"word": ref.word_text, "suggested_label": ref.suggested_label},
     )
-    decision.run = RunInfo(ended_by=EndReason.SUBMIT, strategy="choice", model=name, usage=usage)
-    return decision
+    choice, context = choose_label(deps, ref, model)
+    run.count(choice.usage)  # scored options: calls LangChain's callbacks do not see
+    decided = run.end(label_decision(ref, choice, context), EndReason.SUBMIT).decision
+    assert decided is not None
+    return decided

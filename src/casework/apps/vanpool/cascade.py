@@ -13,7 +13,6 @@ reply's bucket where the cue words say nothing, a configured remote model comes 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -33,8 +32,8 @@ from casework.runtime.cascade import (
     load_policy,
 )
 from casework.runtime.decision import Decision, EndReason, RunInfo
+from casework.runtime.harness import Run
 from casework.runtime.strategy import Strategy
-from casework.runtime.usage import Usage
 
 __all__ = [
     "CUE_CONFIDENCE",
@@ -65,7 +64,9 @@ def bucket_messages(reply: str) -> list[Any]:
     return [SystemMessage(_SYSTEM), HumanMessage(f"Reply:\n{reply[:2000]}")]
 
 
-def _result(bucket: str, confidence: float, reasoning: str, run: RunInfo) -> OutreachResult:
+def _result(
+    bucket: str, confidence: float, reasoning: str, run: RunInfo | None = None
+) -> OutreachResult:
     b = Bucket(bucket)
     return OutreachResult(
         verdict="none",
@@ -97,9 +98,16 @@ def rules_reply(reply: str) -> OutreachResult:
 
 def choice_classify(reply: str, deps: VanpoolDeps) -> OutreachResult:
     """The bundled model chooses the bucket (scored options); an escalation cue overrides."""
-    started = time.perf_counter()
     model = deps.models(LOCAL_ROLE)
+    run = Run(
+        "vanpool_choice",
+        model=str(getattr(model, "model_name", None) or type(model).__name__),
+        strategy="choice",
+        trace_dir=deps.settings.traces_dir,
+        payload={"reply": reply},
+    )
     picked = choose(model, bucket_messages(reply), [b.value for b in Bucket])
+    run.count(picked.usage)  # scored options: calls LangChain's callbacks do not see
     bucket, confidence = picked.option, picked.confidence
     reasoning = "The model chose " + ", ".join(
         f"{k} {v:.2f}" for k, v in sorted(picked.probabilities.items(), key=lambda kv: -kv[1])
@@ -107,15 +115,9 @@ def choice_classify(reply: str, deps: VanpoolDeps) -> OutreachResult:
     if has_escalation_cue(reply) and bucket != "escalation":
         bucket, confidence = "escalation", CUE_CONFIDENCE
         reasoning += "; an escalation cue word sends it to a person."
-    name = getattr(model, "model_name", None) or type(model).__name__
-    usage = Usage(
-        model_calls=picked.usage.model_calls,
-        input_tokens=picked.usage.input_tokens,
-        output_tokens=picked.usage.output_tokens,
-        wall_seconds=time.perf_counter() - started,
-    )
-    run = RunInfo(ended_by=EndReason.SUBMIT, strategy="choice", model=str(name), usage=usage)
-    return _result(bucket, confidence, reasoning + ".", run)
+    decided = run.end(_result(bucket, confidence, reasoning + "."), EndReason.SUBMIT).decision
+    assert decided is not None
+    return decided
 
 
 def _remote(role: str) -> Any:
