@@ -7,9 +7,9 @@ that end a run cleanly with a NEEDS_REVIEW-style decision, tool failures returne
 as observations (``tool_failure``: the one rule for every app), human approval through
 interrupts, and the harness's bookkeeping (``casework.runtime.harness.Run``: usage, a flat
 event stream and a JSONL trace). Every run ends with an ``EndReason`` and, when the decision
-model subclasses ``Decision``, ``decision.run`` (``RunInfo``). The definition (``ReactAgent(...)``) is separate from the run (``run`` /
-``arun`` / ``iter_events`` / ``aiter_events`` / ``resume``); the sync and async streams share
-one ``_Run``.
+model subclasses ``Decision``, ``decision.run`` (``RunInfo``). The definition
+(``ReactAgent(...)``) is separate from the run (``run`` / ``arun`` / ``iter_events`` /
+``aiter_events`` / ``resume``); the sync and async streams share one ``_Run``.
 
 Limits are checked inside the model call against counters kept in the state, so a step is
 the model node plus the tool node, as in bare LangGraph, and costs the same at step 200 as at
@@ -594,9 +594,7 @@ class _Run(Generic[DecisionT]):
         self.agent = agent
         self.payload = payload
         self.run = run
-        self.config = run.config(
-            recursion_limit=agent.limits.recursion_limit,
-        )
+        self.config = run.config(recursion_limit=agent.limits.recursion_limit)
         self.values: dict[str, Any] = {}
         self.ended_by: EndReason | None = None
         self.detail = ""

@@ -102,7 +102,7 @@ def run_fields(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecisio
         except ModelError as exc:  # the rules' values stand; the decision says why
             values, usage = {}, Usage(model_calls=1)
             ended_by, detail = EndReason.ERROR_MODEL, str(exc)
-        run.count(usage)  # counted by the call itself: the bundled model decodes outside LangChain
+        run.count(usage)  # measured by the call: the bundled model decodes outside LangChain
         for name, value in values.items():
             if value is None:
                 continue  # the model saw nothing: a rules guess (if any) stands

@@ -91,24 +91,29 @@ def decision_from_response(
                 summary=f"judge score {response.judge_score}",
             )
         )
-    info = RunInfo(
-        ended_by=response.ended_by,
-        detail=response.end_detail,
-        strategy=response.strategy,
-        model=response.model,
-        tool_calls=_tool_calls(response),
-        usage=Usage(
+    usage = (
+        run.usage
+        if run is not None
+        else Usage(  # no harness run behind it: what the response reports
             model_calls=response.model_calls + response.judge_calls,
             tool_calls=sum(1 for s in response.reasoning_steps if s.get("kind") in TOOL_STEPS),
             input_tokens=response.input_tokens,
             output_tokens=response.output_tokens,
             wall_seconds=response.seconds,
             cost_usd=response.cost_usd,
-        ),
+        )
     )
-    if run is not None:
-        info.run_id, info.thread_id, info.trace_path = run.run_id, run.thread_id, run.trace_path
-        info.usage = run.usage
+    info = RunInfo(
+        ended_by=response.ended_by,
+        detail=response.end_detail,
+        strategy=response.strategy,
+        model=response.model,
+        run_id=run.run_id if run is not None else "",
+        thread_id=run.thread_id if run is not None else "",
+        tool_calls=_tool_calls(response),
+        usage=usage,
+        trace_path=run.trace_path if run is not None else None,
+    )
     return SQLDecision(
         verdict=verdict,
         confidence=round(response.confidence * 100, 2),
