@@ -115,9 +115,9 @@ def run_fields(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecisio
     else:
         repo.set_fields(input.user_id, ext_id, {}, {}, method="fields")
         repo.fail(input.user_id, ext_id, "Neither the rules nor the model found a field.")
-    decided = run.end(decision_for(deps, input.user_id, ext_id), ended_by, detail).decision
-    assert decided is not None
-    return decided
+    decision = decision_for(deps, input.user_id, ext_id)
+    run.end(decision, ended_by, detail)  # fills decision.run
+    return decision
 
 
 # -- the cascade -------------------------------------------------------------------------

@@ -121,6 +121,7 @@ def _step(
 
 
 def _end(run: Run, state: HedAnnotationState, error: str = "") -> RunResult[HedDecision]:
+    """The decision the state stands for, its ``run`` filled by the harness."""
     ended_by, detail = end_reason(state, error)
     decision = to_decision(state, error=error)
     return run.end(decision, ended_by, detail, messages=list(state.get("messages", [])))

@@ -189,6 +189,6 @@ def run_choice(
     )
     choice, context = choose_label(deps, ref, model)
     run.count(choice.usage)  # scored options: calls LangChain's callbacks do not see
-    decided = run.end(label_decision(ref, choice, context), EndReason.SUBMIT).decision
-    assert decided is not None
-    return decided
+    decision = label_decision(ref, choice, context)
+    run.end(decision, EndReason.SUBMIT)  # fills decision.run
+    return decision

@@ -115,9 +115,9 @@ def choice_classify(reply: str, deps: VanpoolDeps) -> OutreachResult:
     if has_escalation_cue(reply) and bucket != "escalation":
         bucket, confidence = "escalation", CUE_CONFIDENCE
         reasoning += "; an escalation cue word sends it to a person."
-    decided = run.end(_result(bucket, confidence, reasoning + "."), EndReason.SUBMIT).decision
-    assert decided is not None
-    return decided
+    decision = _result(bucket, confidence, reasoning + ".")
+    run.end(decision, EndReason.SUBMIT)  # fills decision.run
+    return decision
 
 
 def _remote(role: str) -> Any:

@@ -118,9 +118,9 @@ def agent_classify(input: ReplyInput, deps: VanpoolDeps) -> OutreachResult:
         payload={"reply": input.reply},
     )
     bucket = agent.classify_with_model(deps, input.reply, config=run.config())
-    decided = run.end(_bucket_result(bucket), EndReason.SUBMIT).decision
-    assert decided is not None
-    return decided
+    decision = _bucket_result(bucket)
+    run.end(decision, EndReason.SUBMIT)  # fills decision.run
+    return decision
 
 
 STRATEGIES: dict[str, Strategy[Any, Any]] = {
