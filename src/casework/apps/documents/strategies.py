@@ -14,8 +14,8 @@ from casework.apps.documents.fields import (
     CONF_GROUNDED,
     CONF_UNGROUNDED,
     ask_fields,
+    document_type,
     grounded,
-    wanted_fields,
 )
 from casework.apps.documents.models import ExtractionDecision, ExtractionInput
 from casework.errors import InputError, ModelError, NotFoundError
@@ -55,9 +55,13 @@ def run_rules(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision
     else:
         repo.set_fields(input.user_id, ext_id, {}, {}, method="rules")
         repo.fail(input.user_id, ext_id, "The rules extractor found no labelled field in the text.")
-    return decision_for(
+    decision = decision_for(
         deps, input.user_id, ext_id, RunInfo(ended_by=EndReason.RULES, strategy="rules")
     )
+    # the extraction's confidence is how much of it the rules found, not the mean of their
+    # fixed per-field confidences (those stay on each field)
+    coverage = extractor.coverage_confidence(found[0], fields, input.fields)
+    return decision.model_copy(update={"confidence": round(coverage * 100, 1)})
 
 
 def run_agent(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
@@ -81,29 +85,39 @@ def run_fields(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecisio
     )
     text = _text_of(input, deps)
     fields, confidences = extractor.extract(text, input.fields)
-    unsure = [
-        name
-        for name in wanted_fields(text, input.fields)
-        if confidences.get(name, 0.0) < extractor.CONF_LABELLED
-    ]
     model = deps.models(LOCAL_ROLE)
-    run = RunInfo(ended_by=EndReason.SUBMIT, strategy="fields", model=None)
-    if unsure:
-        run.model = _model_name(model)
-        try:
+    run = RunInfo(ended_by=EndReason.SUBMIT, strategy="fields", model=None, usage=Usage())
+    kind = extractor.classify(text)
+    try:
+        if not input.fields:  # auto mode: the type says which fields to read
+            kind, asked = document_type(model, text)
+            if asked is not None:
+                run.model = _model_name(model)
+                run.usage.add(asked)
+        unsure = [
+            name
+            for name in extractor.wanted_fields(text, input.fields, kind)
+            if confidences.get(name, 0.0) < extractor.CONF_LABELLED
+        ]
+        values: dict[str, str | None] = {}
+        if unsure:
+            run.model = _model_name(model)
             values, usage = ask_fields(model, text, unsure)
-        except ModelError as exc:  # the rules' values stand; the decision says why
-            values, usage = {}, Usage(model_calls=1)
-            run.ended_by, run.detail = EndReason.ERROR_MODEL, str(exc)
-        run.usage = usage
-        for name, value in values.items():
-            if value is None:
-                continue  # the model saw nothing: a rules guess (if any) stands
-            fields[name] = value
-            confidences[name] = CONF_GROUNDED if grounded(value, text) else CONF_UNGROUNDED
+            run.usage.add(usage)
+    except ModelError as exc:  # the rules' values stand; the decision says why
+        values = {}
+        run.usage.add(Usage(model_calls=1))
+        run.ended_by, run.detail = EndReason.ERROR_MODEL, str(exc)
+    for name, value in values.items():
+        if value is None:
+            continue  # the model saw nothing: a rules guess (if any) stands
+        fields[name] = value
+        confidences[name] = CONF_GROUNDED if grounded(value, text) else CONF_UNGROUNDED
+    if not input.fields:
+        fields["document_type"] = kind
     if any(v is not None for k, v in fields.items() if k != "document_type"):
         repo.set_fields(input.user_id, ext_id, fields, confidences, method="fields")
-        repo.set_document_type(input.user_id, ext_id, extractor.classify(text))
+        repo.set_document_type(input.user_id, ext_id, kind)
         repo.complete(input.user_id, ext_id)
     else:
         repo.set_fields(input.user_id, ext_id, {}, {}, method="fields")
