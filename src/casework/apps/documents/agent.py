@@ -25,7 +25,6 @@ from pydantic import BaseModel, ValidationError
 from casework.apps.documents import extractor, rules
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.models import ExtractionDecision, ExtractionInput
-from casework.apps.documents.prompts import render
 from casework.apps.documents.repository import CompletionCheck
 from casework.apps.documents.tools import create_tools
 from casework.config import Limits
@@ -34,6 +33,7 @@ from casework.runtime.context import Caller, RunContext
 from casework.runtime.decision import EndReason, Evidence, RunInfo
 from casework.runtime.harness import RunResult
 from casework.runtime.middleware import ModelSettings
+from casework.runtime.prompts import load_prompt
 from casework.runtime.react import ReactAgent
 
 __all__ = [
@@ -131,7 +131,7 @@ def build_extraction_agent(
         model=model,
         tools=[t for t in tools if t.name != COMPLETE],
         decision_model=CompleteExtraction,
-        system_prompt=render("custom_system" if custom else "extraction_system"),
+        system_prompt=load_prompt(__package__, "custom_system" if custom else "extraction_system"),
         name="documents-extraction",
         submit_name=COMPLETE,
         submit_description="Mark extraction as complete",
@@ -293,14 +293,15 @@ def run_extraction(
     )
     custom = bool(input.fields)
     task = (
-        render(
+        load_prompt(
+            __package__,
             "task_custom",
             filename=doc.filename,
             pages=doc.page_count,
             fields=", ".join(input.fields or []),
         )
         if custom
-        else render("task_auto", filename=doc.filename, pages=doc.page_count)
+        else load_prompt(__package__, "task_auto", filename=doc.filename, pages=doc.page_count)
     )
     return _run(
         deps,
@@ -337,7 +338,9 @@ def run_correction(
         raise InputError('Say what to correct, e.g. "the total is 45.10".')
     ext = deps.repo.reopen(user_id, extraction_id)
     doc = deps.repo.get_document(user_id, ext.document_id)
-    task = render("task_correct", filename=doc.filename, instruction=instruction[:2000])
+    task = load_prompt(
+        __package__, "task_correct", filename=doc.filename, instruction=instruction[:2000]
+    )
     return _run(
         deps,
         user_id=user_id,

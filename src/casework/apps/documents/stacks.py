@@ -22,12 +22,12 @@ from pydantic import BaseModel
 
 from casework.apps.documents.agent import TerminalTool
 from casework.apps.documents.deps import DocumentsDeps
-from casework.apps.documents.prompts import render
 from casework.apps.documents.repository import DocumentsRepository
 from casework.config import Limits
 from casework.errors import CaseworkError, ToolRetry
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.context import Caller
+from casework.runtime.prompts import load_prompt
 from casework.runtime.react import ReactAgent
 
 __all__ = ["STACK_TOOL_NAMES", "create_stack_tools", "run_stack_build", "start_stack_build"]
@@ -270,7 +270,7 @@ def _whole_table(
         model=model,
         tools=tools[:-1],
         decision_model=CompleteTable,
-        system_prompt=render("stack_system"),
+        system_prompt=load_prompt(__package__, "stack_system"),
         name="documents-stack",
         submit_name=COMPLETE_TABLE,
         submit_description="Mark the table complete (every document needs its row).",
@@ -279,7 +279,7 @@ def _whole_table(
         ),
         middleware=[TerminalTool(tools[-1], TABLE_NUDGE)],
     )
-    task = render("stack_task", name=stack.name, documents=n, missing=missing)
+    task = load_prompt(__package__, "stack_task", name=stack.name, documents=n, missing=missing)
     return _events(agent, task, emit)
 
 
@@ -290,7 +290,7 @@ def _columns(deps: DocumentsDeps, user_id: int, stack: Any, model: BaseChatModel
         model=model,
         tools=[tools["list_documents"], tools["get_document_text"], tools["get_table_state"]],
         decision_model=DefineColumns,
-        system_prompt=render("stack_system"),
+        system_prompt=load_prompt(__package__, "stack_system"),
         name="documents-stack-columns",
         submit_name="define_columns",
         submit_description=tools["define_columns"].description,
@@ -300,7 +300,9 @@ def _columns(deps: DocumentsDeps, user_id: int, stack: Any, model: BaseChatModel
             TerminalTool(tools["define_columns"], "Call define_columns with the columns now.")
         ],
     )
-    task = render("stack_columns", name=stack.name, documents=len(stack.document_ids))
+    task = load_prompt(
+        __package__, "stack_columns", name=stack.name, documents=len(stack.document_ids)
+    )
     return _events(agent, task, emit)
 
 
@@ -318,7 +320,7 @@ def write_row(
         model=model,
         tools=[tools["get_document_text"], tools["get_table_state"]],
         decision_model=ExtractRow,
-        system_prompt=render("stack_system"),
+        system_prompt=load_prompt(__package__, "stack_system"),
         name="documents-stack-row",
         submit_name="extract_row",
         submit_description=tools["extract_row"].description,
@@ -330,7 +332,9 @@ def write_row(
         f"- {c['name']} ({c['type']}){': ' + c['description'] if c.get('description') else ''}"
         for c in table.columns
     )
-    task = render("stack_row", doc_id=doc_id, filename=filename, name=stack.name, columns=columns)
+    task = load_prompt(
+        __package__, "stack_row", doc_id=doc_id, filename=filename, name=stack.name, columns=columns
+    )
     _events(agent, task, None)
     after = deps.repo.table_state(user_id, stack_id)
     return after is not None and any(r["document_id"] == doc_id for r in after.rows)
