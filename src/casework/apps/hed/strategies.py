@@ -457,8 +457,16 @@ def _cascade_policy(deps: HedDeps) -> CascadePolicy:
 
 
 def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> HedDecision:
-    """No layer was sure: the last annotation goes to a person."""
+    """No layer was sure: the last valid annotation goes to a person. A later layer's invalid
+    one (a tag repeated in a group, which the grammar cannot forbid, with no remote layer to
+    repair it) never replaces an earlier valid one: the look-up's is valid by construction."""
     said = describe_outcomes(outcomes)
+    if isinstance(last, HedDecision) and not last.is_valid:
+        for outcome in reversed(outcomes):
+            if outcome.output.get("is_valid"):
+                last = HedDecision.model_validate(outcome.output)
+                said += f"; the {outcome.layer} layer's valid annotation stands"
+                break
     if isinstance(last, HedDecision):
         return last.model_copy(
             update={"verdict": "NEEDS_REVIEW", "reasoning": f"No layer was sure: {said}."[:1200]}
