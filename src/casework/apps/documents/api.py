@@ -1,6 +1,7 @@
 """HTTP routes of the documents app (mounted under ``/documents`` behind the token check).
 
-Thin: each route calls the repository or ``service`` for the authenticated caller. Another
+Thin: each route calls the repository or ``service`` for the authenticated caller; a
+CaseworkError they raise is answered by the one error table of ``casework.apikit``. Another
 user's document, extraction, stack or run answers exactly like one that does not exist (404).
 Runs stream the spec's flat events as SSE with ids; a client that reconnects with
 ``Last-Event-ID`` gets what it missed, and a run goes on when nobody listens.
@@ -11,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
-import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -21,10 +21,11 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
+from casework.apikit import DepsCache
 from casework.apps.documents.deps import DocumentsDeps
-from casework.apps.documents.service import table_csv
+from casework.apps.documents.service import build_deps, table_csv
 from casework.config import Settings
-from casework.runtime.context import Caller, current_caller, get_settings_dep
+from casework.runtime.context import Caller, current_caller
 
 __all__ = ["router"]
 
@@ -77,19 +78,7 @@ def router(
 ) -> APIRouter:
     """The routes; deps are built on first use per database (``deps_factory`` for tests)."""
     api = APIRouter(tags=["documents"])
-    holder: dict[str, DocumentsDeps] = {}
-    lock = threading.Lock()
-
-    def deps(served: Settings = Depends(get_settings_dep)) -> DocumentsDeps:
-        with lock:
-            if served.db_url not in holder:
-                if deps_factory is not None:
-                    holder[served.db_url] = deps_factory()
-                else:
-                    from casework.apps.documents.service import build_deps
-
-                    holder[served.db_url] = build_deps(served)
-            return holder[served.db_url]
+    deps = DepsCache(build_deps, deps_factory).dependency
 
     # ---------------------------------------------------------------- documents
     @api.post("/documents", status_code=201)

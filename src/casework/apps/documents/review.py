@@ -12,7 +12,6 @@ exists.
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from sqlalchemy import String, cast, column, exists, func, literal, select, table, text
 
+from casework.apikit import DepsCache
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.service import build_deps, start_extraction
 from casework.apps.documents.tables import DocumentRow, ExtractionRow, RunEventRow, RunRow
@@ -108,18 +108,14 @@ class DocumentsReview:
         background: bool = True,
     ) -> None:
         self.settings = settings
-        self._deps = deps
+        self._deps = DepsCache(build_deps, None if deps is None else lambda: deps)
         self.strategy = strategy
         self._chat_model = chat_model
         self.background = background
-        self._lock = threading.Lock()
 
     @property
     def deps(self) -> DocumentsDeps:
-        with self._lock:
-            if self._deps is None:
-                self._deps = build_deps(self.settings)
-            return self._deps
+        return self._deps.get(self.settings)
 
     @property
     def journal(self) -> SideEffectJournal:

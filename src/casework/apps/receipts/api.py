@@ -1,7 +1,8 @@
 """HTTP routes of the receipts app (mounted under ``/receipts``): validate a word, the review queue.
 
-Thin: each route calls ``service`` and maps CaseworkError to HTTP (unknown id: 404; a shared
-receipt the caller may not change: 403; bad input or a failed model: 422).
+Thin: each route calls ``service``; a CaseworkError it raises is answered by the one error
+table of ``casework.apikit`` (unknown id: 404; a shared receipt the caller may not change: 403;
+bad input: 422; a failed model: 502).
 
 Every request gets deps scoped to its caller (``ReceiptsDeps.for_tenant``): a receipt, word or
 label of another user answers 404 with the same sentence as one that does not exist.
@@ -10,30 +11,20 @@ label of another user answers 404 with the same sentence as one that does not ex
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException, Response
+from fastapi import APIRouter, Depends, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field, TypeAdapter
 
+from casework.apikit import DepsCache
 from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, Verdict
 from casework.config import Settings
-from casework.errors import CaseworkError, NotFoundError
-from casework.runtime.context import (
-    Caller,
-    PermissionDenied,
-    Role,
-    current_caller,
-    get_settings_dep,
-    require_role,
-)
+from casework.runtime.context import Caller, Role, current_caller, require_role
 from casework.runtime.decision import Evidence
 
 __all__ = ["ReviewDecision", "ValidateRequest", "ValidateResponse", "router"]
-
-T = TypeVar("T")
 
 
 class ValidateRequest(BaseModel):
@@ -95,46 +86,20 @@ _REVIEW_ITEMS = TypeAdapter(list[ReviewItem])
 MAX_CACHED_ANSWERS = 256
 
 
-def _http(fn: Callable[[], T]) -> T:
-    try:
-        return fn()
-    except NotFoundError as exc:
-        raise HTTPException(status_code=404, detail=str(exc)) from exc
-    except PermissionDenied as exc:
-        raise HTTPException(status_code=403, detail=str(exc)) from exc
-    except CaseworkError as exc:
-        raise HTTPException(status_code=422, detail=str(exc)) from exc
-
-
 def router(
     settings: Settings | None = None, deps_factory: Callable[[], Any] | None = None
 ) -> APIRouter:
     """The routes. Nothing is opened at mount time: deps are built on first use from the settings
     each request carries (``get_settings_dep``), once per database, and scoped to the caller on
     every request; ``deps_factory`` for tests."""
+    from casework.apps.receipts.deps import build_deps
+
     api = APIRouter(tags=["receipts"])
-    holder: dict[str, Any] = {}
-    lock = threading.Lock()
-
-    def build(served: Settings) -> Any:
-        with lock:
-            if served.db_url not in holder:
-                if deps_factory is not None:
-                    holder[served.db_url] = deps_factory()
-                else:
-                    from casework.apps.receipts.deps import build_deps
-
-                    holder[served.db_url] = build_deps(served)
-            return holder[served.db_url]
+    cache = DepsCache(build_deps, deps_factory)
 
     async def deps(
-        served: Settings = Depends(get_settings_dep), caller: Caller = Depends(current_caller)
+        shared: Any = Depends(cache.dependency), caller: Caller = Depends(current_caller)
     ) -> Any:
-        # On the event loop: after the first request (which opens the stores on a worker
-        # thread) this is a dict look-up, cheaper than the hop a plain ``def`` costs.
-        shared: Any = holder.get(served.db_url)
-        if shared is None:
-            shared = await run_in_threadpool(build, served)
         return shared.for_tenant(caller)
 
     # Read routes answer from JSON cached per store version (receipts and labels are
@@ -149,7 +114,7 @@ def router(
         version = d.repo.version()
         hit = answers.get(key)
         if hit is None or hit[0] != version:
-            body = await run_in_threadpool(_http, lambda: compute(d))
+            body = await run_in_threadpool(compute, d)
             if len(answers) >= MAX_CACHED_ANSWERS:
                 answers.clear()
             hit = answers[key] = (version, body)
@@ -196,7 +161,7 @@ def router(
                 **decision_json(ref, result), recorded_label_ids=[lab.id for lab in recorded]
             )
 
-        return _http(run)
+        return run()
 
     @api.get("/review", response_model=list[ReviewItem])
     async def review_queue(
@@ -229,9 +194,7 @@ def router(
         from casework.apps.receipts.service import review_decide
 
         note = body.note if body else ""
-        return _http(
-            lambda: review_decide(d, label_id, accept=accept, reviewer=caller.name, note=note)
-        )
+        return review_decide(d, label_id, accept=accept, reviewer=caller.name, note=note)
 
     reviewer = require_role(Role.REVIEWER)
 
@@ -261,10 +224,7 @@ def router(
     ) -> list[Label]:
         """The audit trail of one word."""
 
-        def run() -> list[Label]:
-            r = d.repo.resolve_receipt(receipt)
-            return d.repo.labels_for_word(d.repo.get_word(r.id, line_id, word_id).id)
-
-        return _http(run)
+        r = d.repo.resolve_receipt(receipt)
+        return d.repo.labels_for_word(d.repo.get_word(r.id, line_id, word_id).id)
 
     return api

@@ -13,7 +13,6 @@ the runtime's events as they happen.
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -23,6 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from sqlalchemy import exists, func, select
 from sqlalchemy.orm import aliased
 
+from casework.apikit import DepsCache
 from casework.apps.receipts.agent import agent_for, decision_from_run, model_name, render_task
 from casework.apps.receipts.deps import ReceiptsDeps, build_deps
 from casework.apps.receipts.models import (
@@ -113,17 +113,13 @@ class ReceiptsReview:
         chat_model: BaseChatModel | None = None,
     ) -> None:
         self.settings = settings
-        self._deps = deps
+        self._deps = DepsCache(build_deps, None if deps is None else lambda: deps)
         self._chat_model = chat_model
         """A chat model for live agent runs instead of the configured one (tests: scripted)."""
-        self._lock = threading.Lock()
 
     @property
     def deps(self) -> ReceiptsDeps:
-        with self._lock:
-            if self._deps is None:
-                self._deps = build_deps(self.settings)
-            return self._deps
+        return self._deps.get(self.settings)
 
     # ------------------------------------------------------------------ listing
     def _where(self, filters: ReviewFilters) -> list[Any]:

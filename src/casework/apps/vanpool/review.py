@@ -14,7 +14,6 @@ reviewers cancel a membership or send a reply once, and the second one reads who
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 from sqlalchemy import and_, exists, func, select
 from sqlalchemy.orm import aliased
 
+from casework.apikit import DepsCache
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
 from casework.apps.vanpool.models import CaseStatus, CaseView
 from casework.apps.vanpool.service import case_result, decide_approval
@@ -109,15 +109,11 @@ class VanpoolReview:
 
     def __init__(self, settings: Settings, *, deps: VanpoolDeps | None = None) -> None:
         self.settings = settings
-        self._deps = deps
-        self._lock = threading.Lock()
+        self._deps = DepsCache(build_deps, None if deps is None else lambda: deps)
 
     @property
     def deps(self) -> VanpoolDeps:
-        with self._lock:
-            if self._deps is None:
-                self._deps = build_deps(self.settings)
-            return self._deps
+        return self._deps.get(self.settings)
 
     # ------------------------------------------------------------------ listing
     @staticmethod
