@@ -26,6 +26,7 @@ from casework.apps.documents.ocr import OcrProvider, RapidOcrProvider, ReadResul
 from casework.apps.documents.repository import DocumentsRepository
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError
+from casework.registry import strategy_named
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.context import Caller, Role
 from casework.runtime.strategy import ModelSource
@@ -235,8 +236,7 @@ def start_extraction(
     from casework.apps.documents.agent import run_extraction
     from casework.apps.documents.strategies import STRATEGIES
 
-    if strategy not in STRATEGIES:
-        raise InputError(f"Unknown strategy {strategy!r}; use one of: {', '.join(STRATEGIES)}.")
+    run = strategy_named(STRATEGIES, strategy)  # refused before the extraction row is created
     ext = deps.repo.create_extraction(caller.user_id, document_id, requested=fields)
     input = ExtractionInput(
         document_id=document_id, user_id=caller.user_id, fields=fields, extraction_id=ext.id
@@ -246,7 +246,7 @@ def start_extraction(
         try:
             if strategy == "agent":
                 return run_extraction(input, deps, model=model, emit=emit, tenant=caller)
-            decision = STRATEGIES[strategy](input, deps)
+            decision = run(input, deps)
             assert isinstance(decision, ExtractionDecision)
             return decision
         finally:

@@ -16,6 +16,7 @@ from rich.console import Console
 
 from casework.apps.hed.validation import DEFAULT_SCHEMA, ValidatorKind
 from casework.clikit import AddressOption, ExecutorOption
+from casework.registry import strategy_named
 
 __all__ = ["app"]
 
@@ -164,12 +165,12 @@ def annotate_cmd(
     from casework.apps.hed.models import HedInput
     from casework.apps.hed.repository import decision_json
     from casework.apps.hed.rules import check_description
-    from casework.apps.hed.service import annotate, strategy_named
+    from casework.apps.hed.service import STRATEGIES, annotate
     from casework.apps.hed.strategies import GRAPH_STRATEGIES
     from casework.apps.hed.validation import check_schema
     from casework.errors import InputError
 
-    strategy_named(strategy)
+    strategy_named(STRATEGIES, strategy)
     check_schema(schema)
     kind = _validator_kind(validator)
     if image is None:
@@ -237,11 +238,11 @@ def batch_cmd(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from casework.apps.hed.deps import build_deps
-    from casework.apps.hed.service import read_batch, run_batch, strategy_named
+    from casework.apps.hed.service import STRATEGIES, read_batch, run_batch
     from casework.apps.hed.validation import check_schema
     from casework.runtime.batch import BatchConfig, check_batch_config
 
-    strategy_named(strategy)
+    strategy_named(STRATEGIES, strategy)
     check_schema(schema)
     check_batch_config(BatchConfig(executor=executor, address=address, concurrency=concurrency))
     if not file.is_file():

@@ -23,23 +23,18 @@ from casework.apps.hed.strategies import STRATEGIES, ProgressHook
 from casework.apps.hed.validation import ValidatorKind
 from casework.config import Settings
 from casework.errors import CaseworkError, InputError
+from casework.registry import strategy_named
 from casework.runtime import EndReason
 
 __all__ = [
+    "STRATEGIES",
     "BatchReport",
     "BatchTask",
     "annotate",
     "batch_key",
     "read_batch",
     "run_batch",
-    "strategy_named",
 ]
-
-
-def strategy_named(name: str) -> Callable[..., HedDecision]:
-    if name not in STRATEGIES:
-        raise InputError(f"Unknown strategy {name!r}; use one of {', '.join(STRATEGIES)}.")
-    return STRATEGIES[name]
 
 
 def annotate(
@@ -53,7 +48,7 @@ def annotate(
 ) -> HedDecision:
     """Run one strategy and store the finished run (a run cut short by a model error is not
     stored as finished, so a batch retries it)."""
-    decision = strategy_named(strategy)(input, deps, on_step)
+    decision = strategy_named(STRATEGIES, strategy)(input, deps, on_step)
     if deps.repo is not None and decision.run and decision.run.ended_by != EndReason.ERROR_MODEL:
         deps.repo.save(decision, batch_key=batch_key, row_id=row_id)
     return decision
@@ -148,7 +143,7 @@ class BatchTask:
                 self.settings, model=self.model, validator=self.validator, with_repo=False
             )
         input = HedInput(description=row[1], schema_version=self.schema, run_assessment=self.assess)
-        return strategy_named(self.strategy)(input, self._deps)
+        return strategy_named(STRATEGIES, self.strategy)(input, self._deps)
 
 
 def run_batch(
@@ -174,7 +169,7 @@ def run_batch(
 
     if deps.repo is None:
         raise InputError("A batch needs the database to resume from; build deps with a repository.")
-    strategy_named(strategy)
+    strategy_named(STRATEGIES, strategy)  # refused before any row runs
     config = BatchConfig(
         executor=executor, address=address, concurrency=max(1, concurrency), retries=2
     )

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 from casework.apikit import DepsCache
 from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, Verdict
 from casework.config import Settings
+from casework.registry import strategy_named
 from casework.runtime.context import Caller, Role, current_caller, require_role
 from casework.runtime.decision import Evidence
 
@@ -139,7 +140,7 @@ def router(
         from casework.apps.receipts.deps import settings_models
         from casework.apps.receipts.models import LabelInput
         from casework.apps.receipts.service import record_result
-        from casework.apps.receipts.strategies import decision_json, resolve_input, strategy
+        from casework.apps.receipts.strategies import STRATEGIES, decision_json, resolve_input
 
         def run() -> ValidateResponse:
             d = served
@@ -155,7 +156,7 @@ def router(
             ref = resolve_input(d, request)
             if body.record:  # refuse before the model runs, not after
                 d.repo.require_writable(d.repo.get_receipt_by_key(ref.image_id, ref.receipt_id).id)
-            result = strategy(body.strategy)(request, d)
+            result = strategy_named(STRATEGIES, body.strategy)(request, d)
             recorded = record_result(d, ref, result, proposed_by="api") if body.record else []
             return ValidateResponse(
                 **decision_json(ref, result), recorded_label_ids=[lab.id for lab in recorded]

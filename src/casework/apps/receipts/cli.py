@@ -26,6 +26,7 @@ from casework.apps.receipts.models import (
 )
 from casework.clikit import AddressOption, ConcurrencyOption, ExecutorOption
 from casework.errors import InputError
+from casework.registry import strategy_named
 
 __all__ = ["app"]
 
@@ -299,10 +300,9 @@ def validate(
     """Validate a suggested LABEL for one word; prints decision, confidence, reasoning and tool calls."""
     from casework.apps.receipts.models import LabelInput
     from casework.apps.receipts.service import record_result
-    from casework.apps.receipts.strategies import decision_json, resolve_input
-    from casework.apps.receipts.strategies import strategy as strategy_named
+    from casework.apps.receipts.strategies import STRATEGIES, decision_json, resolve_input
 
-    run = strategy_named(strategy)
+    run = strategy_named(STRATEGIES, strategy)
     deps = _deps(model=model)
     request = LabelInput(
         receipt=receipt, line_id=line, word_id=word, suggested_label=label, reason=reason
@@ -515,11 +515,11 @@ def harmonize(
     (--address), where each worker opens the stores and the model itself.
     """
     from casework.apps.receipts.harmonizer import harmonize as run_harmonize
-    from casework.apps.receipts.strategies import strategy as strategy_named
+    from casework.apps.receipts.strategies import STRATEGIES
     from casework.runtime.batch import BatchConfig, check_batch_config
     from casework.runtime.cache import LookupCache
 
-    run = strategy_named(strategy)
+    run = strategy_named(STRATEGIES, strategy)
     check_batch_config(BatchConfig(executor=executor, address=address, concurrency=concurrency))
     deps = _deps(model=model).with_cache(LookupCache())
     if merchant and merchant.lower() not in {m.lower() for m in deps.repo.merchants()}:

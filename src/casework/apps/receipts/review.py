@@ -40,12 +40,12 @@ from casework.apps.receipts.strategies import (
     STRATEGIES,
     LabelStrategy,
     decision_json,
-    strategy,
 )
 from casework.apps.receipts.tables import LabelRow, ReceiptRow, WordRow
 from casework.apps.receipts.vectors import refresh_words
 from casework.config import Settings
 from casework.errors import ConfigError, InputError, NotFoundError
+from casework.registry import strategy_named
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, Evidence
 from casework.runtime.events import Event, to_json
@@ -412,7 +412,7 @@ class ReceiptsReview:
     def start_run(self, params: dict[str, str], caller: Caller) -> Iterator[Event]:
         deps = self.deps
         name = params.get("strategy", "agent")
-        decide = strategy(name)
+        decide = strategy_named(STRATEGIES, name)
         try:
             line_id, word_id = int(params.get("line_id", "")), int(params.get("word_id", ""))
         except ValueError:

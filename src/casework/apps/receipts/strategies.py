@@ -49,7 +49,6 @@ __all__ = [
     "decision_json",
     "resolve_input",
     "rules",
-    "strategy",
 ]
 
 LabelStrategy = Callable[[LabelInput, ReceiptsDeps], LabelDecision]
@@ -240,9 +239,3 @@ STRATEGIES: dict[str, LabelStrategy] = {
     "agent": agent,
     "cascade": cascade,
 }
-
-
-def strategy(name: str) -> LabelStrategy:
-    if name not in STRATEGIES:
-        raise InputError(f"Unknown strategy {name!r}; use one of {', '.join(STRATEGIES)}.")
-    return STRATEGIES[name]

@@ -168,15 +168,15 @@ def ask(
     """Answer a question with SQL; with --execute, run it on a read-only connection."""
     from casework.apps.sql.deps import SQLConfig, build_deps
     from casework.apps.sql.rules import screen_question
-    from casework.apps.sql.service import STRATEGY_NAMES
+    from casework.apps.sql.service import STRATEGIES
     from casework.apps.sql.service import ask as ask_fn
     from casework.errors import InputError
+    from casework.registry import strategy_named
 
     malformed = screen_question(question)
     if malformed is not None and malformed.kind == "malformed":
         raise InputError(malformed.reason)
-    if strategy not in STRATEGY_NAMES:
-        raise InputError(f"Unknown strategy {strategy!r}; use one of {', '.join(STRATEGY_NAMES)}.")
+    strategy_named(STRATEGIES, strategy)
     if retrieval not in ("semantic", "keyword"):
         raise InputError(f"Unknown retrieval {retrieval!r}; use semantic or keyword.")
     settings = _settings()

@@ -14,10 +14,9 @@ from casework.apps.sql.schemas import load_schema
 from casework.apps.sql.strategies import STRATEGIES
 from casework.apps.sql.validation import validate_sql
 from casework.errors import InputError
+from casework.registry import strategy_named
 
-__all__ = ["STRATEGY_NAMES", "SQLAgent", "answer", "ask", "execute_validated"]
-
-STRATEGY_NAMES = tuple(STRATEGIES)
+__all__ = ["STRATEGIES", "SQLAgent", "answer", "ask", "execute_validated"]
 
 
 def execute_validated(deps: SQLDeps, query: str) -> ExecutionResult:
@@ -38,9 +37,7 @@ def execute_validated(deps: SQLDeps, query: str) -> ExecutionResult:
 
 
 def answer(deps: SQLDeps, question: str, strategy: str = "v2") -> SQLQueryResponse:
-    if strategy not in STRATEGIES:
-        raise InputError(f"Unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}.")
-    decision = STRATEGIES[strategy](question, deps)
+    decision = strategy_named(STRATEGIES, strategy)(question, deps)
     return decision.response  # type: ignore[attr-defined]
 
 

@@ -51,10 +51,12 @@ from casework.apps.vanpool.synth import DATA_DIR
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.evals.store import load_run
+from casework.registry import strategy_named
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.events import Event as RunEvent
 
 __all__ = [
+    "AUDITS",
     "BUNDLED_ROSTER",
     "DATA_DIR",
     "LOCATION_STRATEGIES",
@@ -116,10 +118,18 @@ def verifier_for(strategy: str) -> tuple[Verifier, str]:
     return lifecycle.rules_verify, lifecycle.RULES_ACTOR
 
 
+AUDITS: dict[str, Callable[[AuditInput, VanpoolDeps], CaseManagerResult]] = {
+    "rules": rules_audit,
+    "baseline": rules_audit,
+    "agent": agent_audit,
+}
+"""The strategies a case's life runs on (audits, replies, time), by the names the CLI and the
+API take: the rules (``baseline`` is their other name), or the agents."""
+
+
 def run_audit(strategy: str, vanpool_id: str, deps: VanpoolDeps) -> CaseManagerResult:
-    """One vanpool's audit with a strategy by name (``agent``, else the rules auditor)."""
-    audit = agent_audit if strategy == "agent" else rules_audit
-    return audit(AuditInput(vanpool_id), deps)
+    """One vanpool's audit with a strategy of ``AUDITS`` by name."""
+    return strategy_named(AUDITS, strategy)(AuditInput(vanpool_id), deps)
 
 
 def audit_events(deps: VanpoolDeps, vanpool_id: str) -> Iterator[RunEvent]:
