@@ -1,7 +1,7 @@
 """HTTP routes of the sql app (mounted under ``/sql`` behind the platform's token check): ask
 a question, validate a query, show the schema.
 
-Thin: each route calls the app's functions; a CaseworkError they raise is answered by the one
+Thin: each route calls ``service``; a CaseworkError they raise is answered by the one
 error table of ``casework.apikit`` (unknown schema: 404; bad input, a refused or failed query:
 422). ``/ask`` returns the whole SQLQueryResponse.
 """
@@ -15,9 +15,9 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from casework.apikit import DepsCache
+from casework.apps.sql import service
 from casework.apps.sql.deps import build_deps
-from casework.apps.sql.models import SQLQueryResponse, ValidationResult
-from casework.apps.sql.rules import MAX_QUESTION_CHARS
+from casework.apps.sql.models import MAX_QUESTION_CHARS, SQLQueryResponse, ValidationResult
 from casework.config import Settings
 
 __all__ = ["AskRequest", "ValidateRequest", "router"]
@@ -44,15 +44,11 @@ def router(
 
     @api.post("/ask")
     def ask(request: AskRequest, d: Any = Depends(deps)) -> SQLQueryResponse:
-        from casework.apps.sql.service import ask as ask_fn
-
-        return ask_fn(d, request.question, strategy=request.strategy, execute=request.execute)
+        return service.ask(d, request.question, strategy=request.strategy, execute=request.execute)
 
     @api.post("/validate")
     def validate(request: ValidateRequest, d: Any = Depends(deps)) -> ValidationResult:
-        from casework.apps.sql.validation import validate_sql
-
-        return validate_sql(request.query, d.schema, dialect=d.dialect)
+        return service.validate_query(d, request.query)
 
     @api.get("/schema")
     def schema(d: Any = Depends(deps)) -> dict[str, Any]:
