@@ -303,7 +303,6 @@ KNOWN_FACE_IMPORTS = [
     "casework.apps.receipts.review imports casework.apps.receipts.strategies",
     "casework.apps.receipts.review imports casework.apps.receipts.tables",
     "casework.apps.receipts.review imports casework.apps.receipts.vectors",
-    "casework.apps.vanpool.review imports casework.apps.vanpool.tables",
 ]
 
 
