@@ -1,11 +1,11 @@
 """HTTP routes of the hed app, mounted under ``/hed`` behind the platform's token check:
 validate, annotate, and the annotation run's progress as SSE (LangGraph's ``astream_events``).
 
-Thin: each route calls ``validation`` / ``service`` / ``strategies``; a CaseworkError they raise
-is answered by the one error table of ``casework.apikit`` (bad input: 422; a model that cannot
-be configured as asked: 400). Request headers choose
-the provider and model and may carry the caller's own provider key (``ModelChoice``); the key
-goes to that request's provider client only: never stored, logged, traced or echoed.
+Thin: each route calls ``service``; a CaseworkError it raises is answered by the one error
+table of ``casework.apikit`` (bad input: 422; a model that cannot be configured as asked: 400).
+Request headers choose the provider and model and may carry the caller's own provider key
+(``ModelChoice``); the key goes to that request's provider client only: never stored, logged,
+traced or echoed.
 """
 
 from __future__ import annotations
@@ -24,16 +24,14 @@ from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
 from casework.apikit import DepsCache, error_body, error_status
+from casework.apps.hed import service
 from casework.apps.hed.deps import ROLES, HedDeps, open_repository
-from casework.apps.hed.models import HedDecision, HedInput
-from casework.apps.hed.rules import MAX_DESCRIPTION_CHARS, check_description
-from casework.apps.hed.strategies import (
-    GRAPH_STRATEGIES,
-    STRATEGIES,
-    astream_run,
-    strategy_state,
+from casework.apps.hed.models import (
+    DEFAULT_SCHEMA,
+    MAX_DESCRIPTION_CHARS,
+    HedInput,
+    decision_json,
 )
-from casework.apps.hed.validation import DEFAULT_SCHEMA, check_schema
 from casework.config import Settings
 from casework.errors import CaseworkError, InputError, ModelError
 from casework.runtime import EndReason
@@ -72,28 +70,23 @@ class ModelChoice:
 
 
 def _prepare(body: AnnotateRequest, deps: HedDeps) -> tuple[HedInput, str]:
-    """The request's input: the description, with the vision agent's description of the
-    image appended when one was sent; checked before anything runs."""
-    description, image_text = body.description, ""
+    """The request's input (``service.annotation_input``), its image decoded from base64."""
+    image = None
     if body.image_base64:
-        from casework.apps.hed.vision import describe_image
-
         try:
-            data = base64.b64decode(body.image_base64, validate=True)
+            image = base64.b64decode(body.image_base64, validate=True)
         except (binascii.Error, ValueError):
             raise InputError(
                 "image_base64 is not valid base64; send the image's bytes base64-encoded."
             ) from None
-        image_text = describe_image(data, deps, name="image_base64")
-        description = " ".join(filter(None, [description, image_text]))
-    check_description(description)
-    check_schema(body.schema_version)
-    input = HedInput(
-        description=description,
-        schema_version=body.schema_version,
+    return service.annotation_input(
+        deps,
+        body.description,
+        schema=body.schema_version,
         run_assessment=body.run_assessment,
+        image=image,
+        image_name="image_base64",
     )
-    return input, image_text
 
 
 def _choice(
@@ -108,9 +101,6 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
     """The routes over ``settings``; ``deps_factory(choice)`` builds a request's deps (tests
     pass scripted models). The model headers (``ModelChoice``) pick provider, model and key
     for one request."""
-    from casework.apps.hed.repository import decision_json
-    from casework.apps.hed.service import annotate
-
     repos = DepsCache(open_repository)  # migrated once, not on every request
 
     def default_factory(choice: ModelChoice) -> HedDeps:
@@ -133,11 +123,11 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
     @api.post("/validate")
     def validate_route(body: ValidateRequest) -> list[dict[str, Any]]:
         """Validate HED strings with the JS validator (hedtools as the fallback)."""
-        from casework.apps.hed.validation import validate_many
-
         return [
             r.to_dict()
-            for r in validate_many(body.hed, body.schema_version, validator=body.validator)
+            for r in service.validate_strings(
+                body.hed, body.schema_version, validator=body.validator
+            )
         ]
 
     @api.post("/annotate")
@@ -146,7 +136,7 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
         A model that fails mid-run answers 502 with the state reached (nothing is stored)."""
         deps = factory(choice)
         input, image_text = _prepare(body, deps)
-        decision = annotate(input, deps, strategy=body.strategy)
+        decision = service.annotate(input, deps, strategy=body.strategy)
         data = decision_json(decision)
         if image_text:
             data["image_description"] = image_text
@@ -168,8 +158,7 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
         ``complete`` with the decision (or ``error``)."""
         deps = await run_in_threadpool(factory, choice)
         input, image_text = await run_in_threadpool(_prepare, body, deps)
-        graph = body.strategy in GRAPH_STRATEGIES
-        state = strategy_state(body.strategy, input, deps) if graph else None
+        stream = service.annotation_stream(input, deps, body.strategy)
 
         async def events() -> AsyncIterator[dict[str, str]]:
             try:
@@ -179,18 +168,11 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
                 yield {"event": "error", "data": json.dumps({"error": str(exc)})}
 
         async def sse_events() -> AsyncIterator[dict[str, str]]:
-            if state is None:  # the no-model baseline has no graph to stream
-                decision = await run_in_threadpool(STRATEGIES[body.strategy], input, deps)
-                stream: AsyncIterator[dict[str, Any]] = _single(decision)
-            else:
-                stream = astream_run(state, deps, strategy=body.strategy)
             async for event in stream:
                 if event["type"] != "complete":
                     yield {"event": event["type"], "data": json.dumps(event, default=str)}
                     continue
-                decision = event["decision"]
-                if deps.repo is not None and decision.run.ended_by != EndReason.ERROR_MODEL:
-                    await run_in_threadpool(deps.repo.save, decision)
+                decision = event["decision"]  # stored by the service when it finished
                 data = decision_json(decision)
                 if image_text:
                     data["image_description"] = image_text
@@ -203,7 +185,3 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
         return EventSourceResponse(events())
 
     return api
-
-
-async def _single(decision: HedDecision) -> AsyncIterator[dict[str, Any]]:
-    yield {"type": "complete", "decision": decision}
