@@ -21,13 +21,13 @@ from sqlalchemy import inspect
 from casework.access.service import create_token, create_user, open_access
 from casework.apps.receipts.agent import build_agent, render_task
 from casework.apps.receipts.deps import ReceiptsDeps, build_deps
+from casework.apps.receipts.labels import resolve_ref
 from casework.apps.receipts.models import ValidationStatus
 from casework.apps.receipts.repository import LabelChange
 from casework.apps.receipts.service import (
     bundled_receipt_files,
     ensure_indexed,
     import_files,
-    resolve_ref,
 )
 from casework.apps.receipts.tools import TOOL_NAMES
 from casework.config import Settings

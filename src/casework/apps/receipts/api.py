@@ -19,9 +19,10 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field, TypeAdapter
 
 from casework.apikit import DepsCache
-from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, Verdict
+from casework.apps.receipts import service
+from casework.apps.receipts.deps import build_deps
+from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, LabelInput, Verdict
 from casework.config import Settings
-from casework.registry import strategy_named
 from casework.runtime.context import Caller, Role, current_caller, require_role
 from casework.runtime.decision import Evidence
 
@@ -93,8 +94,6 @@ def router(
     """The routes. Nothing is opened at mount time: deps are built on first use from the settings
     each request carries (``get_settings_dep``), once per database, and scoped to the caller on
     every request; ``deps_factory`` for tests."""
-    from casework.apps.receipts.deps import build_deps
-
     api = APIRouter(tags=["receipts"])
     cache = DepsCache(build_deps, deps_factory)
 
@@ -138,31 +137,23 @@ def router(
     def validate(body: ValidateRequest, served: Any = Depends(deps)) -> ValidateResponse:
         """Validate a suggested label for one word with one of the app's strategies."""
         from casework.apps.receipts.deps import settings_models
-        from casework.apps.receipts.models import LabelInput
-        from casework.apps.receipts.service import record_result
-        from casework.apps.receipts.strategies import STRATEGIES, decision_json, resolve_input
 
-        def run() -> ValidateResponse:
-            d = served
-            if body.model:
-                d = d.with_models(settings_models(d.settings, body.model))
-            request = LabelInput(
-                receipt=body.receipt,
-                line_id=body.line_id,
-                word_id=body.word_id,
-                suggested_label=body.label,
-                reason=body.reason,
-            )
-            ref = resolve_input(d, request)
-            if body.record:  # refuse before the model runs, not after
-                d.repo.require_writable(d.repo.get_receipt_by_key(ref.image_id, ref.receipt_id).id)
-            result = strategy_named(STRATEGIES, body.strategy)(request, d)
-            recorded = record_result(d, ref, result, proposed_by="api") if body.record else []
-            return ValidateResponse(
-                **decision_json(ref, result), recorded_label_ids=[lab.id for lab in recorded]
-            )
-
-        return run()
+        d = served
+        if body.model:
+            d = d.with_models(settings_models(d.settings, body.model))
+        request = LabelInput(
+            receipt=body.receipt,
+            line_id=body.line_id,
+            word_id=body.word_id,
+            suggested_label=body.label,
+            reason=body.reason,
+        )
+        done = service.validate_word(
+            d, request, body.strategy, record=body.record, proposed_by="api"
+        )
+        return ValidateResponse(
+            **done.to_json(), recorded_label_ids=[lab.id for lab in done.recorded]
+        )
 
     @api.get("/review", response_model=list[ReviewItem])
     async def review_queue(
@@ -172,18 +163,9 @@ def router(
         limit = max(1, min(limit, 500))
 
         def run(d: Any) -> bytes:
-            queue = d.repo.review_queue(merchant=merchant, limit=limit)
-            slugs = d.repo.slugs()
-            replaced = d.repo.label_types(
-                lab.consolidated_from_id for lab in queue if lab.consolidated_from_id
-            )
             items = [
-                ReviewItem(
-                    **lab.model_dump(),
-                    receipt=slugs.get(lab.receipt_pk, ""),
-                    instead_of=replaced.get(lab.consolidated_from_id or 0),
-                )
-                for lab in queue
+                ReviewItem(**e.label.model_dump(), receipt=e.receipt, instead_of=e.instead_of)
+                for e in service.review_entries(d, merchant=merchant, limit=limit)
             ]
             return _REVIEW_ITEMS.dump_json(items)
 
@@ -192,10 +174,8 @@ def router(
     def _decide(
         d: Any, caller: Caller, label_id: int, body: ReviewDecision | None, accept: bool
     ) -> list[Label]:
-        from casework.apps.receipts.service import review_decide
-
         note = body.note if body else ""
-        return review_decide(d, label_id, accept=accept, reviewer=caller.name, note=note)
+        return service.review_decide(d, label_id, accept=accept, reviewer=caller.name, note=note)
 
     reviewer = require_role(Role.REVIEWER)
 
@@ -224,8 +204,6 @@ def router(
         receipt: str, line_id: int, word_id: int, d: Any = Depends(deps)
     ) -> list[Label]:
         """The audit trail of one word."""
-
-        r = d.repo.resolve_receipt(receipt)
-        return d.repo.labels_for_word(d.repo.get_word(r.id, line_id, word_id).id)
+        return service.word_history(d, receipt, line_id, word_id).labels
 
     return api
