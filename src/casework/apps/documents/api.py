@@ -1,7 +1,8 @@
 """HTTP routes of the documents app (mounted under ``/documents`` behind the token check).
 
-Thin: each route calls the repository or ``service`` for the authenticated caller. Another
-user's document, extraction, stack or run answers exactly like one that does not exist (404).
+Thin: each route reads through the repository or calls ``service`` for the authenticated
+caller; a CaseworkError they raise is answered by the one error table of ``casework.apikit``.
+Another user's document, extraction, stack or run answers exactly like one that does not exist (404).
 Runs stream the spec's flat events as SSE with ids; a client that reconnects with
 ``Last-Event-ID`` gets what it missed, and a run goes on when nobody listens.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
-import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -21,10 +21,11 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
+from casework.apikit import DepsCache
+from casework.apps.documents import service
 from casework.apps.documents.deps import DocumentsDeps
-from casework.apps.documents.service import table_csv
 from casework.config import Settings
-from casework.runtime.context import Caller, current_caller, get_settings_dep
+from casework.runtime.context import Caller, current_caller
 
 __all__ = ["router"]
 
@@ -57,10 +58,9 @@ def _last_event_id(value: str | None) -> int:
 
 def _sse(deps: DocumentsDeps, caller: Caller, run_id: str, after: int) -> EventSourceResponse:
     deps.repo.get_run(caller.user_id, run_id)  # 404 before the stream starts
-    from casework.apps.documents.service import follow_run
 
     async def gen() -> AsyncIterator[dict[str, str]]:
-        iterator = follow_run(deps, caller.user_id, run_id, after=after)
+        iterator = service.follow_run(deps, caller.user_id, run_id, after=after)
         sentinel = object()
         while True:
             item = await asyncio.to_thread(next, iterator, sentinel)
@@ -77,19 +77,7 @@ def router(
 ) -> APIRouter:
     """The routes; deps are built on first use per database (``deps_factory`` for tests)."""
     api = APIRouter(tags=["documents"])
-    holder: dict[str, DocumentsDeps] = {}
-    lock = threading.Lock()
-
-    def deps(served: Settings = Depends(get_settings_dep)) -> DocumentsDeps:
-        with lock:
-            if served.db_url not in holder:
-                if deps_factory is not None:
-                    holder[served.db_url] = deps_factory()
-                else:
-                    from casework.apps.documents.service import build_deps
-
-                    holder[served.db_url] = build_deps(served)
-            return holder[served.db_url]
+    deps = DepsCache(service.build_deps, deps_factory).dependency
 
     # ---------------------------------------------------------------- documents
     @api.post("/documents", status_code=201)
@@ -99,14 +87,12 @@ def router(
         caller: Caller = Depends(current_caller),
     ) -> dict[str, Any]:
         """Add a PDF, PNG or JPEG: its text is read (OCR for scans) before this answers."""
-        from casework.apps.documents.service import add_file
-
         data = await file.read()
         name = Path(file.filename or "upload").name or "upload"
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / name
             path.write_bytes(data)
-            doc = await asyncio.to_thread(add_file, d, caller.user_id, path)
+            doc = await asyncio.to_thread(service.add_file, d, caller.user_id, path)
         return doc.to_dict()
 
     @api.get("/documents")
@@ -140,9 +126,7 @@ def router(
         caller: Caller = Depends(current_caller),
     ) -> dict[str, Any]:
         """Create the extraction and start the run; follow it at ``/runs/{run_id}/events``."""
-        from casework.apps.documents.service import start_extraction
-
-        handle = start_extraction(
+        handle = service.start_extraction(
             d, caller, body.document_id, fields=body.fields, strategy=body.strategy
         )
         return {"run_id": handle.run_id, "extraction_id": handle.extraction_id}
@@ -154,9 +138,7 @@ def router(
         d: DocumentsDeps = Depends(deps),
         caller: Caller = Depends(current_caller),
     ) -> dict[str, Any]:
-        from casework.apps.documents.service import start_correction
-
-        handle = start_correction(d, caller, extraction_id, body.instruction)
+        handle = service.start_correction(d, caller, extraction_id, body.instruction)
         return {"run_id": handle.run_id, "extraction_id": extraction_id}
 
     @api.get("/runs/{run_id}")
@@ -182,9 +164,7 @@ def router(
         d: DocumentsDeps = Depends(deps),
         caller: Caller = Depends(current_caller),
     ) -> EventSourceResponse:
-        from casework.apps.documents.service import start_extraction
-
-        handle = start_extraction(
+        handle = service.start_extraction(
             d, caller, body.document_id, fields=body.fields, strategy=body.strategy
         )
         return _sse(d, caller, handle.run_id, 0)
@@ -195,9 +175,7 @@ def router(
         d: DocumentsDeps = Depends(deps),
         caller: Caller = Depends(current_caller),
     ) -> EventSourceResponse:
-        from casework.apps.documents.service import start_correction
-
-        handle = start_correction(d, caller, body.extraction_id, body.instruction)
+        handle = service.start_correction(d, caller, body.extraction_id, body.instruction)
         return _sse(d, caller, handle.run_id, 0)
 
     # ---------------------------------------------------------------- stacks
@@ -207,7 +185,7 @@ def router(
         d: DocumentsDeps = Depends(deps),
         caller: Caller = Depends(current_caller),
     ) -> dict[str, Any]:
-        return d.repo.create_stack(caller.user_id, body.name).to_dict()
+        return service.create_stack(d, caller.user_id, body.name).to_dict()
 
     @api.get("/stacks")
     def list_stacks(
@@ -222,7 +200,7 @@ def router(
         d: DocumentsDeps = Depends(deps),
         caller: Caller = Depends(current_caller),
     ) -> dict[str, Any]:
-        return d.repo.add_to_stack(caller.user_id, stack_id, body.document_ids).to_dict()
+        return service.add_to_stack(d, caller.user_id, stack_id, body.document_ids).to_dict()
 
     @api.get("/stacks/{stack_id}")
     def show_stack(
@@ -234,20 +212,14 @@ def router(
     def build_stack(
         stack_id: int, d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
     ) -> dict[str, Any]:
-        from casework.apps.documents.stacks import start_stack_build
-
-        handle = start_stack_build(d, caller, stack_id)
+        handle = service.start_stack_build(d, caller, stack_id)
         return {"run_id": handle.run_id, "stack_id": stack_id}
 
     @api.get("/stacks/{stack_id}/export.csv")
     def export_stack(
         stack_id: int, d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
     ) -> Response:
-        from casework.errors import InputError
-
-        table = d.repo.table_state(caller.user_id, stack_id)
-        if table is None:
-            raise InputError(f"Stack {stack_id} has no table yet; build it first.")
-        return Response(table_csv(table), media_type="text/csv")
+        text, _ = service.stack_csv(d, caller.user_id, stack_id)
+        return Response(text, media_type="text/csv")
 
     return api

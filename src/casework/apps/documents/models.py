@@ -16,6 +16,7 @@ __all__ = [
     "ExtractionInfo",
     "ExtractionInput",
     "ExtractionStatus",
+    "FailedExtraction",
     "StackInfo",
     "StackTable",
     "TenancyDecision",
@@ -57,6 +58,16 @@ class ExtractionInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self) | {"updated_at": self.updated_at.isoformat()}
+
+
+@dataclass(frozen=True)
+class FailedExtraction:
+    """An extraction that ended ``failed``, with its document and owner (a review item)."""
+
+    extraction: ExtractionInfo
+    owner_id: int
+    filename: str
+    media_type: str
 
 
 @dataclass(frozen=True)

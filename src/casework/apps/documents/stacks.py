@@ -23,14 +23,13 @@ from pydantic import BaseModel
 from casework.apps.documents.agent import TerminalTool
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.repository import DocumentsRepository
-from casework.config import Limits
+from casework.config import Limits, Settings
 from casework.errors import CaseworkError, ToolRetry
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
-from casework.runtime.context import Caller
 from casework.runtime.prompts import load_prompt
 from casework.runtime.react import ReactAgent
 
-__all__ = ["STACK_TOOL_NAMES", "create_stack_tools", "run_stack_build", "start_stack_build"]
+__all__ = ["STACK_TOOL_NAMES", "create_stack_tools", "run_stack_build"]
 
 STACK_TOOL_NAMES = (
     "list_documents",
@@ -340,10 +339,15 @@ def write_row(
     return after is not None and any(r["document_id"] == doc_id for r in after.rows)
 
 
+OpenDeps = Callable[[Settings], DocumentsDeps]
+"""How a Ray worker opens the app's deps from the settings (``service.build_deps``)."""
+
+
 class _RowTask:
     """``task(doc_id)`` writes one row with the build's model. It crosses to Ray workers
     pickled with the settings and the model spec only (never a live model): there it opens
-    its own stores, and the spec's model (the settings' specialist without one)."""
+    its own stores with ``open_deps``, and the spec's model (the settings' specialist without
+    one)."""
 
     def __init__(
         self,
@@ -352,9 +356,11 @@ class _RowTask:
         stack_id: int,
         model: BaseChatModel | None,
         model_spec: str | None,
+        open_deps: OpenDeps,
     ) -> None:
         self.settings, self.user_id, self.stack_id = deps.settings, user_id, stack_id
         self.model_spec = model_spec
+        self.open_deps = open_deps
         self._deps: DocumentsDeps | None = deps
         self._model = model
 
@@ -365,9 +371,7 @@ class _RowTask:
 
     def __call__(self, doc_id: int) -> bool:
         if self._deps is None:  # a Ray worker's first row
-            from casework.apps.documents.service import build_deps
-
-            self._deps = build_deps(self.settings)
+            self._deps = self.open_deps(self.settings)
             if self.model_spec is not None:
                 from casework.llm import resolve_model
 
@@ -388,13 +392,15 @@ def run_stack_build(
     model_spec: str | None = None,
     emit: Callable[[dict[str, Any]], None] | None = None,
     batch: BatchConfig | None = None,
+    open_deps: OpenDeps,
 ) -> dict[str, Any]:
     """Build (or resume) the stack's table; it ends completed, or in_progress with why.
 
     Up to ``SINGLE_RUN_MAX`` documents without a row, the stacks agent does it all. Beyond,
     the build is batched: the columns (unless defined), then each missing row by its own run
     through the platform's ``run_batch`` (``batch``: local threads or Ray, ``concurrency``),
-    each row written as it ends; then ``complete_table``'s own check closes the table."""
+    each row written as it ends; then ``complete_table``'s own check closes the table. A Ray
+    worker opens its deps with ``open_deps``."""
     stack = deps.repo.get_stack(user_id, stack_id)
     if not stack.document_ids:
         from casework.errors import InputError
@@ -440,7 +446,7 @@ def run_stack_build(
                     )
 
             config.progress = row_done
-            task = _RowTask(deps, user_id, stack_id, chat, model_spec)
+            task = _RowTask(deps, user_id, stack_id, chat, model_spec, open_deps)
             run_batch(missing, task, config)
             try:
                 tools = create_stack_tools(stack_id, user_id, deps.repo)
@@ -457,35 +463,3 @@ def run_stack_build(
         "ended_by": ended_by,
         "cost": cost,
     }
-
-
-def start_stack_build(
-    deps: DocumentsDeps,
-    caller: Caller,
-    stack_id: int,
-    *,
-    model: Any = None,
-    model_spec: str | None = None,
-    batch: BatchConfig | None = None,
-    background: bool = True,
-) -> Any:
-    from casework.apps.documents.service import start_run
-
-    deps.repo.get_stack(caller.user_id, stack_id)  # 404 before a run exists
-    return start_run(
-        deps,
-        caller.user_id,
-        "stack",
-        lambda emit: run_stack_build(
-            deps,
-            caller.user_id,
-            stack_id,
-            model=model,
-            model_spec=model_spec,
-            emit=emit,
-            batch=batch,
-        ),
-        complete=lambda out: {"complete": True, **out},
-        stack_id=stack_id,
-        background=background,
-    )

@@ -9,8 +9,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
+from casework.apps.hed.models import ValidatorKind
 from casework.apps.hed.rules import MAX_TOTAL_ITERATIONS, MAX_VALIDATION_ATTEMPTS
-from casework.apps.hed.validation import ValidatorKind
 from casework.config import Settings, get_settings
 from casework.errors import ConfigError, InputError
 from casework.runtime import ModelSource

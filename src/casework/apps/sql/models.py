@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from casework.runtime import Decision, EndReason
 
 __all__ = [
+    "MAX_QUESTION_CHARS",
     "AgentStateV2",
     "ColumnSpec",
     "ConfidenceSource",
@@ -25,6 +26,9 @@ __all__ = [
     "ValidationIssue",
     "ValidationResult",
 ]
+
+MAX_QUESTION_CHARS = 2000
+"""The longest question the app answers (the API's limit too)."""
 
 
 class ColumnSpec(BaseModel):

@@ -1,9 +1,9 @@
 """HTTP routes of the vanpool app, mounted under ``/vanpool`` behind the platform's token:
 audit (also as server-sent events), cases, replies, approvals, time.
 
-Thin: each route calls the same ``service`` functions as the CLI and maps CaseworkError to
-HTTP through ``casework.apikit`` (unknown id: 404; bad input: 422). Deciding an approval needs
-the reviewer role, and the audit log names the caller who decided.
+Thin: each route calls the same ``service`` functions as the CLI; a CaseworkError they raise is
+answered by the one error table of ``casework.apikit`` (unknown id: 404; bad input: 422).
+Deciding an approval needs the reviewer role, and the audit log names the caller who decided.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
-from casework.apikit import DepsCache, http_call, sse_response
+from casework.apikit import DepsCache, sse_response
 from casework.apps.vanpool import service
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
 from casework.apps.vanpool.models import check_id
@@ -63,38 +63,38 @@ def router(
 
     @r.get("/vanpools")
     def vanpools(d: VanpoolDeps = Depends(deps)) -> list[str]:
-        return http_call(lambda: d.repo.vanpool_ids())
+        return d.repo.vanpool_ids()
 
     @r.post("/vanpools/{vanpool_id}/audit")
     def audit(
         vanpool_id: str, req: AuditRequest | None = None, d: VanpoolDeps = Depends(deps)
     ) -> dict[str, Any]:
         strategy = (req or AuditRequest()).strategy
-        result = http_call(lambda: service.run_audit(strategy, vanpool_id, d))
+        result = service.run_audit(strategy, vanpool_id, d)
         return result.model_dump(mode="json")
 
     @r.get("/vanpools/{vanpool_id}/audit/events")
     def audit_events(vanpool_id: str, d: VanpoolDeps = Depends(deps)) -> Any:
         """The Case Manager agent's audit of one vanpool, streamed as server-sent events."""
         # an unknown vanpool is a 404 before the stream starts
-        return sse_response(http_call(lambda: service.audit_events(d, vanpool_id)))
+        return sse_response(service.audit_events(d, vanpool_id))
 
     @r.get("/cases")
     def cases(status: str | None = None, d: VanpoolDeps = Depends(deps)) -> list[dict[str, Any]]:
-        return [_case(c) for c in http_call(lambda: d.repo.list_cases(status))]
+        return [_case(c) for c in d.repo.list_cases(status)]
 
     @r.get("/cases/{case_id}")
     def case(case_id: str, d: VanpoolDeps = Depends(deps)) -> dict[str, Any]:
-        return http_call(lambda: service.case_detail(d, case_id))
+        return service.case_detail(d, case_id)
 
     @r.post("/cases/{case_id}/replies")
     def reply(case_id: str, req: ReplyRequest, d: VanpoolDeps = Depends(deps)) -> dict[str, Any]:
-        result = http_call(lambda: service.reply_to_case(d, case_id, req.text, req.strategy))
+        result = service.reply_to_case(d, case_id, req.text, req.strategy)
         return result.model_dump(mode="json")
 
     @r.get("/approvals")
     def approvals(d: VanpoolDeps = Depends(deps)) -> list[dict[str, Any]]:
-        return http_call(lambda: service.pending_approvals(d))
+        return service.pending_approvals(d)
 
     @r.post("/approvals/{case_id}")
     def decide(
@@ -104,10 +104,8 @@ def router(
         caller: Caller = Depends(reviewer),
     ) -> dict[str, Any]:
         """Resume the case's paused action (the same call as `casework vanpool approve`)."""
-        c = http_call(
-            lambda: service.decide_approval(
-                d, check_id("CASE", case_id), req.decision, req.body, actor=caller.name
-            )
+        c = service.decide_approval(
+            d, check_id("CASE", case_id), req.decision, req.body, actor=caller.name
         )
         return _case(c)
 
@@ -115,6 +113,6 @@ def router(
     def tick(req: TickRequest | None = None, d: VanpoolDeps = Depends(deps)) -> dict[str, Any]:
         req = req or TickRequest()
         at = d.at(req.now) if req.now is not None else d
-        return http_call(lambda: service.tick(at, req.strategy))
+        return service.tick(at, req.strategy)
 
     return r
