@@ -18,11 +18,11 @@ from casework.config import Limits, Settings
 from casework.errors import InputError
 from casework.evals.cassettes import JUDGE_ROLE
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
+from casework.llm.roles import RoleModels
 from casework.llm.scripted import ScriptedChatModel, call
 from casework.runtime.decision import Decision, EndReason, RunInfo
 from casework.runtime.react import ReactAgent
 from casework.runtime.runinfo import run_info
-from casework.runtime.strategy import ModelSource
 from casework.runtime.usage import Usage
 
 KB = {
@@ -154,7 +154,7 @@ def toy_models(case_id: str, role: str) -> ScriptedChatModel:
 class ToyDeps:
     """The toy app's deps: where its models come from, its settings, and a per-run counter."""
 
-    models: ModelSource
+    models: RoleModels
     settings: Settings
     attempts: dict[str, int] = field(default_factory=dict)
 
@@ -169,7 +169,7 @@ def toy_input(case: EvalCase) -> ToyInput:
     return ToyInput(case.id, dict(case.inputs))
 
 
-def toy_deps(settings: Settings, models: ModelSource) -> ToyDeps:
+def toy_deps(settings: Settings, models: RoleModels) -> ToyDeps:
     return ToyDeps(models=models, settings=settings)
 
 

@@ -40,7 +40,6 @@ PUBLIC = {
         "EvalCase",
         "EvalSuite",
         "Evaluator",
-        "ModelSource",
         "Plot",
         "Strategy",
         "SuiteOption",

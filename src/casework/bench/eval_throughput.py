@@ -21,11 +21,11 @@ from rich.console import Console
 
 from casework.config import Limits, Settings, get_settings
 from casework.evals import EvalCase, EvalSuite, RunConfig, run_suite
+from casework.llm.roles import RoleModels
 from casework.llm.scripted import ScriptedChatModel, call
 from casework.runtime.decision import Decision
 from casework.runtime.react import ReactAgent
 from casework.runtime.runinfo import run_info
-from casework.runtime.strategy import ModelSource
 
 __all__ = ["print_eval_throughput_report", "run_eval_throughput_bench"]
 
@@ -53,7 +53,7 @@ def _responder(messages: list[BaseMessage], tools: list[str]) -> Any:
 
 @dataclass(frozen=True)
 class _Deps:
-    models: ModelSource
+    models: RoleModels
     settings: Settings
     agents: dict[int, tuple[object, ReactAgent[BenchDecision]]] = field(default_factory=dict)
     in_flight: list[int] = field(default_factory=lambda: [0, 0])
@@ -104,7 +104,7 @@ def run_eval_throughput_bench(
     model = ScriptedChatModel(responder=_responder, latency=latency)
     deps: list[_Deps] = []
 
-    def make_deps(s: Settings, models: ModelSource) -> _Deps:
+    def make_deps(s: Settings, models: RoleModels) -> _Deps:
         deps.append(_Deps(models=models, settings=s))
         return deps[-1]
 

@@ -100,6 +100,7 @@ class _CaseTask:
         model: str | None,
         record_dir: Path | None,
         replay_dir: Path | None,
+        replay_name: str | None,
         rate_limits: Mapping[str, float],
     ) -> None:
         self.suite = suite
@@ -114,6 +115,7 @@ class _CaseTask:
         self.model = model
         self.record_dir = record_dir
         self.replay_dir = replay_dir
+        self.replay_name = replay_name
         self.rate_limits = dict(rate_limits)
         self.remote = False
         self._state: tuple[CaseModels, Any] | None = None
@@ -145,13 +147,14 @@ class _CaseTask:
                     base_model=self.base_model,
                     record_dir=self.record_dir,
                     replay_dir=self.replay_dir,
+                    replay_name=self.replay_name,
                     rate_limits=self.rate_limits,
                 )
                 deps = self.suite.deps(run_settings, models.models) if self.suite.deps else None
                 self._state = (models, deps)
             return self._state
 
-    def _once(self, case: EvalCase, deps: Any) -> CaseOutput:
+    def _once(self, case: EvalCase, models: CaseModels, deps: Any) -> CaseOutput:
         token = current_case.set(case.id)
         try:
             strategy = self.suite.strategies[self.strategy]
@@ -160,6 +163,7 @@ class _CaseTask:
             return as_case_output(strategy(self.suite.strategy_input(case), deps))
         finally:
             current_case.reset(token)
+            models.release(case.id)
 
     def __call__(self, case: EvalCase) -> _CaseRun:
         models, deps = self._models_and_deps()
@@ -168,7 +172,7 @@ class _CaseTask:
         while True:
             attempt += 1
             try:
-                out = self._once(case, deps)
+                out = self._once(case, models, deps)
                 break
             except Exception as exc:
                 if attempt <= self.retries and is_transient(exc):
@@ -407,6 +411,7 @@ async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields
     run_id = config.run_id or f"{suite.app}-{created:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
     run_dir = Path(config.out_dir) if config.out_dir else settings.home / "evals" / run_id
     record_dir = run_dir / "cassettes" if config.record else None
+    replay_name = f"replay:{config.replay}" if replay_dir is not None else None
     models = CaseModels(
         model=model,
         judge_model=config.judge_model,
@@ -414,6 +419,7 @@ async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields
         base_model=config.base_model,
         record_dir=record_dir,
         replay_dir=replay_dir,
+        replay_name=replay_name,
         rate_limits=config.rate_limits,
     )
     models.check()  # before anything is written: a bad model spec leaves no empty run behind
@@ -440,6 +446,7 @@ async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields
         model=model,
         record_dir=record_dir,
         replay_dir=replay_dir,
+        replay_name=replay_name,
         # Ray workers each take from their own bucket: together they keep the provider's rate.
         rate_limits={
             p: b.rate / (config.concurrency if config.executor == "ray" else 1)

@@ -18,8 +18,9 @@ from typing import Any, cast
 from pydantic import BaseModel
 
 from casework.evals.results import CaseResult
+from casework.llm.roles import RoleModels
 from casework.runtime.decision import RunInfo
-from casework.runtime.strategy import ModelSource, Strategy
+from casework.runtime.strategy import Strategy
 from casework.runtime.usage import Usage
 
 __all__ = [
@@ -27,7 +28,6 @@ __all__ = [
     "EvalCase",
     "EvalSuite",
     "Evaluator",
-    "ModelSource",
     "Plot",
     "Strategy",
     "SuiteOption",
@@ -95,7 +95,7 @@ class EvalSuite:
     input_model: type[BaseModel] | Callable[[EvalCase], Any] | None = None
     """Turns a case into the strategy's input: a pydantic type (validated from
     ``case.inputs``) or a function of the case; None passes ``case.inputs`` as is."""
-    deps: Callable[[Any, ModelSource], Any] | None = None
+    deps: Callable[[Any, RoleModels], Any] | None = None
     """``deps(settings, models)`` -> the deps every case of a run shares (stores are opened
     once per run). ``models(role)`` answers with the current case's model, recording or
     replaying it under ``--record`` / ``--replay``. None: the strategies get ``None``."""

@@ -3,7 +3,7 @@
 from casework.runtime.decision import Decision, EndReason, Evidence, RunInfo, Verdict
 from casework.runtime.events import Event, to_json
 from casework.runtime.react import ReactAgent, RunResult, ToolCallRecord
-from casework.runtime.strategy import ModelSource, Strategy
+from casework.runtime.strategy import Strategy
 from casework.runtime.usage import Usage
 
 __all__ = [
@@ -11,7 +11,6 @@ __all__ = [
     "EndReason",
     "Event",
     "Evidence",
-    "ModelSource",
     "ReactAgent",
     "RunInfo",
     "RunResult",

@@ -29,6 +29,7 @@ from typing import Any, Generic, TypeVar, cast
 from pydantic import BaseModel, Field
 
 from casework.errors import CaseworkError, InputError
+from casework.llm.roles import LOCAL_ROLE
 from casework.runtime.calibration import Calibration, fit_calibration
 from casework.runtime.decision import Decision, EndReason, RunInfo
 from casework.runtime.usage import Usage
@@ -49,10 +50,6 @@ __all__ = [
     "stored_policy",
     "sweep",
 ]
-
-LOCAL_ROLE = "local"
-"""The model role of a cascade's cheap model layer: ``settings.models.local`` (the bundled
-model by default), which ``--model`` does not replace."""
 
 DecisionT = TypeVar("DecisionT", bound=Decision)
 

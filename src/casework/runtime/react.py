@@ -49,6 +49,7 @@ from pydantic import BaseModel, ValidationError
 
 from casework.config import Limits
 from casework.errors import ModelError, SourceUnavailable, ToolRetry
+from casework.llm.roles import model_name
 from casework.runtime.decision import (
     Decision,
     EndReason,
@@ -513,7 +514,7 @@ class ReactAgent(Generic[DecisionT]):
                 run_id=run_id,
                 thread_id=thread_id,
                 agent=self.name,
-                model=_model_name(self.model),
+                model=model_name(self.model),
                 payload=payload,
             )
         return _Run(self, payload, config, callback, run_id, thread_id, writer)
@@ -712,7 +713,7 @@ class _Run(Generic[DecisionT]):
             decision.run = RunInfo(
                 ended_by=ended_by,
                 detail=self.detail,
-                model=_model_name(agent.model),
+                model=model_name(agent.model),
                 run_id=self.run_id,
                 thread_id=self.thread_id,
                 tool_calls=result.tool_calls,
@@ -747,11 +748,3 @@ def _last(events: Iterator[Event]) -> RunResult[Any]:
     # The last event is always ``complete``, whose "result" is the run's RunResult.
     result: RunResult[Any] = last["result"]
     return result
-
-
-def _model_name(model: Any) -> str:
-    for attr in ("model_name", "model", "name"):
-        value = getattr(model, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return type(model).__name__

@@ -5,8 +5,9 @@ Every app offers its strategies (``rules``, ``baseline``, ``agent``, ...) as fun
 same function with the same kind of deps, so what is measured is what users run.
 
 ``deps`` is the app's frozen deps dataclass (stores, settings, clock, ...). It carries a
-``models`` callable (``ModelSource``) that returns the chat model for a role; the harness
-swaps in one that records or replays per case. A strategy never reads global state.
+``models`` source (``casework.llm.RoleModels``) that returns the chat model for a role and
+names it; the harness swaps in one that records or replays per case. A strategy never reads
+global state.
 
 The returned decision carries ``decision.run`` (``RunInfo``: how it ended, tool calls, usage,
 trace): the runtime fills it for agents; rules strategies set ``EndReason.RULES``.
@@ -14,20 +15,15 @@ trace): the runtime fills it for agents; rules strategies set ``EndReason.RULES`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol, TypeVar
-
-from langchain_core.language_models import BaseChatModel
 
 from casework.runtime.decision import Decision
 
-__all__ = ["ModelSource", "Strategy", "StrategyRegistry"]
+__all__ = ["Strategy", "StrategyRegistry"]
 
 InputT = TypeVar("InputT", contravariant=True)
 DepsT = TypeVar("DepsT", contravariant=True)
-
-ModelSource = Callable[[str], BaseChatModel]
-"""``models(role)`` -> the chat model for a role (``default``, ``orchestrator``, ``judge``, ...)."""
 
 
 class Strategy(Protocol[InputT, DepsT]):

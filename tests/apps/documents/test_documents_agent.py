@@ -347,3 +347,29 @@ def test_a_killed_run_is_closed_keeping_what_it_wrote(deps: DocumentsDeps) -> No
             },
         )
     ]
+
+
+def test_a_run_under_an_override_names_that_model(deps: DocumentsDeps, tmp_path) -> None:
+    """Under a model spec (``--model``) the decision names that spec, not the settings' model
+    of the role (issue #20). The spec replays a scripted recording of the same document."""
+    from dataclasses import replace
+
+    from casework.apps.documents.strategies import STRATEGIES
+    from casework.llm import RecordingChatModel, RoleModels
+
+    doc = _doc(deps)
+    scripted = ScriptedChatModel(
+        steps=[
+            call("extract_fields", fields={"total": 45.1}, confidences={"total": 0.9}),
+            call("complete_extraction"),
+        ]
+    )
+    cassette = tmp_path / "agent.jsonl"
+    recording = RoleModels.given(RecordingChatModel.wrap(scripted, cassette))
+    given = ExtractionInput(document_id=doc, user_id=ALICE)
+    recorded = STRATEGIES["agent"](given, replace(deps, models=recording))
+    spec = f"replay:{cassette}"
+    replayed = STRATEGIES["agent"](given, replace(deps, models=RoleModels(deps.settings, spec)))
+    assert (recorded.run.model, replayed.run.model) == ("scripted", spec)
+    assert replayed.verdict == "completed" and replayed.fields == {"total": 45.1}
+    assert replayed.extraction_id != recorded.extraction_id

@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 from casework.apps.documents.api import router
 from casework.apps.documents.deps import DocumentsDeps
 from casework.errors import CaseworkError, InputError, NotFoundError
-from casework.llm import ScriptedChatModel, call, say
+from casework.llm import RoleModels, ScriptedChatModel, call, say
 from casework.runtime.context import Caller, Role, current_caller
 
 DATA = Path(__file__).resolve().parents[3] / "src/casework/apps/documents/data/eval/files"
@@ -51,7 +51,7 @@ def _client(deps: DocumentsDeps) -> TestClient:
 
 def _with_model(deps: DocumentsDeps, model: ScriptedChatModel) -> DocumentsDeps:
     return DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=lambda role: model, ocr=deps.ocr
+        repo=deps.repo, settings=deps.settings, models=RoleModels.given(model), ocr=deps.ocr
     )
 
 

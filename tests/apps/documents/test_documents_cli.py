@@ -16,6 +16,7 @@ from casework.access import create_user, open_access
 from casework.apps.documents.cli import app
 from casework.config import get_settings
 from casework.errors import InputError, NotFoundError
+from casework.llm import RoleModels
 
 runner = CliRunner()
 DATA = Path(__file__).resolve().parents[3] / "src/casework/apps/documents/data/eval/files"
@@ -208,7 +209,7 @@ def test_correct_in_words_with_a_scripted_model(
             call("complete_extraction"),
         ]
     )
-    monkeypatch.setattr(documents_cli, "_deps", lambda: build_deps(models=lambda role: model))
+    monkeypatch.setattr(documents_cli, "_deps", lambda: build_deps(models=RoleModels.given(model)))
     res = runner.invoke(
         app, ["correct", str(ext["id"]), "the total is 645.10", "--user", "ana", "--json"]
     )
@@ -247,7 +248,7 @@ def test_stack_build_of_many_documents_goes_row_by_row(
         for d in range(1, 7)
     ]
     model = ScriptedChatModel(steps=steps)
-    monkeypatch.setattr(documents_cli, "_deps", lambda: build_deps(models=lambda role: model))
+    monkeypatch.setattr(documents_cli, "_deps", lambda: build_deps(models=RoleModels.given(model)))
     res = runner.invoke(app, ["stack", "build", "1", "--user", "ana", "--concurrency", "1"])
     assert res.exit_code == 0, (res.output, res.exception)
     rows = [line.split(" row ", 1)[1] for line in res.stderr.splitlines() if " row " in line]

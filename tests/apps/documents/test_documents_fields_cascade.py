@@ -16,7 +16,7 @@ from casework.apps.documents.fields import (
 )
 from casework.apps.documents.models import ExtractionInput
 from casework.apps.documents.strategies import STRATEGIES
-from casework.llm import ScriptedChatModel, call
+from casework.llm import RoleModels, ScriptedChatModel, call
 
 LETTER = """Hartley & Sons Solicitors
 14 Castle Street, York
@@ -49,7 +49,7 @@ def test_the_model_fills_only_the_fields_the_rules_are_unsure_of(deps: Documents
 
     model = ScriptedChatModel(responder=read)
     deps = DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=lambda r: model, ocr=deps.ocr
+        repo=deps.repo, settings=deps.settings, models=RoleModels.given(model), ocr=deps.ocr
     )
     doc = _doc(deps, LETTER)
     decision = STRATEGIES["fields"](
@@ -72,7 +72,7 @@ def test_the_model_fills_only_the_fields_the_rules_are_unsure_of(deps: Documents
 def test_an_ungrounded_value_is_kept_with_a_low_confidence(deps: DocumentsDeps):
     model = ScriptedChatModel(steps=[call("FieldValues", recipient="Mr Invented")])
     deps = DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=lambda r: model, ocr=deps.ocr
+        repo=deps.repo, settings=deps.settings, models=RoleModels.given(model), ocr=deps.ocr
     )
     doc = _doc(deps, LETTER)
     decision = STRATEGIES["fields"](
@@ -85,7 +85,7 @@ def test_an_ungrounded_value_is_kept_with_a_low_confidence(deps: DocumentsDeps):
 def test_the_cascade_writes_one_row_and_says_which_layer_decided(deps: DocumentsDeps):
     model = ScriptedChatModel(steps=[call("FieldValues", company="ACME SUPPLIES LTD")])
     deps = DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=lambda r: model, ocr=deps.ocr
+        repo=deps.repo, settings=deps.settings, models=RoleModels.given(model), ocr=deps.ocr
     )
     doc = _doc(deps, INVOICE_TEXT)
     decision = STRATEGIES["cascade"](
@@ -107,7 +107,7 @@ def test_a_model_error_leaves_the_rules_values_and_says_why(deps: DocumentsDeps)
 
     model = ScriptedChatModel(responder=broken)
     deps = DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=lambda r: model, ocr=deps.ocr
+        repo=deps.repo, settings=deps.settings, models=RoleModels.given(model), ocr=deps.ocr
     )
     doc = _doc(deps, INVOICE_TEXT)
     decision = STRATEGIES["fields"](

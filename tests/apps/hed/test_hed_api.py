@@ -13,7 +13,7 @@ from PIL import Image
 from casework.apps.hed.api import router
 from casework.apps.hed.deps import HedDeps
 from casework.config import get_settings
-from casework.llm import ScriptedChatModel, call, say
+from casework.llm import RoleModels, ScriptedChatModel, call, say
 
 GOOD = "Sensory-event, Visual-presentation, (Red, Circle)"
 
@@ -33,7 +33,7 @@ def client(seen_models: list | None = None) -> TestClient:
     def factory(choice):
         if seen_models is not None:
             seen_models.append(choice.model)
-        return HedDeps(settings=get_settings(), models=lambda role: model, validator="python")
+        return HedDeps(settings=get_settings(), models=RoleModels.given(model), validator="python")
 
     app = FastAPI()
     app.include_router(router(get_settings(), factory), prefix="/hed")
@@ -132,7 +132,7 @@ def test_a_model_failing_mid_run_is_a_502_with_the_state_reached() -> None:
     model = ScriptedChatModel(steps=[say("Sensory-event, (Red, Cirle)"), broken])
 
     def factory(choice):
-        return HedDeps(settings=get_settings(), models=lambda role: model, validator="python")
+        return HedDeps(settings=get_settings(), models=RoleModels.given(model), validator="python")
 
     app = FastAPI()
     app.include_router(router(get_settings(), factory), prefix="/hed")

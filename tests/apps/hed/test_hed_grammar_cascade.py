@@ -14,7 +14,7 @@ from casework.apps.hed.models import HedInput
 from casework.apps.hed.strategies import STRATEGIES
 from casework.apps.hed.vocabulary import load_vocabulary
 from casework.config import get_settings
-from casework.llm import ScriptedChatModel, say
+from casework.llm import RoleModels, ScriptedChatModel, say
 
 
 def test_the_grammar_names_only_schema_tags_and_leaves_out_the_ones_needing_context():
@@ -43,7 +43,7 @@ def test_coverage_is_the_share_of_content_words_the_look_up_accounts_for():
 
 
 def deps_with(model: ScriptedChatModel) -> HedDeps:
-    return HedDeps(settings=get_settings(), models=lambda role: model, validator="python")
+    return HedDeps(settings=get_settings(), models=RoleModels.given(model), validator="python")
 
 
 def test_the_cascade_keeps_the_look_up_when_it_covers_the_description():

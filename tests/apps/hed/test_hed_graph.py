@@ -11,7 +11,7 @@ from casework.apps.hed.rules import outcome
 from casework.apps.hed.strategies import STRATEGIES
 from casework.config import get_settings
 from casework.errors import InputError
-from casework.llm import ScriptedChatModel, call, say
+from casework.llm import RoleModels, ScriptedChatModel, call, say
 from casework.runtime import EndReason
 
 GOOD = "Sensory-event, Visual-presentation, (Red, Circle)"
@@ -24,7 +24,7 @@ def faithful(ok: bool = True, feedback: str = ""):
 
 
 def deps_for(model: ScriptedChatModel) -> HedDeps:
-    return HedDeps(settings=get_settings(), models=lambda role: model, validator="python")
+    return HedDeps(settings=get_settings(), models=RoleModels.given(model), validator="python")
 
 
 def run(strategy: str, steps: list, **input_args):
@@ -225,3 +225,25 @@ def test_every_agent_shares_one_system_turn_with_rules_and_vocabulary() -> None:
     assert "HED annotation rules:" in systems[0] and "Mouse-button" in systems[0]
     vocabulary = systems[0].split("Vocabulary (short-form", 1)[1]
     assert "Item/" not in vocabulary and "Geometric-object/" not in vocabulary
+
+
+def test_a_run_under_an_override_names_that_model(tmp_path) -> None:
+    """Under a model spec (``--model``, ``X-Casework-Model``) the decision names that spec
+    (issue #20). The spec replays a scripted recording of the same description."""
+    from casework.llm import RecordingChatModel
+
+    cassette = tmp_path / "one-shot.jsonl"
+    scripted = ScriptedChatModel(steps=[say(GOOD)])
+    recording = RoleModels.given(RecordingChatModel.wrap(scripted, cassette))
+    settings = get_settings()
+    recorded = STRATEGIES["one-shot"](
+        HedInput(description=DESCRIPTION),
+        HedDeps(settings=settings, models=recording, validator="python"),
+    )
+    spec = f"replay:{cassette}"
+    replayed = STRATEGIES["one-shot"](
+        HedInput(description=DESCRIPTION),
+        HedDeps(settings=settings, models=RoleModels(settings, spec), validator="python"),
+    )
+    assert (recorded.run.model, replayed.run.model) == ("scripted", spec)
+    assert replayed.annotation == GOOD and replayed.verdict == recorded.verdict

@@ -9,9 +9,10 @@ from typing import Any, cast
 import pytest
 
 from casework.apps.receipts.classify import NONE_LABEL, candidate_labels, label_messages
-from casework.apps.receipts.deps import ReceiptsDeps, settings_models
+from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelInput
 from casework.apps.receipts.strategies import cascade, choice
+from casework.llm import RoleModels
 from casework.llm.choice import ScriptedChooser
 from casework.llm.scripted import ScriptedChatModel, call
 from casework.runtime.cascade import (
@@ -40,7 +41,7 @@ def _with(deps: ReceiptsDeps, **roles: Any) -> ReceiptsDeps:
             raise AssertionError(f"role {role!r} was not expected")
         return roles[role]
 
-    return deps.with_models(models)
+    return deps.with_models(RoleModels.given(models))
 
 
 def test_candidates_are_the_labels_the_shape_allows() -> None:
@@ -161,13 +162,13 @@ def _local() -> Any:
 @pytest.mark.local_model
 def test_bundled_model_chooses_the_label_of_a_date(seeded: ReceiptsDeps) -> None:
     pytest.importorskip("xllamacpp")
-    deps = seeded.with_models(settings_models(seeded.settings))
+    deps = seeded.with_models(RoleModels(seeded.settings))
     valid = choice(DATE_WORD, deps)
     wrong = choice(DATE_AS_TIME, deps)
     assert valid.raw_verdict == "VALID" and wrong.raw_verdict == "INVALID"
     probabilities = valid.evidence[0].fields
     assert max(probabilities, key=probabilities.get) == "DATE"
-    assert valid.run is not None and valid.run.model == "qwen2.5-coder-1.5b"
+    assert valid.run is not None and valid.run.model == "local:qwen2.5-coder-1.5b"
 
 
 def test_with_the_bias_correction_on_the_content_free_prompt_is_scored_first(

@@ -33,7 +33,7 @@ def security_db(security: DatabaseSchema, tmp_path_factory: pytest.TempPathFacto
 def make_deps(security, security_db, settings):
     """Deps with scripted models per role: ``make_deps(agent=[...], judge=[...])``."""
     from casework.apps.sql.deps import SQLConfig, SQLDeps
-    from casework.llm import ScriptedChatModel
+    from casework.llm import RoleModels, ScriptedChatModel
 
     def build(agent=(), judge=(), **config):
         models = {
@@ -43,7 +43,7 @@ def make_deps(security, security_db, settings):
         deps = SQLDeps(
             schema=security,
             settings=settings,
-            models=lambda role: models[role],
+            models=RoleModels.given(models),
             db_url=security_db,
             config=SQLConfig(retrieval_type="keyword", **config),
         )

@@ -16,7 +16,7 @@ from casework.apps.sql.models import AgentStateV2, SubmitAnswer
 from casework.apps.sql.service import SQLAgent, ask
 from casework.apps.sql.strategies import STRATEGIES
 from casework.apps.sql.tools import judge, retrieve, validate
-from casework.llm import ScriptedChatModel, call
+from casework.llm import RoleModels, ScriptedChatModel, call
 
 QUESTION = "How many critical alerts are there?"
 GOOD = "SELECT COUNT(*) FROM alerts WHERE severity = 'critical'"
@@ -233,7 +233,7 @@ def test_strategies_return_decisions_and_the_entry_point_returns_the_response_di
     )
     agent = SQLAgent(
         schema_path=BUNDLED_SCHEMA, strategy="keyword", db_url=security_db,
-        settings=settings, models=lambda role: model,
+        settings=settings, models=RoleModels.given(model),
     )  # fmt: skip
     result = agent.run(QUESTION, execute=True)
     assert (
@@ -321,7 +321,7 @@ def test_an_unavailable_index_is_the_runtimes_observation_and_the_next_retrieval
         return call("submit_answer", query=GOOD, explanation="x", confidence=0.8)
 
     model = ScriptedChatModel(responder=agent)
-    response = run_react(replace(deps, models=lambda role: model), QUESTION, use_judge=False)
+    response = run_react(replace(deps, models=RoleModels.given(model)), QUESTION, use_judge=False)
     observation = json.loads(seen[0])
     assert observation["status"] == "unavailable"
     assert observation["source"] == "semantic table index"
@@ -330,3 +330,24 @@ def test_an_unavailable_index_is_the_runtimes_observation_and_the_next_retrieval
     assert response.query == GOOD and response.tables_used == ["alerts"]
     modes = [s["mode"] for s in response.reasoning_steps if s["kind"] == "retrieve_tables"]
     assert modes == ["semantic", "keyword"]
+
+
+def test_a_run_under_an_override_names_that_model(make_deps, tmp_path):
+    """Under a model spec (``--model``) the decision names that spec, not the settings' model
+    of the role (issue #20). The spec replays a scripted recording of the same question."""
+    from dataclasses import replace
+
+    from casework.llm import RecordingChatModel
+
+    deps, agent_model, _ = make_deps(
+        agent=[call("submit_answer", query=GOOD, explanation="Counts them.", confidence=0.8)]
+    )
+    cassette = tmp_path / "keyword.jsonl"
+    recording = RoleModels.given(RecordingChatModel.wrap(agent_model, cassette))
+    recorded = STRATEGIES["keyword"](QUESTION, replace(deps, models=recording))
+    spec = f"replay:{cassette}"
+    replayed = STRATEGIES["keyword"](
+        QUESTION, replace(deps, models=RoleModels(deps.settings, spec))
+    )
+    assert (recorded.run.model, replayed.run.model) == ("scripted-agent", spec)
+    assert replayed.response.query == GOOD and replayed.verdict == "ANSWERED"

@@ -8,7 +8,7 @@ import pytest
 from casework.apps.sql.consistency import Candidate, run_self_consistent, vote
 from casework.apps.sql.models import SubmitAnswer
 from casework.apps.sql.strategies import STRATEGIES
-from casework.llm import ScriptedChatModel, call
+from casework.llm import RoleModels, ScriptedChatModel, call
 
 QUESTION = "How many critical alerts are there?"
 COUNT = "SELECT COUNT(*) FROM alerts WHERE severity = 'critical'"
@@ -96,7 +96,7 @@ def test_cascade_keeps_an_agreed_answer_and_reviews_a_lone_one(
         return SQLDeps(
             schema=security,
             settings=settings,
-            models=lambda role: model,
+            models=RoleModels.given(model),
             db_url=security_db,
             config=SQLConfig(retrieval_type="keyword"),
         )

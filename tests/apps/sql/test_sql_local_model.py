@@ -8,7 +8,7 @@ from casework.apps.sql.agent import run_single_pass
 from casework.apps.sql.benchmark import gold_and_predicted
 from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.metrics import execution_match
-from casework.llm import resolve_model
+from casework.llm import RoleModels, resolve_model
 
 
 @pytest.mark.slow
@@ -21,7 +21,7 @@ def test_bundled_model_answers_an_easy_question_that_executes_correctly(
 
     model = resolve_model("local:qwen2.5-coder-1.5b", settings=get_settings())
     deps = SQLDeps(
-        schema=security, settings=settings, models=lambda role: model, db_url=security_db
+        schema=security, settings=settings, models=RoleModels.given(model), db_url=security_db
     )
     deps = deps.with_config(retrieval_type="keyword", top_k=2)
     response = run_single_pass(deps, "How many alerts are critical?", "keyword")

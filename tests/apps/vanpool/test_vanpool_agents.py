@@ -13,7 +13,7 @@ from casework.apps.vanpool import agent as vp_agent
 from casework.apps.vanpool import lifecycle, service
 from casework.apps.vanpool.evaluation import SHIFT_EVIDENCE_FIELDS, evidence_completeness
 from casework.errors import NotFoundError
-from casework.llm import ScriptedChatModel, call, say
+from casework.llm import RoleModels, ScriptedChatModel, call, say
 
 
 def both(*calls: AIMessage) -> AIMessage:
@@ -31,7 +31,7 @@ def models_for(scripts: dict[str, Any]):
 def with_models(deps, scripts: dict[str, Any]):
     from dataclasses import replace
 
-    return replace(deps, models=models_for(scripts))
+    return replace(deps, models=RoleModels.given(models_for(scripts)))
 
 
 def test_shift_specialist_scripted(deps, truth) -> None:

@@ -7,6 +7,7 @@ from fastapi.testclient import TestClient
 from vanpool_helpers import first, specialist_responder
 
 from casework.apps.vanpool.api import router
+from casework.llm import RoleModels
 from casework.runtime.context import Caller, Role, current_caller
 
 
@@ -73,8 +74,10 @@ def test_audit_events_stream_as_sse(deps, truth, sink) -> None:
     )
     scripted = replace(
         deps,
-        models=lambda role: (
-            cm if role == "orchestrator" else ScriptedChatModel(responder=specialist_responder)
+        models=RoleModels.given(
+            lambda role: (
+                cm if role == "orchestrator" else ScriptedChatModel(responder=specialist_responder)
+            )
         ),
     )
     client = _client(scripted)

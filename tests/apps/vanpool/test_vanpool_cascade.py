@@ -17,6 +17,7 @@ from casework.apps.vanpool.strategies import (
     AuditInput,
     ReplyInput,
 )
+from casework.llm import RoleModels
 from casework.llm.choice import ScriptedChooser
 from casework.llm.local import LocalChatModel
 from casework.llm.scripted import ScriptedChatModel, say
@@ -29,7 +30,7 @@ def _models(deps: Any, **roles: Any) -> Any:
             raise AssertionError(f"role {role!r} was not expected")
         return roles[role]
 
-    return replace(deps, models=models)
+    return replace(deps, models=RoleModels.given(models))
 
 
 def _local() -> LocalChatModel:

@@ -9,6 +9,7 @@ import pytest
 from casework.apps.vanpool import agent as vp_agent
 from casework.apps.vanpool.evalsuite import DATASETS
 from casework.evals import load_dataset
+from casework.llm import RoleModels
 
 
 @pytest.mark.slow
@@ -18,7 +19,7 @@ def test_bundled_model_finds_a_night_worker_in_a_day_group(deps) -> None:
     from casework.llm import resolve_model
 
     model = resolve_model("local:qwen2.5-coder-1.5b", settings=deps.settings)
-    local = replace(deps, models=lambda role: model)
+    local = replace(deps, models=RoleModels.given(model))
     case = next(
         c
         for c in load_dataset(DATASETS["shift"])

@@ -156,7 +156,7 @@ def _injection(attack: _Attack, strategy: Strategy | None) -> None:
     from casework.apps.documents.agent import run_extraction
     from casework.apps.documents.deps import DocumentsDeps
     from casework.config import Limits, get_settings
-    from casework.llm import ScriptedChatModel, call
+    from casework.llm import RoleModels, ScriptedChatModel, call
 
     ids = {
         "document_id": attack.a_doc,
@@ -174,11 +174,12 @@ def _injection(attack: _Attack, strategy: Strategy | None) -> None:
         call("complete_extraction", **ids),
     ]
     model = ScriptedChatModel(steps=steps)
-
-    def no_models(role: str) -> Any:
-        raise AssertionError(role)
-
-    deps = DocumentsDeps(repo=attack.repo, settings=get_settings(), models=no_models, ocr=None)  # type: ignore[arg-type]
+    deps = DocumentsDeps(
+        repo=attack.repo,
+        settings=get_settings(),
+        models=RoleModels.given(model),
+        ocr=None,  # type: ignore[arg-type]
+    )
     limits = Limits(
         max_model_calls=len(steps) + 2,
         max_tool_calls=len(steps) + 2,
@@ -187,7 +188,6 @@ def _injection(attack: _Attack, strategy: Strategy | None) -> None:
     decision = run_extraction(
         ExtractionInput(document_id=attack.b_doc, user_id=attack.bob),
         deps,
-        model=model,
         limits=limits,
     )
     for rec in decision.run.tool_calls if decision.run else []:

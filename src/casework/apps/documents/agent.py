@@ -30,6 +30,7 @@ from casework.apps.documents.repository import CompletionCheck
 from casework.apps.documents.tools import create_tools
 from casework.config import Limits
 from casework.errors import CaseworkError, ToolRetry
+from casework.llm.roles import model_name
 from casework.runtime.context import Caller, RunContext
 from casework.runtime.decision import EndReason, Evidence, RunInfo
 from casework.runtime.middleware import ModelSettings
@@ -223,14 +224,6 @@ def decision_for(
     )
 
 
-def _model_name(model: Any) -> str:
-    for attr in ("model_name", "model"):
-        value = getattr(model, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return type(model).__name__
-
-
 def _run(
     deps: DocumentsDeps,
     *,
@@ -249,11 +242,13 @@ def _run(
 ) -> ExtractionDecision:
     started = time.perf_counter()
     tools = create_tools(extraction_id, document_id, user_id, deps.repo, requested=requested)
-    model_name: str | None = None
+    name: str | None = None
     ended_by: str  # an EndReason, or "error:model (why)" when the run never started
     try:
-        model = model or deps.models(MODEL_ROLE)
-        model_name = _model_name(model)
+        if model is None:
+            model, name = deps.models(MODEL_ROLE), deps.models.name(MODEL_ROLE)
+        else:
+            name = model_name(model)
         agent = build_extraction_agent(model, tools, custom=custom, limits=limits)
         ref = ExtractionRef(extraction_id=extraction_id, document_id=document_id, tenant=tenant)
         result = _stream(agent, task, ref, emit)
@@ -271,7 +266,7 @@ def _run(
         ended_by=reason,
         detail=detail,
         strategy=strategy,
-        model=model_name,
+        model=name,
         run_id=run_id,
         thread_id=thread_id,
         tool_calls=calls,

@@ -63,12 +63,17 @@ def _caller(deps: Any, user: str) -> Any:
     return caller_named(user, deps.settings)
 
 
-def _model(deps: Any, model: str | None) -> Any:
+def _models(deps: Any, model: str | None) -> Any:
+    """``--model`` for every role (None: the settings'); a bad spec fails here, in one
+    sentence, not as a failed run later."""
     if model is None:
         return None
-    from casework.llm import resolve_model
+    from casework.apps.documents.agent import MODEL_ROLE
+    from casework.llm import RoleModels
 
-    return resolve_model(model, settings=deps.settings)
+    models = RoleModels(deps.settings, model)
+    models(MODEL_ROLE)
+    return models
 
 
 def _json(data: Any) -> None:
@@ -230,7 +235,7 @@ def extract(
     deps = _deps()
     caller = _caller(deps, user)
     handle = start_extraction(
-        deps, caller, document, fields=names, strategy=strategy, model=_model(deps, model)
+        deps, caller, document, fields=names, strategy=strategy, models=_models(deps, model)
     )
     err.print(f"run {handle.run_id}, extraction {handle.extraction_id}", highlight=False)
     _follow(deps, caller.user_id, handle.run_id, quiet=as_json)
@@ -261,7 +266,7 @@ def correct(
 
     deps = _deps()
     caller = _caller(deps, user)
-    handle = start_correction(deps, caller, extraction, instruction, model=_model(deps, model))
+    handle = start_correction(deps, caller, extraction, instruction, models=_models(deps, model))
     err.print(f"run {handle.run_id}, extraction {extraction}", highlight=False)
     _follow(deps, caller.user_id, handle.run_id, quiet=as_json)
     _finish(deps, caller.user_id, extraction, as_json)
@@ -317,7 +322,7 @@ def stack_build(
     deps = _deps()
     caller = _caller(deps, user)
     if model is not None:
-        _model(deps, model)  # a bad spec is one sentence now, not a failed run later
+        _models(deps, model)
     handle = start_stack_build(deps, caller, stack, model_spec=model, batch=batch)
     err.print(f"run {handle.run_id}, stack {stack}", highlight=False)
     last = _follow(deps, caller.user_id, handle.run_id)

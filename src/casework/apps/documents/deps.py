@@ -8,24 +8,15 @@ from dataclasses import dataclass, field
 from casework.apps.documents.ocr import OcrProvider, RapidOcrProvider
 from casework.apps.documents.repository import DocumentsRepository
 from casework.config import Settings
-from casework.runtime.strategy import ModelSource
+from casework.llm.roles import RoleModels
 
-__all__ = ["DocumentsDeps", "default_models"]
-
-
-def default_models(settings: Settings) -> ModelSource:
-    def models(role: str):
-        from casework.llm import resolve_model
-
-        return resolve_model(settings.models.for_role(role), settings=settings)
-
-    return models
+__all__ = ["DocumentsDeps"]
 
 
 @dataclass(frozen=True)
 class DocumentsDeps:
     repo: DocumentsRepository
     settings: Settings
-    models: ModelSource
+    models: RoleModels
     """``models(role)`` -> chat model; the extraction agent asks for ``specialist``."""
     ocr: OcrProvider = field(default_factory=RapidOcrProvider)

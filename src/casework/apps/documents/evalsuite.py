@@ -41,7 +41,7 @@ from casework.errors import InputError
 from casework.evals.evaluators.calibration import calibration_report
 from casework.evals.results import CaseResult
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
-from casework.runtime.strategy import ModelSource
+from casework.llm.roles import RoleModels
 
 __all__ = [
     "DATASET",
@@ -193,7 +193,7 @@ def _strategy(
     return run
 
 
-def _eval_deps(settings: Settings, models: ModelSource) -> DocumentsDeps:
+def _eval_deps(settings: Settings, models: RoleModels) -> DocumentsDeps:
     """Deps on the private evaluation store, so a run never touches the working database."""
     from casework.apps.documents.service import build_deps
 

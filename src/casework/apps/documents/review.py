@@ -28,6 +28,7 @@ from casework.apps.documents.service import build_deps, start_extraction
 from casework.apps.documents.tables import DocumentRow, ExtractionRow, RunEventRow, RunRow
 from casework.config import Settings
 from casework.errors import InputError, NotFoundError
+from casework.llm.roles import RoleModels
 from casework.runtime.approvals import SideEffectJournal
 from casework.runtime.context import Caller, Role
 from casework.runtime.decision import Decision, Evidence, ToolCallRecord
@@ -346,7 +347,7 @@ class DocumentsReview:
                 doc.id,
                 fields=ext.requested_fields,
                 strategy=self.strategy,
-                model=self._chat_model,
+                models=RoleModels.given(self._chat_model) if self._chat_model else None,
                 background=self.background,
             )
             return result | {

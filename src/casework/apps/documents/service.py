@@ -20,16 +20,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from casework.apps.documents.deps import DocumentsDeps, default_models
+from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.models import DocumentInfo, ExtractionDecision, ExtractionInput
 from casework.apps.documents.ocr import OcrProvider, RapidOcrProvider, ReadResult, read_path
 from casework.apps.documents.repository import DocumentsRepository
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError
+from casework.llm.roles import RoleModels
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.context import Caller, Role
-from casework.runtime.strategy import ModelSource
-from casework.stores.sql import get_engine, migrate
+from casework.stores import open_stores
 
 __all__ = [
     "DEMO_OWNER",
@@ -228,15 +228,18 @@ def start_extraction(
     *,
     fields: list[str] | None = None,
     strategy: str = "agent",
-    model: Any = None,
+    models: RoleModels | None = None,
     background: bool = True,
 ) -> RunHandle:
-    """The spec's order: create the extraction row, then run the agent on it."""
+    """The spec's order: create the extraction row, then run the strategy on it (on
+    ``models`` instead of the deps' when given: ``--model``)."""
     from casework.apps.documents.agent import run_extraction
     from casework.apps.documents.strategies import STRATEGIES
 
     if strategy not in STRATEGIES:
         raise InputError(f"Unknown strategy {strategy!r}; use one of: {', '.join(STRATEGIES)}.")
+    if models is not None:
+        deps = dataclasses.replace(deps, models=models)
     ext = deps.repo.create_extraction(caller.user_id, document_id, requested=fields)
     input = ExtractionInput(
         document_id=document_id, user_id=caller.user_id, fields=fields, extraction_id=ext.id
@@ -245,7 +248,7 @@ def start_extraction(
     def work(emit: Callable[[dict[str, Any]], None]) -> ExtractionDecision:
         try:
             if strategy == "agent":
-                return run_extraction(input, deps, model=model, emit=emit, tenant=caller)
+                return run_extraction(input, deps, emit=emit, tenant=caller)
             decision = STRATEGIES[strategy](input, deps)
             assert isinstance(decision, ExtractionDecision)
             return decision
@@ -269,11 +272,13 @@ def start_correction(
     extraction_id: int,
     instruction: str,
     *,
-    model: Any = None,
+    models: RoleModels | None = None,
     background: bool = True,
 ) -> RunHandle:
     from casework.apps.documents.agent import run_correction
 
+    if models is not None:
+        deps = dataclasses.replace(deps, models=models)
     deps.repo.get_extraction(caller.user_id, extraction_id)  # 404 before a run exists
     if not instruction.strip():
         raise InputError('Say what to correct, e.g. "the total is 45.10".')
@@ -285,7 +290,6 @@ def start_correction(
                 caller.user_id,
                 extraction_id,
                 instruction,
-                model=model,
                 emit=emit,
                 tenant=caller,
             )
@@ -389,19 +393,17 @@ def build_deps(
     settings: Settings | None = None,
     *,
     db_url: str | None = None,
-    models: ModelSource | None = None,
+    models: RoleModels | None = None,
     ocr: OcrProvider | None = None,
     run_migrations: bool = True,
 ) -> DocumentsDeps:
     """Deps on the configured database (migrated on first use)."""
     settings = settings or get_settings()
-    engine = get_engine(db_url or settings.db_url)
-    if run_migrations:
-        migrate(engine)
+    stores = open_stores(settings, db_url=db_url, run_migrations=run_migrations)
     deps = DocumentsDeps(
-        repo=DocumentsRepository(engine),
+        repo=DocumentsRepository(stores.engine),
         settings=settings,
-        models=models or default_models(settings),
+        models=models or RoleModels(settings),
         ocr=ocr or RapidOcrProvider(),
     )
     recover_stale_runs(deps)  # a killed process must not leave an extraction in_progress

@@ -26,6 +26,7 @@ from casework.apps.documents.prompts import render
 from casework.apps.documents.repository import DocumentsRepository
 from casework.config import Limits
 from casework.errors import CaseworkError, ToolRetry
+from casework.llm.roles import RoleModels
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.context import Caller
 from casework.runtime.react import ReactAgent
@@ -364,12 +365,7 @@ class _RowTask:
             from casework.apps.documents.service import build_deps
 
             self._deps = build_deps(self.settings)
-            if self.model_spec is not None:
-                from casework.llm import resolve_model
-
-                self._model = resolve_model(self.model_spec, settings=self.settings)
-            else:
-                self._model = self._deps.models("specialist")
+            self._model = RoleModels(self.settings, self.model_spec)("specialist")
         deps, model = self._deps, self._model
         assert model is not None
         return write_row(deps, self.user_id, self.stack_id, doc_id, model)
@@ -400,14 +396,8 @@ def run_stack_build(
         )
     done = {r["document_id"] for r in stack.table.rows} if stack.table else set()
     missing = [d for d in stack.document_ids if d not in done]
-    if model is not None:
-        chat = model
-    elif model_spec is not None:
-        from casework.llm import resolve_model
-
-        chat = resolve_model(model_spec, settings=deps.settings)
-    else:
-        chat = deps.models("specialist")
+    models = RoleModels(deps.settings, model_spec) if model_spec is not None else deps.models
+    chat = model or models("specialist")
     cost = 0.0
     if len(missing) <= SINGLE_RUN_MAX:
         result = _whole_table(deps, user_id, stack, chat, emit)

@@ -8,7 +8,7 @@ layer that decides writes last (under ``--all-layers`` the row holds the last la
 from __future__ import annotations
 
 from casework.apps.documents import extractor
-from casework.apps.documents.agent import MODEL_ROLE, _model_name, decision_for, run_extraction
+from casework.apps.documents.agent import MODEL_ROLE, decision_for, run_extraction
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.fields import (
     CONF_GROUNDED,
@@ -89,7 +89,7 @@ def run_fields(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecisio
     model = deps.models(LOCAL_ROLE)
     run = RunInfo(ended_by=EndReason.SUBMIT, strategy="fields", model=None)
     if unsure:
-        run.model = _model_name(model)
+        run.model = deps.models.name(LOCAL_ROLE)
         try:
             values, usage = ask_fields(model, text, unsure)
         except ModelError as exc:  # the rules' values stand; the decision says why
@@ -124,7 +124,7 @@ def _remote_configured(deps: DocumentsDeps) -> bool:
 
 
 def _cascade_policy(deps: DocumentsDeps) -> CascadePolicy:
-    remote = _model_name(deps.models(MODEL_ROLE)) if _remote_configured(deps) else None
+    remote = deps.models.name(MODEL_ROLE) if _remote_configured(deps) else None
     return stored_policy(deps.settings.home, "documents", remote)
 
 

@@ -46,8 +46,8 @@ from casework.apps.hed.validation import DEFAULT_SCHEMA
 from casework.config import Settings
 from casework.errors import InputError
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
+from casework.llm.roles import RoleModels
 from casework.runtime import Decision, EndReason, RunInfo
-from casework.runtime.strategy import ModelSource
 
 __all__ = [
     "FAITHFULNESS_RUBRIC",
@@ -237,7 +237,7 @@ def plot_by_category(run: Any, folder: Path) -> Path | None:
     return path
 
 
-def _deps(settings: Settings, models: ModelSource) -> HedDeps:
+def _deps(settings: Settings, models: RoleModels) -> HedDeps:
     # No repository: an evaluation's runs live in the evaluation store, not in hed history.
     # Model errors propagate, so the harness retries transient ones and records the rest.
     return HedDeps(settings=settings, models=models, validator="auto", raise_errors=True)

@@ -311,7 +311,6 @@ def to_decision(
                 fields={"complete": state.get("is_complete")},
             )
         )
-    spec = getattr(deps.models, "spec", None)
     decision = HedDecision(
         verdict=result.verdict,  # type: ignore[arg-type]
         confidence=result.confidence,
@@ -342,7 +341,7 @@ def to_decision(
         ended_by=ended_by,
         detail=detail,
         strategy=strategy,
-        model=spec("annotator") if callable(spec) else None,
+        model=deps.models.name(ROLES["annotate"]),
         run_id=run_id,
         usage=usage,
     )
@@ -450,23 +449,10 @@ def _rules_layer(input: HedInput, deps: HedDeps) -> HedDecision:
     return decided
 
 
-class _Local:
-    """The deps' model source with the annotator on the bundled (``local``) model."""
-
-    def __init__(self, models: Any) -> None:
-        self.models = models
-
-    def __call__(self, role: str) -> Any:
-        return self.models(LOCAL_ROLE if role == ROLES["annotate"] else role)
-
-    def spec(self, role: str) -> str:
-        model = self(role)
-        return str(getattr(model, "model_name", "") or type(model).__name__)
-
-
 def _local_layer(input: HedInput, deps: HedDeps) -> HedDecision:
     """One annotation by the bundled model under the schema's grammar, validated."""
-    local = replace(deps, models=_Local(deps.models), grammar=True, draft=True)
+    on_local = deps.models.routed({ROLES["annotate"]: LOCAL_ROLE})
+    local = replace(deps, models=on_local, grammar=True, draft=True)
     decided = one_shot(input, local)
     if decided.run is not None:
         decided.run.strategy = "local"
@@ -478,10 +464,7 @@ def _remote_configured(deps: HedDeps) -> bool:
 
 
 def _cascade_policy(deps: HedDeps) -> CascadePolicy:
-    remote = None
-    if _remote_configured(deps):
-        spec = getattr(deps.models, "spec", None)
-        remote = spec(ROLES["annotate"]) if callable(spec) else "remote"
+    remote = deps.models.name(ROLES["annotate"]) if _remote_configured(deps) else None
     return stored_policy(deps.settings.home, "hed", remote)
 
 

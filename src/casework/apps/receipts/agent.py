@@ -30,7 +30,6 @@ __all__ = [
     "agent_for",
     "build_agent",
     "decision_from_run",
-    "model_name",
     "render_system_prompt",
     "render_task",
     "run_agent",
@@ -100,14 +99,6 @@ def build_agent(
     )
 
 
-def model_name(model: BaseChatModel) -> str:
-    for attr in ("model_name", "model"):
-        value = getattr(model, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return type(model).__name__
-
-
 def agent_for(deps: ReceiptsDeps, model: BaseChatModel) -> ReactAgent[LabelDecision]:
     """The agent on ``model``, built once per model object and deps cache (building one costs
     ~10 ms of CPU; the harness and the harmoniser decide many words on one model)."""
@@ -165,9 +156,11 @@ def run_agent(
     agent: ReactAgent[LabelDecision],
     ref: WordRef,
     *,
+    model: str,
     trace: bool = True,
     calibration: Calibration | None = None,
 ) -> LabelDecision:
-    """Decide one word with ``agent``; the policy applied, ``decision.run`` filled."""
+    """Decide one word with ``agent`` (on the model named ``model``); the policy applied,
+    ``decision.run`` filled."""
     run = agent.run(render_task(ref), context=ref, trace=trace)
-    return decision_from_run(run, model=model_name(agent.model), calibration=calibration)
+    return decision_from_run(run, model=model, calibration=calibration)

@@ -171,15 +171,15 @@ def router(
     @api.post("/validate")
     def validate(body: ValidateRequest, served: Any = Depends(deps)) -> ValidateResponse:
         """Validate a suggested label for one word with one of the app's strategies."""
-        from casework.apps.receipts.deps import settings_models
         from casework.apps.receipts.models import LabelInput
         from casework.apps.receipts.service import record_result
         from casework.apps.receipts.strategies import decision_json, resolve_input, strategy
+        from casework.llm import RoleModels
 
         def run() -> ValidateResponse:
             d = served
             if body.model:
-                d = d.with_models(settings_models(d.settings, body.model))
+                d = d.with_models(RoleModels(d.settings, body.model))
             request = LabelInput(
                 receipt=body.receipt,
                 line_id=body.line_id,

@@ -48,11 +48,12 @@ app.add_typer(edge_app, name="edge-cases")
 
 def _deps(*, with_vectors: bool = True, model: str | None = None) -> Any:
     """Deps on the configured stores; ``model`` (provider:name) serves every model role."""
-    from casework.apps.receipts.deps import build_deps, settings_models
+    from casework.apps.receipts.deps import build_deps
     from casework.config import get_settings
+    from casework.llm import RoleModels
 
     settings = get_settings()
-    return build_deps(settings, with_vectors=with_vectors, models=settings_models(settings, model))
+    return build_deps(settings, with_vectors=with_vectors, models=RoleModels(settings, model))
 
 
 def _json(data: Any) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from rich.console import Console
 
-from casework.runtime.strategy import ModelSource
+from casework.llm import RoleModels
 
 __all__ = ["DEMO_WORDS", "run_demo"]
 
@@ -22,7 +22,7 @@ DEMO_WORDS = [
 
 def run_demo(console: Console | None = None, *, model: BaseChatModel | str | None = None) -> None:
     """``model``: a chat model or a ``provider:name`` spec for the agent (default: settings)."""
-    from casework.apps.receipts.deps import build_deps, settings_models
+    from casework.apps.receipts.deps import build_deps
     from casework.apps.receipts.models import LabelInput
     from casework.apps.receipts.service import seed
     from casework.apps.receipts.strategies import STRATEGIES, decision_json, resolve_input
@@ -32,10 +32,9 @@ def run_demo(console: Console | None = None, *, model: BaseChatModel | str | Non
     console = console or Console()
     settings = get_settings()
     if isinstance(model, BaseChatModel):
-        chat = model
-        models: ModelSource = lambda role: chat  # noqa: E731 - one model for every role
+        models = RoleModels.given(model)
     else:
-        models = settings_models(settings, model)
+        models = RoleModels(settings, model)
     deps = build_deps(settings, models=models)
     report = seed(deps)
     console.print(

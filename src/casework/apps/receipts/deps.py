@@ -3,25 +3,21 @@ the models of each role and the stored confidence calibrations."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
-
-from langchain_core.language_models import BaseChatModel
 
 from casework.apps.receipts.places import LocalPlacesProvider, PlacesProvider
 from casework.apps.receipts.repository import ReceiptsRepository
 from casework.apps.receipts.vectors import COLLECTION
 from casework.config import Settings, get_settings
+from casework.llm.roles import RoleModels
 from casework.runtime.cache import LookupCache
 from casework.runtime.calibration import Calibration
-from casework.runtime.cascade import LOCAL_ROLE
 from casework.runtime.context import Caller
-from casework.runtime.strategy import ModelSource
 from casework.stores import open_stores
 
-__all__ = ["ReceiptsDeps", "build_deps", "settings_models", "stored_calibrations"]
+__all__ = ["ReceiptsDeps", "build_deps", "stored_calibrations"]
 
 T = TypeVar("T")
 
@@ -39,7 +35,7 @@ class ReceiptsDeps:
     vectors_error: str | None = None
     """Why ``vectors`` is None, for the 'unavailable' answers."""
     extra: dict[str, Any] = field(default_factory=dict)
-    models: ModelSource | None = None
+    models: RoleModels | None = None
     """``models(role)`` -> the chat model for a role (the agent strategy asks for ``specialist``);
     the harness hands in one that records or replays per case."""
     calibration: Callable[[str, str | None], Calibration | None] | None = None
@@ -58,7 +54,7 @@ class ReceiptsDeps:
     def without_vectors(self, reason: str = "vector store disabled") -> ReceiptsDeps:
         return replace(self, vectors=None, vectors_error=reason)
 
-    def with_models(self, models: ModelSource) -> ReceiptsDeps:
+    def with_models(self, models: RoleModels) -> ReceiptsDeps:
         return replace(self, models=models)
 
     def for_tenant(self, tenant: Caller | None) -> ReceiptsDeps:
@@ -72,26 +68,6 @@ class ReceiptsDeps:
         )
         cache = LookupCache() if self.cache is not None else None
         return replace(self, tenant=tenant, repo=repo, places=places, cache=cache)
-
-
-def settings_models(settings: Settings, spec: str | None = None) -> ModelSource:
-    """The configured model of each role (or ``spec`` for every role), resolved once per role."""
-    from casework.llm import resolve_model
-
-    resolved: dict[str, BaseChatModel] = {}
-    lock = threading.Lock()
-
-    def models(role: str) -> BaseChatModel:
-        with lock:
-            if role not in resolved:
-                # a cascade's local layer stays on the configured local model under ``spec``
-                chosen = settings.models.local if role == LOCAL_ROLE else spec
-                resolved[role] = resolve_model(
-                    chosen or settings.models.for_role(role), settings=settings
-                )
-            return resolved[role]
-
-    return models
 
 
 def stored_calibrations(settings: Settings) -> Callable[[str, str | None], Calibration | None]:
@@ -113,7 +89,7 @@ def build_deps(
     places: PlacesProvider | None = None,
     with_vectors: bool = True,
     run_migrations: bool = True,
-    models: ModelSource | None = None,
+    models: RoleModels | None = None,
 ) -> ReceiptsDeps:
     """Deps on the configured stores (migrated on first use). A vector store that can't be
     opened gives deps without vectors, not an error: the tools then answer 'unavailable'."""
@@ -136,6 +112,6 @@ def build_deps(
         places=places or LocalPlacesProvider(repo),
         settings=settings,
         vectors_error=error,
-        models=models or settings_models(settings),
+        models=models or RoleModels(settings),
         calibration=stored_calibrations(settings),
     )

@@ -39,7 +39,7 @@ from casework.apps.receipts.policy import DECISION_THRESHOLD
 from casework.config import Settings, get_settings
 from casework.errors import InputError
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
-from casework.runtime.strategy import ModelSource
+from casework.llm import RoleModels
 
 __all__ = [
     "TARGETS",
@@ -75,7 +75,7 @@ def eval_deps(
     settings: Settings | None = None,
     *,
     with_vectors: bool = True,
-    models: ModelSource | None = None,
+    models: RoleModels | None = None,
 ) -> ReceiptsDeps:
     """Deps on the private evaluation store (not seeded: call ``setup`` first)."""
     settings = settings or get_settings()
@@ -137,7 +137,7 @@ class _Store:
         if not self.working:
             setup(settings)
 
-    def deps(self, settings: Settings, models: ModelSource) -> ReceiptsDeps:
+    def deps(self, settings: Settings, models: RoleModels) -> ReceiptsDeps:
         if self.working:
             return build_deps(settings, models=models).with_cache()
         return eval_deps(settings, models=models).with_cache()

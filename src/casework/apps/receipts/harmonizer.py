@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from casework.apps.receipts import evidence
-from casework.apps.receipts.deps import ReceiptsDeps, build_deps, settings_models
+from casework.apps.receipts.deps import ReceiptsDeps, build_deps
 from casework.apps.receipts.models import (
     MONEY_LABELS,
     FixOutcome,
@@ -45,6 +45,7 @@ from casework.apps.receipts.vectors import (
     word_doc_id,
 )
 from casework.config import Settings
+from casework.llm import RoleModels
 from casework.runtime.batch import BatchConfig, BatchResult, arun_batch
 from casework.runtime.cache import LookupCache
 from casework.runtime.context import Caller
@@ -303,7 +304,7 @@ class _Validate:
 
     def __call__(self, ref: WordRef) -> LabelDecision:
         if self.deps is None:
-            deps = build_deps(self.settings, models=settings_models(self.settings, self.model))
+            deps = build_deps(self.settings, models=RoleModels(self.settings, self.model))
             self.deps = deps.for_tenant(self.tenant).with_cache(LookupCache())
         return self.strategy(label_input(ref), self.deps)
 

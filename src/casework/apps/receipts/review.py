@@ -23,7 +23,7 @@ from langchain_core.language_models import BaseChatModel
 from sqlalchemy import exists, func, select
 from sqlalchemy.orm import aliased
 
-from casework.apps.receipts.agent import agent_for, decision_from_run, model_name, render_task
+from casework.apps.receipts.agent import agent_for, decision_from_run, render_task
 from casework.apps.receipts.deps import ReceiptsDeps, build_deps
 from casework.apps.receipts.models import (
     LABEL_DEFINITIONS,
@@ -46,6 +46,7 @@ from casework.apps.receipts.tables import LabelRow, ReceiptRow, WordRow
 from casework.apps.receipts.vectors import refresh_words
 from casework.config import Settings
 from casework.errors import ConfigError, InputError, NotFoundError
+from casework.llm.roles import RoleModels
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, Evidence
 from casework.runtime.events import Event, to_json
@@ -426,12 +427,10 @@ class ReceiptsReview:
         )
         if name != "agent":
             return self._run_strategy(deps, ref, decide, caller)
-        model = self._chat_model
-        if model is None:
-            if deps.models is None:
-                raise ConfigError("The agent strategy needs a model: these deps carry no models.")
-            model = deps.models(AGENT_ROLE)
-        return self._run_agent(deps, ref, model, caller)
+        models = RoleModels.given(self._chat_model) if self._chat_model else deps.models
+        if models is None:
+            raise ConfigError("The agent strategy needs a model: these deps carry no models.")
+        return self._run_agent(deps, ref, models, caller)
 
     def _run_strategy(
         self,
@@ -450,18 +449,19 @@ class ReceiptsReview:
         yield self._complete(deps, ref, decide(given, deps), caller)
 
     def _run_agent(
-        self, deps: ReceiptsDeps, ref: WordRef, model: BaseChatModel, caller: Caller
+        self, deps: ReceiptsDeps, ref: WordRef, models: RoleModels, caller: Caller
     ) -> Iterator[Event]:
         """The agent strategy, streamed: the same agent, policy and calibration as
         ``strategies.agent``, but its events reach the page while it runs."""
         run: RunResult[LabelDecision] | None = None
+        model = models(AGENT_ROLE)
         for event in agent_for(deps, model).iter_events(render_task(ref), context=ref):
             if event["type"] == "complete":  # ours comes last, after the label is recorded
                 run = event["result"]
             else:
                 yield to_json(event)
         assert run is not None  # iter_events always ends with complete
-        name = model_name(model)
+        name = models.name(AGENT_ROLE)
         calibration = deps.calibration("agent", name) if deps.calibration else None
         result = decision_from_run(run, model=name, calibration=calibration)
         yield self._complete(deps, ref, result, caller)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from casework.apps.receipts.agent import agent_for, model_name, run_agent
+from casework.apps.receipts.agent import agent_for, run_agent
 from casework.apps.receipts.baseline import baseline_decide
 from casework.apps.receipts.classify import run_choice
 from casework.apps.receipts.deps import ReceiptsDeps
@@ -116,9 +116,9 @@ def agent(input: LabelInput, deps: ReceiptsDeps) -> LabelDecision:
         raise ConfigError("The agent strategy needs a model: these deps carry no models.")
     ref = resolve_input(deps, input)
     model = deps.models(AGENT_ROLE)
-    name = model_name(model)
+    name = deps.models.name(AGENT_ROLE)
     calibration = deps.calibration("agent", name) if deps.calibration else None
-    return run_agent(agent_for(deps, model), ref, calibration=calibration)
+    return run_agent(agent_for(deps, model), ref, model=name, calibration=calibration)
 
 
 def choice(input: LabelInput, deps: ReceiptsDeps) -> LabelDecision:
@@ -128,7 +128,7 @@ def choice(input: LabelInput, deps: ReceiptsDeps) -> LabelDecision:
         raise ConfigError("The choice strategy needs a model: these deps carry no models.")
     ref = resolve_input(deps, input)
     model = deps.models(LOCAL_ROLE)
-    name = model_name(model)
+    name = deps.models.name(LOCAL_ROLE)
     decided = run_choice(deps, ref, model, name)
     calibration = deps.calibration("choice", name) if deps.calibration else None
     final, confidence, downgraded = apply_policy(decided.verdict, decided.confidence, calibration)
@@ -168,9 +168,7 @@ for the project: ``casework eval calibrate RUN --target 0.9`` on an ``--all-laye
 
 
 def _cascade_policy(deps: ReceiptsDeps) -> CascadePolicy:
-    remote = (
-        model_name(deps.models(AGENT_ROLE)) if _remote_configured(deps) and deps.models else None
-    )
+    remote = deps.models.name(AGENT_ROLE) if deps.models and _remote_configured(deps) else None
     stored = load_policy(cascade_path(deps.settings.home, "receipts", remote))
     if stored is not None:
         return stored

@@ -68,14 +68,6 @@ LIMIT_OWN_CONFIDENCE = 0.5
 AgentKind = Literal["keyword", "semantic", "v1", "v2"]
 
 
-def _model_name(model: Any) -> str | None:
-    for attr in ("model_name", "model", "name"):
-        value = getattr(model, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return type(model).__name__ if model is not None else None
-
-
 def refusal_response(question: str, reason: str, *, strategy: str, kind: str) -> SQLQueryResponse:
     return SQLQueryResponse(
         question=question,
@@ -296,12 +288,12 @@ def run_single_pass(
     if refusal is not None:
         return refusal_response(question, refusal.reason, strategy=mode, kind=refusal.kind)
     state = AgentStateV2(question=question)
-    model, bound, messages = single_pass_prompt(deps, state, question, mode)
+    _, bound, messages = single_pass_prompt(deps, state, question, mode)
     answer, reply, ended_by = ask_once(bound, messages)
     if answer is not None and answer.query.strip():
         validate(deps, state, answer.query)
     response = finalize(state, answer, deps, strategy=mode, use_judge=False, ended_by=ended_by)
-    response.model = _model_name(model)
+    response.model = deps.models.name(deps.config.agent_role)
     response.model_calls = 1
     add_usage(response, [reply] if reply is not None else [])
     response.seconds = round(time.perf_counter() - started, 3)
@@ -361,8 +353,8 @@ def run_react(deps: SQLDeps, question: str, *, use_judge: bool) -> SQLQueryRespo
     response = finalize(
         state, answer, deps, strategy=strategy, use_judge=use_judge, ended_by=result.ended_by
     )
-    response.model = _model_name(agent.model)
-    response.judge_model = _model_name(deps.models(deps.config.judge_role)) if use_judge else None
+    response.model = deps.models.name(deps.config.agent_role)
+    response.judge_model = deps.models.name(deps.config.judge_role) if use_judge else None
     if result.usage:
         response.model_calls = result.usage.model_calls
         response.input_tokens = result.usage.input_tokens

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from casework.apps.sql.agent import (
-    _model_name,
     add_usage,
     ask_once,
     finalize,
@@ -181,7 +180,8 @@ def run_self_consistent(
             {"kind": "final", "outcome": "refused", "refusal": "unanswerable"},
         ]
         response.ended_by = "submit"
-        response.model, response.model_calls = _model_name(model), len(candidates)
+        response.model = deps.models.name(deps.config.agent_role)
+        response.model_calls = len(candidates)
         add_usage(response, replies)
         response.seconds = round(time.perf_counter() - started, 3)
         return response
@@ -193,7 +193,7 @@ def run_self_consistent(
     if winner is not None and response.query:  # a refusal keeps its capped confidence
         response.confidence = round(size / samples, 4)
         response.confidence_source = "consistency"
-    response.model = _model_name(model)
+    response.model = deps.models.name(deps.config.agent_role)
     response.model_calls = len(candidates)
     add_usage(response, replies)
     response.seconds = round(time.perf_counter() - started, 3)

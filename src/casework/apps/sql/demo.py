@@ -22,7 +22,7 @@ DEMO_ROWS = 200
 def run_demo(
     console: Console | None = None, *, strategy: str = "keyword", models: Any = None
 ) -> None:
-    """``models`` (a ModelSource) replaces the configured models (tests)."""
+    """``models`` (a ``RoleModels``) replaces the configured models (tests)."""
     from casework.apps.sql.database import create_database, default_db_url, sqlite_path
     from casework.apps.sql.deps import BUNDLED_SCHEMA, build_deps, open_repository
     from casework.apps.sql.schemas import load_schema

@@ -42,7 +42,7 @@ from casework.apps.sql.models import SQLQuestion
 from casework.config import Settings
 from casework.errors import InputError
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
-from casework.runtime.strategy import ModelSource
+from casework.llm.roles import RoleModels
 
 __all__ = [
     "EVAL_ROWS",
@@ -111,7 +111,7 @@ class _Run:
             schema = load_schema(BUNDLED_SCHEMA, name="security")
             create_database(schema, url, rows=EVAL_ROWS, seed=EVAL_SEED)
 
-    def deps(self, settings: Settings, models: ModelSource) -> SQLDeps:
+    def deps(self, settings: Settings, models: RoleModels) -> SQLDeps:
         from casework.apps.sql.deps import build_deps
         from casework.apps.sql.schemas import load_schema
 

@@ -19,7 +19,6 @@ import json
 from typing import Any, Literal
 
 from casework.apps.sql.agent import (
-    _model_name,
     refusal_response,
     run_react,
     run_single_pass,
@@ -232,7 +231,7 @@ def _remote_configured(deps: SQLDeps) -> bool:
 
 
 def _cascade_policy(deps: SQLDeps) -> CascadePolicy:
-    remote = _model_name(deps.models(deps.config.agent_role)) if _remote_configured(deps) else None
+    remote = deps.models.name(deps.config.agent_role) if _remote_configured(deps) else None
     return stored_policy(deps.settings.home, "sql", remote)
 
 

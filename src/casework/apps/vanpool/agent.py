@@ -83,11 +83,7 @@ ROLES = {
 
 
 def _run_info(result: RunResult[Any], deps: VanpoolDeps, agent: str) -> RunInfo:
-    return run_info(result, strategy="agent", model=settings_model(deps, ROLES[agent]))
-
-
-def settings_model(deps: VanpoolDeps, role: str) -> str:
-    return deps.settings.models.for_role(role)
+    return run_info(result, strategy="agent", model=deps.models.name(ROLES[agent]))
 
 
 def _limits(deps: VanpoolDeps, model_calls: int) -> Limits:

@@ -107,14 +107,18 @@ def choice_classify(reply: str, deps: VanpoolDeps) -> OutreachResult:
     if has_escalation_cue(reply) and bucket != "escalation":
         bucket, confidence = "escalation", CUE_CONFIDENCE
         reasoning += "; an escalation cue word sends it to a person."
-    name = getattr(model, "model_name", None) or type(model).__name__
     usage = Usage(
         model_calls=picked.usage.model_calls,
         input_tokens=picked.usage.input_tokens,
         output_tokens=picked.usage.output_tokens,
         wall_seconds=time.perf_counter() - started,
     )
-    run = RunInfo(ended_by=EndReason.SUBMIT, strategy="choice", model=str(name), usage=usage)
+    run = RunInfo(
+        ended_by=EndReason.SUBMIT,
+        strategy="choice",
+        model=deps.models.name(LOCAL_ROLE),
+        usage=usage,
+    )
     return _result(bucket, confidence, reasoning + ".", run)
 
 
@@ -129,8 +133,7 @@ def _policy(task: str, role: str) -> Any:
     def policy(deps: VanpoolDeps) -> CascadePolicy:
         remote = None
         if _remote(role)(deps):
-            model = deps.models(role)
-            remote = str(getattr(model, "model_name", None) or type(model).__name__)
+            remote = deps.models.name(role)
         return (
             load_policy(cascade_path(deps.settings.home, f"vanpool-{task}", remote))
             or CascadePolicy()

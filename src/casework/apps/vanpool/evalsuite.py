@@ -40,8 +40,8 @@ from casework.config import Settings, get_settings
 from casework.errors import InputError, SourceUnavailable
 from casework.evals.datasets import load_dataset
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
+from casework.llm.roles import RoleModels
 from casework.runtime.decision import Decision
-from casework.runtime.strategy import ModelSource
 from casework.stores.sql import get_engine
 
 if TYPE_CHECKING:
@@ -126,9 +126,7 @@ def _store_url(settings: Settings) -> str:
     return f"sqlite:///{(folder / 'vanpool-eval.db').as_posix()}"
 
 
-def eval_deps(
-    settings: Settings | None = None, *, models: ModelSource | None = None
-) -> VanpoolDeps:
+def eval_deps(settings: Settings | None = None, *, models: RoleModels | None = None) -> VanpoolDeps:
     """Deps on the private evaluation store (call ``setup`` first), at ``EVAL_NOW``."""
     settings = settings or get_settings()
     eval_settings = settings.model_copy(update={"database_url": _store_url(settings)})
@@ -375,7 +373,7 @@ def _lifecycle_metrics(case: EvalCase, out: CaseOutput) -> dict[str, float | int
     }
 
 
-def _deps(settings: Settings, models: ModelSource) -> VanpoolDeps:
+def _deps(settings: Settings, models: RoleModels) -> VanpoolDeps:
     return eval_deps(settings, models=models)
 
 

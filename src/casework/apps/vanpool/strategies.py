@@ -115,7 +115,7 @@ def agent_classify(input: ReplyInput, deps: VanpoolDeps) -> OutreachResult:
     run = RunInfo(
         ended_by=EndReason.SUBMIT,
         strategy="agent",
-        model=deps.settings.models.for_role(agent.ROLES["classify_reply"]),
+        model=deps.models.name(agent.ROLES["classify_reply"]),
         usage=counter.usage,
     )
     return _bucket_result(bucket, run)
