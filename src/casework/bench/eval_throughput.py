@@ -20,7 +20,7 @@ from langchain_core.tools import tool
 from rich.console import Console
 
 from casework.config import Limits, Settings, get_settings
-from casework.evals import EvalCase, EvalSuite, RunConfig, run_suite
+from casework.evals import EvalCase, EvalConfig, EvalSuite, run_suite
 from casework.llm.roles import RoleModels
 from casework.llm.scripted import ScriptedChatModel, call
 from casework.runtime.decision import Decision
@@ -120,7 +120,7 @@ def run_eval_throughput_bench(
         )
         run = run_suite(
             suite,
-            RunConfig(
+            EvalConfig(
                 cases=[
                     EvalCase(f"t{i:03d}", {"word": "apple", "label": "FRUIT"}, {"verdict": "VALID"})
                     for i in range(cases)

@@ -50,16 +50,16 @@ from casework.evals.cassettes import (
     replay_source,
 )
 from casework.evals.datasets import dataset_digest, load_dataset, resolve_dataset
+from casework.evals.evalconfig import EvalConfig
 from casework.evals.evaluators.judge import ajudge, default_rubric
 from casework.evals.metrics import score_case, summarize
 from casework.evals.results import CaseResult, EvalRun
 from casework.evals.retries import backoff_seconds, is_transient, one_line
-from casework.evals.runconfig import RunConfig
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
 from casework.evals.traces import keep_trace
 from casework.runtime.batch import BatchConfig, BatchResult, arun_batch, check_batch_config
 
-__all__ = ["RunConfig", "arun_suite", "as_case_output", "run_suite"]
+__all__ = ["EvalConfig", "arun_suite", "as_case_output", "run_suite"]
 
 
 def as_case_output(value: Any) -> CaseOutput:
@@ -94,7 +94,7 @@ class _CaseTask:
         *,
         suite: EvalSuite,
         strategy: str,
-        config: RunConfig,
+        config: EvalConfig,
         settings: Settings,
         run_settings: Settings,
         model: str | None,
@@ -196,7 +196,7 @@ class _Runner:
         task: _CaseTask,
         models: CaseModels,
         run_dir: Path,
-        config: RunConfig,
+        config: EvalConfig,
         judge: bool,
         judge_rubric: str,
         progress: Progress | None,
@@ -333,7 +333,7 @@ def sample_cases(cases: list[T], n: int | None, seed: int = 0) -> list[T]:
     return [cases[i] for i in keep]
 
 
-def _cases(suite: EvalSuite, config: RunConfig) -> tuple[list[EvalCase], str, str]:
+def _cases(suite: EvalSuite, config: EvalConfig) -> tuple[list[EvalCase], str, str]:
     """(cases, dataset name, digest) of the run."""
     limit = config.limit
     if config.cases is not None:
@@ -354,10 +354,10 @@ def _cases(suite: EvalSuite, config: RunConfig) -> tuple[list[EvalCase], str, st
     return (case_list[:limit] if limit else case_list), str(path), dataset_digest(path)
 
 
-async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields: Any) -> EvalRun:
+async def arun_suite(suite: EvalSuite, config: EvalConfig | None = None, **fields: Any) -> EvalRun:
     """Run ``suite`` as ``config`` says (``fields`` override single settings of it) and
     return the scored run."""
-    config = dataclasses.replace(config or RunConfig(), **fields)
+    config = dataclasses.replace(config or EvalConfig(), **fields)
     settings: Settings = config.settings or get_settings()
     if config.concurrency < 1:
         raise InputError("Concurrency must be at least 1.")
@@ -549,6 +549,6 @@ async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields
     return finish("complete", results, time.perf_counter() - started)
 
 
-def run_suite(suite: EvalSuite, config: RunConfig | None = None, **fields: Any) -> EvalRun:
+def run_suite(suite: EvalSuite, config: EvalConfig | None = None, **fields: Any) -> EvalRun:
     """Sync entry point of ``arun_suite`` (same arguments)."""
     return asyncio.run(arun_suite(suite, config, **fields))

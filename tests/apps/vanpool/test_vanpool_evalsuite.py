@@ -24,15 +24,15 @@ from casework.apps.vanpool.scenarios import Scenario
 from casework.apps.vanpool.strategies import AuditInput, ReplyInput, ShiftInput
 from casework.config import Settings
 from casework.errors import InputError
-from casework.evals import CaseOutput, EvalCase, RunConfig, run_suite
+from casework.evals import CaseOutput, EvalCase, EvalConfig, run_suite
 from casework.llm import RoleModels, ScriptedChatModel, call
 
 FULL = {"employee_id": "EMP-0001", "shift_id": "SH-1", "vanpool_id": None, "overlap_minutes": 20}
 
 
-def _config(tmp_path: Path, **fields: Any) -> RunConfig:
+def _config(tmp_path: Path, **fields: Any) -> EvalConfig:
     settings = Settings(home=tmp_path / "home", allow_network_models=False)
-    return RunConfig(
+    return EvalConfig(
         settings=settings, progress=False, store=False, report=False, concurrency=1, **fields
     )
 
