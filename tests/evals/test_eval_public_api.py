@@ -91,7 +91,6 @@ PUBLIC = {
         "BaseModelFactory",
         "CaseModels",
         "case_filename",
-        "current_case",
         "replay_source",
     ],
     "casework.evals.calibrate": [

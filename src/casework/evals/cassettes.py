@@ -1,13 +1,12 @@
 """The models of an evaluation run: one per role, rate limited, recorded or replayed per case.
 
-Strategies ask their deps' ``models(role)`` for a chat model; the harness hands the deps a
-``RoleModels`` bound to the case the current worker runs (a context variable), so one set of
-deps serves every case while ``--record`` writes, and ``--replay`` reads, one cassette per case.
+Strategies ask their run config's ``models(role)`` for a chat model; the harness runs each
+case under a ``RoleModels`` of its own (``CaseModels.for_case``), so one set of deps serves
+every case while ``--record`` writes, and ``--replay`` reads, one cassette per case.
 """
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import json
 import re
@@ -29,15 +28,11 @@ __all__ = [
     "BaseModelFactory",
     "CaseModels",
     "case_filename",
-    "current_case",
     "replay_source",
 ]
 
 JUDGE_ROLE = "eval_judge"
 """The role the harness's own judge asks for (apps' in-agent judges use ``judge``)."""
-
-current_case: contextvars.ContextVar[str] = contextvars.ContextVar("casework_eval_case")
-"""The id of the case the current worker runs (set by the runner around each strategy call)."""
 
 BaseModelFactory = Callable[[str, str], BaseChatModel]
 """``(case_id, role) -> chat model``: replaces ``resolve_model`` (tests hand in scripted models)."""
@@ -53,8 +48,8 @@ def case_filename(case_id: str) -> str:
 
 class CaseModels:
     """``model_for(case_id, role)``: resolves each role's model once, applies the provider's
-    rate limit, and records to or replays from the case's cassette. ``models`` is the
-    ``RoleModels`` strategies see: ``for_case`` of the case the current worker runs."""
+    rate limit, and records to or replays from the case's cassette. ``for_case(case_id)`` is
+    the ``RoleModels`` a case's strategy sees."""
 
     def __init__(
         self,
@@ -84,7 +79,6 @@ class CaseModels:
         self._cassettes: dict[str, Cassette] = {}
         self._cases: dict[str, _CaseModels] = {}
         self._lock = threading.Lock()
-        self.models: RoleModels = _CurrentCase(self)
 
     def spec_for(self, role: str) -> str:
         if role == JUDGE_ROLE:
@@ -197,29 +191,6 @@ class _CaseModels(RoleModels):
 
     def resolve(self, role: str) -> BaseChatModel:
         return self._run.model_for(self._case_id, role)
-
-
-class _CurrentCase(RoleModels):
-    """The deps' ``RoleModels``: the models of the case the current worker runs."""
-
-    def __init__(self, run: CaseModels) -> None:
-        super().__init__(run.settings, run.model)
-        self._run = run
-
-    def _case(self) -> RoleModels:
-        case_id = current_case.get(None)
-        if case_id is None:
-            raise RuntimeError("models(role) was called outside an evaluation case")
-        return self._run.for_case(case_id)
-
-    def spec(self, role: str) -> str:
-        return self._run.spec_for(role)
-
-    def name(self, role: str) -> str:
-        return self._case().name(role)
-
-    def __call__(self, role: str) -> BaseChatModel:
-        return self._case()(role)
 
 
 def replay_source(replay: str | Path, settings: Settings) -> tuple[Path, dict[str, Any]]:

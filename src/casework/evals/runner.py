@@ -1,11 +1,12 @@
 """The evaluation runner: every case of a dataset through a strategy, scored, stored, reported.
 
-A strategy is the app's plain function ``run(input, deps) -> Decision``, the one the CLI and
-the API call. The cases go through the platform's ``run_batch``: with the ``local`` executor
-the deps are built once per run (``suite.deps(settings, models)``) and each case runs on a
+A strategy is the app's plain function ``run(input, deps, config) -> Decision``, the one the
+CLI and the API call. The cases go through the platform's ``run_batch``: with the ``local``
+executor the deps are built once per run (``suite.deps(settings)``) and each case runs on a
 worker thread (``concurrency`` of them); with ``ray`` each worker process builds its own deps
-and models from the specs. A case runs with its id in a context variable, so the
-deps' ``models(role)`` records or replays that case's cassette. Model calls share a
+and models from the specs. Each case runs under its own ``RunConfig``: its models
+(``CaseModels.for_case``: recorded to or replayed from the case's cassette) and the run's
+trace folder. Model calls share a
 token-bucket rate limit per provider; transient errors (timeouts, connection errors, 429 /
 5xx) are retried with exponential backoff, errors a user caused (``CaseworkError``) never are.
 Every case keeps its trace under ``<run_dir>/traces/``.
@@ -42,13 +43,7 @@ from rich.progress import (
 
 from casework.config import Settings, get_settings
 from casework.errors import InputError
-from casework.evals.cassettes import (
-    JUDGE_ROLE,
-    CaseModels,
-    case_filename,
-    current_case,
-    replay_source,
-)
+from casework.evals.cassettes import JUDGE_ROLE, CaseModels, case_filename, replay_source
 from casework.evals.datasets import dataset_digest, load_dataset, resolve_dataset
 from casework.evals.evalconfig import EvalConfig
 from casework.evals.evaluators.judge import ajudge, default_rubric
@@ -58,6 +53,7 @@ from casework.evals.retries import backoff_seconds, is_transient, one_line
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
 from casework.evals.traces import keep_trace
 from casework.runtime.batch import BatchConfig, BatchResult, arun_batch, check_batch_config
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["EvalConfig", "arun_suite", "as_case_output", "run_suite"]
 
@@ -96,7 +92,7 @@ class _CaseTask:
         strategy: str,
         config: EvalConfig,
         settings: Settings,
-        run_settings: Settings,
+        traces: Path,
         model: str | None,
         record_dir: Path | None,
         replay_dir: Path | None,
@@ -111,7 +107,7 @@ class _CaseTask:
         self.base_model = config.base_model
         self.judge_model = config.judge_model
         self.settings = settings
-        self.run_settings = run_settings
+        self.traces = traces
         self.model = model
         self.record_dir = record_dir
         self.replay_dir = replay_dir
@@ -137,9 +133,7 @@ class _CaseTask:
         with self._lock:
             if self._state is None:
                 # A worker process: its own models from the specs, its own deps and traces.
-                run_settings = self.run_settings.model_copy(
-                    update={"trace_dir": Path(tempfile.mkdtemp(prefix="casework-traces-"))}
-                )
+                self.traces = Path(tempfile.mkdtemp(prefix="casework-traces-"))
                 models = CaseModels(
                     model=self.model,
                     judge_model=self.judge_model,
@@ -150,19 +144,18 @@ class _CaseTask:
                     replay_name=self.replay_name,
                     rate_limits=self.rate_limits,
                 )
-                deps = self.suite.deps(run_settings, models.models) if self.suite.deps else None
+                deps = self.suite.deps(self.settings) if self.suite.deps else None
                 self._state = (models, deps)
             return self._state
 
     def _once(self, case: EvalCase, models: CaseModels, deps: Any) -> CaseOutput:
-        token = current_case.set(case.id)
+        config = RunConfig(models=models.for_case(case.id), traces=self.traces)
         try:
             strategy = self.suite.strategies[self.strategy]
             if self.all_layers and hasattr(strategy, "exploring"):
                 strategy = strategy.exploring()
-            return as_case_output(strategy(self.suite.strategy_input(case), deps))
+            return as_case_output(strategy(self.suite.strategy_input(case), deps, config))
         finally:
-            current_case.reset(token)
             models.release(case.id)
 
     def __call__(self, case: EvalCase) -> _CaseRun:
@@ -423,14 +416,12 @@ async def arun_suite(suite: EvalSuite, config: EvalConfig | None = None, **field
         rate_limits=config.rate_limits,
     )
     models.check()  # before anything is written: a bad model spec leaves no empty run behind
-    # The strategies write their agent traces here; the runner moves each into traces/<case>.
-    run_settings = settings.model_copy(update={"trace_dir": run_dir / "traces" / "runs"})
     if suite.setup is not None:
         suite.setup(settings)
     # Locally every case shares the run's deps; each Ray worker builds its own from the specs.
     local_deps = None
     if suite.deps is not None and config.executor == "local":
-        local_deps = suite.deps(run_settings, models.models)
+        local_deps = suite.deps(settings)
     run_dir.mkdir(parents=True, exist_ok=True)
     if record_dir is not None:
         record_dir.mkdir(exist_ok=True)
@@ -442,7 +433,8 @@ async def arun_suite(suite: EvalSuite, config: EvalConfig | None = None, **field
         strategy=strategy,
         config=config,
         settings=settings,
-        run_settings=run_settings,
+        # The strategies write their agent traces here; the runner moves each into traces/<case>.
+        traces=run_dir / "traces" / "runs",
         model=model,
         record_dir=record_dir,
         replay_dir=replay_dir,

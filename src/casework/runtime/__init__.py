@@ -3,6 +3,7 @@
 from casework.runtime.decision import Decision, EndReason, Evidence, RunInfo, Verdict
 from casework.runtime.events import Event, to_json
 from casework.runtime.react import ReactAgent, RunResult, ToolCallRecord
+from casework.runtime.runconfig import EventSink, RunConfig
 from casework.runtime.strategy import Strategy
 from casework.runtime.usage import Usage
 
@@ -10,8 +11,10 @@ __all__ = [
     "Decision",
     "EndReason",
     "Event",
+    "EventSink",
     "Evidence",
     "ReactAgent",
+    "RunConfig",
     "RunInfo",
     "RunResult",
     "Strategy",

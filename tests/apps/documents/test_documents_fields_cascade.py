@@ -3,7 +3,7 @@ rules are not sure of, sees numbered lines, and its values are graded by the tex
 
 from __future__ import annotations
 
-from docs_fixtures import ALICE, INVOICE_TEXT, text_read
+from docs_fixtures import ALICE, INVOICE_TEXT, on, text_read
 
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.fields import (
@@ -16,7 +16,7 @@ from casework.apps.documents.fields import (
 )
 from casework.apps.documents.models import ExtractionInput
 from casework.apps.documents.strategies import STRATEGIES
-from casework.llm import RoleModels, ScriptedChatModel, call
+from casework.llm import ScriptedChatModel, call
 
 LETTER = """Hartley & Sons Solicitors
 14 Castle Street, York
@@ -48,15 +48,13 @@ def test_the_model_fills_only_the_fields_the_rules_are_unsure_of(deps: Documents
         return call("FieldValues", recipient="Ms Patel", company="Hartley & Sons Solicitors")
 
     model = ScriptedChatModel(responder=read)
-    deps = DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=RoleModels.given(model), ocr=deps.ocr
-    )
     doc = _doc(deps, LETTER)
     decision = STRATEGIES["fields"](
         ExtractionInput(
             document_id=doc, user_id=ALICE, fields=["company", "reference", "recipient"]
         ),
         deps,
+        on(model),
     )
     assert len(asked) == 1 and decision.verdict == "completed"
     prompt = asked[0]
@@ -71,12 +69,9 @@ def test_the_model_fills_only_the_fields_the_rules_are_unsure_of(deps: Documents
 
 def test_an_ungrounded_value_is_kept_with_a_low_confidence(deps: DocumentsDeps):
     model = ScriptedChatModel(steps=[call("FieldValues", recipient="Mr Invented")])
-    deps = DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=RoleModels.given(model), ocr=deps.ocr
-    )
     doc = _doc(deps, LETTER)
     decision = STRATEGIES["fields"](
-        ExtractionInput(document_id=doc, user_id=ALICE, fields=["recipient"]), deps
+        ExtractionInput(document_id=doc, user_id=ALICE, fields=["recipient"]), deps, on(model)
     )
     assert decision.fields["recipient"] == "Mr Invented"
     assert decision.confidence_scores["recipient"] == CONF_UNGROUNDED
@@ -84,12 +79,11 @@ def test_an_ungrounded_value_is_kept_with_a_low_confidence(deps: DocumentsDeps):
 
 def test_the_cascade_writes_one_row_and_says_which_layer_decided(deps: DocumentsDeps):
     model = ScriptedChatModel(steps=[call("FieldValues", company="ACME SUPPLIES LTD")])
-    deps = DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=RoleModels.given(model), ocr=deps.ocr
-    )
     doc = _doc(deps, INVOICE_TEXT)
     decision = STRATEGIES["cascade"](
-        ExtractionInput(document_id=doc, user_id=ALICE, fields=["company", "total"]), deps
+        ExtractionInput(document_id=doc, user_id=ALICE, fields=["company", "total"]),
+        deps,
+        on(model),
     )
     layers = decision.run.layers
     assert [o.layer for o in layers][:2] == ["rules", "fields"]
@@ -106,12 +100,11 @@ def test_a_model_error_leaves_the_rules_values_and_says_why(deps: DocumentsDeps)
         raise ModelError("The local model's constrained reply was cut at max_tokens=10.")
 
     model = ScriptedChatModel(responder=broken)
-    deps = DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=RoleModels.given(model), ocr=deps.ocr
-    )
     doc = _doc(deps, INVOICE_TEXT)
     decision = STRATEGIES["fields"](
-        ExtractionInput(document_id=doc, user_id=ALICE, fields=["company", "total"]), deps
+        ExtractionInput(document_id=doc, user_id=ALICE, fields=["company", "total"]),
+        deps,
+        on(model),
     )
     assert decision.verdict == "completed" and decision.fields["total"] == 45.1
     assert decision.fields["company"] == "ACME SUPPLIES LTD"  # the rules' guess stands

@@ -6,7 +6,7 @@ import json
 import pickle
 
 import pytest
-from docs_fixtures import ALICE, BOB, INVOICE_TEXT, text_read
+from docs_fixtures import ALICE, BOB, INVOICE_TEXT, on, text_read
 
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.service import table_csv
@@ -91,7 +91,7 @@ def test_build_one_row_per_document_resume_and_export(deps: DocumentsDeps) -> No
             say("Really."),
         ]
     )
-    out = run_stack_build(deps, ALICE, stack, model=first)
+    out = run_stack_build(deps, ALICE, stack, on(first))
     assert out["status"] == "in_progress" and out["rows"] == 1 and out["ended_by"] == "no_decision"
     table = deps.repo.table_state(ALICE, stack)
     assert [r["document_id"] for r in table.rows] == [docs[0]]
@@ -115,7 +115,7 @@ def test_build_one_row_per_document_resume_and_export(deps: DocumentsDeps) -> No
             call("complete_table"),
         ]
     )
-    out = run_stack_build(deps, ALICE, stack, model=second)
+    out = run_stack_build(deps, ALICE, stack, on(second))
     second.assert_exhausted()
     assert out == {
         "stack_id": stack,
@@ -210,7 +210,7 @@ def test_a_big_stack_is_built_in_batches_one_run_per_row(deps: DocumentsDeps) ->
     model = ScriptedChatModel(steps=steps)
     events: list[dict] = []
     out = run_stack_build(
-        deps, ALICE, stack, model=model, emit=events.append, batch=BatchConfig(concurrency=1)
+        deps, ALICE, stack, on(model, events=events.append), batch=BatchConfig(concurrency=1)
     )
     model.assert_exhausted()
     assert out["status"] == "in_progress" and out["rows"] == len(docs) - 1
@@ -224,7 +224,7 @@ def test_a_big_stack_is_built_in_batches_one_run_per_row(deps: DocumentsDeps) ->
     assert foreign not in {r["document_id"] for r in table.rows}
     # the resume has one row to write: the whole-table agent finishes it
     resume = ScriptedChatModel(steps=[_row(docs[1], 2.0), call("complete_table")])
-    out = run_stack_build(deps, ALICE, stack, model=resume)
+    out = run_stack_build(deps, ALICE, stack, on(resume))
     assert (out["status"], out["rows"], out["ended_by"]) == ("completed", len(docs), "submit")
 
 

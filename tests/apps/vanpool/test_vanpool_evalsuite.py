@@ -26,6 +26,7 @@ from casework.config import Settings
 from casework.errors import InputError
 from casework.evals import CaseOutput, EvalCase, EvalConfig, run_suite
 from casework.llm import RoleModels, ScriptedChatModel, call
+from casework.runtime import RunConfig
 
 FULL = {"employee_id": "EMP-0001", "shift_id": "SH-1", "vanpool_id": None, "overlap_minutes": 20}
 
@@ -263,8 +264,9 @@ def test_a_wrong_flag_ends_in_a_false_cancel(tmp_path: Path) -> None:
     def models(role: str) -> Any:
         return cm if role == "orchestrator" else ScriptedChatModel(responder=wrong_shift)
 
-    deps = eval_deps(settings, models=RoleModels.given(models))
-    out = run_scenario(task_input(case).value, deps.at(EVAL_NOW), "agent")
+    deps = eval_deps(settings)
+    config = RunConfig(models=RoleModels.given(models))
+    out = run_scenario(task_input(case).value, deps.at(EVAL_NOW), "agent", config)
     assert (out.verdict, out.outcome, out.cancelled_employees) == ("closed", "cancelled", [rider])
     row = vanpool_metrics(case, CaseOutput(out.model_dump(mode="json")))
     assert (row["false_cancel_rate"], row["resolution_hours"]) == (1.0, 528.0)

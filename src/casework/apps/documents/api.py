@@ -13,6 +13,7 @@ import json
 import tempfile
 import threading
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -24,7 +25,9 @@ from sse_starlette.sse import EventSourceResponse
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.service import table_csv
 from casework.config import Settings
+from casework.llm.roles import RoleModels
 from casework.runtime.context import Caller, current_caller, get_settings_dep
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["router"]
 
@@ -73,12 +76,21 @@ def _sse(deps: DocumentsDeps, caller: Caller, run_id: str, after: int) -> EventS
 
 
 def router(
-    settings: Settings | None = None, deps_factory: Callable[[], DocumentsDeps] | None = None
+    settings: Settings | None = None,
+    deps_factory: Callable[[], DocumentsDeps] | None = None,
+    *,
+    models: RoleModels | None = None,
 ) -> APIRouter:
-    """The routes; deps are built on first use per database (``deps_factory`` for tests)."""
+    """The routes; deps are built on first use per database, and each run's config on the
+    settings' models for the caller. ``deps_factory`` and ``models`` (scripted ones) for
+    tests."""
     api = APIRouter(tags=["documents"])
     holder: dict[str, DocumentsDeps] = {}
     lock = threading.Lock()
+
+    def run_config(d: DocumentsDeps, caller: Caller) -> RunConfig:
+        config = RunConfig.of(d.settings, caller=caller)
+        return replace(config, models=models) if models is not None else config
 
     def deps(served: Settings = Depends(get_settings_dep)) -> DocumentsDeps:
         with lock:
@@ -143,7 +155,12 @@ def router(
         from casework.apps.documents.service import start_extraction
 
         handle = start_extraction(
-            d, caller, body.document_id, fields=body.fields, strategy=body.strategy
+            d,
+            caller,
+            body.document_id,
+            fields=body.fields,
+            strategy=body.strategy,
+            config=run_config(d, caller),
         )
         return {"run_id": handle.run_id, "extraction_id": handle.extraction_id}
 
@@ -156,7 +173,9 @@ def router(
     ) -> dict[str, Any]:
         from casework.apps.documents.service import start_correction
 
-        handle = start_correction(d, caller, extraction_id, body.instruction)
+        handle = start_correction(
+            d, caller, extraction_id, body.instruction, config=run_config(d, caller)
+        )
         return {"run_id": handle.run_id, "extraction_id": extraction_id}
 
     @api.get("/runs/{run_id}")
@@ -185,7 +204,12 @@ def router(
         from casework.apps.documents.service import start_extraction
 
         handle = start_extraction(
-            d, caller, body.document_id, fields=body.fields, strategy=body.strategy
+            d,
+            caller,
+            body.document_id,
+            fields=body.fields,
+            strategy=body.strategy,
+            config=run_config(d, caller),
         )
         return _sse(d, caller, handle.run_id, 0)
 
@@ -197,7 +221,9 @@ def router(
     ) -> EventSourceResponse:
         from casework.apps.documents.service import start_correction
 
-        handle = start_correction(d, caller, body.extraction_id, body.instruction)
+        handle = start_correction(
+            d, caller, body.extraction_id, body.instruction, config=run_config(d, caller)
+        )
         return _sse(d, caller, handle.run_id, 0)
 
     # ---------------------------------------------------------------- stacks
@@ -236,7 +262,7 @@ def router(
     ) -> dict[str, Any]:
         from casework.apps.documents.stacks import start_stack_build
 
-        handle = start_stack_build(d, caller, stack_id)
+        handle = start_stack_build(d, caller, stack_id, config=run_config(d, caller))
         return {"run_id": handle.run_id, "stack_id": stack_id}
 
     @api.get("/stacks/{stack_id}/export.csv")

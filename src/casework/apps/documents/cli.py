@@ -63,17 +63,16 @@ def _caller(deps: Any, user: str) -> Any:
     return caller_named(user, deps.settings)
 
 
-def _models(deps: Any, model: str | None) -> Any:
-    """``--model`` for every role (None: the settings'); a bad spec fails here, in one
-    sentence, not as a failed run later."""
-    if model is None:
-        return None
+def _config(deps: Any, model: str | None) -> Any:
+    """The run config of a command: ``--model`` for every role (None: the settings'); a bad
+    spec fails here, in one sentence, not as a failed run later."""
     from casework.apps.documents.agent import MODEL_ROLE
-    from casework.llm import RoleModels
+    from casework.runtime.runconfig import RunConfig
 
-    models = RoleModels(deps.settings, model)
-    models(MODEL_ROLE)
-    return models
+    config = RunConfig.of(deps.settings, model)
+    if model is not None:
+        config.models(MODEL_ROLE)
+    return config
 
 
 def _json(data: Any) -> None:
@@ -235,7 +234,7 @@ def extract(
     deps = _deps()
     caller = _caller(deps, user)
     handle = start_extraction(
-        deps, caller, document, fields=names, strategy=strategy, models=_models(deps, model)
+        deps, caller, document, fields=names, strategy=strategy, config=_config(deps, model)
     )
     err.print(f"run {handle.run_id}, extraction {handle.extraction_id}", highlight=False)
     _follow(deps, caller.user_id, handle.run_id, quiet=as_json)
@@ -266,7 +265,7 @@ def correct(
 
     deps = _deps()
     caller = _caller(deps, user)
-    handle = start_correction(deps, caller, extraction, instruction, models=_models(deps, model))
+    handle = start_correction(deps, caller, extraction, instruction, config=_config(deps, model))
     err.print(f"run {handle.run_id}, extraction {extraction}", highlight=False)
     _follow(deps, caller.user_id, handle.run_id, quiet=as_json)
     _finish(deps, caller.user_id, extraction, as_json)
@@ -321,9 +320,8 @@ def stack_build(
     check_batch_config(batch)
     deps = _deps()
     caller = _caller(deps, user)
-    if model is not None:
-        _models(deps, model)
-    handle = start_stack_build(deps, caller, stack, model_spec=model, batch=batch)
+    config = _config(deps, model)
+    handle = start_stack_build(deps, caller, stack, config=config, batch=batch)
     err.print(f"run {handle.run_id}, stack {stack}", highlight=False)
     last = _follow(deps, caller.user_id, handle.run_id)
     if last.get("error"):

@@ -47,6 +47,7 @@ from casework.runtime.review import (
     age_window,
     keyset_before,
 )
+from casework.runtime.runconfig import RunConfig
 from casework.stores.sql import session_scope
 
 __all__ = ["DECIDED", "KIND", "DocumentsReview"]
@@ -205,6 +206,13 @@ class DocumentsReview:
             s.expunge_all()
             return ext, doc
 
+    def _config(self) -> RunConfig:
+        """A retry's run config: the settings' models, or the chat model handed in (tests)."""
+        config = RunConfig.of(self.settings)
+        if self._chat_model is not None:
+            config = replace(config, models=RoleModels.given(self._chat_model))
+        return config
+
     def _owner(self, user_id: int) -> Caller:
         """The extraction's owner: a retry runs as them, in their tenant."""
         with session_scope(self.deps.repo.engine) as s:
@@ -347,7 +355,7 @@ class DocumentsReview:
                 doc.id,
                 fields=ext.requested_fields,
                 strategy=self.strategy,
-                models=RoleModels.given(self._chat_model) if self._chat_model else None,
+                config=self._config(),
                 background=self.background,
             )
             return result | {

@@ -26,9 +26,9 @@ from casework.apps.documents.ocr import OcrProvider, RapidOcrProvider, ReadResul
 from casework.apps.documents.repository import DocumentsRepository
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError
-from casework.llm.roles import RoleModels
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.context import Caller, Role
+from casework.runtime.runconfig import RunConfig
 from casework.stores import open_stores
 
 __all__ = [
@@ -228,18 +228,15 @@ def start_extraction(
     *,
     fields: list[str] | None = None,
     strategy: str = "agent",
-    models: RoleModels | None = None,
+    config: RunConfig | None = None,
     background: bool = True,
 ) -> RunHandle:
-    """The spec's order: create the extraction row, then run the strategy on it (on
-    ``models`` instead of the deps' when given: ``--model``)."""
-    from casework.apps.documents.agent import run_extraction
+    """The spec's order: create the extraction row, then run the strategy on it, under
+    ``config`` (default: the settings' models) with the run's events recorded."""
     from casework.apps.documents.strategies import STRATEGIES
 
     if strategy not in STRATEGIES:
         raise InputError(f"Unknown strategy {strategy!r}; use one of: {', '.join(STRATEGIES)}.")
-    if models is not None:
-        deps = dataclasses.replace(deps, models=models)
     ext = deps.repo.create_extraction(caller.user_id, document_id, requested=fields)
     input = ExtractionInput(
         document_id=document_id, user_id=caller.user_id, fields=fields, extraction_id=ext.id
@@ -247,9 +244,7 @@ def start_extraction(
 
     def work(emit: Callable[[dict[str, Any]], None]) -> ExtractionDecision:
         try:
-            if strategy == "agent":
-                return run_extraction(input, deps, emit=emit, tenant=caller)
-            decision = STRATEGIES[strategy](input, deps)
+            decision = STRATEGIES[strategy](input, deps, _recorded(deps, config, emit, caller))
             assert isinstance(decision, ExtractionDecision)
             return decision
         finally:
@@ -272,13 +267,11 @@ def start_correction(
     extraction_id: int,
     instruction: str,
     *,
-    models: RoleModels | None = None,
+    config: RunConfig | None = None,
     background: bool = True,
 ) -> RunHandle:
     from casework.apps.documents.agent import run_correction
 
-    if models is not None:
-        deps = dataclasses.replace(deps, models=models)
     deps.repo.get_extraction(caller.user_id, extraction_id)  # 404 before a run exists
     if not instruction.strip():
         raise InputError('Say what to correct, e.g. "the total is 45.10".')
@@ -290,8 +283,7 @@ def start_correction(
                 caller.user_id,
                 extraction_id,
                 instruction,
-                emit=emit,
-                tenant=caller,
+                _recorded(deps, config, emit, caller),
             )
         finally:
             _never_in_progress(deps, caller.user_id, extraction_id)
@@ -305,6 +297,17 @@ def start_correction(
         extraction_id=extraction_id,
         background=background,
     )
+
+
+def _recorded(
+    deps: DocumentsDeps,
+    config: RunConfig | None,
+    emit: Callable[[dict[str, Any]], None],
+    caller: Caller,
+) -> RunConfig:
+    """The run's config with its events going to the run's record, for ``caller``."""
+    base = config or RunConfig.of(deps.settings)
+    return dataclasses.replace(base, events=emit, caller=caller)
 
 
 def _never_in_progress(deps: DocumentsDeps, user_id: int, extraction_id: int) -> None:
@@ -393,7 +396,6 @@ def build_deps(
     settings: Settings | None = None,
     *,
     db_url: str | None = None,
-    models: RoleModels | None = None,
     ocr: OcrProvider | None = None,
     run_migrations: bool = True,
 ) -> DocumentsDeps:
@@ -403,7 +405,6 @@ def build_deps(
     deps = DocumentsDeps(
         repo=DocumentsRepository(stores.engine),
         settings=settings,
-        models=models or RoleModels(settings),
         ocr=ocr or RapidOcrProvider(),
     )
     recover_stale_runs(deps)  # a killed process must not leave an extraction in_progress

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
 from langchain.tools import tool
@@ -30,6 +29,7 @@ from casework.llm.roles import RoleModels
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.context import Caller
 from casework.runtime.react import ReactAgent
+from casework.runtime.runconfig import EventSink, RunConfig
 
 __all__ = ["STACK_TOOL_NAMES", "create_stack_tools", "run_stack_build", "start_stack_build"]
 
@@ -247,7 +247,7 @@ class ExtractRow(BaseModel):
     confidences: dict[str, Any]
 
 
-def _events(agent: ReactAgent, task: str, emit: Callable[[dict[str, Any]], None] | None) -> Any:
+def _events(agent: ReactAgent, task: str, emit: EventSink | None) -> Any:
     result = None
     for event in agent.iter_events(task, trace=False):
         if event["type"] == "complete":
@@ -375,18 +375,18 @@ def run_stack_build(
     deps: DocumentsDeps,
     user_id: int,
     stack_id: int,
+    config: RunConfig,
     *,
-    model: BaseChatModel | None = None,
-    model_spec: str | None = None,
-    emit: Callable[[dict[str, Any]], None] | None = None,
     batch: BatchConfig | None = None,
 ) -> dict[str, Any]:
-    """Build (or resume) the stack's table; it ends completed, or in_progress with why.
+    """Build (or resume) the stack's table under ``config`` (its specialist model, its event
+    sink); it ends completed, or in_progress with why.
 
     Up to ``SINGLE_RUN_MAX`` documents without a row, the stacks agent does it all. Beyond,
     the build is batched: the columns (unless defined), then each missing row by its own run
     through the platform's ``run_batch`` (``batch``: local threads or Ray, ``concurrency``),
-    each row written as it ends; then ``complete_table``'s own check closes the table."""
+    each row written as it ends; then ``complete_table``'s own check closes the table. A Ray
+    worker resolves the config's model spec itself."""
     stack = deps.repo.get_stack(user_id, stack_id)
     if not stack.document_ids:
         from casework.errors import InputError
@@ -396,8 +396,8 @@ def run_stack_build(
         )
     done = {r["document_id"] for r in stack.table.rows} if stack.table else set()
     missing = [d for d in stack.document_ids if d not in done]
-    models = RoleModels(deps.settings, model_spec) if model_spec is not None else deps.models
-    chat = model or models("specialist")
+    chat = config.models("specialist")
+    emit = config.events
     cost = 0.0
     if len(missing) <= SINGLE_RUN_MAX:
         result = _whole_table(deps, user_id, stack, chat, emit)
@@ -410,7 +410,7 @@ def run_stack_build(
             ended_by = result.ended_by
         table = deps.repo.table_state(user_id, stack_id)
         if table is not None and table.columns:
-            config = dataclasses.replace(batch or BatchConfig(concurrency=1))
+            rows = dataclasses.replace(batch or BatchConfig(concurrency=1))
             written = [0]
 
             def row_done(item: BatchResult[bool]) -> None:
@@ -425,9 +425,9 @@ def run_stack_build(
                         }
                     )
 
-            config.progress = row_done
-            task = _RowTask(deps, user_id, stack_id, chat, model_spec)
-            run_batch(missing, task, config)
+            rows.progress = row_done
+            task = _RowTask(deps, user_id, stack_id, chat, config.models.override)
+            run_batch(missing, task, rows)
             try:
                 tools = create_stack_tools(stack_id, user_id, deps.repo)
                 tools[-1].func()  # type: ignore[attr-defined]  # complete_table's own check
@@ -450,12 +450,15 @@ def start_stack_build(
     caller: Caller,
     stack_id: int,
     *,
-    model: Any = None,
-    model_spec: str | None = None,
+    config: RunConfig | None = None,
     batch: BatchConfig | None = None,
     background: bool = True,
 ) -> Any:
+    """Build the stack's table in a recorded run (``start_run``), under ``config`` (default:
+    the settings' models) with its events going to the run's record."""
     from casework.apps.documents.service import start_run
+
+    base = config or RunConfig.of(deps.settings)
 
     deps.repo.get_stack(caller.user_id, stack_id)  # 404 before a run exists
     return start_run(
@@ -466,9 +469,7 @@ def start_stack_build(
             deps,
             caller.user_id,
             stack_id,
-            model=model,
-            model_spec=model_spec,
-            emit=emit,
+            dataclasses.replace(base, events=emit, caller=caller),
             batch=batch,
         ),
         complete=lambda out: {"complete": True, **out},

@@ -1,4 +1,4 @@
-"""The documents app's strategies, ``run(input, deps)``: ``rules`` (no model), ``fields``
+"""The documents app's strategies, ``run(input, deps, config)``: ``rules`` (no model), ``fields``
 (the rules, then the bundled model for the fields they are not sure of: ``fields.py``),
 ``agent`` (the ReAct extraction agent) and ``cascade`` (the default): the rules when their
 calibrated confidence is high enough, else ``fields``, else, with a remote model configured
@@ -31,13 +31,14 @@ from casework.runtime.cascade import (
     stored_policy,
 )
 from casework.runtime.decision import EndReason, RunInfo
+from casework.runtime.runconfig import RunConfig
 from casework.runtime.strategy import Strategy
 from casework.runtime.usage import Usage
 
 __all__ = ["STRATEGIES", "cascade", "run_agent", "run_fields", "run_rules"]
 
 
-def run_rules(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
+def run_rules(input: ExtractionInput, deps: DocumentsDeps, config: RunConfig) -> ExtractionDecision:
     """The rules extractor writes the extraction; completed when it found a field, else failed."""
     repo = deps.repo
     ext_id = (
@@ -60,8 +61,8 @@ def run_rules(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision
     )
 
 
-def run_agent(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
-    return run_extraction(input, deps)
+def run_agent(input: ExtractionInput, deps: DocumentsDeps, config: RunConfig) -> ExtractionDecision:
+    return run_extraction(input, deps, config)
 
 
 def _text_of(input: ExtractionInput, deps: DocumentsDeps) -> str:
@@ -71,7 +72,9 @@ def _text_of(input: ExtractionInput, deps: DocumentsDeps) -> str:
     return found[0]
 
 
-def run_fields(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
+def run_fields(
+    input: ExtractionInput, deps: DocumentsDeps, config: RunConfig
+) -> ExtractionDecision:
     """The rules' labelled values, and the bundled model's reading for every other field of
     the document's type (auto mode) or of the request (custom mode)."""
     repo = deps.repo
@@ -86,10 +89,10 @@ def run_fields(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecisio
         for name in wanted_fields(text, input.fields)
         if confidences.get(name, 0.0) < extractor.CONF_LABELLED
     ]
-    model = deps.models(LOCAL_ROLE)
+    model = config.models(LOCAL_ROLE)
     run = RunInfo(ended_by=EndReason.SUBMIT, strategy="fields", model=None)
     if unsure:
-        run.model = deps.models.name(LOCAL_ROLE)
+        run.model = config.models.name(LOCAL_ROLE)
         try:
             values, usage = ask_fields(model, text, unsure)
         except ModelError as exc:  # the rules' values stand; the decision says why
@@ -119,12 +122,12 @@ value found after its own label)."""
 FIELDS_THRESHOLD = 60.0
 
 
-def _remote_configured(deps: DocumentsDeps) -> bool:
-    return not is_local_model(deps.models(MODEL_ROLE))
+def _remote_configured(deps: DocumentsDeps, config: RunConfig) -> bool:
+    return not is_local_model(config.models(MODEL_ROLE))
 
 
-def _cascade_policy(deps: DocumentsDeps) -> CascadePolicy:
-    remote = deps.models.name(MODEL_ROLE) if _remote_configured(deps) else None
+def _cascade_policy(deps: DocumentsDeps, config: RunConfig) -> CascadePolicy:
+    remote = config.models.name(MODEL_ROLE) if _remote_configured(deps, config) else None
     return stored_policy(deps.settings.home, "documents", remote)
 
 
@@ -164,13 +167,15 @@ class _OneRow:
         self.inner = inner
         self.__name__ = inner.name
 
-    def __call__(self, input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
+    def __call__(
+        self, input: ExtractionInput, deps: DocumentsDeps, config: RunConfig
+    ) -> ExtractionDecision:
         if input.extraction_id is None:
             row = deps.repo.create_extraction(
                 input.user_id, input.document_id, requested=input.fields
             )
             input = input.model_copy(update={"extraction_id": row.id})
-        return self.inner(input, deps)
+        return self.inner(input, deps, config)
 
     def exploring(self) -> _OneRow:
         return _OneRow(self.inner.exploring())

@@ -35,12 +35,12 @@ from casework.apps.hed.strategies import (
 from casework.apps.hed.validation import DEFAULT_SCHEMA, check_schema
 from casework.config import Settings
 from casework.errors import CaseworkError, ConfigError, InputError
-from casework.runtime import EndReason
+from casework.runtime import EndReason, RunConfig
 
 __all__ = ["AnnotateRequest", "ModelChoice", "ValidateRequest", "router"]
 
-DepsFactory = Callable[["ModelChoice"], HedDeps]
-"""``factory(choice)`` -> deps for one request."""
+RunFactory = Callable[["ModelChoice"], tuple[HedDeps, RunConfig]]
+"""``factory(choice)`` -> the deps and the run config (models, traces) of one request."""
 
 
 class ValidateRequest(BaseModel):
@@ -74,7 +74,7 @@ def _http(exc: CaseworkError) -> HTTPException:
     return HTTPException(status_code=400 if isinstance(exc, ConfigError) else 422, detail=str(exc))
 
 
-def _prepare(body: AnnotateRequest, deps: HedDeps) -> tuple[HedInput, str]:
+def _prepare(body: AnnotateRequest, config: RunConfig) -> tuple[HedInput, str]:
     """The request's input: the description, with the vision agent's description of the
     image appended when one was sent; checked before anything runs."""
     description, image_text = body.description, ""
@@ -87,7 +87,7 @@ def _prepare(body: AnnotateRequest, deps: HedDeps) -> tuple[HedInput, str]:
             raise InputError(
                 "image_base64 is not valid base64; send the image's bytes base64-encoded."
             ) from None
-        image_text = describe_image(data, deps, name="image_base64")
+        image_text = describe_image(data, config, name="image_base64")
         description = " ".join(filter(None, [description, image_text]))
     check_description(description)
     check_schema(body.schema_version)
@@ -107,34 +107,31 @@ def _choice(
     return ModelChoice(model=model or None, vision_model=vision_model or None, api_key=api_key)
 
 
-def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRouter:
-    """The routes over ``settings``; ``deps_factory(choice)`` builds a request's deps (tests
-    pass scripted models). The model headers (``ModelChoice``) pick provider, model and key
-    for one request."""
+def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRouter:
+    """The routes over ``settings``; ``run_factory(choice)`` builds a request's deps and run
+    config (tests pass scripted models). The model headers (``ModelChoice``) pick provider,
+    model and key for one request."""
     from casework.apps.hed.repository import decision_json
     from casework.apps.hed.service import annotate
 
     repos: dict[str, Any] = {}
     repos_lock = threading.Lock()
 
-    def default_factory(choice: ModelChoice) -> HedDeps:
+    def default_factory(choice: ModelChoice) -> tuple[HedDeps, RunConfig]:
         from casework.apps.hed.deps import build_deps, open_repository
 
         with repos_lock:  # migrated once, not on every request
             if settings.db_url not in repos:
                 repos[settings.db_url] = open_repository(settings)
-        deps = build_deps(
-            settings,
-            model=choice.model,
-            vision_model=choice.vision_model,
-            api_key=choice.api_key,
-            repo=repos[settings.db_url],
+        deps = build_deps(settings, repo=repos[settings.db_url])
+        config = RunConfig.of(
+            settings, choice.model, vision=choice.vision_model, api_key=choice.api_key
         )
         if choice.model:  # a model the caller named that cannot be built is a 400 now
-            deps.models(ROLES["annotate"])  # not an error:model mid-run
-        return deps
+            config.models(ROLES["annotate"])  # not an error:model mid-run
+        return deps, config
 
-    factory = deps_factory or default_factory
+    factory = run_factory or default_factory
     api = APIRouter()
 
     @api.post("/validate")
@@ -155,9 +152,9 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
         """Annotate a description (or a base64 image) with a strategy; the whole state back.
         A model that fails mid-run answers 502 with the state reached (nothing is stored)."""
         try:
-            deps = factory(choice)
-            input, image_text = _prepare(body, deps)
-            decision = annotate(input, deps, strategy=body.strategy)
+            deps, config = factory(choice)
+            input, image_text = _prepare(body, config)
+            decision = annotate(input, deps, config, strategy=body.strategy)
         except CaseworkError as exc:
             raise _http(exc) from exc
         data = decision_json(decision)
@@ -178,8 +175,8 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
         ``token`` (streamed text), ``step`` (a node finished, with the state it left), then
         ``complete`` with the decision (or ``error``)."""
         try:
-            deps = await run_in_threadpool(factory, choice)
-            input, image_text = await run_in_threadpool(_prepare, body, deps)
+            deps, config = await run_in_threadpool(factory, choice)
+            input, image_text = await run_in_threadpool(_prepare, body, config)
             graph = body.strategy in GRAPH_STRATEGIES
             state = strategy_state(body.strategy, input, deps) if graph else None
         except CaseworkError as exc:
@@ -194,10 +191,10 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
 
         async def sse_events() -> AsyncIterator[dict[str, str]]:
             if state is None:  # the no-model baseline has no graph to stream
-                decision = await run_in_threadpool(STRATEGIES[body.strategy], input, deps)
+                decision = await run_in_threadpool(STRATEGIES[body.strategy], input, deps, config)
                 stream: AsyncIterator[dict[str, Any]] = _single(decision)
             else:
-                stream = astream_run(state, deps, strategy=body.strategy)
+                stream = astream_run(state, deps, config, strategy=body.strategy)
             async for event in stream:
                 if event["type"] != "complete":
                     yield {"event": event["type"], "data": json.dumps(event, default=str)}

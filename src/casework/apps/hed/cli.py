@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -168,6 +169,7 @@ def annotate_cmd(
     from casework.apps.hed.strategies import GRAPH_STRATEGIES
     from casework.apps.hed.validation import check_schema
     from casework.errors import InputError
+    from casework.runtime.runconfig import RunConfig
 
     strategy_named(strategy)
     check_schema(schema)
@@ -176,27 +178,28 @@ def annotate_cmd(
         check_description(description)
     elif not image.is_file():
         raise InputError(f"Image {image} does not exist; pass the path of a PNG or JPEG file.")
-    deps = build_deps(model=model, vision_model=vision_model, validator=kind)
+    deps = build_deps(validator=kind)
+    config = RunConfig.of(deps.settings, model, vision=vision_model)
     if strategy in GRAPH_STRATEGIES:  # a model that cannot be built: one sentence, before the run
         with err_console.status("loading the annotation model"):
-            deps.models(ROLES["annotate"])
+            config.models(ROLES["annotate"])
     image_description = ""
     if image is not None:
         from casework.apps.hed.vision import describe_image
 
         with err_console.status("vision: describing the image"):
-            image_description = describe_image(image.read_bytes(), deps, name=str(image))
+            image_description = describe_image(image.read_bytes(), config, name=str(image))
         description = " ".join(filter(None, [description, image_description]))
     with err_console.status("annotate") as status:
 
-        def on_step(node: str, state: Any) -> None:
-            status.update(f"{node} done (iteration {state.get('total_iterations', 0)})")
+        def step_done(event: dict[str, Any]) -> None:
+            status.update(f"{event['node']} done (iteration {event['total_iterations']})")
 
         decision = annotate(
             HedInput(description=description, schema_version=schema, run_assessment=assess),
             deps,
+            replace(config, events=step_done),
             strategy=strategy,
-            on_step=on_step,
         )
     if as_json:
         data = decision_json(decision)
@@ -240,6 +243,7 @@ def batch_cmd(
     from casework.apps.hed.service import read_batch, run_batch, strategy_named
     from casework.apps.hed.validation import check_schema
     from casework.runtime.batch import BatchConfig, check_batch_config
+    from casework.runtime.runconfig import RunConfig
 
     strategy_named(strategy)
     check_schema(schema)
@@ -249,7 +253,7 @@ def batch_cmd(
 
         raise InputError(f"{file} does not exist; pass a CSV file with a 'description' column.")
     total = len(read_batch(file))
-    deps = build_deps(model=model, validator=_validator_kind(validator))
+    deps = build_deps(validator=_validator_kind(validator))
     with Progress(
         TextColumn("hed batch"),
         BarColumn(),
@@ -267,13 +271,13 @@ def batch_cmd(
         report = run_batch(
             file,
             deps,
+            RunConfig.of(deps.settings, model),
             strategy=strategy,
             schema=schema,
             assess=assess,
             concurrency=concurrency,
             executor=executor,
             address=address,
-            model=model,
             out=out,
             on_row=on_row,
         )

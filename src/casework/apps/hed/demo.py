@@ -22,6 +22,7 @@ def run_demo(console: Console | None = None, *, model: str | None = None) -> Non
     from casework.apps.hed.validation import validate_many
     from casework.apps.hed.vocabulary import load_vocabulary
     from casework.errors import CaseworkError
+    from casework.runtime.runconfig import RunConfig
 
     console = console or Console()
     vocab = load_vocabulary("8.3.0")
@@ -37,8 +38,9 @@ def run_demo(console: Console | None = None, *, model: str | None = None) -> Non
                     "  " + augment(issue, vocab).splitlines()[-1].strip(), highlight=False
                 )
     try:
-        deps = build_deps(model=model)
-        decision = annotate(HedInput(description=DEMO_DESCRIPTION), deps, strategy="loop")
+        deps = build_deps()
+        config = RunConfig.of(deps.settings, model)
+        decision = annotate(HedInput(description=DEMO_DESCRIPTION), deps, config, strategy="loop")
     except CaseworkError as exc:
         console.print(f"  agent skipped: {exc}")
         return

@@ -1,4 +1,5 @@
-"""One deps object per run: settings, the model per role, the validator choice, the limits."""
+"""The deps every run shares: settings, the validator choice, the limits, the repository (a
+run's models come in its ``RunConfig``)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ from typing import Any
 from casework.apps.hed.rules import MAX_TOTAL_ITERATIONS, MAX_VALIDATION_ATTEMPTS
 from casework.apps.hed.validation import ValidatorKind
 from casework.config import Settings, get_settings
-from casework.llm.roles import VISION_ROLE, RoleModels
+from casework.llm.roles import VISION_ROLE
 from casework.stores import open_stores
 
 __all__ = ["ROLES", "HedDeps", "build_deps", "open_repository"]
 
-# Which configured model each agent uses (``settings.models.for_role``; unset roles use default).
+# Which model role each agent asks the run config's models for.
 ROLES = {
     "annotate": "annotator",
     "evaluate": "judge",
@@ -28,8 +29,6 @@ class HedDeps:
     """What the graph's steps need; tests build it with scripted models."""
 
     settings: Settings
-    models: RoleModels
-    """``models(role)`` -> chat model (roles: annotator, judge, specialist, vision)."""
     validator: ValidatorKind = "auto"
     compact_vocabulary: bool = True
     """The compact vocabulary fits the bundled model; large models can take the full one."""
@@ -58,23 +57,13 @@ def open_repository(settings: Settings) -> Any:
 def build_deps(
     settings: Settings | None = None,
     *,
-    model: str | None = None,
-    vision_model: str | None = None,
-    api_key: str | None = None,
     validator: ValidatorKind = "auto",
     with_repo: bool = True,
     repo: Any = None,
 ) -> HedDeps:
-    """Deps on the configured models and database; ``model`` overrides every text role
-    (``--model``), ``vision_model`` the vision role, ``api_key`` is the caller's own key for
-    ``model``'s provider. ``repo`` reuses an open repository (else one is opened when
-    ``with_repo``)."""
+    """Deps on the configured database; ``repo`` reuses an open repository (else one is
+    opened when ``with_repo``)."""
     settings = settings or get_settings()
     if repo is None and with_repo:
         repo = open_repository(settings)
-    return HedDeps(
-        settings=settings,
-        models=RoleModels(settings, model, vision=vision_model, api_key=api_key),
-        validator=validator,
-        repo=repo,
-    )
+    return HedDeps(settings=settings, validator=validator, repo=repo)

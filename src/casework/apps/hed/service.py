@@ -19,11 +19,11 @@ from typing import Any
 from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.models import HedDecision, HedInput
 from casework.apps.hed.repository import decision_json
-from casework.apps.hed.strategies import STRATEGIES, ProgressHook
+from casework.apps.hed.strategies import STRATEGIES
 from casework.apps.hed.validation import ValidatorKind
 from casework.config import Settings
 from casework.errors import CaseworkError, InputError
-from casework.runtime import EndReason
+from casework.runtime import EndReason, RunConfig
 
 __all__ = [
     "BatchReport",
@@ -45,15 +45,15 @@ def strategy_named(name: str) -> Callable[..., HedDecision]:
 def annotate(
     input: HedInput,
     deps: HedDeps,
+    config: RunConfig,
     *,
     strategy: str = "loop",
-    on_step: ProgressHook | None = None,
     batch_key: str | None = None,
     row_id: str | None = None,
 ) -> HedDecision:
-    """Run one strategy and store the finished run (a run cut short by a model error is not
-    stored as finished, so a batch retries it)."""
-    decision = strategy_named(strategy)(input, deps, on_step)
+    """Run one strategy under ``config`` and store the finished run (a run cut short by a
+    model error is not stored as finished, so a batch retries it)."""
+    decision = strategy_named(strategy)(input, deps, config)
     if deps.repo is not None and decision.run and decision.run.ended_by != EndReason.ERROR_MODEL:
         deps.repo.save(decision, batch_key=batch_key, row_id=row_id)
     return decision
@@ -112,8 +112,9 @@ class BatchTask:
     """``task((row_id, description))`` -> the row's decision: what ``run_batch`` runs.
 
     It crosses to Ray workers pickled, holding only specs (settings, model names, strategy);
-    a worker builds its deps on its first row (without the database: the caller's process
-    stores every result as it arrives). Locally it runs on the caller's deps (``bind``)."""
+    a worker builds its deps and run config on its first row (without the database: the
+    caller's process stores every result as it arrives). Locally it runs on the caller's deps
+    and config (``bind``)."""
 
     def __init__(
         self,
@@ -132,28 +133,30 @@ class BatchTask:
         self.model = model
         self.validator = validator
         self._deps: HedDeps | None = None
+        self._config: RunConfig | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_deps": None}
+        return {**self.__dict__, "_deps": None, "_config": None}
 
-    def bind(self, deps: HedDeps) -> BatchTask:
-        self._deps = deps
+    def bind(self, deps: HedDeps, config: RunConfig) -> BatchTask:
+        self._deps, self._config = deps, config
         return self
 
     def __call__(self, row: tuple[str, str]) -> HedDecision:
         if self._deps is None:
             from casework.apps.hed.deps import build_deps
 
-            self._deps = build_deps(
-                self.settings, model=self.model, validator=self.validator, with_repo=False
-            )
+            self._deps = build_deps(self.settings, validator=self.validator, with_repo=False)
+        if self._config is None:
+            self._config = RunConfig.of(self.settings, self.model)
         input = HedInput(description=row[1], schema_version=self.schema, run_assessment=self.assess)
-        return strategy_named(self.strategy)(input, self._deps)
+        return strategy_named(self.strategy)(input, self._deps, self._config)
 
 
 def run_batch(
     path: Path,
     deps: HedDeps,
+    config: RunConfig | None = None,
     *,
     strategy: str = "loop",
     schema: str = "8.3.0",
@@ -161,12 +164,12 @@ def run_batch(
     concurrency: int = 1,
     executor: str = "local",
     address: str | None = None,
-    model: str | None = None,
     out: Path | None = None,
     on_row: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> BatchReport:
-    """Annotate every row not yet finished through the platform's ``run_batch`` (worker
-    threads here, or a Ray cluster); each result is stored as it arrives, so an interrupted
+    """Annotate every row not yet finished under ``config`` (default: the settings' models)
+    through the platform's ``run_batch`` (worker threads here, or a Ray cluster, where each
+    worker resolves the config's model spec); each result is stored as it arrives, so an interrupted
     batch loses nothing. All rows' results (old and new) go as JSON lines to ``out``, in the
     file's order; a row that failed says why and is retried on the next run."""
     from casework.runtime.batch import BatchConfig, BatchResult, check_batch_config
@@ -175,10 +178,11 @@ def run_batch(
     if deps.repo is None:
         raise InputError("A batch needs the database to resume from; build deps with a repository.")
     strategy_named(strategy)
-    config = BatchConfig(
+    run_config = config or RunConfig.of(deps.settings)
+    batch = BatchConfig(
         executor=executor, address=address, concurrency=max(1, concurrency), retries=2
     )
-    check_batch_config(config)
+    check_batch_config(batch)
     rows = read_batch(path)
     key = batch_key(path, strategy, schema, assess)
     out = out or path.with_suffix(".hed.jsonl")
@@ -210,19 +214,19 @@ def run_batch(
         if on_row is not None:
             on_row(rid, data)
 
-    config.progress = finished
+    batch.progress = finished
     task = BatchTask(
         settings=deps.settings,
         strategy=strategy,
         schema=schema,
         assess=assess,
-        model=model,
+        model=run_config.models.override,
         validator=deps.validator,
     )
     if executor == "local":
-        task.bind(deps)
+        task.bind(deps, run_config)
     try:  # an interrupted batch keeps what finished: stored, and written out
-        platform_batch(todo, task, config, key=lambda row: row[0])
+        platform_batch(todo, task, batch, key=lambda row: row[0])
     finally:
         _write_results(out, rows, results, report)
     return report

@@ -1,4 +1,4 @@
-"""Strategies: ``run(input, deps) -> HedDecision``, registered by name.
+"""Strategies: ``run(input, deps, config) -> HedDecision``, registered by name.
 
 ``one-shot`` annotates and validates once (no loop); ``loop`` is the full state machine
 (validate, evaluate, feedback); ``loop-no-eval`` loops on validation errors only. Those three
@@ -6,7 +6,8 @@ run the same graph with different limits and switches, so what is compared is th
 ``rules`` is the no-model floor: the vocabulary look-up baseline, validated. ``cascade``
 (the default) keeps the look-up where it accounts for the description's words, else asks the
 bundled model once under the schema's grammar (the look-up shown as a draft), else, when a
-remote model is configured (``--model``), runs the full loop on it.
+remote model is configured (``--model``), runs the full loop on it. A finished node is an
+event for the run config's sink (``{"type": "step", "node", ...}``: the CLI's status line).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
@@ -27,7 +28,7 @@ from casework.apps.hed.validation import check_schema, validate_many
 from casework.apps.hed.vocabulary import load_vocabulary
 from casework.errors import CaseworkError, InputError
 from casework.llm.local import is_local_model
-from casework.runtime import Decision, EndReason, Evidence, RunInfo, RunResult
+from casework.runtime import Decision, EndReason, Evidence, RunConfig, RunInfo, RunResult
 from casework.runtime.cascade import (
     LOCAL_ROLE,
     Cascade,
@@ -55,8 +56,6 @@ __all__ = [
     "strategy_state",
     "to_decision",
 ]
-
-ProgressHook = Callable[[str, HedAnnotationState], None]
 
 
 def initial_state(
@@ -90,11 +89,12 @@ def initial_state(
 
 
 class _GraphRun:
-    """One run of the graph: its usage callback, its JSONL trace, and the decision at the end.
-    The trace holds the prompts and answers; never a provider key (those stay in the models)."""
+    """One run of the graph: its usage callback, its JSONL trace (in the run config's trace
+    folder, if any), and the decision at the end. The trace holds the prompts and answers;
+    never a provider key (those stay in the models)."""
 
-    def __init__(self, state: HedAnnotationState, deps: HedDeps, strategy: str) -> None:
-        self.deps = deps
+    def __init__(self, state: HedAnnotationState, config: RunConfig, strategy: str) -> None:
+        self.run_config = config
         self.strategy = strategy
         self.usage = UsageCallback()
         self.run_id = uuid.uuid4().hex[:12]
@@ -105,34 +105,41 @@ class _GraphRun:
             "recursion_limit": 4 * state["max_total_iterations"] + 10,
             "run_id": uuid.uuid4(),
         }
-        self.trace = TraceWriter(deps.settings.traces_dir / f"hed-{self.run_id}.jsonl")
-        self.trace.start(
-            run_id=self.run_id,
-            app="hed",
-            strategy=strategy,
-            payload={
-                "description": state["input_description"],
-                "schema_version": state["schema_version"],
-            },
+        self.trace = (
+            TraceWriter(config.traces / f"hed-{self.run_id}.jsonl") if config.traces else None
         )
+        if self.trace is not None:
+            self.trace.start(
+                run_id=self.run_id,
+                app="hed",
+                strategy=strategy,
+                payload={
+                    "description": state["input_description"],
+                    "schema_version": state["schema_version"],
+                },
+            )
 
-    def step(self, node: str, update: dict[str, Any] | None) -> HedAnnotationState:
-        """Record a finished node; returns the state as the node left it (for progress)."""
+    def step(self, node: str, update: dict[str, Any] | None) -> dict[str, Any]:
+        """Record a finished node: its step event, as traced (returned for a stream)."""
         view: HedAnnotationState = {**self.last, **(update or {})}  # type: ignore[typeddict-item]
-        self.trace.event({"type": "step", **step_summary(node, view)})
-        return view
+        event = {"type": "step", **step_summary(node, view)}
+        if self.trace is not None:
+            self.trace.event(event)
+        return event
 
     def finish(self, error: str = "") -> HedDecision:
         self.usage.usage.wall_seconds = round(time.perf_counter() - self.started, 3)
         decision = to_decision(
             self.last,
-            self.deps,
+            self.run_config,
             strategy=self.strategy,
             run_id=self.run_id,
             usage=self.usage.usage,
             error=error,
         )
         assert decision.run is not None
+        if self.trace is None:
+            return decision
         decision.run.trace_path = self.trace.path
         self.trace.end(
             RunResult(
@@ -169,28 +176,23 @@ def _error_text(exc: Exception) -> str:
 
 
 def run_graph(
-    state: HedAnnotationState,
-    deps: HedDeps,
-    *,
-    strategy: str,
-    on_step: ProgressHook | None = None,
+    state: HedAnnotationState, deps: HedDeps, config: RunConfig, *, strategy: str
 ) -> HedDecision:
-    """Run the graph to its end and turn the last state into a decision. A model failure
-    mid-run ends the run cleanly (``error:model``) with the state reached so far, or
-    propagates when ``deps.raise_errors`` (the evaluation harness retries it)."""
-    run = _GraphRun(state, deps, strategy)
+    """Run the graph to its end and turn the last state into a decision; each finished node
+    is a step event for the config's sink. A model failure mid-run ends the run cleanly
+    (``error:model``) with the state reached so far, or propagates when ``deps.raise_errors``
+    (the evaluation harness retries it)."""
+    run = _GraphRun(state, config, strategy)
     error = ""
     try:
-        for mode, payload in build_graph(deps).stream(
+        for mode, payload in build_graph(deps, config).stream(
             state, config=run.config, stream_mode=["updates", "values"]
         ):
             if mode == "values":
                 run.last = payload
                 continue
             for node, update in payload.items():
-                view = run.step(node, update)
-                if on_step is not None:
-                    on_step(node, view)
+                config.emit(run.step(node, update))
     except Exception as exc:
         error = _error_text(exc)
         if deps.raise_errors:
@@ -200,15 +202,17 @@ def run_graph(
 
 
 async def astream_run(
-    state: HedAnnotationState, deps: HedDeps, *, strategy: str
+    state: HedAnnotationState, deps: HedDeps, config: RunConfig, *, strategy: str
 ) -> AsyncIterator[dict[str, Any]]:
     """The run as events from LangGraph's ``astream_events``: ``model`` when an agent's model
-    starts, ``token`` for streamed text, ``step`` when a node finishes, and last ``complete``
-    with the decision (``decision``: the ``HedDecision``)."""
-    run = _GraphRun(state, deps, strategy)
+    starts, ``token`` for streamed text, ``step`` when a node finishes (also the config's
+    sink's), and last ``complete`` with the decision (``decision``: the ``HedDecision``)."""
+    run = _GraphRun(state, config, strategy)
     error = ""
     try:
-        async for event in build_graph(deps).astream_events(state, run.config, version="v2"):
+        async for event in build_graph(deps, config).astream_events(
+            state, run.config, version="v2"
+        ):
             kind, name = event["event"], event.get("name", "")
             node = (event.get("metadata") or {}).get("langgraph_node", "")
             if kind == "on_chain_end" and not event.get("parent_ids"):
@@ -217,9 +221,10 @@ async def astream_run(
                     run.last = output  # type: ignore[assignment]  # the graph's final state
             elif kind == "on_chain_end" and name == node and name in NODES:
                 output = event["data"].get("output")
-                view = run.step(node, output if isinstance(output, dict) else None)
+                step = run.step(node, output if isinstance(output, dict) else None)
                 run.last = _merge(run.last, output if isinstance(output, dict) else {})
-                yield {"type": "step", **step_summary(node, view)}
+                config.emit(step)
+                yield step
             elif kind == "on_chat_model_start":
                 yield {"type": "model", "node": node, "role": ROLE_OF_NODE.get(node, "")}
             elif kind == "on_chat_model_stream":
@@ -247,7 +252,7 @@ def _merge(state: HedAnnotationState, update: dict[str, Any]) -> HedAnnotationSt
 
 def to_decision(
     state: HedAnnotationState,
-    deps: HedDeps,
+    config: RunConfig,
     *,
     strategy: str,
     run_id: str = "",
@@ -341,7 +346,7 @@ def to_decision(
         ended_by=ended_by,
         detail=detail,
         strategy=strategy,
-        model=deps.models.name(ROLES["annotate"]),
+        model=config.models.name(ROLES["annotate"]),
         run_id=run_id,
         usage=usage,
     )
@@ -363,26 +368,24 @@ def strategy_state(name: str, input: HedInput, deps: HedDeps) -> HedAnnotationSt
     )
 
 
-def one_shot(input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None) -> HedDecision:
+def one_shot(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     """Annotate once and validate: no feedback loop, no evaluation."""
     state = strategy_state("one-shot", input, deps)
-    return run_graph(state, deps, strategy="one-shot", on_step=on_step)
+    return run_graph(state, deps, config, strategy="one-shot")
 
 
-def loop(input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None) -> HedDecision:
+def loop(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     """The full state machine: validation loop, faithfulness loop, optional assessment."""
-    return run_graph(strategy_state("loop", input, deps), deps, strategy="loop", on_step=on_step)
+    return run_graph(strategy_state("loop", input, deps), deps, config, strategy="loop")
 
 
-def loop_no_eval(
-    input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None
-) -> HedDecision:
+def loop_no_eval(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     """The validation loop only: the first valid annotation is the answer."""
     state = strategy_state("loop-no-eval", input, deps)
-    return run_graph(state, deps, strategy="loop-no-eval", on_step=on_step)
+    return run_graph(state, deps, config, strategy="loop-no-eval")
 
 
-def rules(input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None) -> HedDecision:
+def rules(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     """No model: the vocabulary look-up baseline (``baseline.py``), validated; tags the
     validator rejects are dropped and the rest validated again."""
     started = time.perf_counter()
@@ -418,10 +421,9 @@ def rules(input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None) -
         ],
     }
     state.update(checked)
-    if on_step is not None:
-        on_step("validate", state)
+    config.emit({"type": "step", **step_summary("validate", state)})
     usage = Usage(wall_seconds=round(time.perf_counter() - started, 3))
-    decision = to_decision(state, deps, strategy="rules", usage=usage)
+    decision = to_decision(state, config, strategy="rules", usage=usage)
     assert decision.run is not None
     decision.run.ended_by, decision.run.model = EndReason.RULES, None
     decision.run.detail = "" if result.valid else "the look-up's annotation is not valid HED"
@@ -439,32 +441,31 @@ LOCAL_THRESHOLD = 60.0
 """Until a policy is fitted: a valid annotation of the bundled model decides."""
 
 
-def _rules_layer(input: HedInput, deps: HedDeps) -> HedDecision:
+def _rules_layer(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     """The look-up, with the share of the description's words it accounts for as its
     confidence (an invalid look-up is not sure of anything)."""
-    decided = rules(input, deps)
+    decided = rules(input, deps, config)
     schema = decided.schema_version or check_schema(input.schema_version)
     share = coverage(decided.description or input.description, load_vocabulary(schema))
     decided.confidence = round(100.0 * share, 1) if decided.is_valid else 0.0
     return decided
 
 
-def _local_layer(input: HedInput, deps: HedDeps) -> HedDecision:
+def _local_layer(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     """One annotation by the bundled model under the schema's grammar, validated."""
-    on_local = deps.models.routed({ROLES["annotate"]: LOCAL_ROLE})
-    local = replace(deps, models=on_local, grammar=True, draft=True)
-    decided = one_shot(input, local)
+    on_local = replace(config, models=config.models.routed({ROLES["annotate"]: LOCAL_ROLE}))
+    decided = one_shot(input, replace(deps, grammar=True, draft=True), on_local)
     if decided.run is not None:
         decided.run.strategy = "local"
     return decided
 
 
-def _remote_configured(deps: HedDeps) -> bool:
-    return not is_local_model(deps.models(ROLES["annotate"]))
+def _remote_configured(deps: HedDeps, config: RunConfig) -> bool:
+    return not is_local_model(config.models(ROLES["annotate"]))
 
 
-def _cascade_policy(deps: HedDeps) -> CascadePolicy:
-    remote = deps.models.name(ROLES["annotate"]) if _remote_configured(deps) else None
+def _cascade_policy(deps: HedDeps, config: RunConfig) -> CascadePolicy:
+    remote = config.models.name(ROLES["annotate"]) if _remote_configured(deps, config) else None
     return stored_policy(deps.settings.home, "hed", remote)
 
 

@@ -23,6 +23,7 @@ from casework.runtime import ReactAgent, RunResult
 from casework.runtime.calibration import Calibration
 from casework.runtime.middleware import EvidenceBudget
 from casework.runtime.prompts import load_prompt
+from casework.runtime.runconfig import RunConfig
 from casework.runtime.runinfo import run_info
 
 __all__ = [
@@ -60,8 +61,8 @@ def render_task(ref: WordRef) -> str:
     )
 
 
-def _limits(deps: ReceiptsDeps) -> Limits:
-    base = deps.settings.limits
+def _limits(base: Limits) -> Limits:
+    """``base`` within the evidence budget."""
     return base.model_copy(
         update={
             "max_model_calls": min(base.max_model_calls, EVIDENCE_BUDGET + 4),
@@ -78,7 +79,8 @@ def build_agent(
     limits: Limits | None = None,
     evidence_budget: int = EVIDENCE_BUDGET,
 ) -> ReactAgent[LabelDecision]:
-    """The validation agent over ``deps`` with ``model``; reusable across words."""
+    """The validation agent over ``deps`` with ``model``; reusable across words. Without
+    ``limits``: the settings' limits within the evidence budget."""
     return ReactAgent(
         model=model,
         tools=build_tools(deps),
@@ -86,7 +88,7 @@ def build_agent(
         system_prompt=render_system_prompt(),
         name="receipts-validator",
         context_schema=WordRef,
-        limits=limits or _limits(deps),
+        limits=limits or _limits(deps.settings.limits),
         middleware=[
             EvidenceBudget(
                 budget=evidence_budget,
@@ -99,17 +101,23 @@ def build_agent(
     )
 
 
-def agent_for(deps: ReceiptsDeps, model: BaseChatModel) -> ReactAgent[LabelDecision]:
-    """The agent on ``model``, built once per model object and deps cache (building one costs
-    ~10 ms of CPU; the harness and the harmoniser decide many words on one model)."""
+def agent_for(
+    deps: ReceiptsDeps, model: BaseChatModel, config: RunConfig
+) -> ReactAgent[LabelDecision]:
+    """The agent on ``model`` with the run's trace folder and budgets, built once per model
+    object and deps cache (building one costs ~10 ms of CPU; the harness and the harmoniser
+    decide many words on one model)."""
+
+    def build() -> ReactAgent[LabelDecision]:
+        limits = _limits(config.limits or deps.settings.limits)
+        return build_agent(deps, model, trace_dir=config.traces, limits=limits)
+
     if deps.cache is None:
-        return build_agent(deps, model, trace_dir=deps.settings.traces_dir)
-    found = deps.cached(
-        ("agent", id(model)),
-        lambda: (model, build_agent(deps, model, trace_dir=deps.settings.traces_dir)),
-    )
+        return build()
+    budget = config.limits.model_dump_json() if config.limits is not None else None
+    found = deps.cached(("agent", id(model), config.traces, budget), lambda: (model, build()))
     if found[0] is not model:  # a recycled id: another model lived here before
-        return build_agent(deps, model, trace_dir=deps.settings.traces_dir)
+        return build()
     return found[1]
 
 

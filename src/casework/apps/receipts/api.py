@@ -174,12 +174,11 @@ def router(
         from casework.apps.receipts.models import LabelInput
         from casework.apps.receipts.service import record_result
         from casework.apps.receipts.strategies import decision_json, resolve_input, strategy
-        from casework.llm import RoleModels
+        from casework.runtime.runconfig import RunConfig
 
         def run() -> ValidateResponse:
             d = served
-            if body.model:
-                d = d.with_models(RoleModels(d.settings, body.model))
+            config = RunConfig.of(d.settings, body.model, caller=d.tenant)
             request = LabelInput(
                 receipt=body.receipt,
                 line_id=body.line_id,
@@ -190,7 +189,7 @@ def router(
             ref = resolve_input(d, request)
             if body.record:  # refuse before the model runs, not after
                 d.repo.require_writable(d.repo.get_receipt_by_key(ref.image_id, ref.receipt_id).id)
-            result = strategy(body.strategy)(request, d)
+            result = strategy(body.strategy)(request, d, config)
             recorded = record_result(d, ref, result, proposed_by="api") if body.record else []
             return ValidateResponse(
                 **decision_json(ref, result), recorded_label_ids=[lab.id for lab in recorded]

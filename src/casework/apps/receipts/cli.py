@@ -46,14 +46,19 @@ app.add_typer(review_app, name="review")
 app.add_typer(edge_app, name="edge-cases")
 
 
-def _deps(*, with_vectors: bool = True, model: str | None = None) -> Any:
-    """Deps on the configured stores; ``model`` (provider:name) serves every model role."""
+def _deps(*, with_vectors: bool = True) -> Any:
+    """Deps on the configured stores."""
     from casework.apps.receipts.deps import build_deps
     from casework.config import get_settings
-    from casework.llm import RoleModels
 
-    settings = get_settings()
-    return build_deps(settings, with_vectors=with_vectors, models=RoleModels(settings, model))
+    return build_deps(get_settings(), with_vectors=with_vectors)
+
+
+def _config(deps: Any, model: str | None) -> Any:
+    """The run config of a command: ``model`` (provider:name) for every model role."""
+    from casework.runtime.runconfig import RunConfig
+
+    return RunConfig.of(deps.settings, model)
 
 
 def _json(data: Any) -> None:
@@ -304,12 +309,12 @@ def validate(
     from casework.apps.receipts.strategies import strategy as strategy_named
 
     run = strategy_named(strategy)
-    deps = _deps(model=model)
+    deps = _deps()
     request = LabelInput(
         receipt=receipt, line_id=line, word_id=word, suggested_label=label, reason=reason
     )
     ref = resolve_input(deps, request)
-    result = run(request, deps)
+    result = run(request, deps, _config(deps, model))
     calls = _tool_calls(result)
     recorded = record_result(deps, ref, result, proposed_by="cli") if record else []
     if as_json:
@@ -522,7 +527,7 @@ def harmonize(
 
     run = strategy_named(strategy)
     check_batch_config(BatchConfig(executor=executor, address=address, concurrency=concurrency))
-    deps = _deps(model=model).with_cache(LookupCache())
+    deps = _deps().with_cache(LookupCache())
     if merchant and merchant.lower() not in {m.lower() for m in deps.repo.merchants()}:
         from casework.errors import NotFoundError
 
@@ -544,12 +549,12 @@ def harmonize(
                 deps,
                 strategy,
                 run,
+                _config(deps, model),
                 merchant=merchant,
                 dry_run=dry_run,
                 concurrency=concurrency,
                 executor=executor,
                 address=address,
-                model=model,
                 limit=limit,
                 on_found=lambda n: progress.update(task, total=n),
                 on_done=lambda o, r: progress.advance(task),

@@ -9,6 +9,7 @@ from langchain_core.language_models import BaseChatModel
 from rich.console import Console
 
 from casework.llm import RoleModels
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["DEMO_WORDS", "run_demo"]
 
@@ -32,10 +33,10 @@ def run_demo(console: Console | None = None, *, model: BaseChatModel | str | Non
     console = console or Console()
     settings = get_settings()
     if isinstance(model, BaseChatModel):
-        models = RoleModels.given(model)
+        config = RunConfig(models=RoleModels.given(model), traces=settings.traces_dir)
     else:
-        models = RoleModels(settings, model)
-    deps = build_deps(settings, models=models)
+        config = RunConfig.of(settings, model)
+    deps = build_deps(settings)
     report = seed(deps)
     console.print(
         f"[bold]receipts[/]: {len(deps.repo.list_receipts())} receipts ({len(report.added)} new), {report.indexed_words} words embedded"
@@ -44,7 +45,7 @@ def run_demo(console: Console | None = None, *, model: BaseChatModel | str | Non
         request = LabelInput(receipt=receipt, line_id=line, word_id=word, suggested_label=label)
         name = "baseline" if k < 2 else "agent"
         try:
-            decision = STRATEGIES[name](request, deps)
+            decision = STRATEGIES[name](request, deps, config)
         except CaseworkError as exc:
             console.print(f"  {name} skipped: {exc}")
             return

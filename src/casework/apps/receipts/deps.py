@@ -1,5 +1,5 @@
-"""One deps object per run: repository, vector collection, places provider, cache, settings,
-the models of each role and the stored confidence calibrations."""
+"""The deps every run shares: repository, vector collection, places provider, cache, settings
+and the stored confidence calibrations (a run's models come in its ``RunConfig``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from casework.apps.receipts.places import LocalPlacesProvider, PlacesProvider
 from casework.apps.receipts.repository import ReceiptsRepository
 from casework.apps.receipts.vectors import COLLECTION
 from casework.config import Settings, get_settings
-from casework.llm.roles import RoleModels
 from casework.runtime.cache import LookupCache
 from casework.runtime.calibration import Calibration
 from casework.runtime.context import Caller
@@ -35,9 +34,6 @@ class ReceiptsDeps:
     vectors_error: str | None = None
     """Why ``vectors`` is None, for the 'unavailable' answers."""
     extra: dict[str, Any] = field(default_factory=dict)
-    models: RoleModels | None = None
-    """``models(role)`` -> the chat model for a role (the agent strategy asks for ``specialist``);
-    the harness hands in one that records or replays per case."""
     calibration: Callable[[str, str | None], Calibration | None] | None = None
     """``calibration(strategy, model)`` -> the stored confidence calibration, if any; the
     policy thresholds the calibrated confidence."""
@@ -53,9 +49,6 @@ class ReceiptsDeps:
 
     def without_vectors(self, reason: str = "vector store disabled") -> ReceiptsDeps:
         return replace(self, vectors=None, vectors_error=reason)
-
-    def with_models(self, models: RoleModels) -> ReceiptsDeps:
-        return replace(self, models=models)
 
     def for_tenant(self, tenant: Caller | None) -> ReceiptsDeps:
         """These deps seen by ``tenant``: the repository (and the local places it reads) scoped
@@ -89,7 +82,6 @@ def build_deps(
     places: PlacesProvider | None = None,
     with_vectors: bool = True,
     run_migrations: bool = True,
-    models: RoleModels | None = None,
 ) -> ReceiptsDeps:
     """Deps on the configured stores (migrated on first use). A vector store that can't be
     opened gives deps without vectors, not an error: the tools then answer 'unavailable'."""
@@ -112,6 +104,5 @@ def build_deps(
         places=places or LocalPlacesProvider(repo),
         settings=settings,
         vectors_error=error,
-        models=models or RoleModels(settings),
         calibration=stored_calibrations(settings),
     )

@@ -39,7 +39,6 @@ from casework.apps.receipts.policy import DECISION_THRESHOLD
 from casework.config import Settings, get_settings
 from casework.errors import InputError
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
-from casework.llm import RoleModels
 
 __all__ = [
     "TARGETS",
@@ -75,7 +74,6 @@ def eval_deps(
     settings: Settings | None = None,
     *,
     with_vectors: bool = True,
-    models: RoleModels | None = None,
 ) -> ReceiptsDeps:
     """Deps on the private evaluation store (not seeded: call ``setup`` first)."""
     settings = settings or get_settings()
@@ -87,7 +85,6 @@ def eval_deps(
         db_url=f"sqlite:///{(folder / f'{tag}.db').as_posix()}",
         collection=f"eval_{tag}".replace("-", "_"),
         with_vectors=with_vectors,
-        models=models,
     )
 
 
@@ -137,10 +134,10 @@ class _Store:
         if not self.working:
             setup(settings)
 
-    def deps(self, settings: Settings, models: RoleModels) -> ReceiptsDeps:
+    def deps(self, settings: Settings) -> ReceiptsDeps:
         if self.working:
-            return build_deps(settings, models=models).with_cache()
-        return eval_deps(settings, models=models).with_cache()
+            return build_deps(settings).with_cache()
+        return eval_deps(settings).with_cache()
 
 
 def user_cases(settings: Settings, slugs: list[str] | None) -> list[EvalCase]:

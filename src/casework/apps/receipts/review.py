@@ -45,7 +45,7 @@ from casework.apps.receipts.strategies import (
 from casework.apps.receipts.tables import LabelRow, ReceiptRow, WordRow
 from casework.apps.receipts.vectors import refresh_words
 from casework.config import Settings
-from casework.errors import ConfigError, InputError, NotFoundError
+from casework.errors import InputError, NotFoundError
 from casework.llm.roles import RoleModels
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, Evidence
@@ -65,6 +65,7 @@ from casework.runtime.review import (
     age_window,
     keyset_before,
 )
+from casework.runtime.runconfig import RunConfig
 from casework.stores.sql import session_scope
 
 __all__ = ["DECIDED", "KIND", "ReceiptsReview"]
@@ -425,18 +426,19 @@ class ReceiptsReview:
         ref = resolve_ref(
             deps, params.get("receipt", "").strip(), line_id, word_id, params.get("label", "")
         )
+        config = RunConfig.of(self.settings, caller=caller)
+        if self._chat_model is not None:
+            config = replace(config, models=RoleModels.given(self._chat_model))
         if name != "agent":
-            return self._run_strategy(deps, ref, decide, caller)
-        models = RoleModels.given(self._chat_model) if self._chat_model else deps.models
-        if models is None:
-            raise ConfigError("The agent strategy needs a model: these deps carry no models.")
-        return self._run_agent(deps, ref, models, caller)
+            return self._run_strategy(deps, ref, decide, config, caller)
+        return self._run_agent(deps, ref, config, caller)
 
     def _run_strategy(
         self,
         deps: ReceiptsDeps,
         ref: WordRef,
         decide: LabelStrategy,
+        config: RunConfig,
         caller: Caller,
     ) -> Iterator[Event]:
         """Rules and baseline run no agent: no events until the decision."""
@@ -446,22 +448,22 @@ class ReceiptsReview:
             word_id=ref.word_id,
             suggested_label=ref.suggested_label,
         )
-        yield self._complete(deps, ref, decide(given, deps), caller)
+        yield self._complete(deps, ref, decide(given, deps, config), caller)
 
     def _run_agent(
-        self, deps: ReceiptsDeps, ref: WordRef, models: RoleModels, caller: Caller
+        self, deps: ReceiptsDeps, ref: WordRef, config: RunConfig, caller: Caller
     ) -> Iterator[Event]:
         """The agent strategy, streamed: the same agent, policy and calibration as
         ``strategies.agent``, but its events reach the page while it runs."""
         run: RunResult[LabelDecision] | None = None
-        model = models(AGENT_ROLE)
-        for event in agent_for(deps, model).iter_events(render_task(ref), context=ref):
+        model = config.models(AGENT_ROLE)
+        for event in agent_for(deps, model, config).iter_events(render_task(ref), context=ref):
             if event["type"] == "complete":  # ours comes last, after the label is recorded
                 run = event["result"]
             else:
                 yield to_json(event)
         assert run is not None  # iter_events always ends with complete
-        name = models.name(AGENT_ROLE)
+        name = config.models.name(AGENT_ROLE)
         calibration = deps.calibration("agent", name) if deps.calibration else None
         result = decision_from_run(run, model=name, calibration=calibration)
         yield self._complete(deps, ref, result, caller)

@@ -41,6 +41,7 @@ from casework.apps.sql.validation import validate_sql
 from casework.errors import ModelError
 from casework.runtime import ReactAgent
 from casework.runtime.prompts import load_prompt
+from casework.runtime.runconfig import RunConfig
 from casework.runtime.usage import price_for
 
 __all__ = [
@@ -231,13 +232,17 @@ def finalize(
 
 # ---------------------------------------------------------------------- single pass
 def single_pass_prompt(
-    deps: SQLDeps, state: AgentStateV2, question: str, mode: Literal["keyword", "semantic"]
+    deps: SQLDeps,
+    config: RunConfig,
+    state: AgentStateV2,
+    question: str,
+    mode: Literal["keyword", "semantic"],
 ) -> tuple[Any, Any, list[Any]]:
     """Retrieve by ``mode`` and build the one-shot prompt: (model, model bound to the submit
     tool, messages). Shared by the single pass and self-consistency."""
     found = retrieve(deps, state, question, deps.config.top_k, mode=mode)
     tables = [deps.schema.tables[t["table"]] for t in found["tables"]]
-    model = deps.models(deps.config.agent_role)
+    model = config.models(deps.config.agent_role)
     bound = model.bind_tools(
         [SubmitAnswer.model_json_schema() | {"title": SUBMIT}], tool_choice=SUBMIT
     )
@@ -280,7 +285,7 @@ def add_usage(response: SQLQueryResponse, replies: list[Any]) -> None:
 
 
 def run_single_pass(
-    deps: SQLDeps, question: str, mode: Literal["keyword", "semantic"]
+    deps: SQLDeps, config: RunConfig, question: str, mode: Literal["keyword", "semantic"]
 ) -> SQLQueryResponse:
     """Retrieve by ``mode``, generate once, validate once (the spec's keyword/semantic agents)."""
     started = time.perf_counter()
@@ -288,12 +293,12 @@ def run_single_pass(
     if refusal is not None:
         return refusal_response(question, refusal.reason, strategy=mode, kind=refusal.kind)
     state = AgentStateV2(question=question)
-    _, bound, messages = single_pass_prompt(deps, state, question, mode)
+    _, bound, messages = single_pass_prompt(deps, config, state, question, mode)
     answer, reply, ended_by = ask_once(bound, messages)
     if answer is not None and answer.query.strip():
         validate(deps, state, answer.query)
     response = finalize(state, answer, deps, strategy=mode, use_judge=False, ended_by=ended_by)
-    response.model = deps.models.name(deps.config.agent_role)
+    response.model = config.models.name(deps.config.agent_role)
     response.model_calls = 1
     add_usage(response, [reply] if reply is not None else [])
     response.seconds = round(time.perf_counter() - started, 3)
@@ -302,11 +307,11 @@ def run_single_pass(
 
 # ---------------------------------------------------------------------- ReAct (v1 / v2)
 def build_react_agent(
-    deps: SQLDeps, *, use_judge: bool
+    deps: SQLDeps, config: RunConfig, *, use_judge: bool
 ) -> tuple[ReactAgent[SubmitAnswer], SQLJudge | None]:
     cfg = deps.config
-    judge_model = SQLJudge(deps.models(cfg.judge_role), deps.schema) if use_judge else None
-    limits = deps.settings.limits.model_copy(
+    judge_model = SQLJudge(config.models(cfg.judge_role), deps.schema) if use_judge else None
+    limits = (config.limits or deps.settings.limits).model_copy(
         update={"max_tool_calls": cfg.max_iterations, "max_model_calls": cfg.max_iterations + 2}
     )
     caps = {"retrieve_tables": cfg.max_retrieval_calls, "validate_sql": cfg.max_validation_attempts}
@@ -324,7 +329,7 @@ def build_react_agent(
         judge_limit=f", {cfg.max_judge_calls} judge calls" if use_judge else "",
     )
     agent = ReactAgent(
-        model=deps.models(cfg.agent_role),
+        model=config.models(cfg.agent_role),
         tools=build_tools(deps, judge_model),
         decision_model=SubmitAnswer,
         system_prompt=system,
@@ -334,27 +339,29 @@ def build_react_agent(
         limits=limits,
         tool_caps=caps,
         fallback=lambda reason: None,  # type: ignore[arg-type,return-value]
-        trace_dir=deps.settings.traces_dir,
+        trace_dir=config.traces,
     )
     return agent, judge_model
 
 
-def run_react(deps: SQLDeps, question: str, *, use_judge: bool) -> SQLQueryResponse:
+def run_react(
+    deps: SQLDeps, config: RunConfig, question: str, *, use_judge: bool
+) -> SQLQueryResponse:
     """The ReAct loop; a fresh ``AgentStateV2`` (every counter at 0) per question."""
     strategy = "v2" if use_judge else "v1"
     started = time.perf_counter()
     refusal = screen(deps, question)
     if refusal is not None:
         return refusal_response(question, refusal.reason, strategy=strategy, kind=refusal.kind)
-    agent, _ = build_react_agent(deps, use_judge=use_judge)
+    agent, _ = build_react_agent(deps, config, use_judge=use_judge)
     state = AgentStateV2(question=question)
     result = agent.run(f"Question: {question}", context=SQLRunContext(state=state))
     answer = result.decision if result.ended_by == "submit" else None
     response = finalize(
         state, answer, deps, strategy=strategy, use_judge=use_judge, ended_by=result.ended_by
     )
-    response.model = deps.models.name(deps.config.agent_role)
-    response.judge_model = deps.models.name(deps.config.judge_role) if use_judge else None
+    response.model = config.models.name(deps.config.agent_role)
+    response.judge_model = config.models.name(deps.config.judge_role) if use_judge else None
     if result.usage:
         response.model_calls = result.usage.model_calls
         response.input_tokens = result.usage.input_tokens

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, HTTPException
@@ -18,7 +19,9 @@ from casework.apps.sql.models import SQLQueryResponse, ValidationResult
 from casework.apps.sql.rules import MAX_QUESTION_CHARS
 from casework.config import Settings
 from casework.errors import CaseworkError, NotFoundError
+from casework.llm.roles import RoleModels
 from casework.runtime.context import get_settings_dep
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["AskRequest", "ValidateRequest", "router"]
 
@@ -45,11 +48,15 @@ def _http(fn: Callable[[], T]) -> T:
 
 
 def router(
-    settings: Settings | None = None, deps_factory: Callable[[], Any] | None = None
+    settings: Settings | None = None,
+    deps_factory: Callable[[], Any] | None = None,
+    *,
+    models: RoleModels | None = None,
 ) -> APIRouter:
     """The routes. Nothing is opened at mount time: deps are built on first use from the
     settings each request carries (``get_settings_dep``), once per database (the newest stored
-    schema, else the bundled one); ``deps_factory`` for tests."""
+    schema, else the bundled one); each question runs on the settings' models. ``deps_factory``
+    and ``models`` (scripted ones) for tests."""
     api = APIRouter(tags=["sql"])
     holder: dict[str, Any] = {}
     lock = threading.Lock()
@@ -69,8 +76,13 @@ def router(
     def ask(request: AskRequest, d: Any = Depends(deps)) -> SQLQueryResponse:
         from casework.apps.sql.service import ask as ask_fn
 
+        config = RunConfig.of(d.settings)
+        if models is not None:
+            config = replace(config, models=models)
         return _http(
-            lambda: ask_fn(d, request.question, strategy=request.strategy, execute=request.execute)
+            lambda: ask_fn(
+                d, request.question, config, strategy=request.strategy, execute=request.execute
+            )
         )
 
     @api.post("/validate")

@@ -171,6 +171,7 @@ def ask(
     from casework.apps.sql.service import STRATEGY_NAMES
     from casework.apps.sql.service import ask as ask_fn
     from casework.errors import InputError
+    from casework.runtime.runconfig import RunConfig
 
     malformed = screen_question(question)
     if malformed is not None and malformed.kind == "malformed":
@@ -199,7 +200,9 @@ def ask(
             "No database to run on; create one with `casework sql db create` or pass --db URL."
         )
     with err_console.status(f"{strategy}: thinking about {question[:60]!r}"):
-        response = ask_fn(deps, question, strategy=strategy, execute=execute)
+        response = ask_fn(
+            deps, question, RunConfig.of(settings), strategy=strategy, execute=execute
+        )
     if as_json:
         print_json(response.model_dump(mode="json"))
         return

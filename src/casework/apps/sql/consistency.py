@@ -32,6 +32,7 @@ from casework.apps.sql.models import AgentStateV2, SQLQueryResponse, SubmitAnswe
 from casework.apps.sql.tools import validate
 from casework.errors import CaseworkError
 from casework.llm.local import is_local_model
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["SAMPLES", "TEMPERATURE", "Candidate", "run_self_consistent", "vote"]
 
@@ -116,6 +117,7 @@ def _run(deps: SQLDeps, state: AgentStateV2, answer: SubmitAnswer | None) -> Can
 
 def run_self_consistent(
     deps: SQLDeps,
+    config: RunConfig,
     question: str,
     mode: Literal["keyword", "semantic"] = "keyword",
     *,
@@ -130,7 +132,7 @@ def run_self_consistent(
     deps = deps.with_config(
         max_validation_attempts=max(samples, deps.config.max_validation_attempts)
     )
-    model, bound, messages = single_pass_prompt(deps, state, question, mode)
+    model, bound, messages = single_pass_prompt(deps, config, state, question, mode)
     local = is_local_model(model)
     majority = samples // 2 + 1
     candidates: list[Candidate] = []
@@ -180,7 +182,7 @@ def run_self_consistent(
             {"kind": "final", "outcome": "refused", "refusal": "unanswerable"},
         ]
         response.ended_by = "submit"
-        response.model = deps.models.name(deps.config.agent_role)
+        response.model = config.models.name(deps.config.agent_role)
         response.model_calls = len(candidates)
         add_usage(response, replies)
         response.seconds = round(time.perf_counter() - started, 3)
@@ -193,7 +195,7 @@ def run_self_consistent(
     if winner is not None and response.query:  # a refusal keeps its capped confidence
         response.confidence = round(size / samples, 4)
         response.confidence_source = "consistency"
-    response.model = deps.models.name(deps.config.agent_role)
+    response.model = config.models.name(deps.config.agent_role)
     response.model_calls = len(candidates)
     add_usage(response, replies)
     response.seconds = round(time.perf_counter() - started, 3)

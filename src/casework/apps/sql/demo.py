@@ -8,6 +8,7 @@ machine each bundled-model call takes minutes, and v2 needs five or more of them
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Console
@@ -30,6 +31,7 @@ def run_demo(
     from casework.apps.sql.validation import validate_sql
     from casework.config import get_settings
     from casework.errors import CaseworkError
+    from casework.runtime.runconfig import RunConfig
 
     console = console or Console()
     settings = get_settings()
@@ -39,7 +41,10 @@ def run_demo(
     if path is not None and not path.exists():
         create_database(schema, url, rows=DEMO_ROWS)
     open_repository(settings).save(schema, db_url=url)
-    deps = build_deps(settings, schema=schema, db_url=url, models=models)
+    deps = build_deps(settings, schema=schema, db_url=url)
+    config = RunConfig.of(settings)
+    if models is not None:
+        config = replace(config, models=models)
     console.print(f"[bold]sql[/]: {len(schema.tables)} tables, {DEMO_ROWS} rows each at {url}")
 
     checked = validate_sql(DEMO_QUERY, schema, dialect=deps.dialect)
@@ -53,7 +58,7 @@ def run_demo(
         soft_wrap=True,
     )
 
-    refused = ask(deps, "Delete all alerts older than a week", strategy="rules")
+    refused = ask(deps, "Delete all alerts older than a week", config, strategy="rules")
     console.print(
         f"  'Delete all alerts older than a week': no query, {refused.explanation}",
         highlight=False,
@@ -64,6 +69,7 @@ def run_demo(
         response = ask(
             deps.with_config(retrieval_type="keyword", top_k=3),
             DEMO_QUESTION,
+            config,
             strategy=strategy,
             execute=True,
         )

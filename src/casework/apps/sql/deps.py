@@ -1,4 +1,5 @@
-"""One deps object per run: the schema, the database it describes, settings and models."""
+"""The deps every run shares: the schema, the database it describes and the settings (a run's
+models come in its ``RunConfig``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from typing import Any, Literal
 from casework.apps.sql.models import DatabaseSchema
 from casework.apps.sql.repository import SchemaRepository
 from casework.config import Settings, get_settings
-from casework.llm.roles import RoleModels
 from casework.stores import open_stores
 
 __all__ = ["BUNDLED_SCHEMA", "SQLConfig", "SQLDeps", "build_deps", "open_repository"]
@@ -20,7 +20,8 @@ BUNDLED_SCHEMA = Path(__file__).parent / "data" / "schemas" / "security.json"
 
 @dataclass(frozen=True)
 class SQLConfig:
-    """The spec's configuration table (models are roles: ``specialist`` and ``judge``)."""
+    """The spec's configuration table (models are roles of the run config's models:
+    ``specialist`` and ``judge``)."""
 
     retrieval_type: Literal["semantic", "keyword"] = "semantic"
     top_k: int = 5
@@ -39,7 +40,6 @@ class SQLConfig:
 class SQLDeps:
     schema: DatabaseSchema
     settings: Settings
-    models: RoleModels
     db_url: str | None = None
     """Where questions are executed; None: validate only (no database)."""
     config: SQLConfig = field(default_factory=SQLConfig)
@@ -81,7 +81,6 @@ def build_deps(
     schema: DatabaseSchema | None = None,
     schema_name: str | None = None,
     db_url: str | None = None,
-    models: RoleModels | None = None,
     config: SQLConfig | None = None,
 ) -> SQLDeps:
     """Deps on a given schema, or on a stored one (by name, else the newest), else the
@@ -102,7 +101,6 @@ def build_deps(
     return SQLDeps(
         schema=schema,
         settings=settings,
-        models=models or RoleModels(settings),
         db_url=db_url,
         config=config or SQLConfig(),
     )

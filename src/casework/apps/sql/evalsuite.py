@@ -42,7 +42,6 @@ from casework.apps.sql.models import SQLQuestion
 from casework.config import Settings
 from casework.errors import InputError
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
-from casework.llm.roles import RoleModels
 
 __all__ = [
     "EVAL_ROWS",
@@ -111,12 +110,12 @@ class _Run:
             schema = load_schema(BUNDLED_SCHEMA, name="security")
             create_database(schema, url, rows=EVAL_ROWS, seed=EVAL_SEED)
 
-    def deps(self, settings: Settings, models: RoleModels) -> SQLDeps:
+    def deps(self, settings: Settings) -> SQLDeps:
         from casework.apps.sql.deps import build_deps
         from casework.apps.sql.schemas import load_schema
 
         schema = load_schema(BUNDLED_SCHEMA, name="security")
-        self.base = build_deps(settings, schema=schema, db_url=eval_db_url(settings), models=models)
+        self.base = build_deps(settings, schema=schema, db_url=eval_db_url(settings))
         return self.base
 
     def cases(self, settings: Settings, options: dict[str, list[str]]) -> list[EvalCase]:

@@ -3,6 +3,7 @@ a query only after it passed structural validation."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,6 +15,7 @@ from casework.apps.sql.schemas import load_schema
 from casework.apps.sql.strategies import STRATEGIES
 from casework.apps.sql.validation import validate_sql
 from casework.errors import InputError
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["STRATEGY_NAMES", "SQLAgent", "answer", "ask", "execute_validated"]
 
@@ -37,18 +39,26 @@ def execute_validated(deps: SQLDeps, query: str) -> ExecutionResult:
     )
 
 
-def answer(deps: SQLDeps, question: str, strategy: str = "v2") -> SQLQueryResponse:
+def answer(
+    deps: SQLDeps, question: str, config: RunConfig, strategy: str = "v2"
+) -> SQLQueryResponse:
     if strategy not in STRATEGIES:
         raise InputError(f"Unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}.")
-    decision = STRATEGIES[strategy](question, deps)
+    decision = STRATEGIES[strategy](question, deps, config)
     return decision.response  # type: ignore[attr-defined]
 
 
 def ask(
-    deps: SQLDeps, question: str, *, strategy: str = "v2", execute: bool = False
+    deps: SQLDeps,
+    question: str,
+    config: RunConfig,
+    *,
+    strategy: str = "v2",
+    execute: bool = False,
 ) -> SQLQueryResponse:
-    """Answer, and with ``execute`` run the answer's query when it passed validation."""
-    response = answer(deps, question, strategy)
+    """Answer under ``config``, and with ``execute`` run the answer's query when it passed
+    validation."""
+    response = answer(deps, question, config, strategy)
     if execute and response.query and response.valid:
         response.result = execute_validated(deps, response.query)
     return response
@@ -58,7 +68,8 @@ class SQLAgent:
     """The spec's entry point: ``SQLAgent(schema_path="schemas/").run(question)`` -> dict.
 
     ``strategy`` picks the agent (``v2`` by default, ``v1``, ``keyword``, ``semantic``);
-    ``db_url`` enables ``run(question, execute=True)``.
+    ``db_url`` enables ``run(question, execute=True)``; ``models`` (a ``RoleModels``)
+    replaces the settings' models.
     """
 
     def __init__(
@@ -86,10 +97,12 @@ class SQLAgent:
         )
         self.strategy = strategy
         self.deps = build_deps(
-            settings, schema=load_schema(schema_path), db_url=db_url, models=models, config=config
+            settings, schema=load_schema(schema_path), db_url=db_url, config=config
         )
+        self.config = RunConfig.of(self.deps.settings)
+        if models is not None:
+            self.config = replace(self.config, models=models)
 
     def run(self, question: str, *, execute: bool = False) -> dict[str, Any]:
-        return ask(self.deps, question, strategy=self.strategy, execute=execute).model_dump(
-            mode="json"
-        )
+        response = ask(self.deps, question, self.config, strategy=self.strategy, execute=execute)
+        return response.model_dump(mode="json")

@@ -33,6 +33,7 @@ from casework.runtime.cascade import (
     load_policy,
 )
 from casework.runtime.decision import Decision, EndReason, RunInfo
+from casework.runtime.runconfig import RunConfig
 from casework.runtime.strategy import Strategy
 from casework.runtime.usage import Usage
 
@@ -95,10 +96,10 @@ def rules_reply(reply: str) -> OutreachResult:
     )
 
 
-def choice_classify(reply: str, deps: VanpoolDeps) -> OutreachResult:
+def choice_classify(reply: str, config: RunConfig) -> OutreachResult:
     """The bundled model chooses the bucket (scored options); an escalation cue overrides."""
     started = time.perf_counter()
-    model = deps.models(LOCAL_ROLE)
+    model = config.models(LOCAL_ROLE)
     picked = choose(model, bucket_messages(reply), [b.value for b in Bucket])
     bucket, confidence = picked.option, picked.confidence
     reasoning = "The model chose " + ", ".join(
@@ -116,24 +117,24 @@ def choice_classify(reply: str, deps: VanpoolDeps) -> OutreachResult:
     run = RunInfo(
         ended_by=EndReason.SUBMIT,
         strategy="choice",
-        model=deps.models.name(LOCAL_ROLE),
+        model=config.models.name(LOCAL_ROLE),
         usage=usage,
     )
     return _result(bucket, confidence, reasoning + ".", run)
 
 
 def _remote(role: str) -> Any:
-    def configured(deps: VanpoolDeps) -> bool:
-        return deps.models is not None and not is_local_model(deps.models(role))
+    def configured(deps: VanpoolDeps, config: RunConfig) -> bool:
+        return not is_local_model(config.models(role))
 
     return configured
 
 
 def _policy(task: str, role: str) -> Any:
-    def policy(deps: VanpoolDeps) -> CascadePolicy:
+    def policy(deps: VanpoolDeps, config: RunConfig) -> CascadePolicy:
         remote = None
-        if _remote(role)(deps):
-            remote = deps.models.name(role)
+        if _remote(role)(deps, config):
+            remote = config.models.name(role)
         return (
             load_policy(cascade_path(deps.settings.home, f"vanpool-{task}", remote))
             or CascadePolicy()

@@ -1,4 +1,5 @@
-"""One deps object per run: repository, distance provider, mailer, journal, clock, models."""
+"""The deps every run shares: repository, distance provider, mailer, journal, clock (a run's
+models come in its ``RunConfig``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from casework.apps.vanpool.repository import VanpoolRepository
 from casework.apps.vanpool.rules import DistanceProvider, GreatCircleDistance
 from casework.apps.vanpool.settings import VanpoolSettings
 from casework.config import Settings, get_settings
-from casework.llm.roles import RoleModels
 from casework.runtime.approvals import SideEffectJournal
 from casework.stores import open_stores
 
@@ -31,7 +31,6 @@ class VanpoolDeps:
     distance: DistanceProvider
     mailer: Mailer
     journal: SideEffectJournal
-    models: RoleModels
     clock: Callable[[], datetime] = system_clock
     checkpointer: Any = None
     """A LangGraph checkpointer for agent runs that may pause for approval (durable)."""
@@ -50,7 +49,6 @@ def build_deps(
     app: VanpoolSettings | None = None,
     mailer: Mailer | None = None,
     distance: DistanceProvider | None = None,
-    models: RoleModels | None = None,
     clock: Callable[[], datetime] | None = None,
     checkpointer: Any = None,
     run_migrations: bool = True,
@@ -66,7 +64,6 @@ def build_deps(
         distance=distance or GreatCircleDistance(),
         mailer=mailer or SmtpMailer(app),
         journal=SideEffectJournal(engine),
-        models=models or RoleModels(settings),
         clock=clock or system_clock,
         checkpointer=checkpointer,
     )

@@ -28,6 +28,7 @@ from casework.apps.vanpool.service import case_result, decide_approval
 from casework.apps.vanpool.tables import AuditRow, CaseRow, MessageRow
 from casework.config import Settings
 from casework.errors import InputError, NotFoundError
+from casework.llm.roles import RoleModels
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, Evidence
 from casework.runtime.events import Event
@@ -45,6 +46,7 @@ from casework.runtime.review import (
     age_window,
     keyset_before,
 )
+from casework.runtime.runconfig import RunConfig
 from casework.stores.sql import session_scope
 
 __all__ = ["CANCEL", "DECIDED", "DRAFT", "VanpoolReview"]
@@ -107,9 +109,17 @@ class VanpoolReview:
     kinds = [CANCEL, DRAFT]
     statuses = [WAITING, DECIDED]
 
-    def __init__(self, settings: Settings, *, deps: VanpoolDeps | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        deps: VanpoolDeps | None = None,
+        models: RoleModels | None = None,
+    ) -> None:
         self.settings = settings
         self._deps = deps
+        self._models = models
+        """The models a resumed agent run gets instead of the settings' (tests: scripted)."""
         self._lock = threading.Lock()
 
     @property
@@ -118,6 +128,10 @@ class VanpoolReview:
             if self._deps is None:
                 self._deps = build_deps(self.settings)
             return self._deps
+
+    def _config(self, caller: Caller) -> RunConfig:
+        config = RunConfig.of(self.deps.settings, caller=caller)
+        return replace(config, models=self._models) if self._models is not None else config
 
     # ------------------------------------------------------------------ listing
     @staticmethod
@@ -385,7 +399,12 @@ class VanpoolReview:
             return self._first_or_gone(request)
         try:
             decide_approval(
-                deps, case_id, action, edit if action == "edit" else None, actor=caller.name
+                deps,
+                case_id,
+                action,
+                edit if action == "edit" else None,
+                actor=caller.name,
+                config=self._config(caller),
             )
         except NotFoundError:
             # Lost a race: the other decision cleared the approval while this one started.
