@@ -7,7 +7,8 @@ blocks are left out (annotations, never run). A cycle is a strongly connected co
 that graph; the components that remain are listed in ``KNOWN_CYCLES`` and the list can only
 shrink. The boundary rules: apps never import each other nor ``server`` / ``web`` / ``bench``,
 ``web`` never imports ``server`` (which mounts it), ``runtime`` imports no app, and ``runtime`` / ``llm`` / ``stores`` never import ``evals`` /
-``server`` / ``cli``.
+``server`` / ``cli``. An app's faces (``cli``, ``api``, ``review``, ``demo``, ``evalsuite``)
+import of their own app only what the README's template allows (``FACE_MAY_IMPORT``).
 """
 
 from __future__ import annotations
@@ -234,6 +235,53 @@ def test_boundary_rules() -> None:
             ):
                 broken.append(f"{module} imports {target}")
     assert broken == []
+
+
+FACES = ("cli", "api", "review", "demo", "evalsuite")
+FACE_MAY_IMPORT = {"service", "deps", "models"}
+"""What a face (``cli``, ``api``, ``review``, ``demo``, ``evalsuite``) may import of its own
+app, as the README's template says; everything that writes or decides goes through ``service``."""
+FACE_EXTRA = {
+    "cli": {"demo"},  # the `demo` command runs the app's demo
+    "evalsuite": {"metrics", "dataset", "normalize", "benchmark", "adversarial", "evaluation"},
+}
+"""Per face: the pure metric and dataset modules the evaluation scores and reads cases with."""
+APP_EXTRA = {"vanpool": {"settings"}}
+"""Per app: its own settings module, for the apps that have one."""
+
+
+def face_imports_outside_the_template() -> list[str]:
+    broken = []
+    for module, (_, every) in GRAPH.items():
+        app, parts = _app_of(module), module.split(".")
+        if app is None or len(parts) != 4 or parts[3] not in FACES:
+            continue
+        allowed = FACE_MAY_IMPORT | FACE_EXTRA.get(parts[3], set()) | APP_EXTRA.get(app, set())
+        for target in sorted(every):
+            if _app_of(target) != app:
+                continue
+            name = target.split(".")[3] if target.count(".") >= 3 else "__init__"
+            if name not in allowed:
+                broken.append(f"{module} imports {target}")
+    return broken
+
+
+def test_faces_import_only_service_deps_and_models_of_their_app() -> None:
+    """Function-level imports included: a face that needs more asks ``service`` for it."""
+    assert face_imports_outside_the_template() == []
+
+
+def test_the_face_rule_sees_function_level_imports() -> None:
+    saved = dict(GRAPH)
+    try:
+        top, every = GRAPH["casework.apps.sql.cli"]
+        GRAPH["casework.apps.sql.cli"] = (top, every | {"casework.apps.sql.agent"})
+        assert "casework.apps.sql.cli imports casework.apps.sql.agent" in (
+            face_imports_outside_the_template()
+        )
+    finally:
+        GRAPH.clear()
+        GRAPH.update(saved)
 
 
 def test_the_graph_sees_real_edges() -> None:

@@ -1,18 +1,17 @@
 """What every app's ``api.py`` shares, below the apps and below ``casework.server``: server-sent
-events, the error -> HTTP mapping of a route's call, and the per-database deps cache.
+events, the one error -> HTTP table, and the per-database deps cache.
 
 An app's router imports this module, never ``casework.server`` (the server mounts the
-routers, so a router importing it would import its own caller)::
+routers, so a router importing it would import its own caller). Routes raise
+``CaseworkError`` subclasses and the exception handler answers them from :func:`error_status`
+with ``{"error": <one sentence>, "kind": <the error's class>}``: the server installs it with
+:func:`add_error_handler`, and so does a test that mounts one router on a bare app::
 
     cache = DepsCache(build_deps, deps_factory)
 
     @r.get("/things/{thing_id}")
     def thing(thing_id: str, d: Deps = Depends(cache.dependency)) -> dict[str, Any]:
-        return http_call(lambda: service.thing(d, thing_id))
-
-Note (issue #20): ``casework.server.sse_response`` is the same function as
-:func:`sse_response` here; the server should import it from this module, and its exception
-handler and :func:`http_call` should share one table.
+        return service.thing(d, thing_id)  # an unknown id raises NotFoundError: a 404
 """
 
 from __future__ import annotations
@@ -22,40 +21,91 @@ import json
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
-from fastapi import Depends, HTTPException
+from fastapi import Depends, FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
+from casework.access.service import AuthError
 from casework.config import Settings
-from casework.errors import CaseworkError, NotFoundError
+from casework.errors import CaseworkError, ConfigError, InputError, ModelError, NotFoundError
 from casework.runtime.context import PermissionDenied, get_settings_dep
 from casework.runtime.events import Event, to_json
 
-__all__ = ["DepsCache", "http_call", "http_status", "sse_response"]
+__all__ = [
+    "DepsCache",
+    "RequestTooLarge",
+    "add_error_handler",
+    "error_body",
+    "error_response",
+    "error_status",
+    "sse_response",
+]
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
 D = TypeVar("D")
 
 
-def http_status(exc: CaseworkError) -> int:
-    """The status of an error a route's call raised: unknown id 404, not allowed 403, any
-    other error the caller can act on 422."""
-    if isinstance(exc, NotFoundError):
-        return 404
-    if isinstance(exc, PermissionDenied):
-        return 403
-    return 422
+class RequestTooLarge(InputError):
+    """A request body over the server's size limit (``server.max_body_bytes``)."""
+
+    def __init__(self, limit: int, setting: str = "CASEWORK_SERVER__MAX_BODY_BYTES") -> None:
+        super().__init__(
+            f"The request body is larger than this server accepts ({_size(limit)}); "
+            f"send less, or raise {setting}."
+        )
+        self.limit = limit
 
 
-def http_call(fn: Callable[[], T]) -> T:
-    """Run ``fn``; a ``CaseworkError`` becomes an ``HTTPException`` with its one sentence."""
-    try:
-        return fn()
-    except CaseworkError as exc:
-        raise HTTPException(status_code=http_status(exc), detail=str(exc)) from exc
+def _size(n: int) -> str:
+    mb = n / (1024 * 1024)
+    return f"{mb:g} MB" if mb >= 1 else f"{n:,} bytes"
+
+
+_STATUS: list[tuple[type[CaseworkError], int]] = [
+    (AuthError, 401),  # e.g. a sign-in route checking a password
+    (RequestTooLarge, 413),
+    (NotFoundError, 404),  # another tenant's row answers the same: it does not exist for them
+    (PermissionDenied, 403),
+    (InputError, 422),
+    # A ConfigError names the setting or the request header to change (a model the caller
+    # named that cannot be built, "no vision model is configured; send a vision model"): the
+    # request cannot be served as sent against this set-up. It is not a bug (500), and a 503
+    # would invite retrying the same request, which fails the same way: 400, and the
+    # sentence says what to change.
+    (ConfigError, 400),
+    (ModelError, 502),  # the model behind the route failed or answered unusably
+]
+"""The one error -> HTTP table, most specific class first; any other error is a 500."""
+
+
+def error_status(exc: CaseworkError) -> int:
+    """The HTTP status of an error a route raised (see ``_STATUS``)."""
+    return next((status for kind, status in _STATUS if isinstance(exc, kind)), 500)
+
+
+def error_body(exc: CaseworkError) -> dict[str, Any]:
+    """``{"error": <one sentence>, "kind": <the error's class>}``."""
+    return {"error": str(exc), "kind": type(exc).__name__}
+
+
+def error_response(exc: CaseworkError) -> JSONResponse:
+    """The answer to a ``CaseworkError``: its status and :func:`error_body`."""
+    status = error_status(exc)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(error_body(exc), status_code=status, headers=headers)
+
+
+def add_error_handler(app: FastAPI) -> None:
+    """Answer every ``CaseworkError`` a route raises with :func:`error_response`."""
+
+    async def handle(request: Request, exc: Exception) -> JSONResponse:
+        return error_response(cast(CaseworkError, exc))  # registered for CaseworkError only
+
+    app.add_exception_handler(CaseworkError, handle)
 
 
 def sse_response(events: Iterator[Event] | AsyncIterator[Event]) -> EventSourceResponse:
@@ -111,6 +161,11 @@ class DepsCache(Generic[D]):
                 self._by_url[settings.db_url] = built
             return self._by_url[settings.db_url]
 
-    def dependency(self, served: Settings = Depends(get_settings_dep)) -> D:
-        """The FastAPI dependency: ``d: Deps = Depends(cache.dependency)``."""
-        return self.get(served)
+    async def dependency(self, served: Settings = Depends(get_settings_dep)) -> D:
+        """The FastAPI dependency: ``d: Deps = Depends(cache.dependency)``. On the event loop:
+        once built, the deps are a dict look-up (cheaper than the hop to a worker thread a
+        plain ``def`` costs); the first request opens the stores on a worker thread."""
+        built = self._by_url.get(served.db_url)
+        if built is None:
+            built = await run_in_threadpool(self.get, served)
+        return built

@@ -12,13 +12,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from casework.errors import InputError
 
 if TYPE_CHECKING:
     from casework.config import Settings
     from casework.runtime.strategy import Strategy
 
-__all__ = ["BUILTIN_APPS", "AppSpec", "all_apps", "get_app", "migration_dirs"]
+__all__ = ["BUILTIN_APPS", "AppSpec", "all_apps", "get_app", "migration_dirs", "strategy_named"]
+
+S = TypeVar("S")
 
 BUILTIN_APPS = [
     "casework.apps.receipts",
@@ -101,13 +105,21 @@ def all_apps() -> dict[str, AppSpec]:
 
 
 def get_app(name: str) -> AppSpec:
-    from casework.errors import InputError
-
     apps = all_apps()
     if name not in apps:
         known = ", ".join(sorted(apps)) or "none"
         raise InputError(f"Unknown app {name!r}; registered apps: {known}.")
     return apps[name]
+
+
+def strategy_named(strategies: Mapping[str, S], name: str, *, app: str | None = None) -> S:
+    """The strategy ``name`` of an app's registry (its ``STRATEGIES``, what ``AppSpec.strategies``
+    returns); an unknown name is one sentence naming the choices in the registry's order. Every
+    face that takes a strategy by name (CLI, API, web, evaluation) looks it up here."""
+    if name not in strategies:
+        of = f" for {app}" if app else ""
+        raise InputError(f"Unknown strategy {name!r}{of}; use one of {', '.join(strategies)}.")
+    return strategies[name]
 
 
 def migration_dirs() -> list[Path]:

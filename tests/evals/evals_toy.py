@@ -20,9 +20,9 @@ from casework.evals.cassettes import JUDGE_ROLE
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
 from casework.llm.scripted import ScriptedChatModel, call
 from casework.runtime.decision import Decision, EndReason, RunInfo
+from casework.runtime.harness import run_info
 from casework.runtime.react import ReactAgent
 from casework.runtime.runconfig import RunConfig
-from casework.runtime.runinfo import run_info
 from casework.runtime.usage import Usage
 
 KB = {

@@ -103,7 +103,8 @@ def test_every_mounted_route_needs_a_good_token(world):
         for case, (headers, message) in refusals.items():
             res = client.request(method, path, headers=headers)
             assert res.status_code == 401, (method, path, case, res.text)
-            assert message in res.json()["detail"], (method, path, case)
+            assert message in res.json()["error"], (method, path, case)
+            assert res.json()["kind"] == "AuthError"
             assert res.headers["www-authenticate"] == "Bearer"
         in_query = client.request(
             method,
@@ -112,7 +113,7 @@ def test_every_mounted_route_needs_a_good_token(world):
         )
         assert (
             in_query.status_code == 401
-            and "send it in the Authorization header" in (in_query.json()["detail"])
+            and "send it in the Authorization header" in (in_query.json()["error"])
         )
         good = client.request(method, path, headers={"Authorization": f"Bearer {tokens['ana']}"})
         assert good.status_code != 401, (method, path, good.text)
@@ -145,11 +146,14 @@ def test_reviewer_actions_refuse_plain_users_with_403(world):
     ):
         res = client.post(path, headers=bob)
         assert res.status_code == 403, path
-        assert res.json()["detail"] == "This action needs the reviewer role; bob is a user."
+        assert res.json() == {
+            "error": "This action needs the reviewer role; bob is a user.",
+            "kind": "PermissionDenied",
+        }
     assert client.post("/probe/things/7/approve", headers=ana).json() == {"approved": 7}
     # The reviewer gets past the role check to the app's own answer (no such label).
     missing = client.post("/receipts/review/7/accept", headers=ana)
-    assert missing.status_code == 404 and missing.json()["detail"] == "No label with id 7."
+    assert missing.status_code == 404 and missing.json()["error"] == "No label with id 7."
 
 
 def test_a_router_mounted_without_the_platform_check_fails_closed(tmp_path):

@@ -1,4 +1,5 @@
-"""create_app's error answers (404 / 422 / 500, never a traceback) and SSE streams that fail."""
+"""create_app's error answers (the one table of casework.apikit, never a traceback) and SSE
+streams that fail."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 from fastapi import APIRouter
 from fastapi.testclient import TestClient
 
-from casework.errors import ConfigError, InputError, NotFoundError
+from casework.errors import ConfigError, InputError, ModelError, NotFoundError
+from casework.runtime.context import PermissionDenied
 from casework.runtime.events import Event
 from casework.server import create_app, sse_response
 
@@ -24,6 +26,8 @@ def _client() -> TestClient:
             "input": InputError("Label 'x' is not an upper-case label name."),
             "missing": NotFoundError("No receipt 'nowhere'."),
             "config": ConfigError("Set CASEWORK_DATABASE_URL to a reachable database."),
+            "model": ModelError("The model answered no JSON; try again."),
+            "denied": PermissionDenied("Only a reviewer changes shared labels."),
             "bug": RuntimeError("secret internals /etc/passwd"),
         }
         raise errors[kind]
@@ -69,8 +73,18 @@ def _events(body: str) -> list[tuple[str, dict]]:
         ("missing", 404, {"error": "No receipt 'nowhere'.", "kind": "NotFoundError"}),
         (
             "config",
-            500,
+            400,
             {"error": "Set CASEWORK_DATABASE_URL to a reachable database.", "kind": "ConfigError"},
+        ),
+        (
+            "model",
+            502,
+            {"error": "The model answered no JSON; try again.", "kind": "ModelError"},
+        ),
+        (
+            "denied",
+            403,
+            {"error": "Only a reviewer changes shared labels.", "kind": "PermissionDenied"},
         ),
         (
             "bug",

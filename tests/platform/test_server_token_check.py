@@ -40,7 +40,7 @@ def test_revoked_and_disabled_stop_working_on_the_next_request(tmp_path):
 
     def status(token: str) -> tuple[int, str]:
         res = client.get("/receipts/review", headers={"Authorization": f"Bearer {token}"})
-        return res.status_code, res.json().get("detail", "") if res.status_code != 200 else ""
+        return res.status_code, res.json().get("error", "") if res.status_code != 200 else ""
 
     assert status(ana) == (200, "") and status(bob) == (200, "")
     revoke_token(engine, ana_info.prefix)

@@ -23,9 +23,9 @@ from casework.config import Limits, Settings, get_settings
 from casework.evals import EvalCase, EvalConfig, EvalSuite, run_suite
 from casework.llm.scripted import ScriptedChatModel, call
 from casework.runtime.decision import Decision
+from casework.runtime.harness import run_info
 from casework.runtime.react import ReactAgent
 from casework.runtime.runconfig import RunConfig
-from casework.runtime.runinfo import run_info
 
 __all__ = ["print_eval_throughput_report", "run_eval_throughput_bench"]
 

@@ -52,6 +52,7 @@ from casework.evals.results import CaseResult, EvalRun
 from casework.evals.retries import backoff_seconds, is_transient, one_line
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
 from casework.evals.traces import keep_trace
+from casework.registry import strategy_named
 from casework.runtime.batch import BatchConfig, BatchResult, arun_batch, check_batch_config
 from casework.runtime.runconfig import RunConfig
 
@@ -381,10 +382,7 @@ async def arun_suite(suite: EvalSuite, config: EvalConfig | None = None, **field
         config = dataclasses.replace(config, **updates)
 
     strategy = config.strategy or suite.default_strategy
-    if strategy not in suite.strategies:
-        raise InputError(
-            f"Unknown strategy {strategy!r} for {suite.app}; use one of {', '.join(sorted(suite.strategies))}."
-        )
+    strategy_named(suite.strategies, strategy, app=suite.app)  # refused before any case runs
     case_list, dataset_name, digest = _cases(suite, config)
     if not case_list:
         raise InputError("There are no cases to run.")

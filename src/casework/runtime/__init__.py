@@ -2,7 +2,8 @@
 
 from casework.runtime.decision import Decision, EndReason, Evidence, RunInfo, Verdict
 from casework.runtime.events import Event, to_json
-from casework.runtime.react import ReactAgent, RunResult, ToolCallRecord
+from casework.runtime.harness import Run, RunResult, run_info
+from casework.runtime.react import ReactAgent, ToolCallRecord
 from casework.runtime.runconfig import EventSink, RunConfig
 from casework.runtime.strategy import Strategy
 from casework.runtime.usage import Usage
@@ -14,6 +15,7 @@ __all__ = [
     "EventSink",
     "Evidence",
     "ReactAgent",
+    "Run",
     "RunConfig",
     "RunInfo",
     "RunResult",
@@ -21,5 +23,6 @@ __all__ = [
     "ToolCallRecord",
     "Usage",
     "Verdict",
+    "run_info",
     "to_json",
 ]

@@ -149,14 +149,14 @@ async def current_caller(request: Request) -> Caller:
 
 
 def require_role(role: Role | str) -> Callable[..., Awaitable[Caller]]:
-    """FastAPI dependency factory: 403 unless the caller has ``role`` (or a higher one)."""
+    """FastAPI dependency factory: ``PermissionDenied`` (a 403) unless the caller has ``role``
+    (or a higher one)."""
     needed = Role(role)
 
     async def check(caller: Caller = Depends(current_caller)) -> Caller:
         if not caller.has_role(needed):
-            raise HTTPException(
-                status_code=403,
-                detail=f"This action needs the {needed} role; {caller.name} is a {caller.role}.",
+            raise PermissionDenied(
+                f"This action needs the {needed} role; {caller.name} is a {caller.role}."
             )
         return caller
 

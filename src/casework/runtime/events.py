@@ -2,7 +2,10 @@
 
 Every event is a dict with a ``type``: ``text`` ({text}), ``tool`` ({tool, input, id}),
 ``tool_result`` ({tool, output, ok, id}), ``interrupt`` ({interrupts}) and, last,
-``complete`` ({result}); ``casework.runtime.events.to_json`` turns one into plain JSON.
+``complete`` ({result}: the ``RunResult``); ``casework.runtime.events.to_json`` turns one
+into plain JSON. A graph whose nodes are not ReAct turns (hed's annotation loop) reports
+``step`` ({node, ...what the node left}) as each node ends, and while it streams ``model``
+({node, role}) as a node's model starts and ``token`` ({node, text}); those two are not traced.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ def prompt_template(package: str, name: str) -> Template:
     return Template(text)
 
 
-def load_prompt(package: str, name: str, **values: object) -> str:
+def load_prompt(package: str, name: str, /, **values: object) -> str:
     """Render ``<package>/prompts/<name>.md`` with ``values`` (stripped of outer blank space)."""
     template = prompt_template(package, name)
     try:

@@ -5,11 +5,11 @@ middleware semantics, without its per-step extras) with what an evidence-based d
 needs: a terminal submit tool whose schema is the app's decision model, limits and budgets
 that end a run cleanly with a NEEDS_REVIEW-style decision, tool failures returned to the model
 as observations (``tool_failure``: the one rule for every app), human approval through
-interrupts, usage accounting, a flat event stream and a JSONL trace. Every run ends with an
-``EndReason`` and, when the decision model subclasses ``Decision``, ``decision.run``
-(``RunInfo``). The definition (``ReactAgent(...)``) is separate from the run (``run`` /
-``arun`` / ``iter_events`` / ``aiter_events`` / ``resume``); the sync and async streams share
-one ``_Run``.
+interrupts, and the harness's bookkeeping (``casework.runtime.harness.Run``: usage, a flat
+event stream and a JSONL trace). Every run ends with an ``EndReason`` and, when the decision
+model subclasses ``Decision``, ``decision.run`` (``RunInfo``). The definition
+(``ReactAgent(...)``) is separate from the run (``run`` / ``arun`` / ``iter_events`` /
+``aiter_events`` / ``resume``); the sync and async streams share one ``_Run``.
 
 Limits are checked inside the model call against counters kept in the state, so a step is
 the model node plus the tool node, as in bare LangGraph, and costs the same at step 200 as at
@@ -22,9 +22,7 @@ import dataclasses
 import json
 import os
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, NotRequired, TypedDict, TypeVar, cast
 
@@ -53,17 +51,16 @@ from casework.llm.roles import model_name
 from casework.runtime.decision import (
     Decision,
     EndReason,
-    RunInfo,
     ToolCallRecord,
     Verdict,
     ground_evidence,
 )
-from casework.runtime.events import Event, events_from_update
+from casework.runtime.events import Event
+from casework.runtime.harness import Run, RunResult
 from casework.runtime.loop import build_react_graph
-from casework.runtime.traces import TraceWriter
-from casework.runtime.usage import Usage, UsageCallback, price_for
+from casework.runtime.usage import price_for
 
-__all__ = ["ReactAgent", "RunResult", "ToolCallRecord", "tool_failure"]
+__all__ = ["ReactAgent", "ToolCallRecord", "tool_failure"]
 
 DecisionT = TypeVar("DecisionT", bound=BaseModel)
 
@@ -71,31 +68,6 @@ SUBMIT_NUDGE = (
     "You have not submitted a decision. Call {submit} now with your decision, confidence and "
     "reasoning, using the evidence gathered so far."
 )
-
-
-@dataclass
-class RunResult(Generic[DecisionT]):
-    """What a run returns: the decision and everything needed to explain and measure it."""
-
-    run_id: str
-    thread_id: str
-    decision: DecisionT | None
-    ended_by: EndReason
-    detail: str = ""
-    """More on ``ended_by``: the model error's text, for ``error:model``."""
-    messages: list[BaseMessage] = field(default_factory=list)
-    tool_calls: list[ToolCallRecord] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    interrupts: list[Any] = field(default_factory=list)
-    trace_path: Path | None = None
-
-    @property
-    def interrupted(self) -> bool:
-        return bool(self.interrupts)
-
-    @property
-    def tool_names(self) -> list[str]:
-        return [c.name for c in self.tool_calls]
 
 
 class _Counts(TypedDict):
@@ -492,32 +464,20 @@ class ReactAgent(Generic[DecisionT]):
         thread_id: str | None,
         trace: bool,
     ) -> _Run[DecisionT]:
-        run_id = uuid.uuid4().hex[:12]
-        thread_id = thread_id or run_id
-        callback = UsageCallback()
-        config: RunnableConfig = {
-            "configurable": {"thread_id": thread_id},
-            "callbacks": [callback],
-            "recursion_limit": self.limits.recursion_limit,
-            "metadata": {"casework_run_id": run_id, "casework_agent": self.name},
-        }
         if isinstance(input, str):
             payload: Any = {"messages": [HumanMessage(input)], **_CaseworkMiddleware.run_start()}
         elif isinstance(input, list):
             payload = {"messages": input, **_CaseworkMiddleware.run_start()}
         else:
             payload = input
-        writer = None
-        if trace and self.trace_dir:
-            writer = TraceWriter(self.trace_dir / f"{run_id}.jsonl")
-            writer.start(
-                run_id=run_id,
-                thread_id=thread_id,
-                agent=self.name,
-                model=model_name(self.model),
-                payload=payload,
-            )
-        return _Run(self, payload, config, callback, run_id, thread_id, writer)
+        run = Run(
+            self.name,
+            model=model_name(self.model),
+            trace_dir=self.trace_dir if trace else None,
+            thread_id=thread_id,
+            payload=payload,
+        )
+        return _Run(self, payload, run)
 
     def iter_events(
         self,
@@ -628,28 +588,15 @@ _RUN_ENDING = (GraphRecursionError, ModelError)
 
 
 class _Run(Generic[DecisionT]):
-    """One run's bookkeeping, fed by the sync and the async stream alike."""
+    """What a ReAct run means, fed by the sync and the async stream alike: the state it
+    reached, how it ended and its decision; the bookkeeping is the harness's ``Run``."""
 
-    def __init__(
-        self,
-        agent: ReactAgent[DecisionT],
-        payload: Any,
-        config: RunnableConfig,
-        callback: UsageCallback,
-        run_id: str,
-        thread_id: str,
-        trace: TraceWriter | None,
-    ) -> None:
+    def __init__(self, agent: ReactAgent[DecisionT], payload: Any, run: Run) -> None:
         self.agent = agent
         self.payload = payload
-        self.config = config
-        self.callback = callback
-        self.run_id = run_id
-        self.thread_id = thread_id
-        self.trace = trace
-        self.started = time.perf_counter()
+        self.run = run
+        self.config = run.config(recursion_limit=agent.limits.recursion_limit)
         self.values: dict[str, Any] = {}
-        self.interrupts: list[Any] = []
         self.ended_by: EndReason | None = None
         self.detail = ""
 
@@ -658,13 +605,7 @@ class _Run(Generic[DecisionT]):
         if mode == "values":
             self.values = chunk
             return []
-        events = events_from_update(chunk)
-        for event in events:
-            if event["type"] == "interrupt":
-                self.interrupts.extend(event["interrupts"])
-            if self.trace:
-                self.trace.event(event)
-        return events
+        return self.run.updates(chunk)
 
     def failed(self, exc: BaseException, checkpointed: dict[str, Any] | None) -> None:
         self.values = checkpointed or self.values
@@ -684,45 +625,24 @@ class _Run(Generic[DecisionT]):
             decision = _submitted_decision(run_msgs, agent.submit_name, agent.decision_model)
             if decision is not None:
                 ended_by = EndReason.SUBMIT
-        if self.interrupts:
+        if self.run.interrupts:
             ended_by = EndReason.INTERRUPTED
         elif decision is None:
             reason = f"{ended_by}: {self.detail}" if self.detail else str(ended_by)
             decision = agent.fallback(reason)
-        usage = self.callback.usage
-        usage.wall_seconds = time.perf_counter() - self.started
         full = _records(run_msgs)  # whole outputs; the run's records keep a cut
-        result = RunResult(
-            run_id=self.run_id,
-            thread_id=self.thread_id,
-            decision=decision,
-            ended_by=ended_by,
-            detail=self.detail,
+        if isinstance(decision, Decision) and ended_by is EndReason.SUBMIT:
+            # on whole outputs: a cited rider may sit past the records' cut
+            decision.evidence = ground_evidence(decision.evidence, full)
+        result = self.run.end(
+            decision,
+            ended_by,
+            self.detail,
             messages=messages,
             tool_calls=[
                 dataclasses.replace(c, output=c.output[:RECORDED_OUTPUT_CHARS]) for c in full
             ],
-            usage=usage,
-            interrupts=self.interrupts,
-            trace_path=self.trace.path if self.trace else None,
         )
-        if isinstance(decision, Decision):
-            if ended_by is EndReason.SUBMIT:
-                # on whole outputs: a cited rider may sit past the records' cut
-                decision.evidence = ground_evidence(decision.evidence, full)
-            decision.run = RunInfo(
-                ended_by=ended_by,
-                detail=self.detail,
-                model=model_name(agent.model),
-                run_id=self.run_id,
-                thread_id=self.thread_id,
-                tool_calls=result.tool_calls,
-                usage=usage,
-                trace_path=result.trace_path,
-                interrupts=self.interrupts,
-            )
-        if self.trace:
-            self.trace.end(result)
         return {"type": "complete", "result": result}
 
 

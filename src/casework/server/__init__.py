@@ -14,10 +14,9 @@ from typing import Any
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from casework.apikit import sse_response
+from casework.apikit import add_error_handler, error_response, sse_response
 from casework.config import Settings, get_settings
-from casework.errors import CaseworkError, InputError
-from casework.server._errors import error_response
+from casework.errors import InputError
 from casework.server.auth import authenticate
 from casework.server.guards import ERROR_HEADERS, BodyGuard, SecurityHeaders
 
@@ -33,9 +32,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="casework", version="0.1.0")
     app.state.settings = settings
 
-    @app.exception_handler(CaseworkError)
-    async def _casework_error(request: Request, exc: CaseworkError) -> JSONResponse:
-        return error_response(exc)
+    add_error_handler(app)  # the one error -> HTTP table (casework.apikit)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

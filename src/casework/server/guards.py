@@ -24,9 +24,9 @@ from collections.abc import Iterable
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from casework.apikit import RequestTooLarge, error_response
 from casework.config import ServerSettings
 from casework.errors import InputError
-from casework.server._errors import RequestTooLarge, error_response
 
 __all__ = ["ERROR_HEADERS", "BodyGuard", "SecurityHeaders", "json_problem"]
 

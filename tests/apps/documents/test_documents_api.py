@@ -15,12 +15,11 @@ import pytest
 import uvicorn
 from docs_fixtures import ALICE, BOB, INVOICE_TEXT, no_models, text_read
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
 from fastapi.testclient import TestClient
 
+from casework.apikit import add_error_handler
 from casework.apps.documents.api import router
 from casework.apps.documents.deps import DocumentsDeps
-from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.llm import RoleModels, ScriptedChatModel, call, say
 from casework.runtime.context import Caller, Role, current_caller
 
@@ -40,14 +39,7 @@ def _client(deps: DocumentsDeps, model: ScriptedChatModel | None = None) -> Test
         return Caller(uid, {ALICE: "ana", BOB: "bob"}[uid], Role.USER)
 
     app.dependency_overrides[current_caller] = caller
-
-    @app.exception_handler(CaseworkError)
-    async def _err(request: Request, exc: CaseworkError) -> JSONResponse:  # as the server maps them
-        status = (
-            404 if isinstance(exc, NotFoundError) else 422 if isinstance(exc, InputError) else 500
-        )
-        return JSONResponse({"error": str(exc)}, status_code=status)
-
+    add_error_handler(app)  # the server's error table
     return TestClient(app)
 
 

@@ -6,17 +6,19 @@ from __future__ import annotations
 from docs_fixtures import ALICE, INVOICE_TEXT, on, text_read
 
 from casework.apps.documents.deps import DocumentsDeps
+from casework.apps.documents.extractor import coverage_confidence, extract, wanted_fields
 from casework.apps.documents.fields import (
     CONF_GROUNDED,
     CONF_UNGROUNDED,
+    document_type,
     fields_schema,
     grounded,
     numbered_lines,
-    wanted_fields,
 )
 from casework.apps.documents.models import ExtractionInput
 from casework.apps.documents.strategies import STRATEGIES
 from casework.llm import ScriptedChatModel, call
+from casework.llm.choice import ScriptedChooser
 
 LETTER = """Hartley & Sons Solicitors
 14 Castle Street, York
@@ -28,6 +30,60 @@ We write about the lease."""
 
 def _doc(deps: DocumentsDeps, text: str) -> int:
     return deps.repo.add_document(ALICE, filename="d.pdf", data=b"%PDF-1", read=text_read(text)).id
+
+
+# a receipt with no cue word ("receipt", "cashier", ...): the rules cannot type it
+UNTYPED = """Northwind Traders
+410 Market Street, San Francisco
+Date 05/03/2024
+Safety gloves 21.34
+Tax 6.34
+Total $85.62"""
+
+
+def test_the_rules_confidence_is_their_coverage_of_the_fields_wanted():
+    fields, _ = extract(INVOICE_TEXT)
+    # an invoice's 8 fields all found (company and currency by shape): complete
+    assert coverage_confidence(INVOICE_TEXT, fields, None) == 0.9
+    # custom mode: 2 of 3 requested found
+    custom, _ = extract(INVOICE_TEXT, ["total", "due_date", "company"])
+    assert coverage_confidence(INVOICE_TEXT, custom, ["total", "due_date", "company"]) == 0.6
+    # no cue word types the document: which fields it should have is a guess, capped
+    untyped, _ = extract(UNTYPED)
+    assert coverage_confidence(UNTYPED, untyped, None) == 0.5
+
+
+def test_the_model_types_a_document_only_the_cue_words_cannot():
+    sure = ScriptedChooser({"invoice": -3.0, "receipt": -0.1, "form": -4.0, "letter": -4.0})
+    assert document_type(sure, UNTYPED)[0] == "receipt"
+    assert "01: Northwind Traders" in str(sure.calls[0][0][-1].content)
+    unsure = ScriptedChooser({"invoice": -1.0, "receipt": -1.1, "form": -9.0, "letter": -9.0})
+    kind, usage = document_type(unsure, UNTYPED)
+    assert kind == "document" and usage is not None and usage.model_calls == 1
+    never = ScriptedChooser()  # fails if asked: the cue word "INVOICE" types it
+    assert document_type(never, INVOICE_TEXT) == ("invoice", None)
+
+
+def test_auto_mode_reads_the_fields_of_the_type_the_model_chose(deps: DocumentsDeps):
+    prompts: list[str] = []
+
+    def reply(messages, tools):
+        prompts.append(str(messages[-1].content))
+        if tools == ["choose"]:
+            return call("choose", option="receipt")
+        return call("FieldValues", company="Northwind Traders", currency="USD")
+
+    model = ScriptedChatModel(responder=reply)
+    doc = _doc(deps, UNTYPED)
+    decision = STRATEGIES["fields"](
+        ExtractionInput(document_id=doc, user_id=ALICE), deps, on(model)
+    )
+    assert len(prompts) == 2 and "Type:" in prompts[0]
+    # a receipt's fields: company and currency were not found after a label, so asked for
+    assert "- currency:" in prompts[1] and "- company:" in prompts[1]
+    assert "- invoice_number:" not in prompts[1]
+    assert decision.document_type == "receipt" and decision.fields["currency"] == "USD"
+    assert decision.run.usage.model_calls == 2
 
 
 def test_plain_helpers():
@@ -78,18 +134,33 @@ def test_an_ungrounded_value_is_kept_with_a_low_confidence(deps: DocumentsDeps):
 
 
 def test_the_cascade_writes_one_row_and_says_which_layer_decided(deps: DocumentsDeps):
-    model = ScriptedChatModel(steps=[call("FieldValues", company="ACME SUPPLIES LTD")])
+    model = ScriptedChatModel(steps=[call("FieldValues", due_date="12/04/2024")])
+    doc = _doc(deps, INVOICE_TEXT)
+    wanted = ["company", "total", "due_date"]
+    decision = STRATEGIES["cascade"](
+        ExtractionInput(document_id=doc, user_id=ALICE, fields=wanted), deps, on(model)
+    )
+    layers = decision.run.layers
+    assert [o.layer for o in layers][:2] == ["rules", "fields"]
+    assert layers[0].confidence == 60.0 and not layers[0].kept  # no due date found
+    assert decision.fields == {
+        "company": "ACME SUPPLIES LTD",
+        "total": 45.1,
+        "due_date": "12/04/2024",
+    }
+    assert len(deps.repo.extractions_of(ALICE, doc)) == 1
+
+
+def test_the_rules_decide_when_they_found_every_field(deps: DocumentsDeps):
+    never = ScriptedChatModel(steps=[])  # any model call fails the test
     doc = _doc(deps, INVOICE_TEXT)
     decision = STRATEGIES["cascade"](
         ExtractionInput(document_id=doc, user_id=ALICE, fields=["company", "total"]),
         deps,
-        on(model),
+        on(never),
     )
-    layers = decision.run.layers
-    assert [o.layer for o in layers][:2] == ["rules", "fields"]
-    assert layers[0].confidence == 65.0 and not layers[0].kept  # company is only a guess
+    assert [(o.layer, o.confidence, o.kept) for o in decision.run.layers] == [("rules", 90.0, True)]
     assert decision.fields == {"company": "ACME SUPPLIES LTD", "total": 45.1}
-    assert len(deps.repo.extractions_of(ALICE, doc)) == 1
 
 
 def test_a_model_error_leaves_the_rules_values_and_says_why(deps: DocumentsDeps):
@@ -109,3 +180,27 @@ def test_a_model_error_leaves_the_rules_values_and_says_why(deps: DocumentsDeps)
     assert decision.verdict == "completed" and decision.fields["total"] == 45.1
     assert decision.fields["company"] == "ACME SUPPLIES LTD"  # the rules' guess stands
     assert decision.run.ended_by == EndReason.ERROR_MODEL and "max_tokens" in decision.run.detail
+    assert decision.run.usage.model_calls == 1  # the failed call was asked all the same
+
+
+def test_the_field_layer_is_a_harness_run_with_its_trace(deps: DocumentsDeps):
+    from casework.runtime.decision import EndReason
+    from casework.runtime.traces import read_trace
+
+    model = ScriptedChatModel(steps=[call("FieldValues", recipient="Ms Patel")])
+    config = on(model, traces=deps.settings.traces_dir)
+    asked = ExtractionInput(document_id=_doc(deps, LETTER), user_id=ALICE, fields=["recipient"])
+    decision = STRATEGIES["fields"](asked, deps, config)
+    run = decision.run
+    assert (run.ended_by, run.strategy, run.model) == (EndReason.SUBMIT, "fields", "scripted")
+    assert run.usage.model_calls == 1 and run.usage.input_tokens > 0
+    records = read_trace(run.trace_path)
+    assert [r["type"] for r in records] == ["run_start", "run_end"]
+    assert records[0]["agent"] == "documents_fields"
+    assert records[0]["payload"]["asked"] == ["recipient"]
+    assert records[-1]["result"]["fields"]["recipient"] == "Ms Patel"
+
+    # every field found after its own label: no model asked, and the run says so
+    sure = ExtractionInput(document_id=_doc(deps, LETTER), user_id=ALICE, fields=["reference"])
+    ruled = STRATEGIES["fields"](sure, deps, config).run
+    assert (ruled.model, ruled.usage.model_calls) == (None, 0)

@@ -9,7 +9,7 @@ import pytest
 from docs_fixtures import ALICE, BOB, INVOICE_TEXT, on, text_read
 
 from casework.apps.documents.deps import DocumentsDeps
-from casework.apps.documents.service import table_csv
+from casework.apps.documents.service import build_deps, table_csv
 from casework.apps.documents.stacks import (
     SINGLE_RUN_MAX,
     STACK_TOOL_NAMES,
@@ -91,7 +91,7 @@ def test_build_one_row_per_document_resume_and_export(deps: DocumentsDeps) -> No
             say("Really."),
         ]
     )
-    out = run_stack_build(deps, ALICE, stack, on(first))
+    out = run_stack_build(deps, ALICE, stack, on(first), open_deps=build_deps)
     assert out["status"] == "in_progress" and out["rows"] == 1 and out["ended_by"] == "no_decision"
     table = deps.repo.table_state(ALICE, stack)
     assert [r["document_id"] for r in table.rows] == [docs[0]]
@@ -115,7 +115,7 @@ def test_build_one_row_per_document_resume_and_export(deps: DocumentsDeps) -> No
             call("complete_table"),
         ]
     )
-    out = run_stack_build(deps, ALICE, stack, on(second))
+    out = run_stack_build(deps, ALICE, stack, on(second), open_deps=build_deps)
     second.assert_exhausted()
     assert out == {
         "stack_id": stack,
@@ -210,7 +210,12 @@ def test_a_big_stack_is_built_in_batches_one_run_per_row(deps: DocumentsDeps) ->
     model = ScriptedChatModel(steps=steps)
     events: list[dict] = []
     out = run_stack_build(
-        deps, ALICE, stack, on(model, events=events.append), batch=BatchConfig(concurrency=1)
+        deps,
+        ALICE,
+        stack,
+        on(model, events=events.append),
+        batch=BatchConfig(concurrency=1),
+        open_deps=build_deps,
     )
     model.assert_exhausted()
     assert out["status"] == "in_progress" and out["rows"] == len(docs) - 1
@@ -224,7 +229,7 @@ def test_a_big_stack_is_built_in_batches_one_run_per_row(deps: DocumentsDeps) ->
     assert foreign not in {r["document_id"] for r in table.rows}
     # the resume has one row to write: the whole-table agent finishes it
     resume = ScriptedChatModel(steps=[_row(docs[1], 2.0), call("complete_table")])
-    out = run_stack_build(deps, ALICE, stack, on(resume))
+    out = run_stack_build(deps, ALICE, stack, on(resume), open_deps=build_deps)
     assert (out["status"], out["rows"], out["ended_by"]) == ("completed", len(docs), "submit")
 
 
@@ -259,7 +264,7 @@ def test_the_row_task_crosses_to_a_worker_with_specs_only(deps: DocumentsDeps) -
     from casework.apps.documents.stacks import _RowTask
 
     model = ScriptedChatModel(steps=[])
-    task = _RowTask(deps, ALICE, 3, model, "openai:gpt-4o-mini")
+    task = _RowTask(deps, ALICE, 3, model, "openai:gpt-4o-mini", build_deps)
     shipped = pickle.loads(pickle.dumps(task))
     assert (shipped._deps, shipped._model) == (None, None)  # built on the worker's first row
     assert (shipped.user_id, shipped.stack_id, shipped.model_spec) == (
@@ -267,4 +272,4 @@ def test_the_row_task_crosses_to_a_worker_with_specs_only(deps: DocumentsDeps) -
         3,
         "openai:gpt-4o-mini",
     )
-    assert shipped.settings == deps.settings
+    assert shipped.settings == deps.settings and shipped.open_deps is build_deps

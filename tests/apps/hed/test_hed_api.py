@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from PIL import Image
 
+from casework.apikit import add_error_handler
 from casework.apps.hed.api import router
 from casework.apps.hed.deps import HedDeps
 from casework.config import get_settings
@@ -39,6 +40,7 @@ def client(seen_models: list | None = None) -> TestClient:
 
     app = FastAPI()
     app.include_router(router(get_settings(), factory), prefix="/hed")
+    add_error_handler(app)  # the server's error table
     return TestClient(app)
 
 
@@ -50,7 +52,8 @@ def test_validate_route() -> None:
         (False, ["TAG_INVALID"]),
     ]
     bad = client().post("/hed/validate", json={"hed": ["Red"], "schema_version": "9.0.0"})
-    assert bad.status_code == 422 and "Unknown HED schema version" in bad.json()["detail"]
+    assert bad.status_code == 422 and "Unknown HED schema version" in bad.json()["error"]
+    assert bad.json()["kind"] == "InputError"
 
 
 def test_annotate_route_and_model_header() -> None:
@@ -65,7 +68,7 @@ def test_annotate_route_and_model_header() -> None:
     assert (body["verdict"], body["annotation"], body["run"]["strategy"]) == ("VALID", GOOD, "loop")
     assert seen == ["openrouter:some/model"]
     empty = client().post("/hed/annotate", json={"description": ""})
-    assert empty.status_code == 422 and "empty" in empty.json()["detail"]
+    assert empty.status_code == 422 and "empty" in empty.json()["error"]
 
 
 def _sse(text: str) -> list[tuple[str, dict]]:
@@ -108,7 +111,7 @@ def test_annotate_stream_of_the_baseline_and_of_bad_input() -> None:
     assert [e for e, _ in events] == ["complete"]
     assert events[0][1]["run"]["ended_by"] == "rules"
     bad = client().post("/hed/annotate/stream", json={"description": " "})
-    assert bad.status_code == 422 and "empty" in bad.json()["detail"]
+    assert bad.status_code == 422 and "empty" in bad.json()["error"]
 
 
 def test_image_as_base64() -> None:
@@ -120,11 +123,11 @@ def test_image_as_base64() -> None:
     assert r.json()["image_description"] == "A red circle on a black screen."
     assert r.json()["description"] == "A red circle on a black screen."
     bad = client().post("/hed/annotate", json={"image_base64": "!!notbase64"})
-    assert bad.status_code == 422 and "not valid base64" in bad.json()["detail"]
+    assert bad.status_code == 422 and "not valid base64" in bad.json()["error"]
     text = client().post(
         "/hed/annotate", json={"image_base64": base64.b64encode(b"hello").decode()}
     )
-    assert text.status_code == 422 and "is not an image" in text.json()["detail"]
+    assert text.status_code == 422 and "is not an image" in text.json()["error"]
 
 
 def test_a_model_failing_mid_run_is_a_502_with_the_state_reached() -> None:
@@ -139,10 +142,11 @@ def test_a_model_failing_mid_run_is_a_502_with_the_state_reached() -> None:
 
     app = FastAPI()
     app.include_router(router(get_settings(), factory), prefix="/hed")
+    add_error_handler(app)  # the server's error table
     r = TestClient(app).post("/hed/annotate", json={"description": "A red circle."})
     assert r.status_code == 502
     body = r.json()
-    assert body["detail"].startswith(
+    assert body["kind"] == "ModelError" and body["error"].startswith(
         "The model failed mid-run (ConnectionError: provider unreachable)"
     )
     result = body["result"]

@@ -16,6 +16,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from casework.apikit import add_error_handler
 from casework.apps.hed.api import router
 from casework.config import Settings
 
@@ -91,6 +92,7 @@ def test_the_key_in_a_header_reaches_the_provider_and_nothing_else(
     settings = Settings(home=tmp_path / "home", allow_network_models=True)
     app = FastAPI()
     app.include_router(router(settings), prefix="/hed")
+    add_error_handler(app)  # the server's error table
     client = TestClient(app)
     headers = {"X-Casework-Model": "openrouter:acme/small", "X-Casework-Api-Key": KEY}
     body = {"description": "A red circle appears.", "strategy": "loop-no-eval"}
@@ -124,17 +126,19 @@ def test_model_header_errors_are_one_sentence(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path / "home", allow_network_models=True)
     app = FastAPI()
     app.include_router(router(settings), prefix="/hed")
+    add_error_handler(app)  # the server's error table
     client = TestClient(app)
     body = {"description": "A red circle appears."}
     no_model = client.post("/hed/annotate", json=body, headers={"X-Casework-Api-Key": KEY})
     assert no_model.status_code == 422
-    assert no_model.json()["detail"].startswith("A provider key needs the model it is for")
+    assert no_model.json()["error"].startswith("A provider key needs the model it is for")
     local = client.post(
         "/hed/annotate",
         json=body,
         headers={"X-Casework-Model": "local:qwen2.5-coder-1.5b", "X-Casework-Api-Key": KEY},
     )
-    assert local.status_code == 400 and "local models take no API key" in local.json()["detail"]
+    assert local.status_code == 400 and "local models take no API key" in local.json()["error"]
+    assert local.json()["kind"] == "ConfigError"
     unknown = client.post("/hed/annotate", json=body, headers={"X-Casework-Model": "acme:x"})
     assert unknown.status_code == 400 and "Unknown model provider 'acme'" in unknown.text
     assert KEY not in no_model.text + local.text

@@ -74,3 +74,21 @@ def test_the_cascade_asks_the_model_with_the_look_up_as_a_draft_when_it_is_not_s
     assert layers[0].confidence == 50.0 and not layers[0].kept
     assert "A word look-up found: Sensory-event, Visual-presentation" in seen[0]
     assert decision.annotation == "Sensory-event, Visual-presentation, (Pattern, Computer-screen)"
+
+
+def test_an_invalid_model_annotation_never_replaces_the_valid_look_up():
+    # a tag repeated in a group: the grammar cannot forbid it (the scripted model stands for
+    # a remote one too, and has nothing more to say when the loop asks it to repair)
+    model = ScriptedChatModel(
+        steps=[say("Sensory-event, (Visual-presentation, Visual-presentation)")],
+        model_name="scripted-local",
+    )
+    description = "A checkerboard pattern fills the screen."
+    decision = STRATEGIES["cascade"](HedInput(description=description), *deps_with(model))
+    assert [(o.layer, o.verdict) for o in decision.run.layers][:2] == [
+        ("rules", "VALID"),
+        ("local", "INVALID"),
+    ]
+    assert decision.verdict == "NEEDS_REVIEW" and decision.is_valid
+    assert "Visual-presentation, Visual-presentation" not in decision.annotation
+    assert "the rules layer's valid annotation stands" in decision.reasoning

@@ -252,3 +252,46 @@ def test_a_run_under_an_override_names_that_model(tmp_path) -> None:
     )
     assert (recorded.run.model, replayed.run.model) == ("scripted", spec)
     assert replayed.annotation == GOOD and replayed.verdict == recorded.verdict
+
+
+def test_a_graph_run_and_a_react_run_write_the_same_trace(tmp_path) -> None:
+    """Both go through the runtime's harness: the same start and end records, the same usage
+    accounting, the run's ids and trace on the decision's RunInfo."""
+    from pydantic import BaseModel
+
+    from casework.runtime import ReactAgent
+    from casework.runtime.traces import read_trace
+
+    model = ScriptedChatModel(steps=[say(GOOD), faithful()])
+    settings = get_settings().model_copy(update={"home": tmp_path})
+    deps = HedDeps(settings=settings, validator="python")
+    config = RunConfig(models=RoleModels.given(model), traces=settings.traces_dir)
+    d = STRATEGIES["loop"](HedInput(description=DESCRIPTION), deps, config)
+    hed = read_trace(d.run.trace_path)
+    assert d.run.trace_path == tmp_path / "traces" / f"hed-{d.run.run_id}.jsonl"
+    assert [(r["type"], r.get("node")) for r in hed] == [
+        ("run_start", None),
+        ("step", "annotate"),
+        ("step", "validate"),
+        ("step", "evaluate"),
+        ("run_end", None),
+    ]
+    assert (hed[0]["agent"], hed[0]["strategy"], hed[0]["payload"]["description"]) == (
+        "hed",
+        "loop",
+        DESCRIPTION,
+    )
+    assert (hed[-1]["ended_by"], hed[-1]["result"]["annotation"]) == ("submit", GOOD)
+    assert hed[-1]["usage"]["model_calls"] == d.run.usage.model_calls == 2
+    assert (d.run.thread_id, hed[-1]["run_id"]) == (d.run.run_id, d.run.run_id)
+
+    class Verdict(BaseModel):
+        verdict: str
+
+    react = ScriptedChatModel(steps=[call("submit_decision", verdict="VALID")])
+    agent = ReactAgent(
+        model=react, tools=[], decision_model=Verdict, system_prompt="s", trace_dir=tmp_path
+    )
+    other = read_trace(agent.run("v").trace_path)
+    assert set(other[0]) - {"strategy"} == set(hed[0]) - {"strategy"}
+    assert set(other[-1]) == set(hed[-1])

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from casework.apps.receipts.deps import ReceiptsDeps, build_deps
+from casework.apps.receipts.labels import resolve_ref
 from casework.apps.receipts.models import LabelDecision, LabelInput, WordRef
-from casework.apps.receipts.service import bundled_receipt_files, import_files, resolve_ref, seed
+from casework.apps.receipts.service import bundled_receipt_files, import_files, seed
 from casework.config import Settings, get_settings
 from casework.runtime.decision import EndReason, RunInfo
 

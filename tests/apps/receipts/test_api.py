@@ -6,6 +6,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from casework.apikit import add_error_handler
 from casework.apps.receipts.api import router
 from casework.apps.receipts.models import ValidationStatus
 from casework.apps.receipts.repository import LabelChange
@@ -19,6 +20,7 @@ def _client(deps, role: Role = Role.REVIEWER) -> TestClient:
     app.state.settings = deps.settings
     app.include_router(router(deps.settings, lambda: deps), prefix="/receipts")
     app.dependency_overrides[current_caller] = lambda: Caller(1, "reviewer", role)
+    add_error_handler(app)  # the server's error table
     return TestClient(app)
 
 
@@ -51,7 +53,7 @@ def test_validate_with_the_baseline(seeded):
 
 
 @pytest.mark.parametrize(
-    ("payload", "status", "detail"),
+    ("payload", "status", "error"),
     [
         (
             {
@@ -77,14 +79,14 @@ def test_validate_with_the_baseline(seeded):
         ),
         (
             {"receipt": "costco", "line_id": 42, "word_id": 3, "label": "TAX", "model": "bogus"},
-            422,
+            400,  # a ConfigError: the model the caller named cannot be built
             "is not of the form provider:name",
         ),
     ],
 )
-def test_errors_map_to_http(seeded, payload, status, detail):
+def test_errors_map_to_http(seeded, payload, status, error):
     res = _client(seeded).post("/receipts/validate", json=payload)
-    assert res.status_code == status and detail in res.json()["detail"]
+    assert res.status_code == status and error in res.json()["error"]
 
 
 def test_review_queue_accept_and_reject(small):

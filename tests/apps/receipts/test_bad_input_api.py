@@ -9,6 +9,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from casework.apikit import add_error_handler
 from casework.apps.receipts.api import router
 from casework.apps.receipts.deps import ReceiptsDeps, build_deps
 from casework.apps.receipts.models import ValidationStatus
@@ -33,6 +34,7 @@ def client(deps: ReceiptsDeps) -> TestClient:
     app.state.settings = deps.settings
     app.include_router(router(deps.settings, lambda: deps), prefix="/receipts")
     app.dependency_overrides[current_caller] = lambda: Caller(1, "reviewer", Role.REVIEWER)
+    add_error_handler(app)  # the server's error table
     return TestClient(app)
 
 
@@ -89,7 +91,10 @@ def test_review_limit_is_clamped_and_the_cache_follows_writes(client, deps):
 @pytest.mark.parametrize("action", ["accept", "reject"])
 def test_review_decisions_on_bad_ids(client, deps, action):
     res = client.post(f"/receipts/review/999999/{action}")
-    assert (res.status_code, res.json()) == (404, {"detail": "No label with id 999999."})
+    assert (res.status_code, res.json()) == (
+        404,
+        {"error": "No label with id 999999.", "kind": "NotFoundError"},
+    )
     assert client.post(f"/receipts/review/abc/{action}").status_code == 422
     (label_id,) = queue_relabels(deps, 1)
     too_long = client.post(f"/receipts/review/{label_id}/{action}", json={"note": "x" * 1001})
@@ -97,20 +102,20 @@ def test_review_decisions_on_bad_ids(client, deps, action):
     assert client.post(f"/receipts/review/{label_id}/{action}").status_code == 200
     again = client.post(f"/receipts/review/{label_id}/{action}")
     assert again.status_code == 422
-    assert again.json()["detail"].startswith(f"Label {label_id} was already reviewed or replaced")
+    assert again.json()["error"].startswith(f"Label {label_id} was already reviewed or replaced")
 
 
 def test_a_label_that_is_not_waiting_for_review_cannot_be_decided(client, deps):
     valid = deps.repo.current_labels()[0]
     res = client.post(f"/receipts/review/{valid.id}/accept")
-    assert (res.status_code, res.json()["detail"]) == (
+    assert (res.status_code, res.json()) == (
         422,
-        f"Label {valid.id} is VALID, not waiting for review.",
+        {"error": f"Label {valid.id} is VALID, not waiting for review.", "kind": "InputError"},
     )
 
 
 @pytest.mark.parametrize(
-    ("path", "status", "detail"),
+    ("path", "status", "error"),
     [
         (
             "/receipts/words/nowhere/1/1/labels",
@@ -124,9 +129,9 @@ def test_a_label_that_is_not_waiting_for_review_cannot_be_decided(client, deps):
         ),
     ],
 )
-def test_word_history_of_unknown_words(client, path, status, detail):
+def test_word_history_of_unknown_words(client, path, status, error):
     res = client.get(path)
-    assert (res.status_code, res.json()["detail"]) == (status, detail)
+    assert (res.status_code, res.json()) == (status, {"error": error, "kind": "NotFoundError"})
 
 
 def test_word_history_needs_integer_ids(client):
@@ -140,10 +145,10 @@ def test_validate_names_the_strategies_it_knows(client):
         json={"receipt": "chevron", "line_id": 1, "word_id": 1, "label": "TAX", "strategy": "nope"},
     )
     assert res.status_code == 422
-    assert (
-        res.json()["detail"]
-        == "Unknown strategy 'nope'; use one of rules, baseline, choice, agent, cascade."
-    )
+    assert res.json() == {
+        "error": "Unknown strategy 'nope'; use one of rules, baseline, choice, agent, cascade.",
+        "kind": "InputError",
+    }
 
 
 @pytest.mark.parametrize(

@@ -9,11 +9,11 @@ import pytest
 
 from casework.apps.receipts.baseline import baseline_decide
 from casework.apps.receipts.importer import parse_file, parse_record
+from casework.apps.receipts.labels import resolve_ref
 from casework.apps.receipts.models import ValidationStatus
 from casework.apps.receipts.service import (
     bundled_receipt_files,
     import_files,
-    resolve_ref,
 )
 from casework.errors import InputError
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+from casework.apps.receipts.labels import resolve_ref
 from casework.apps.receipts.models import LabelDecision, ValidationStatus
 from casework.apps.receipts.repository import LabelChange
-from casework.apps.receipts.service import record_result, resolve_ref, review_decide
+from casework.apps.receipts.service import record_result, review_decide
 from casework.apps.receipts.tables import LabelRow
 from casework.errors import InputError, NotFoundError
 from casework.runtime.decision import EndReason, RunInfo

@@ -10,12 +10,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from casework.apps.receipts.baseline import baseline_decide
 from casework.apps.receipts.deps import build_deps
+from casework.apps.receipts.labels import resolve_ref
 from casework.apps.receipts.models import ValidationStatus
 from casework.apps.receipts.repository import LabelChange
 from casework.apps.receipts.service import (
     bundled_receipt_files,
     import_files,
-    resolve_ref,
     review_decide,
 )
 from casework.config import Settings

@@ -13,10 +13,10 @@ from casework.apps.receipts import evidence
 from casework.apps.receipts.baseline import baseline_decide
 from casework.apps.receipts.dataset import build_cases
 from casework.apps.receipts.deps import build_deps
+from casework.apps.receipts.labels import resolve_ref
 from casework.apps.receipts.service import (
     bundled_receipt_files,
     import_files,
-    resolve_ref,
 )
 from casework.config import Settings
 from pg import PostgresServer

@@ -4,6 +4,7 @@ models; one bundled-model test end to end (slow)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, cast
 
 import pytest
@@ -61,7 +62,8 @@ def test_the_content_free_prompt_says_nothing_of_a_receipt() -> None:
 
 def test_choice_is_valid_when_the_suggested_label_wins(seeded: ReceiptsDeps) -> None:
     chooser = ScriptedChooser(_scores("DATE", 0.95))
-    decision = choice(DATE_WORD, seeded, _run(**{LOCAL_ROLE: chooser}))
+    config = replace(_run(**{LOCAL_ROLE: chooser}), traces=seeded.settings.traces_dir)
+    decision = choice(DATE_WORD, seeded, config)
     # 0.95 against 0.0025 for each other label the date shape allows, renormalised
     others = len(candidate_labels("DATE", "date")) - 1
     assert decision.verdict == "VALID"
@@ -72,6 +74,15 @@ def test_choice_is_valid_when_the_suggested_label_wins(seeded: ReceiptsDeps) -> 
     similar = asked.split("Similar words on other receipts and their labels:\n")[1]
     assert similar.count(" -> ") == 6 and "-> DATE" in similar  # dates on other receipts
     assert decision.evidence[0].source == "label_choice"
+    # one harness run: the scored call counted, the choice traced, the end typed
+    from casework.runtime import EndReason
+    from casework.runtime.traces import read_trace
+
+    assert (decision.run.ended_by, decision.run.strategy) == (EndReason.SUBMIT, "choice")
+    records = read_trace(decision.run.trace_path)
+    assert [r["type"] for r in records] == ["run_start", "run_end"]
+    assert records[0]["agent"] == "receipts_choice" and records[0]["model"] == decision.run.model
+    assert records[-1]["result"]["verdict"] == "VALID"
 
 
 def test_cascade_rules_decide_what_they_are_sure_of_and_the_model_is_not_asked(

@@ -21,13 +21,13 @@ from sqlalchemy import inspect
 from casework.access.service import create_token, create_user, open_access
 from casework.apps.receipts.agent import build_agent, render_task
 from casework.apps.receipts.deps import ReceiptsDeps, build_deps
+from casework.apps.receipts.labels import resolve_ref
 from casework.apps.receipts.models import ValidationStatus
 from casework.apps.receipts.repository import LabelChange
 from casework.apps.receipts.service import (
     bundled_receipt_files,
     ensure_indexed,
     import_files,
-    resolve_ref,
 )
 from casework.apps.receipts.tools import TOOL_NAMES
 from casework.config import Settings
@@ -100,18 +100,21 @@ def _check_through_the_api(settings: Settings, world: dict[str, Any]) -> None:
     # bo gets exactly what a receipt that does not exist gets.
     for ref in ("walgreens", mine.json()[0]["receipt_pk"], "nowhere"):
         res = client.get(labels_of.format(ref), headers=bo)
-        assert (res.status_code, res.json()["detail"]) == (
+        assert (res.status_code, res.json()) == (
             404,
-            f"No receipt {str(ref)!r}; see `casework receipts list`.",
+            {
+                "error": f"No receipt {str(ref)!r}; see `casework receipts list`.",
+                "kind": "NotFoundError",
+            },
         )
     shared = client.get("/receipts/words/chevron/13/2/labels", headers=bo)
     assert shared.status_code == 200 and shared.json()[0]["word_text"] == "$72.83"
 
     validate = {"line_id": 17, "word_id": 2, "label": "GRAND_TOTAL", "strategy": "rules"}
     res = client.post("/receipts/validate", json={"receipt": "walgreens", **validate}, headers=bo)
-    assert (res.status_code, res.json()["detail"]) == (
+    assert (res.status_code, res.json()) == (
         404,
-        "No receipt 'walgreens'; see `casework receipts list`.",
+        {"error": "No receipt 'walgreens'; see `casework receipts list`.", "kind": "NotFoundError"},
     )
     res = client.post("/receipts/validate", json={"receipt": "walgreens", **validate}, headers=ana)
     assert res.status_code == 200 and res.json()["word_text"] == "33.72"
@@ -122,16 +125,19 @@ def _check_through_the_api(settings: Settings, world: dict[str, Any]) -> None:
     assert queue(bo) == [world["shared_label"]]
     for label_id in (world["ana_label"], 987654):
         res = client.post(f"/receipts/review/{label_id}/accept", headers=bo)
-        assert (res.status_code, res.json()["detail"]) == (404, f"No label with id {label_id}.")
+        assert (res.status_code, res.json()["error"]) == (404, f"No label with id {label_id}.")
     assert queue(ana) == [world["shared_label"], world["ana_label"]]  # untouched
 
     # Shared rows are read-only to a plain user, curated by reviewers.
     record = {"receipt": "chevron", **validate, "line_id": 13, "record": True}
     res = client.post("/receipts/validate", json=record, headers=ana)
-    assert (res.status_code, res.json()["detail"]) == (
+    assert (res.status_code, res.json()) == (
         403,
-        "Receipt chevron is shared and read-only to you: only a reviewer or an admin changes "
-        "its labels.",
+        {
+            "error": "Receipt chevron is shared and read-only to you: only a reviewer or an "
+            "admin changes its labels.",
+            "kind": "PermissionDenied",
+        },
     )
     accepted = client.post(f"/receipts/review/{world['shared_label']}/accept", headers=bo)
     assert accepted.status_code == 200 and [lab["status"] for lab in accepted.json()] == [

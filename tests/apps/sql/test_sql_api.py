@@ -7,6 +7,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from casework.access import create_token, create_user, open_access
+from casework.apikit import add_error_handler
 from casework.apps.sql.api import router
 from casework.llm import call
 from casework.runtime.context import Caller, Role, current_caller
@@ -21,6 +22,7 @@ def _client(deps, config=None) -> TestClient:
     models = config.models if config is not None else None
     app.include_router(router(deps.settings, lambda: deps, models=models), prefix="/sql")
     app.dependency_overrides[current_caller] = lambda: Caller(1, "analyst", Role.USER)
+    add_error_handler(app)  # the server's error table
     return TestClient(app)
 
 

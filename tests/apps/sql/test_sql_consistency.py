@@ -44,7 +44,7 @@ def test_vote_groups_equal_rows_and_ties_go_to_the_greedy_candidate():
 
 def test_two_agreeing_candidates_stop_the_sampling(make_deps):
     deps, config, model, _ = make_deps(agent=[submit(COUNT), submit(SAME_ROWS), submit(OTHER)])
-    response = run_self_consistent(deps, config, QUESTION)
+    response = run_self_consistent(deps, config, QUESTION).decision
     assert model.calls == 2  # the third candidate could not change the majority
     assert response.query == COUNT and response.model_calls == 2
     assert response.confidence == round(2 / 3, 4) and response.confidence_source == "consistency"
@@ -54,7 +54,7 @@ def test_two_agreeing_candidates_stop_the_sampling(make_deps):
 
 def test_disagreement_asks_every_sample_and_the_majority_wins(make_deps):
     deps, config, model, _ = make_deps(agent=[submit(OTHER), submit(COUNT), submit(SAME_ROWS)])
-    response = run_self_consistent(deps, config, QUESTION)
+    response = run_self_consistent(deps, config, QUESTION).decision
     assert model.calls == 3
     assert response.query == COUNT and response.confidence == round(2 / 3, 4)
 
@@ -63,7 +63,7 @@ def test_a_lone_answer_is_kept_with_a_third_of_the_confidence(make_deps):
     deps, config, _, _ = make_deps(
         agent=[submit(COUNT), submit(OTHER), submit("SELECT nope FROM x")]
     )
-    response = run_self_consistent(deps, config, QUESTION)
+    response = run_self_consistent(deps, config, QUESTION).decision
     assert response.query == COUNT and response.confidence == round(1 / 3, 4)
 
 
@@ -124,7 +124,7 @@ def test_every_try_asking_for_missing_columns_is_an_unanswerable_refusal(make_de
             submit("SELECT AVG(salary) FROM employees"),
         ]
     )
-    response = run_self_consistent(deps, config, "What is the average age of users?")
+    response = run_self_consistent(deps, config, "What is the average age of users?").decision
     assert model.calls == 3 and response.refused and response.query is None
     assert "does not hold" in response.explanation and "age" in response.explanation
     assert response.confidence <= 0.1  # a refusal's answer confidence stays capped
@@ -140,5 +140,5 @@ def test_a_syntax_error_is_not_evidence_of_an_unanswerable_question(make_deps):
             submit("SELECT AVG(age) FROM users"),
         ]
     )
-    response = run_self_consistent(deps, config, "What is the average age of users?")
+    response = run_self_consistent(deps, config, "What is the average age of users?").decision
     assert not response.refused

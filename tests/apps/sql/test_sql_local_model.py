@@ -24,7 +24,7 @@ def test_bundled_model_answers_an_easy_question_that_executes_correctly(
     deps = SQLDeps(schema=security, settings=settings, db_url=security_db)
     deps = deps.with_config(retrieval_type="keyword", top_k=2)
     config = RunConfig(models=RoleModels.given(model))
-    response = run_single_pass(deps, config, "How many alerts are critical?", "keyword")
+    response = run_single_pass(deps, config, "How many alerts are critical?", "keyword").decision
     assert response.ended_by == "submit", response.ended_by
     assert response.valid, response.validation_errors
     assert response.tables_used == ["alerts"]

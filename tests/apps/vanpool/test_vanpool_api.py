@@ -6,6 +6,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from vanpool_helpers import first, specialist_responder
 
+from casework.apikit import add_error_handler
 from casework.apps.vanpool.api import router
 from casework.llm import RoleModels
 from casework.runtime.context import Caller, Role, current_caller
@@ -18,6 +19,7 @@ def _client(deps, role: Role = Role.REVIEWER, models: RoleModels | None = None) 
     app.state.settings = deps.settings
     app.include_router(router(deps.settings, lambda: deps, models=models), prefix="/vanpool")
     app.dependency_overrides[current_caller] = lambda: Caller(7, "rita", role)
+    add_error_handler(app)  # the server's error table
     return TestClient(app)
 
 
@@ -46,7 +48,7 @@ def test_routes(deps, truth, sink) -> None:
     assert [a["actor"] for a in log if a["action"] == "draft_approved"] == ["rita"]
     assert len(sink.messages) == 2
     again = client.post(f"/vanpool/approvals/{case_id}", json={"decision": "approve"})
-    assert again.status_code == 404 and "no pending approval" in again.json()["detail"]
+    assert again.status_code == 404 and "no pending approval" in again.json()["error"]
     assert client.post("/vanpool/vanpools/VP-999/audit").status_code == 404
     assert client.post("/vanpool/vanpools/VP-1/audit").status_code == 422
     assert client.get("/vanpool/cases/CASE-XYZ").status_code == 422

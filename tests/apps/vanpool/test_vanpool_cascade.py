@@ -4,6 +4,7 @@ model; audits decided by the rules. Scripted models; one bundled-model test (slo
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +121,30 @@ def test_bundled_model_chooses_a_bucket_for_a_reply_without_cue_words(deps) -> N
     )
     assert result.bucket == "question" and result.run is not None
     assert result.run.usage.model_calls == 1 and 25.0 < result.confidence <= 100.0
+
+
+def test_the_model_layers_run_under_the_runtimes_harness(deps) -> None:
+    """The bucket choice (scored outside LangChain, counted) and the classifier's call
+    (counted by the run's callback) each end as a harness run with its trace."""
+    from casework.runtime import EndReason
+    from casework.runtime.traces import read_trace
+
+    remote = ScriptedChatModel(steps=[say("question")])
+    chooser = ScriptedChooser(_buckets("update", 0.8))
+    config = replace(
+        _models(**{LOCAL_ROLE: chooser, "classifier": remote}), traces=deps.settings.traces_dir
+    )
+    chose = OUTREACH_STRATEGIES["choice"](ReplyInput("We relocated to Fremont."), deps, config)
+    asked = OUTREACH_STRATEGIES["agent"](ReplyInput("the van thing, not sure"), deps, config)
+    for result, agent, strategy in (
+        (chose, "vanpool_choice", "choice"),
+        (asked, "vanpool_classify", "agent"),
+    ):
+        run = result.run
+        assert run is not None and (run.ended_by, run.strategy) == (EndReason.SUBMIT, strategy)
+        assert run.usage.model_calls == 1
+        records = read_trace(run.trace_path)
+        assert [r["type"] for r in records] == ["run_start", "run_end"]
+        assert (records[0]["agent"], records[-1]["result"]["bucket"]) == (agent, result.bucket)
+    assert (chose.bucket, asked.bucket) == ("update", "question")
+    assert chose.run.model == "scripted-chooser"

@@ -24,16 +24,17 @@ from pydantic import BaseModel, ValidationError
 
 from casework.apps.documents import extractor, rules
 from casework.apps.documents.deps import DocumentsDeps
-from casework.apps.documents.models import ExtractionDecision, ExtractionInput
-from casework.apps.documents.prompts import render
+from casework.apps.documents.models import MODEL_ROLE, ExtractionDecision, ExtractionInput
 from casework.apps.documents.repository import CompletionCheck
 from casework.apps.documents.tools import create_tools
 from casework.config import Limits
 from casework.errors import CaseworkError, ToolRetry
 from casework.runtime.context import RunContext
 from casework.runtime.decision import EndReason, Evidence, RunInfo
+from casework.runtime.harness import RunResult
 from casework.runtime.middleware import ModelSettings
-from casework.runtime.react import ReactAgent, RunResult
+from casework.runtime.prompts import load_prompt
+from casework.runtime.react import ReactAgent
 from casework.runtime.runconfig import RunConfig
 
 __all__ = [
@@ -48,7 +49,6 @@ __all__ = [
 ]
 
 COMPLETE = "complete_extraction"
-MODEL_ROLE = "specialist"
 LIMITS = Limits(max_model_calls=10, max_tool_calls=20, recursion_limit=80, max_seconds=900)
 EXTRACTION_MAX_TOKENS = 1024
 """Reply budget of each extraction model call (its fields and their scores in one call)."""
@@ -128,7 +128,7 @@ def build_extraction_agent(
         model=model,
         tools=[t for t in tools if t.name != COMPLETE],
         decision_model=CompleteExtraction,
-        system_prompt=render("custom_system" if custom else "extraction_system"),
+        system_prompt=load_prompt(__package__, "custom_system" if custom else "extraction_system"),
         name="documents-extraction",
         submit_name=COMPLETE,
         submit_description="Mark extraction as complete",
@@ -139,13 +139,6 @@ def build_extraction_agent(
         middleware=[TerminalTool(complete, NUDGE), ModelSettings(max_tokens=EXTRACTION_MAX_TOKENS)],
         trace_dir=None,
     )
-
-
-def _end_reason(ended_by: str) -> tuple[EndReason, str]:
-    for reason in EndReason:
-        if ended_by == reason.value or ended_by.startswith(reason.value + " "):
-            return reason, ended_by[len(reason.value) :].strip(" ()")
-    return EndReason.NO_DECISION, ended_by
 
 
 def _stream(agent: ReactAgent, task: str, ref: ExtractionRef, config: RunConfig) -> RunResult:
@@ -200,7 +193,7 @@ def finish_extraction(
 
 
 def decision_for(
-    deps: DocumentsDeps, user_id: int, extraction_id: int, run: RunInfo
+    deps: DocumentsDeps, user_id: int, extraction_id: int, run: RunInfo | None = None
 ) -> ExtractionDecision:
     ext = deps.repo.get_extraction(user_id, extraction_id)
     summary = ext.reason or f"{len(ext.fields)} fields extracted ({ext.method})."
@@ -238,7 +231,6 @@ def _run(
     started = time.perf_counter()
     tools = create_tools(extraction_id, document_id, user_id, deps.repo, requested=requested)
     name: str | None = None
-    ended_by: str  # an EndReason, or "error:model (why)" when the run never started
     try:
         model, name = config.models(MODEL_ROLE), config.models.name(MODEL_ROLE)
         agent = build_extraction_agent(model, tools, custom=custom, limits=config.limits)
@@ -246,14 +238,16 @@ def _run(
             extraction_id=extraction_id, document_id=document_id, tenant=config.caller
         )
         result = _stream(agent, task, ref, config)
-        # the model error's text goes with the reason, so a fallback says why it was needed
-        ended_by = f"{result.ended_by} ({result.detail})" if result.detail else result.ended_by
+        reason, detail = result.ended_by, result.detail
         usage, calls = result.usage, result.tool_calls
         run_id, thread_id = result.run_id, result.thread_id
     except CaseworkError as exc:  # no model, or it failed before the loop: still finish
-        ended_by, usage, calls, run_id, thread_id = f"error:model ({exc})", None, [], "", ""
-    finish_extraction(deps, user_id, extraction_id, ended_by, fallback=fallback)
-    reason, detail = _end_reason(ended_by)
+        reason, detail = EndReason.ERROR_MODEL, str(exc)
+        usage, calls, run_id, thread_id = None, [], "", ""
+    # the stored reason says how the run ended with the model error's text, so a fallback
+    # says why it was needed
+    ended = f"{reason} ({detail})" if detail else str(reason)
+    finish_extraction(deps, user_id, extraction_id, ended, fallback=fallback)
     if usage is not None:
         usage.wall_seconds = time.perf_counter() - started
     info = RunInfo(
@@ -282,14 +276,15 @@ def run_extraction(
     )
     custom = bool(input.fields)
     task = (
-        render(
+        load_prompt(
+            __package__,
             "task_custom",
             filename=doc.filename,
             pages=doc.page_count,
             fields=", ".join(input.fields or []),
         )
         if custom
-        else render("task_auto", filename=doc.filename, pages=doc.page_count)
+        else load_prompt(__package__, "task_auto", filename=doc.filename, pages=doc.page_count)
     )
     return _run(
         deps,
@@ -320,7 +315,9 @@ def run_correction(
         raise InputError('Say what to correct, e.g. "the total is 45.10".')
     ext = deps.repo.reopen(user_id, extraction_id)
     doc = deps.repo.get_document(user_id, ext.document_id)
-    task = render("task_correct", filename=doc.filename, instruction=instruction[:2000])
+    task = load_prompt(
+        __package__, "task_correct", filename=doc.filename, instruction=instruction[:2000]
+    )
     return _run(
         deps,
         user_id=user_id,

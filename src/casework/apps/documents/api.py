@@ -1,7 +1,8 @@
 """HTTP routes of the documents app (mounted under ``/documents`` behind the token check).
 
-Thin: each route calls the repository or ``service`` for the authenticated caller. Another
-user's document, extraction, stack or run answers exactly like one that does not exist (404).
+Thin: each route reads through the repository or calls ``service`` for the authenticated
+caller; a CaseworkError they raise is answered by the one error table of ``casework.apikit``.
+Another user's document, extraction, stack or run answers exactly like one that does not exist (404).
 Runs stream the spec's flat events as SSE with ids; a client that reconnects with
 ``Last-Event-ID`` gets what it missed, and a run goes on when nobody listens.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
-import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -22,11 +22,12 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
+from casework.apikit import DepsCache
+from casework.apps.documents import service
 from casework.apps.documents.deps import DocumentsDeps
-from casework.apps.documents.service import table_csv
 from casework.config import Settings
 from casework.llm.roles import RoleModels
-from casework.runtime.context import Caller, current_caller, get_settings_dep
+from casework.runtime.context import Caller, current_caller
 from casework.runtime.runconfig import RunConfig
 
 __all__ = ["router"]
@@ -60,10 +61,9 @@ def _last_event_id(value: str | None) -> int:
 
 def _sse(deps: DocumentsDeps, caller: Caller, run_id: str, after: int) -> EventSourceResponse:
     deps.repo.get_run(caller.user_id, run_id)  # 404 before the stream starts
-    from casework.apps.documents.service import follow_run
 
     async def gen() -> AsyncIterator[dict[str, str]]:
-        iterator = follow_run(deps, caller.user_id, run_id, after=after)
+        iterator = service.follow_run(deps, caller.user_id, run_id, after=after)
         sentinel = object()
         while True:
             item = await asyncio.to_thread(next, iterator, sentinel)
@@ -85,23 +85,11 @@ def router(
     settings' models for the caller. ``deps_factory`` and ``models`` (scripted ones) for
     tests."""
     api = APIRouter(tags=["documents"])
-    holder: dict[str, DocumentsDeps] = {}
-    lock = threading.Lock()
+    deps = DepsCache(service.build_deps, deps_factory).dependency
 
     def run_config(d: DocumentsDeps, caller: Caller) -> RunConfig:
         config = RunConfig.of(d.settings, caller=caller)
         return replace(config, models=models) if models is not None else config
-
-    def deps(served: Settings = Depends(get_settings_dep)) -> DocumentsDeps:
-        with lock:
-            if served.db_url not in holder:
-                if deps_factory is not None:
-                    holder[served.db_url] = deps_factory()
-                else:
-                    from casework.apps.documents.service import build_deps
-
-                    holder[served.db_url] = build_deps(served)
-            return holder[served.db_url]
 
     # ---------------------------------------------------------------- documents
     @api.post("/documents", status_code=201)
@@ -111,14 +99,12 @@ def router(
         caller: Caller = Depends(current_caller),
     ) -> dict[str, Any]:
         """Add a PDF, PNG or JPEG: its text is read (OCR for scans) before this answers."""
-        from casework.apps.documents.service import add_file
-
         data = await file.read()
         name = Path(file.filename or "upload").name or "upload"
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / name
             path.write_bytes(data)
-            doc = await asyncio.to_thread(add_file, d, caller.user_id, path)
+            doc = await asyncio.to_thread(service.add_file, d, caller.user_id, path)
         return doc.to_dict()
 
     @api.get("/documents")
@@ -152,9 +138,7 @@ def router(
         caller: Caller = Depends(current_caller),
     ) -> dict[str, Any]:
         """Create the extraction and start the run; follow it at ``/runs/{run_id}/events``."""
-        from casework.apps.documents.service import start_extraction
-
-        handle = start_extraction(
+        handle = service.start_extraction(
             d,
             caller,
             body.document_id,
@@ -171,9 +155,7 @@ def router(
         d: DocumentsDeps = Depends(deps),
         caller: Caller = Depends(current_caller),
     ) -> dict[str, Any]:
-        from casework.apps.documents.service import start_correction
-
-        handle = start_correction(
+        handle = service.start_correction(
             d, caller, extraction_id, body.instruction, config=run_config(d, caller)
         )
         return {"run_id": handle.run_id, "extraction_id": extraction_id}
@@ -201,9 +183,7 @@ def router(
         d: DocumentsDeps = Depends(deps),
         caller: Caller = Depends(current_caller),
     ) -> EventSourceResponse:
-        from casework.apps.documents.service import start_extraction
-
-        handle = start_extraction(
+        handle = service.start_extraction(
             d,
             caller,
             body.document_id,
@@ -219,9 +199,7 @@ def router(
         d: DocumentsDeps = Depends(deps),
         caller: Caller = Depends(current_caller),
     ) -> EventSourceResponse:
-        from casework.apps.documents.service import start_correction
-
-        handle = start_correction(
+        handle = service.start_correction(
             d, caller, body.extraction_id, body.instruction, config=run_config(d, caller)
         )
         return _sse(d, caller, handle.run_id, 0)
@@ -233,7 +211,7 @@ def router(
         d: DocumentsDeps = Depends(deps),
         caller: Caller = Depends(current_caller),
     ) -> dict[str, Any]:
-        return d.repo.create_stack(caller.user_id, body.name).to_dict()
+        return service.create_stack(d, caller.user_id, body.name).to_dict()
 
     @api.get("/stacks")
     def list_stacks(
@@ -248,7 +226,7 @@ def router(
         d: DocumentsDeps = Depends(deps),
         caller: Caller = Depends(current_caller),
     ) -> dict[str, Any]:
-        return d.repo.add_to_stack(caller.user_id, stack_id, body.document_ids).to_dict()
+        return service.add_to_stack(d, caller.user_id, stack_id, body.document_ids).to_dict()
 
     @api.get("/stacks/{stack_id}")
     def show_stack(
@@ -260,20 +238,14 @@ def router(
     def build_stack(
         stack_id: int, d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
     ) -> dict[str, Any]:
-        from casework.apps.documents.stacks import start_stack_build
-
-        handle = start_stack_build(d, caller, stack_id, config=run_config(d, caller))
+        handle = service.start_stack_build(d, caller, stack_id, config=run_config(d, caller))
         return {"run_id": handle.run_id, "stack_id": stack_id}
 
     @api.get("/stacks/{stack_id}/export.csv")
     def export_stack(
         stack_id: int, d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
     ) -> Response:
-        from casework.errors import InputError
-
-        table = d.repo.table_state(caller.user_id, stack_id)
-        if table is None:
-            raise InputError(f"Stack {stack_id} has no table yet; build it first.")
-        return Response(table_csv(table), media_type="text/csv")
+        text, _ = service.stack_csv(d, caller.user_id, stack_id)
+        return Response(text, media_type="text/csv")
 
     return api

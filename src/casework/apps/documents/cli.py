@@ -66,7 +66,7 @@ def _caller(deps: Any, user: str) -> Any:
 def _config(deps: Any, model: str | None) -> Any:
     """The run config of a command: ``--model`` for every role (None: the settings'); a bad
     spec fails here, in one sentence, not as a failed run later."""
-    from casework.apps.documents.agent import MODEL_ROLE
+    from casework.apps.documents.models import MODEL_ROLE
     from casework.runtime.runconfig import RunConfig
 
     config = RunConfig.of(deps.settings, model)
@@ -288,16 +288,20 @@ def watch(
 @stack_app.command("create")
 def stack_create(name: str, user: str = USER) -> None:
     """Create an empty stack."""
+    from casework.apps.documents.service import create_stack
+
     deps = _deps()
-    stack = deps.repo.create_stack(_caller(deps, user).user_id, name)
+    stack = create_stack(deps, _caller(deps, user).user_id, name)
     console.print(f"created stack {stack.id}: {stack.name}", highlight=False)
 
 
 @stack_app.command("add")
 def stack_add(stack: int, documents: list[int], user: str = USER) -> None:
     """Add documents to a stack (all or none)."""
+    from casework.apps.documents.service import add_to_stack
+
     deps = _deps()
-    info = deps.repo.add_to_stack(_caller(deps, user).user_id, stack, documents)
+    info = add_to_stack(deps, _caller(deps, user).user_id, stack, documents)
     console.print(f"stack {info.id} has {len(info.document_ids)} documents", highlight=False)
 
 
@@ -313,7 +317,7 @@ def stack_build(
     """Build (or resume) the stack's table with the stacks agent. A stack with more than a few
     documents left is batched: columns first, then one run per row through run_batch
     (--concurrency rows at once, locally or on a Ray cluster)."""
-    from casework.apps.documents.stacks import start_stack_build
+    from casework.apps.documents.service import start_stack_build
     from casework.runtime.batch import BatchConfig, check_batch_config
 
     batch = BatchConfig(executor=executor, address=address, concurrency=concurrency)
@@ -365,20 +369,15 @@ def stack_export(
     output: Path | None = typer.Option(None, "-o", "--output", help="Write to this file instead."),
 ) -> None:
     """Export the stack's table as CSV, one row per document."""
-    from casework.apps.documents.service import table_csv
+    from casework.apps.documents.service import stack_csv
 
     if not csv_out:
         raise InputError("Choose a format: --csv.")
     deps = _deps()
-    table = deps.repo.table_state(_caller(deps, user).user_id, stack)
-    if table is None:
-        raise InputError(
-            f"Stack {stack} has no table yet; run `casework documents stack build {stack}`."
-        )
-    text = table_csv(table)
+    text, rows = stack_csv(deps, _caller(deps, user).user_id, stack)
     if output:
         output.write_text(text, encoding="utf-8")
-        err.print(f"wrote {len(table.rows)} rows to {output}")
+        err.print(f"wrote {rows} rows to {output}")
     else:
         sys.stdout.write(text)
 

@@ -144,8 +144,7 @@ def _strategy(
     """The registered strategy ``name`` on an evaluation case: a document is added (read,
     OCR) for the evaluation's owner first; an attack runs with this strategy on its injection.
     ``explore``: a cascade runs every layer (``--all-layers``)."""
-    from casework.apps.documents.service import EVAL_OWNER, add_file
-    from casework.apps.documents.strategies import STRATEGIES
+    from casework.apps.documents.service import EVAL_OWNER, STRATEGIES, add_file
 
     strategy = STRATEGIES[name]
     if explore and hasattr(strategy, "exploring"):

@@ -18,22 +18,23 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from casework.apps.documents import extractor
-from casework.apps.documents.prompts import render
+from casework.apps.documents.extractor import DOCUMENT_TYPES, classify
+from casework.llm.choice import choose
 from casework.llm.local import is_local_model
+from casework.runtime.prompts import load_prompt
 from casework.runtime.usage import Usage
 
 __all__ = [
     "CONF_GROUNDED",
     "CONF_UNGROUNDED",
-    "FIELDS_BY_TYPE",
     "FIELD_HINTS",
     "MAX_LINES",
+    "TYPE_THRESHOLD",
     "ask_fields",
+    "document_type",
     "fields_schema",
     "grounded",
     "numbered_lines",
-    "wanted_fields",
 ]
 
 CONF_GROUNDED = 0.7
@@ -44,24 +45,12 @@ MAX_LINES = 80
 """Lines of text shown to the model (a long document's first lines carry its header fields)."""
 MAX_VALUE_CHARS = 100
 """Longest value the schema lets the model write (an address line fits)."""
+TYPE_LINES = 25
+"""Lines shown when the model is asked for a document's type (the header says it)."""
+TYPE_THRESHOLD = 60.0
+"""The model's type is used when its probability is above this; else the document keeps the
+generic type (company, date, total)."""
 
-# Auto mode: the fields a document of each type carries.
-FIELDS_BY_TYPE: dict[str, tuple[str, ...]] = {
-    "invoice": (
-        "company",
-        "invoice_number",
-        "date",
-        "customer",
-        "subtotal",
-        "tax",
-        "total",
-        "currency",
-    ),
-    "receipt": ("company", "date", "tax", "total", "currency"),
-    "form": ("name", "email", "phone", "reference", "date"),
-    "letter": ("company", "date", "reference", "recipient"),
-    "document": ("company", "date", "total"),
-}
 FIELD_HINTS: dict[str, str] = {
     "company": "the business that issued the document (its name as printed at the top)",
     "customer": "who the document is billed or addressed to",
@@ -76,13 +65,6 @@ FIELD_HINTS: dict[str, str] = {
     "reference": "the document's reference or case number",
     "address": "the issuer's street address",
 }
-
-
-def wanted_fields(text: str, requested: list[str] | None) -> list[str]:
-    """Custom mode: the requested names; auto mode: the fields of the document's type."""
-    if requested:
-        return list(dict.fromkeys(requested))
-    return list(FIELDS_BY_TYPE.get(extractor.classify(text), FIELDS_BY_TYPE["document"]))
 
 
 def numbered_lines(text: str, limit: int = MAX_LINES) -> str:
@@ -117,8 +99,10 @@ def grounded(value: str, text: str) -> bool:
 def _prompt(text: str, names: list[str]) -> list[Any]:
     wanted = "\n".join(f"- {n}: {FIELD_HINTS.get(n, n.replace('_', ' '))}" for n in names)
     return [
-        SystemMessage(render("fields_system")),
-        HumanMessage(render("fields_task", lines=numbered_lines(text), fields=wanted)),
+        SystemMessage(load_prompt(__package__, "fields_system")),
+        HumanMessage(
+            load_prompt(__package__, "fields_task", lines=numbered_lines(text), fields=wanted)
+        ),
     ]
 
 
@@ -150,3 +134,19 @@ def ask_fields(model: Any, text: str, names: list[str]) -> tuple[dict[str, Any],
         value = values.get(name)
         out[name] = str(value).strip() if isinstance(value, str) and value.strip() else None
     return out, usage
+
+
+def document_type(model: Any, text: str) -> tuple[str, Usage | None]:
+    """The document's type: its cue words', else the bundled model's choice among the types
+    (scored options, ``casework.llm.choice``) when it is sure, else ``document``. The usage is
+    None when no model was asked."""
+    kind = classify(text)
+    if kind != "document":
+        return kind, None
+    messages = [
+        SystemMessage(load_prompt(__package__, "type_system")),
+        HumanMessage(load_prompt(__package__, "type_task", lines=numbered_lines(text, TYPE_LINES))),
+    ]
+    picked = choose(model, messages, list(DOCUMENT_TYPES))
+    sure = picked.confidence > TYPE_THRESHOLD
+    return (picked.option if sure else "document"), picked.usage

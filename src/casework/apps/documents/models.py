@@ -11,11 +11,13 @@ from pydantic import BaseModel, Field
 from casework.runtime.decision import Decision
 
 __all__ = [
+    "MODEL_ROLE",
     "DocumentInfo",
     "ExtractionDecision",
     "ExtractionInfo",
     "ExtractionInput",
     "ExtractionStatus",
+    "FailedExtraction",
     "StackInfo",
     "StackTable",
     "TenancyDecision",
@@ -23,6 +25,10 @@ __all__ = [
 
 ExtractionStatus = Literal["in_progress", "completed", "failed"]
 Mode = Literal["auto", "custom"]
+
+MODEL_ROLE = "specialist"
+"""The model role the extraction agent asks the run config's models for (and a ``--model``
+is checked on before a run starts)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,16 @@ class ExtractionInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self) | {"updated_at": self.updated_at.isoformat()}
+
+
+@dataclass(frozen=True)
+class FailedExtraction:
+    """An extraction that ended ``failed``, with its document and owner (a review item)."""
+
+    extraction: ExtractionInfo
+    owner_id: int
+    filename: str
+    media_type: str
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""What the CLI and the API share: adding files, resolving users, starting recorded runs.
+"""What the app's faces (CLI, API, review, demo, evaluation) call: adding files, stacks and
+their export, starting recorded runs (extractions, corrections, stack builds).
 
 A run is recorded event by event in ``documents_run_events`` (the spec's flat events plus a
 sequence number) and runs in its own thread, so it goes on when no client listens and a
@@ -20,30 +21,53 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from casework.apps.documents.agent import finish_extraction, run_correction
 from casework.apps.documents.deps import DocumentsDeps
-from casework.apps.documents.models import DocumentInfo, ExtractionDecision, ExtractionInput
+from casework.apps.documents.models import (
+    DocumentInfo,
+    ExtractionDecision,
+    ExtractionInput,
+    StackInfo,
+)
 from casework.apps.documents.ocr import OcrProvider, RapidOcrProvider, ReadResult, read_path
-from casework.apps.documents.repository import DocumentsRepository
+from casework.apps.documents.repository import (
+    REVIEW_ACTION,
+    REVIEW_THREAD_PREFIX,
+    DocumentsRepository,
+)
+from casework.apps.documents.stacks import run_stack_build
+from casework.apps.documents.strategies import STRATEGIES
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError
+from casework.registry import strategy_named
+from casework.runtime.approvals import SideEffectJournal
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.context import Caller, Role
+from casework.runtime.review import DecideOutcome
 from casework.runtime.runconfig import RunConfig
 from casework.stores import open_stores
 
 __all__ = [
     "DEMO_OWNER",
     "EVAL_OWNER",
+    "STRATEGIES",
     "AddedFile",
     "RunHandle",
     "add_file",
     "add_files",
+    "add_to_stack",
     "build_deps",
+    "create_stack",
+    "decide_failed_extraction",
+    "extraction_owner",
     "follow_run",
     "recover_stale_runs",
+    "settled_review",
+    "stack_csv",
     "start_correction",
     "start_extraction",
     "start_run",
+    "start_stack_build",
     "table_csv",
 ]
 
@@ -233,10 +257,8 @@ def start_extraction(
 ) -> RunHandle:
     """The spec's order: create the extraction row, then run the strategy on it, under
     ``config`` (default: the settings' models) with the run's events recorded."""
-    from casework.apps.documents.strategies import STRATEGIES
 
-    if strategy not in STRATEGIES:
-        raise InputError(f"Unknown strategy {strategy!r}; use one of: {', '.join(STRATEGIES)}.")
+    run = strategy_named(STRATEGIES, strategy)  # refused before the extraction row is created
     ext = deps.repo.create_extraction(caller.user_id, document_id, requested=fields)
     input = ExtractionInput(
         document_id=document_id, user_id=caller.user_id, fields=fields, extraction_id=ext.id
@@ -244,7 +266,7 @@ def start_extraction(
 
     def work(emit: Callable[[dict[str, Any]], None]) -> ExtractionDecision:
         try:
-            decision = STRATEGIES[strategy](input, deps, _recorded(deps, config, emit, caller))
+            decision = run(input, deps, _recorded(deps, config, emit, caller))
             assert isinstance(decision, ExtractionDecision)
             return decision
         finally:
@@ -270,7 +292,6 @@ def start_correction(
     config: RunConfig | None = None,
     background: bool = True,
 ) -> RunHandle:
-    from casework.apps.documents.agent import run_correction
 
     deps.repo.get_extraction(caller.user_id, extraction_id)  # 404 before a run exists
     if not instruction.strip():
@@ -314,8 +335,6 @@ def _never_in_progress(deps: DocumentsDeps, user_id: int, extraction_id: int) ->
     """Whatever happened (even a bug), the extraction ends in a final state."""
     ext = deps.repo.get_extraction(user_id, extraction_id)
     if ext.status == "in_progress":
-        from casework.apps.documents.agent import finish_extraction
-
         finish_extraction(deps, user_id, extraction_id, "error", fallback=False)
 
 
@@ -326,7 +345,6 @@ STALE_AFTER = timedelta(minutes=30)
 def recover_stale_runs(deps: DocumentsDeps, *, now: datetime | None = None) -> list[str]:
     """Close runs whose process died: their extraction keeps what it wrote and ends completed
     (``complete_extraction``'s check) or failed with the reason; the stream gets its complete event."""
-    from casework.apps.documents.agent import finish_extraction
 
     cutoff = (now or datetime.now(UTC)) - STALE_AFTER
     closed = []
@@ -371,6 +389,169 @@ def follow_run(
             if timeout is not None and time.monotonic() - started > timeout:
                 return
             time.sleep(poll)
+
+
+# ---------------------------------------------------------------------- failed extractions
+REVIEW_SETTLE_WAIT_SECONDS = 5.0
+"""How long a second decision on a failed extraction waits for the first one's journal entry."""
+
+
+def _review_key(extraction_id: int) -> str:
+    return f"{REVIEW_THREAD_PREFIX}{extraction_id}:review"
+
+
+def _review_outcome(result: dict[str, Any]) -> str:
+    if result.get("action") == "retry":
+        return f"retried as extraction {result.get('extraction_id')}"
+    note = result.get("note") or ""
+    return "marked reviewed" + (f": {note}" if note else "")
+
+
+def extraction_owner(deps: DocumentsDeps, user_id: int) -> Caller:
+    """The owner of a failed extraction: a retry runs as them, in their tenant."""
+    name = deps.repo.user_name(user_id)
+    return Caller(user_id=user_id, name=name or f"user {user_id}", role=Role.USER)
+
+
+def settled_review(deps: DocumentsDeps, extraction_id: int) -> DecideOutcome | None:
+    """Who decided on a failed extraction, when and how; None while nobody has (a decision
+    under way, or one that died, still waits)."""
+    entry = SideEffectJournal(deps.repo.engine).entry(_review_key(extraction_id))
+    if entry is None or entry.status != "done" or not isinstance(entry.result, dict):
+        return None
+    return DecideOutcome(
+        applied=False,
+        outcome=_review_outcome(entry.result),
+        decided_by=entry.result.get("by", "unknown"),
+        decided_at=datetime.fromisoformat(entry.result["at"]),
+    )
+
+
+def decide_failed_extraction(
+    deps: DocumentsDeps,
+    extraction_id: int,
+    action: str,
+    *,
+    note: str,
+    actor: str,
+    strategy: str = "agent",
+    config: RunConfig | None = None,
+    background: bool = True,
+) -> DecideOutcome:
+    """A person's decision on a failed extraction: retry it (``start_extraction`` on the same
+    document and fields, as its owner, under ``config``) or mark it reviewed. One entry of the side-effect
+    journal under the extraction's key, so a double press or a second reviewer changes
+    nothing and reads who decided first."""
+    if action not in ("approve", "reject"):
+        raise InputError("A failed extraction is retried (approve) or marked reviewed.")
+    failed = deps.repo.failed_extraction(extraction_id)
+    ext = failed.extraction
+    token = uuid.uuid4().hex
+    key = _review_key(ext.id)
+    journal = SideEffectJournal(deps.repo.engine)
+
+    def settle(_key: str) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "by": actor,
+            "at": datetime.now(UTC).isoformat(),
+            "note": note,
+            "token": token,
+        }
+        if action == "reject":
+            return result | {"action": "reviewed"}
+        handle = start_extraction(
+            deps,
+            extraction_owner(deps, failed.owner_id),
+            ext.document_id,
+            fields=ext.requested_fields,
+            strategy=strategy,
+            config=config,
+            background=background,
+        )
+        return result | {
+            "action": "retry",
+            "run_id": handle.run_id,
+            "extraction_id": handle.extraction_id,
+        }
+
+    def settled_elsewhere(_key: str) -> dict[str, Any] | None:
+        # Another decision holds the intent: wait for its answer rather than retry twice.
+        deadline = time.monotonic() + REVIEW_SETTLE_WAIT_SECONDS
+        while time.monotonic() < deadline:
+            entry = journal.entry(key)
+            if entry is not None and entry.status == "done":
+                return entry.result
+            time.sleep(0.05)
+        return None
+
+    result = journal.once(
+        key,
+        settle,
+        reconcile=settled_elsewhere,
+        thread_id=f"{REVIEW_THREAD_PREFIX}{ext.id}",
+        action=REVIEW_ACTION,
+        args={"action": action, "by": actor},
+    )
+    return DecideOutcome(
+        applied=result.get("token") == token,
+        outcome=_review_outcome(result),
+        decided_by=result.get("by", "unknown"),
+        decided_at=datetime.fromisoformat(result["at"]),
+    )
+
+
+# ---------------------------------------------------------------------- stacks
+def create_stack(deps: DocumentsDeps, user_id: int, name: str) -> StackInfo:
+    """An empty stack of the user's."""
+    return deps.repo.create_stack(user_id, name)
+
+
+def add_to_stack(
+    deps: DocumentsDeps, user_id: int, stack_id: int, document_ids: list[int]
+) -> StackInfo:
+    """Add the user's documents to their stack, all or none."""
+    return deps.repo.add_to_stack(user_id, stack_id, document_ids)
+
+
+def start_stack_build(
+    deps: DocumentsDeps,
+    caller: Caller,
+    stack_id: int,
+    *,
+    config: RunConfig | None = None,
+    batch: BatchConfig | None = None,
+    background: bool = True,
+) -> RunHandle:
+    """Build (or resume) the stack's table with the stacks agent, as a recorded run, under
+    ``config`` (default: the settings' models) with its events going to the run's record."""
+    deps.repo.get_stack(caller.user_id, stack_id)  # 404 before a run exists
+    return start_run(
+        deps,
+        caller.user_id,
+        "stack",
+        lambda emit: run_stack_build(
+            deps,
+            caller.user_id,
+            stack_id,
+            _recorded(deps, config, emit, caller),
+            batch=batch,
+            open_deps=build_deps,
+        ),
+        complete=lambda out: {"complete": True, **out},
+        stack_id=stack_id,
+        background=background,
+    )
+
+
+def stack_csv(deps: DocumentsDeps, user_id: int, stack_id: int) -> tuple[str, int]:
+    """The stack's table as CSV, one row per document, and its number of rows."""
+    table = deps.repo.table_state(user_id, stack_id)
+    if table is None:
+        raise InputError(
+            f"Stack {stack_id} has no table yet; build it first "
+            f"(`casework documents stack build {stack_id}`)."
+        )
+    return table_csv(table), len(table.rows)
 
 
 def table_csv(table: Any) -> str:

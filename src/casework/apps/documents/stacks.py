@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from langchain.tools import tool
@@ -21,17 +22,16 @@ from pydantic import BaseModel
 
 from casework.apps.documents.agent import TerminalTool
 from casework.apps.documents.deps import DocumentsDeps
-from casework.apps.documents.prompts import render
 from casework.apps.documents.repository import DocumentsRepository
-from casework.config import Limits
+from casework.config import Limits, Settings
 from casework.errors import CaseworkError, ToolRetry
 from casework.llm.roles import RoleModels
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
-from casework.runtime.context import Caller
+from casework.runtime.prompts import load_prompt
 from casework.runtime.react import ReactAgent
 from casework.runtime.runconfig import EventSink, RunConfig
 
-__all__ = ["STACK_TOOL_NAMES", "create_stack_tools", "run_stack_build", "start_stack_build"]
+__all__ = ["STACK_TOOL_NAMES", "create_stack_tools", "run_stack_build"]
 
 STACK_TOOL_NAMES = (
     "list_documents",
@@ -271,7 +271,7 @@ def _whole_table(
         model=model,
         tools=tools[:-1],
         decision_model=CompleteTable,
-        system_prompt=render("stack_system"),
+        system_prompt=load_prompt(__package__, "stack_system"),
         name="documents-stack",
         submit_name=COMPLETE_TABLE,
         submit_description="Mark the table complete (every document needs its row).",
@@ -280,7 +280,7 @@ def _whole_table(
         ),
         middleware=[TerminalTool(tools[-1], TABLE_NUDGE)],
     )
-    task = render("stack_task", name=stack.name, documents=n, missing=missing)
+    task = load_prompt(__package__, "stack_task", name=stack.name, documents=n, missing=missing)
     return _events(agent, task, emit)
 
 
@@ -291,7 +291,7 @@ def _columns(deps: DocumentsDeps, user_id: int, stack: Any, model: BaseChatModel
         model=model,
         tools=[tools["list_documents"], tools["get_document_text"], tools["get_table_state"]],
         decision_model=DefineColumns,
-        system_prompt=render("stack_system"),
+        system_prompt=load_prompt(__package__, "stack_system"),
         name="documents-stack-columns",
         submit_name="define_columns",
         submit_description=tools["define_columns"].description,
@@ -301,7 +301,9 @@ def _columns(deps: DocumentsDeps, user_id: int, stack: Any, model: BaseChatModel
             TerminalTool(tools["define_columns"], "Call define_columns with the columns now.")
         ],
     )
-    task = render("stack_columns", name=stack.name, documents=len(stack.document_ids))
+    task = load_prompt(
+        __package__, "stack_columns", name=stack.name, documents=len(stack.document_ids)
+    )
     return _events(agent, task, emit)
 
 
@@ -319,7 +321,7 @@ def write_row(
         model=model,
         tools=[tools["get_document_text"], tools["get_table_state"]],
         decision_model=ExtractRow,
-        system_prompt=render("stack_system"),
+        system_prompt=load_prompt(__package__, "stack_system"),
         name="documents-stack-row",
         submit_name="extract_row",
         submit_description=tools["extract_row"].description,
@@ -331,16 +333,23 @@ def write_row(
         f"- {c['name']} ({c['type']}){': ' + c['description'] if c.get('description') else ''}"
         for c in table.columns
     )
-    task = render("stack_row", doc_id=doc_id, filename=filename, name=stack.name, columns=columns)
+    task = load_prompt(
+        __package__, "stack_row", doc_id=doc_id, filename=filename, name=stack.name, columns=columns
+    )
     _events(agent, task, None)
     after = deps.repo.table_state(user_id, stack_id)
     return after is not None and any(r["document_id"] == doc_id for r in after.rows)
 
 
+OpenDeps = Callable[[Settings], DocumentsDeps]
+"""How a Ray worker opens the app's deps from the settings (``service.build_deps``)."""
+
+
 class _RowTask:
     """``task(doc_id)`` writes one row with the build's model. It crosses to Ray workers
     pickled with the settings and the model spec only (never a live model): there it opens
-    its own stores, and the spec's model (the settings' specialist without one)."""
+    its own stores with ``open_deps``, and the spec's model (the settings' specialist without
+    one)."""
 
     def __init__(
         self,
@@ -349,9 +358,11 @@ class _RowTask:
         stack_id: int,
         model: BaseChatModel | None,
         model_spec: str | None,
+        open_deps: OpenDeps,
     ) -> None:
         self.settings, self.user_id, self.stack_id = deps.settings, user_id, stack_id
         self.model_spec = model_spec
+        self.open_deps = open_deps
         self._deps: DocumentsDeps | None = deps
         self._model = model
 
@@ -362,9 +373,7 @@ class _RowTask:
 
     def __call__(self, doc_id: int) -> bool:
         if self._deps is None:  # a Ray worker's first row
-            from casework.apps.documents.service import build_deps
-
-            self._deps = build_deps(self.settings)
+            self._deps = self.open_deps(self.settings)
             self._model = RoleModels(self.settings, self.model_spec)("specialist")
         deps, model = self._deps, self._model
         assert model is not None
@@ -378,6 +387,7 @@ def run_stack_build(
     config: RunConfig,
     *,
     batch: BatchConfig | None = None,
+    open_deps: OpenDeps,
 ) -> dict[str, Any]:
     """Build (or resume) the stack's table under ``config`` (its specialist model, its event
     sink); it ends completed, or in_progress with why.
@@ -386,7 +396,7 @@ def run_stack_build(
     the build is batched: the columns (unless defined), then each missing row by its own run
     through the platform's ``run_batch`` (``batch``: local threads or Ray, ``concurrency``),
     each row written as it ends; then ``complete_table``'s own check closes the table. A Ray
-    worker resolves the config's model spec itself."""
+    worker opens its deps with ``open_deps`` and resolves the config's model spec itself."""
     stack = deps.repo.get_stack(user_id, stack_id)
     if not stack.document_ids:
         from casework.errors import InputError
@@ -426,7 +436,7 @@ def run_stack_build(
                     )
 
             rows.progress = row_done
-            task = _RowTask(deps, user_id, stack_id, chat, config.models.override)
+            task = _RowTask(deps, user_id, stack_id, chat, config.models.override, open_deps)
             run_batch(missing, task, rows)
             try:
                 tools = create_stack_tools(stack_id, user_id, deps.repo)
@@ -443,36 +453,3 @@ def run_stack_build(
         "ended_by": ended_by,
         "cost": cost,
     }
-
-
-def start_stack_build(
-    deps: DocumentsDeps,
-    caller: Caller,
-    stack_id: int,
-    *,
-    config: RunConfig | None = None,
-    batch: BatchConfig | None = None,
-    background: bool = True,
-) -> Any:
-    """Build the stack's table in a recorded run (``start_run``), under ``config`` (default:
-    the settings' models) with its events going to the run's record."""
-    from casework.apps.documents.service import start_run
-
-    base = config or RunConfig.of(deps.settings)
-
-    deps.repo.get_stack(caller.user_id, stack_id)  # 404 before a run exists
-    return start_run(
-        deps,
-        caller.user_id,
-        "stack",
-        lambda emit: run_stack_build(
-            deps,
-            caller.user_id,
-            stack_id,
-            dataclasses.replace(base, events=emit, caller=caller),
-            batch=batch,
-        ),
-        complete=lambda out: {"complete": True, **out},
-        stack_id=stack_id,
-        background=background,
-    )

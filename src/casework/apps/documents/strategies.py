@@ -7,17 +7,19 @@ layer that decides writes last (under ``--all-layers`` the row holds the last la
 
 from __future__ import annotations
 
+from typing import Any
+
 from casework.apps.documents import extractor
-from casework.apps.documents.agent import MODEL_ROLE, decision_for, run_extraction
+from casework.apps.documents.agent import decision_for, run_extraction
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.fields import (
     CONF_GROUNDED,
     CONF_UNGROUNDED,
     ask_fields,
+    document_type,
     grounded,
-    wanted_fields,
 )
-from casework.apps.documents.models import ExtractionDecision, ExtractionInput
+from casework.apps.documents.models import MODEL_ROLE, ExtractionDecision, ExtractionInput
 from casework.errors import InputError, ModelError, NotFoundError
 from casework.llm.local import is_local_model
 from casework.runtime import Decision
@@ -31,6 +33,7 @@ from casework.runtime.cascade import (
     stored_policy,
 )
 from casework.runtime.decision import EndReason, RunInfo
+from casework.runtime.harness import Run
 from casework.runtime.runconfig import RunConfig
 from casework.runtime.strategy import Strategy
 from casework.runtime.usage import Usage
@@ -56,9 +59,13 @@ def run_rules(input: ExtractionInput, deps: DocumentsDeps, config: RunConfig) ->
     else:
         repo.set_fields(input.user_id, ext_id, {}, {}, method="rules")
         repo.fail(input.user_id, ext_id, "The rules extractor found no labelled field in the text.")
-    return decision_for(
+    decision = decision_for(
         deps, input.user_id, ext_id, RunInfo(ended_by=EndReason.RULES, strategy="rules")
     )
+    # the extraction's confidence is how much of it the rules found, not the mean of their
+    # fixed per-field confidences (those stay on each field)
+    coverage = extractor.coverage_confidence(found[0], fields, input.fields)
+    return decision.model_copy(update={"confidence": round(coverage * 100, 1)})
 
 
 def run_agent(input: ExtractionInput, deps: DocumentsDeps, config: RunConfig) -> ExtractionDecision:
@@ -84,34 +91,53 @@ def run_fields(
     )
     text = _text_of(input, deps)
     fields, confidences = extractor.extract(text, input.fields)
-    unsure = [
-        name
-        for name in wanted_fields(text, input.fields)
-        if confidences.get(name, 0.0) < extractor.CONF_LABELLED
-    ]
     model = config.models(LOCAL_ROLE)
-    run = RunInfo(ended_by=EndReason.SUBMIT, strategy="fields", model=None)
-    if unsure:
-        run.model = config.models.name(LOCAL_ROLE)
-        try:
-            values, usage = ask_fields(model, text, unsure)
-        except ModelError as exc:  # the rules' values stand; the decision says why
-            values, usage = {}, Usage(model_calls=1)
-            run.ended_by, run.detail = EndReason.ERROR_MODEL, str(exc)
-        run.usage = usage
-        for name, value in values.items():
-            if value is None:
-                continue  # the model saw nothing: a rules guess (if any) stands
-            fields[name] = value
-            confidences[name] = CONF_GROUNDED if grounded(value, text) else CONF_UNGROUNDED
+    kind = extractor.classify(text)
+    typing = not input.fields and kind == "document"  # auto mode, no cue word: ask the model
+
+    def unsure() -> list[str]:
+        wanted = extractor.wanted_fields(text, input.fields, kind)
+        return [n for n in wanted if confidences.get(n, 0.0) < extractor.CONF_LABELLED]
+
+    asked = unsure()
+    run = Run(
+        "documents_fields",
+        model=config.models.name(LOCAL_ROLE) if typing or asked else None,
+        strategy="fields",
+        trace_dir=config.traces,
+        payload={"extraction_id": ext_id, "asked": asked},
+    )
+    ended_by, detail = EndReason.SUBMIT, ""
+    values: dict[str, Any] = {}
+    try:
+        if typing:  # the type says which fields to read
+            kind, typed = document_type(model, text)
+            if typed is not None:
+                run.count(typed)  # scored outside LangChain, like the fields call
+            asked = unsure()
+        if asked:
+            values, usage = ask_fields(model, text, asked)
+            run.count(usage)  # measured by the call: the bundled model decodes outside LangChain
+    except ModelError as exc:  # the rules' values stand; the decision says why
+        run.count(Usage(model_calls=1))
+        ended_by, detail = EndReason.ERROR_MODEL, str(exc)
+    for name, value in values.items():
+        if value is None:
+            continue  # the model saw nothing: a rules guess (if any) stands
+        fields[name] = value
+        confidences[name] = CONF_GROUNDED if grounded(value, text) else CONF_UNGROUNDED
+    if not input.fields:
+        fields["document_type"] = kind
     if any(v is not None for k, v in fields.items() if k != "document_type"):
         repo.set_fields(input.user_id, ext_id, fields, confidences, method="fields")
-        repo.set_document_type(input.user_id, ext_id, extractor.classify(text))
+        repo.set_document_type(input.user_id, ext_id, kind)
         repo.complete(input.user_id, ext_id)
     else:
         repo.set_fields(input.user_id, ext_id, {}, {}, method="fields")
         repo.fail(input.user_id, ext_id, "Neither the rules nor the model found a field.")
-    return decision_for(deps, input.user_id, ext_id, run)
+    decision = decision_for(deps, input.user_id, ext_id)
+    run.end(decision, ended_by, detail)  # fills decision.run
+    return decision
 
 
 # -- the cascade -------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """HTTP routes of the hed app, mounted under ``/hed`` behind the platform's token check:
 validate, annotate, and the annotation run's progress as SSE (LangGraph's ``astream_events``).
 
-Thin: each route calls ``validation`` / ``service`` / ``strategies`` and maps CaseworkError to
-HTTP (bad input: 422; a model that cannot be configured as asked: 400). Request headers choose
-the provider and model and may carry the caller's own provider key (``ModelChoice``); the key
-goes to that request's provider client only: never stored, logged, traced or echoed.
+Thin: each route calls ``service``; a CaseworkError it raises is answered by the one error
+table of ``casework.apikit`` (bad input: 422; a model that cannot be configured as asked: 400).
+Request headers choose the provider and model and may carry the caller's own provider key
+(``ModelChoice``); the key goes to that request's provider client only: never stored, logged,
+traced or echoed.
 """
 
 from __future__ import annotations
@@ -12,29 +13,27 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Header, HTTPException
+from fastapi import APIRouter, Depends, Header
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
-from casework.apps.hed.deps import ROLES, HedDeps
-from casework.apps.hed.models import HedDecision, HedInput
-from casework.apps.hed.rules import MAX_DESCRIPTION_CHARS, check_description
-from casework.apps.hed.strategies import (
-    GRAPH_STRATEGIES,
-    STRATEGIES,
-    astream_run,
-    strategy_state,
+from casework.apikit import DepsCache, error_body, error_status
+from casework.apps.hed import service
+from casework.apps.hed.deps import ROLES, HedDeps, open_repository
+from casework.apps.hed.models import (
+    DEFAULT_SCHEMA,
+    MAX_DESCRIPTION_CHARS,
+    HedInput,
+    decision_json,
 )
-from casework.apps.hed.validation import DEFAULT_SCHEMA, check_schema
 from casework.config import Settings
-from casework.errors import CaseworkError, ConfigError, InputError
+from casework.errors import CaseworkError, InputError, ModelError
 from casework.runtime import EndReason, RunConfig
 
 __all__ = ["AnnotateRequest", "ModelChoice", "ValidateRequest", "router"]
@@ -70,33 +69,24 @@ class ModelChoice:
     api_key: str | None = field(default=None, repr=False)
 
 
-def _http(exc: CaseworkError) -> HTTPException:
-    return HTTPException(status_code=400 if isinstance(exc, ConfigError) else 422, detail=str(exc))
-
-
 def _prepare(body: AnnotateRequest, config: RunConfig) -> tuple[HedInput, str]:
-    """The request's input: the description, with the vision agent's description of the
-    image appended when one was sent; checked before anything runs."""
-    description, image_text = body.description, ""
+    """The request's input (``service.annotation_input``), its image decoded from base64."""
+    image = None
     if body.image_base64:
-        from casework.apps.hed.vision import describe_image
-
         try:
-            data = base64.b64decode(body.image_base64, validate=True)
+            image = base64.b64decode(body.image_base64, validate=True)
         except (binascii.Error, ValueError):
             raise InputError(
                 "image_base64 is not valid base64; send the image's bytes base64-encoded."
             ) from None
-        image_text = describe_image(data, config, name="image_base64")
-        description = " ".join(filter(None, [description, image_text]))
-    check_description(description)
-    check_schema(body.schema_version)
-    input = HedInput(
-        description=description,
-        schema_version=body.schema_version,
+    return service.annotation_input(
+        config,
+        body.description,
+        schema=body.schema_version,
         run_assessment=body.run_assessment,
+        image=image,
+        image_name="image_base64",
     )
-    return input, image_text
 
 
 def _choice(
@@ -111,19 +101,12 @@ def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRout
     """The routes over ``settings``; ``run_factory(choice)`` builds a request's deps and run
     config (tests pass scripted models). The model headers (``ModelChoice``) pick provider,
     model and key for one request."""
-    from casework.apps.hed.repository import decision_json
-    from casework.apps.hed.service import annotate
-
-    repos: dict[str, Any] = {}
-    repos_lock = threading.Lock()
+    repos = DepsCache(open_repository)  # migrated once, not on every request
 
     def default_factory(choice: ModelChoice) -> tuple[HedDeps, RunConfig]:
-        from casework.apps.hed.deps import build_deps, open_repository
+        from casework.apps.hed.deps import build_deps
 
-        with repos_lock:  # migrated once, not on every request
-            if settings.db_url not in repos:
-                repos[settings.db_url] = open_repository(settings)
-        deps = build_deps(settings, repo=repos[settings.db_url])
+        deps = build_deps(settings, repo=repos.get(settings))
         config = RunConfig.of(
             settings, choice.model, vision=choice.vision_model, api_key=choice.api_key
         )
@@ -137,34 +120,30 @@ def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRout
     @api.post("/validate")
     def validate_route(body: ValidateRequest) -> list[dict[str, Any]]:
         """Validate HED strings with the JS validator (hedtools as the fallback)."""
-        from casework.apps.hed.validation import validate_many
-
-        try:
-            return [
-                r.to_dict()
-                for r in validate_many(body.hed, body.schema_version, validator=body.validator)
-            ]
-        except CaseworkError as exc:
-            raise _http(exc) from exc
+        return [
+            r.to_dict()
+            for r in service.validate_strings(
+                body.hed, body.schema_version, validator=body.validator
+            )
+        ]
 
     @api.post("/annotate")
     def annotate_route(body: AnnotateRequest, choice: ModelChoice = Depends(_choice)) -> Any:
         """Annotate a description (or a base64 image) with a strategy; the whole state back.
         A model that fails mid-run answers 502 with the state reached (nothing is stored)."""
-        try:
-            deps, config = factory(choice)
-            input, image_text = _prepare(body, config)
-            decision = annotate(input, deps, config, strategy=body.strategy)
-        except CaseworkError as exc:
-            raise _http(exc) from exc
+        deps, config = factory(choice)
+        input, image_text = _prepare(body, config)
+        decision = service.annotate(input, deps, config, strategy=body.strategy)
         data = decision_json(decision)
         if image_text:
             data["image_description"] = image_text
         if decision.run is not None and decision.run.ended_by == EndReason.ERROR_MODEL:
-            detail = (
+            failed = ModelError(
                 f"The model failed mid-run ({decision.run.detail}); try again or another model."
             )
-            return JSONResponse({"detail": detail, "result": data}, status_code=502)
+            return JSONResponse(
+                error_body(failed) | {"result": data}, status_code=error_status(failed)
+            )
         return data
 
     @api.post("/annotate/stream")
@@ -174,13 +153,9 @@ def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRout
         """SSE from LangGraph's ``astream_events``: ``model`` (an agent's model starts),
         ``token`` (streamed text), ``step`` (a node finished, with the state it left), then
         ``complete`` with the decision (or ``error``)."""
-        try:
-            deps, config = await run_in_threadpool(factory, choice)
-            input, image_text = await run_in_threadpool(_prepare, body, config)
-            graph = body.strategy in GRAPH_STRATEGIES
-            state = strategy_state(body.strategy, input, deps) if graph else None
-        except CaseworkError as exc:
-            raise _http(exc) from exc
+        deps, config = await run_in_threadpool(factory, choice)
+        input, image_text = await run_in_threadpool(_prepare, body, config)
+        stream = service.annotation_stream(input, deps, config, body.strategy)
 
         async def events() -> AsyncIterator[dict[str, str]]:
             try:
@@ -190,18 +165,11 @@ def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRout
                 yield {"event": "error", "data": json.dumps({"error": str(exc)})}
 
         async def sse_events() -> AsyncIterator[dict[str, str]]:
-            if state is None:  # the no-model baseline has no graph to stream
-                decision = await run_in_threadpool(STRATEGIES[body.strategy], input, deps, config)
-                stream: AsyncIterator[dict[str, Any]] = _single(decision)
-            else:
-                stream = astream_run(state, deps, config, strategy=body.strategy)
             async for event in stream:
                 if event["type"] != "complete":
                     yield {"event": event["type"], "data": json.dumps(event, default=str)}
                     continue
-                decision = event["decision"]
-                if deps.repo is not None and decision.run.ended_by != EndReason.ERROR_MODEL:
-                    await run_in_threadpool(deps.repo.save, decision)
+                decision = event["decision"]  # stored by the service when it finished
                 data = decision_json(decision)
                 if image_text:
                     data["image_description"] = image_text
@@ -214,7 +182,3 @@ def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRout
         return EventSourceResponse(events())
 
     return api
-
-
-async def _single(decision: HedDecision) -> AsyncIterator[dict[str, Any]]:
-    yield {"type": "complete", "decision": decision}

@@ -1,6 +1,6 @@
 """``casework hed …``: validate, annotate, batch, vocabulary, bench, demo.
 
-Thin: every command calls the app's modules and prints; errors a user can cause raise
+Thin: every command calls ``service`` and prints; errors a user can cause raise
 ``CaseworkError`` subclasses and the root CLI prints them as one sentence.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from casework.apps.hed.validation import DEFAULT_SCHEMA, ValidatorKind
+from casework.apps.hed.models import DEFAULT_SCHEMA, ValidatorKind
 from casework.clikit import AddressOption, ExecutorOption
 
 __all__ = ["app"]
@@ -53,7 +54,7 @@ def validate_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
     """Validate HED strings; exit 1 when any is invalid. Errors carry the HED spec's codes."""
-    from casework.apps.hed.validation import validate_many
+    from casework.apps.hed.service import validate_strings
     from casework.errors import InputError
 
     for n, text in enumerate(hed, start=1):
@@ -61,7 +62,7 @@ def validate_cmd(
             raise InputError(
                 f'HED string {n} is empty; pass a HED string such as "Sensory-event, Red".'
             )
-    results = validate_many(hed, schema, validator=_validator_kind(validator))
+    results = validate_strings(hed, schema, validator=_validator_kind(validator))
     if as_json:
         _json([r.to_dict() for r in results] if len(results) > 1 else results[0].to_dict())
     else:
@@ -86,12 +87,9 @@ def bench_validators_cmd(
 ) -> None:
     """Speed (strings per second) and agreement of the JS and the Python validator on the
     project's strings (the validator cases and the gold annotations)."""
-    from casework.apps.hed.dataset import load_eval_cases, load_validator_cases
-    from casework.apps.hed.validation import bench_validators
+    from casework.apps.hed.service import bench_validators
 
-    strings = [c["hed"] for c in load_validator_cases()]
-    strings += [c["expected"]["hed"] for c in load_eval_cases()]
-    result = bench_validators(strings, schema, repeat=repeat)
+    result = bench_validators(schema, repeat=repeat)
     if as_json:
         _json(result)
         return
@@ -161,46 +159,41 @@ def annotate_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
     """Annotate an event description (or an image) with valid HED, by the agent loop."""
-    from casework.apps.hed.deps import ROLES, build_deps
-    from casework.apps.hed.models import HedInput
-    from casework.apps.hed.repository import decision_json
-    from casework.apps.hed.rules import check_description
-    from casework.apps.hed.service import annotate, strategy_named
-    from casework.apps.hed.strategies import GRAPH_STRATEGIES
-    from casework.apps.hed.validation import check_schema
+    from casework.apps.hed.deps import build_deps
+    from casework.apps.hed.models import decision_json
+    from casework.apps.hed.service import (
+        annotate,
+        annotation_input,
+        check_request,
+        load_annotation_model,
+    )
     from casework.errors import InputError
     from casework.runtime.runconfig import RunConfig
 
-    strategy_named(strategy)
-    check_schema(schema)
+    check_request(schema, strategy, description if image is None else None)
     kind = _validator_kind(validator)
-    if image is None:
-        check_description(description)
-    elif not image.is_file():
+    if image is not None and not image.is_file():
         raise InputError(f"Image {image} does not exist; pass the path of a PNG or JPEG file.")
     deps = build_deps(validator=kind)
     config = RunConfig.of(deps.settings, model, vision=vision_model)
-    if strategy in GRAPH_STRATEGIES:  # a model that cannot be built: one sentence, before the run
-        with err_console.status("loading the annotation model"):
-            config.models(ROLES["annotate"])
-    image_description = ""
-    if image is not None:
-        from casework.apps.hed.vision import describe_image
-
-        with err_console.status("vision: describing the image"):
-            image_description = describe_image(image.read_bytes(), config, name=str(image))
-        description = " ".join(filter(None, [description, image_description]))
+    with err_console.status("loading the annotation model"):
+        load_annotation_model(config, strategy)
+    describing = err_console.status("vision: describing the image") if image else nullcontext()
+    with describing:
+        input, image_description = annotation_input(
+            config,
+            description,
+            schema=schema,
+            run_assessment=assess,
+            image=image.read_bytes() if image is not None else None,
+            image_name=str(image),
+        )
     with err_console.status("annotate") as status:
 
         def step_done(event: dict[str, Any]) -> None:
             status.update(f"{event['node']} done (iteration {event['total_iterations']})")
 
-        decision = annotate(
-            HedInput(description=description, schema_version=schema, run_assessment=assess),
-            deps,
-            replace(config, events=step_done),
-            strategy=strategy,
-        )
+        decision = annotate(input, deps, replace(config, events=step_done), strategy=strategy)
     if as_json:
         data = decision_json(decision)
         if image_description:
@@ -240,19 +233,12 @@ def batch_cmd(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from casework.apps.hed.deps import build_deps
-    from casework.apps.hed.service import read_batch, run_batch, strategy_named
-    from casework.apps.hed.validation import check_schema
-    from casework.runtime.batch import BatchConfig, check_batch_config
+    from casework.apps.hed.service import check_batch, run_batch
+    from casework.runtime.batch import BatchConfig
     from casework.runtime.runconfig import RunConfig
 
-    strategy_named(strategy)
-    check_schema(schema)
-    check_batch_config(BatchConfig(executor=executor, address=address, concurrency=concurrency))
-    if not file.is_file():
-        from casework.errors import InputError
-
-        raise InputError(f"{file} does not exist; pass a CSV file with a 'description' column.")
-    total = len(read_batch(file))
+    batch = BatchConfig(executor=executor, address=address, concurrency=concurrency)
+    total = check_batch(file, schema=schema, strategy=strategy, config=batch)
     deps = build_deps(validator=_validator_kind(validator))
     with Progress(
         TextColumn("hed batch"),
@@ -300,16 +286,14 @@ def vocabulary_cmd(
     as_json: bool = typer.Option(False, "--json", help="Tags with long form, units, rules."),
 ) -> None:
     """The schema's vocabulary as the annotation prompt carries it (short form only)."""
-    from casework.apps.hed.validation import check_schema
-    from casework.apps.hed.vocabulary import estimate_tokens, load_vocabulary
+    from casework.apps.hed.service import vocabulary_listing
 
-    vocab = load_vocabulary(check_schema(schema))
+    listing = vocabulary_listing(schema, full=full)
     if as_json:
-        _json({name: vars(info) for name, info in sorted(vocab.tags.items())})
+        _json(listing.tags)
         return
-    text = vocab.prompt_text(compact=not full)
-    console.print(text, highlight=False, markup=False)
-    err_console.print(f"{len(vocab.tags)} tags; this text is about {estimate_tokens(text)} tokens")
+    console.print(listing.text, highlight=False, markup=False)
+    err_console.print(f"{len(listing.tags)} tags; this text is about {listing.tokens} tokens")
 
 
 @app.command("demo")

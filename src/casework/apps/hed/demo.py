@@ -17,26 +17,20 @@ DEMO_DESCRIPTION = "A red circle appears in the center of the screen."
 def run_demo(console: Console | None = None, *, model: str | None = None) -> None:
     from casework.apps.hed.deps import build_deps
     from casework.apps.hed.models import HedInput
-    from casework.apps.hed.remediation import augment
-    from casework.apps.hed.service import annotate
-    from casework.apps.hed.validation import validate_many
-    from casework.apps.hed.vocabulary import load_vocabulary
+    from casework.apps.hed.service import annotate, remediation_hint, validate_strings
     from casework.errors import CaseworkError
     from casework.runtime.runconfig import RunConfig
 
     console = console or Console()
-    vocab = load_vocabulary("8.3.0")
     for kind in ("js", "python"):
-        for r in validate_many(DEMO_STRINGS, "8.3.0", validator=kind):
+        for r in validate_strings(DEMO_STRINGS, "8.3.0", validator=kind):
             verdict = "valid" if r.valid else "invalid " + ",".join(r.codes)
             note = f" ({r.fallback_reason})" if r.fallback_reason else ""
             console.print(
                 f"[bold]hed[/] {kind:6} {r.validator:6} {verdict:22} {r.hed}{note}", highlight=False
             )
             for issue in r.errors:
-                console.print(
-                    "  " + augment(issue, vocab).splitlines()[-1].strip(), highlight=False
-                )
+                console.print("  " + remediation_hint(issue, "8.3.0"), highlight=False)
     try:
         deps = build_deps()
         config = RunConfig.of(deps.settings, model)

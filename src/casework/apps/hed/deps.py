@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from casework.apps.hed.models import ValidatorKind
 from casework.apps.hed.rules import MAX_TOTAL_ITERATIONS, MAX_VALIDATION_ATTEMPTS
-from casework.apps.hed.validation import ValidatorKind
 from casework.config import Settings, get_settings
 from casework.llm.roles import VISION_ROLE
 from casework.stores import open_stores

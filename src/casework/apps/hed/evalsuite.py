@@ -32,17 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from casework.apps.hed.agent import (
-    EVALUATE,
-    VALIDATE,
-    route_after_evaluation,
-    route_after_validation,
-)
 from casework.apps.hed.dataset import DATA_DIR
 from casework.apps.hed.deps import HedDeps
-from casework.apps.hed.metrics import hed_metrics
-from casework.apps.hed.models import HedAnnotationState, HedInput
-from casework.apps.hed.validation import DEFAULT_SCHEMA
+from casework.apps.hed.metrics import hed_metrics, short_form_for
+from casework.apps.hed.models import DEFAULT_SCHEMA, HedAnnotationState, HedInput
+from casework.apps.hed.service import STRATEGIES, next_node
 from casework.config import Settings
 from casework.errors import InputError
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
@@ -102,14 +96,7 @@ class RoutingDecision(Decision):
 def route(probe: RoutingProbe) -> RoutingDecision:
     """The graph's own router for the probe's node, on the probe's state."""
     state: HedAnnotationState = probe.state  # type: ignore[assignment]
-    if probe.after == VALIDATE:
-        target: str = route_after_validation(state)
-    elif probe.after == EVALUATE:
-        target = route_after_evaluation(state)
-    else:
-        raise InputError(
-            f"A routing case's 'after' must be validate or evaluate, not {probe.after!r}."
-        )
+    target = next_node(probe.after, state)
     return RoutingDecision(
         verdict=target,
         confidence=100,
@@ -163,10 +150,8 @@ def hed_correct(case: EvalCase, out: CaseOutput) -> bool | None:
         return out.output.get("next") == case.expected["next"]
     if "hed" not in case.expected:
         return None
-    from casework.apps.hed.vocabulary import load_vocabulary
-
     schema = str(case.inputs.get("schema_version") or DEFAULT_SCHEMA)
-    scores = hed_metrics(case.expected, out.output, load_vocabulary(schema).short_form)
+    scores = hed_metrics(case.expected, out.output, short_form_for(schema))
     return bool(scores["valid"]) and float(scores["tag_f1"]) >= USABLE_F1
 
 
@@ -175,10 +160,8 @@ def hed_case_metrics(case: EvalCase, out: CaseOutput) -> dict[str, float | int |
     output = out.output
     if "next" in case.expected:
         return {"routing_correct": float(output.get("next") == case.expected["next"])}
-    from casework.apps.hed.vocabulary import load_vocabulary
-
     schema = str(case.inputs.get("schema_version") or DEFAULT_SCHEMA)
-    scores = hed_metrics(case.expected, output, load_vocabulary(schema).short_form)
+    scores = hed_metrics(case.expected, output, short_form_for(schema))
     usage = out.usage
     return {
         "validity_final": scores["valid"],
@@ -244,8 +227,6 @@ def _deps(settings: Settings) -> HedDeps:
 
 
 def eval_suite() -> EvalSuite:
-    from casework.apps.hed.strategies import STRATEGIES
-
     return EvalSuite(
         app="hed",
         dataset=GOLD,

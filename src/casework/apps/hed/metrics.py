@@ -14,18 +14,25 @@ from collections.abc import Callable
 from typing import Any
 
 from casework.apps.hed.rules import Group, parse_hed
+from casework.apps.hed.vocabulary import load_vocabulary
 
 __all__ = [
     "canonical",
     "exact_match",
     "first_try_validity",
     "hed_metrics",
+    "short_form_for",
     "tag_items",
     "tag_scores",
     "validity",
 ]
 
 ShortForm = Callable[[str], str]
+
+
+def short_form_for(schema: str) -> ShortForm:
+    """A tag's short form in the schema's vocabulary (the form tags are compared in)."""
+    return load_vocabulary(schema).short_form
 
 
 def _norm(tag: str, short_form: ShortForm) -> str:

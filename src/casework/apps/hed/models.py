@@ -12,6 +12,8 @@ from pydantic import BaseModel, Field
 from casework.runtime import Decision
 
 __all__ = [
+    "DEFAULT_SCHEMA",
+    "MAX_DESCRIPTION_CHARS",
     "AssessmentVerdict",
     "FaithfulnessVerdict",
     "HedAnnotationState",
@@ -19,7 +21,15 @@ __all__ = [
     "HedInput",
     "HedVerdict",
     "ValidationStatus",
+    "ValidatorKind",
+    "decision_json",
 ]
+
+DEFAULT_SCHEMA = "8.3.0"
+"""The HED schema version an annotation is validated against unless one is named."""
+MAX_DESCRIPTION_CHARS = 2000
+"""An event description longer than this is a document, not an event: the user must split it."""
+ValidatorKind = Literal["auto", "js", "python"]
 
 ValidationStatus = Literal["pending", "valid", "invalid", "max_attempts_reached"]
 HedVerdict = Literal["VALID", "INVALID", "NEEDS_REVIEW"]
@@ -29,7 +39,7 @@ class HedInput(BaseModel):
     """One annotation request."""
 
     description: str = Field(description="The event, in natural language.")
-    schema_version: str = "8.3.0"
+    schema_version: str = DEFAULT_SCHEMA
     run_assessment: bool = False
 
 
@@ -118,3 +128,20 @@ class HedDecision(Decision):
     final_status: str = ""
     """Which checks held, in words: 'valid, faithful, complete' or 'valid but not faithful'."""
     history: list[dict[str, Any]] = Field(default_factory=list)
+
+
+def decision_json(decision: HedDecision) -> dict[str, Any]:
+    """The decision as one JSON document: its fields plus how the run ended."""
+    data = decision.model_dump(mode="json")
+    run = decision.run
+    if run is not None:
+        usage = run.usage
+        data["run"] = {
+            "ended_by": str(run.ended_by),
+            "detail": run.detail,
+            "strategy": run.strategy,
+            "model": run.model,
+            "run_id": run.run_id,
+            "usage": usage.to_dict() if hasattr(usage, "to_dict") else None,
+        }
+    return data

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from casework.apps.hed.models import HedDecision
+from casework.apps.hed.models import HedDecision, decision_json
 from casework.apps.hed.tables import AnnotationRow
 from casework.stores.sql import session_scope
 
@@ -77,20 +77,3 @@ class HedRepository:
                 }
                 for r in rows
             ]
-
-
-def decision_json(decision: HedDecision) -> dict[str, Any]:
-    """The decision as one JSON document: its fields plus how the run ended."""
-    data = decision.model_dump(mode="json")
-    run = decision.run
-    if run is not None:
-        usage = run.usage
-        data["run"] = {
-            "ended_by": str(run.ended_by),
-            "detail": run.detail,
-            "strategy": run.strategy,
-            "model": run.model,
-            "run_id": run.run_id,
-            "usage": usage.to_dict() if hasattr(usage, "to_dict") else None,
-        }
-    return data

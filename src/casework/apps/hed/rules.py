@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from casework.apps.hed.models import MAX_DESCRIPTION_CHARS
 from casework.errors import InputError
 
 __all__ = [
     "HED_RULES",
-    "MAX_DESCRIPTION_CHARS",
     "MAX_TOTAL_ITERATIONS",
     "MAX_VALIDATION_ATTEMPTS",
     "Group",
@@ -30,8 +30,6 @@ MAX_VALIDATION_ATTEMPTS = 5
 """Annotate-validate rounds with an invalid result before the run ends as max_attempts_reached."""
 MAX_TOTAL_ITERATIONS = 10
 """Annotation calls in one run (validation and faithfulness loops together)."""
-MAX_DESCRIPTION_CHARS = 2000
-"""An event description longer than this is a document, not an event: the user must split it."""
 MAX_ANNOTATION_CHARS = 2000
 """Model output beyond this is cut before validation (a runaway generation)."""
 

@@ -1,4 +1,6 @@
-"""What the CLI and the API call: annotate one description, or a CSV batch.
+"""What the app's faces (CLI, API, demo, evaluation) call: validate HED strings, the
+vocabulary, annotate one description (also as a stream of the run's events, and with an image
+the vision agent describes first), or a CSV batch.
 
 A batch goes through the platform's ``run_batch`` (local threads or Ray) and is resumable:
 each finished row is stored, as it finishes, with the batch's key (the file's absolute path,
@@ -8,38 +10,193 @@ description, model error) is reported in the output and retried on the next run.
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from casework.apps.hed.deps import HedDeps
-from casework.apps.hed.models import HedDecision, HedInput
-from casework.apps.hed.repository import decision_json
-from casework.apps.hed.strategies import STRATEGIES
-from casework.apps.hed.validation import ValidatorKind
+from casework.apps.hed.agent import (
+    EVALUATE,
+    VALIDATE,
+    route_after_evaluation,
+    route_after_validation,
+)
+from casework.apps.hed.dataset import load_eval_cases, load_validator_cases
+from casework.apps.hed.deps import ROLES, HedDeps
+from casework.apps.hed.models import (
+    DEFAULT_SCHEMA,
+    HedAnnotationState,
+    HedDecision,
+    HedInput,
+    ValidatorKind,
+    decision_json,
+)
+from casework.apps.hed.remediation import augment
+from casework.apps.hed.rules import check_description
+from casework.apps.hed.strategies import (
+    GRAPH_STRATEGIES,
+    STRATEGIES,
+    astream_run,
+    strategy_state,
+)
+from casework.apps.hed.validation import Issue, ValidationResult, check_schema, validate_many
+from casework.apps.hed.validation import bench_validators as bench_strings
+from casework.apps.hed.vision import describe_image
+from casework.apps.hed.vocabulary import estimate_tokens, load_vocabulary
 from casework.config import Settings
 from casework.errors import CaseworkError, InputError
+from casework.registry import strategy_named
 from casework.runtime import EndReason, RunConfig
+from casework.runtime.batch import BatchConfig, check_batch_config
 
 __all__ = [
+    "STRATEGIES",
     "BatchReport",
     "BatchTask",
+    "VocabularyListing",
     "annotate",
+    "annotation_input",
+    "annotation_stream",
     "batch_key",
+    "bench_validators",
+    "check_batch",
+    "check_request",
+    "load_annotation_model",
+    "next_node",
     "read_batch",
+    "remediation_hint",
     "run_batch",
-    "strategy_named",
+    "validate_strings",
+    "vocabulary_listing",
 ]
 
 
-def strategy_named(name: str) -> Callable[..., HedDecision]:
-    if name not in STRATEGIES:
-        raise InputError(f"Unknown strategy {name!r}; use one of {', '.join(STRATEGIES)}.")
-    return STRATEGIES[name]
+# ---------------------------------------------------------------------- validation
+def validate_strings(
+    strings: Sequence[str], schema: str = DEFAULT_SCHEMA, *, validator: ValidatorKind = "auto"
+) -> list[ValidationResult]:
+    """Validate HED strings with the JS validator (hedtools as the fallback, or as chosen)."""
+    return validate_many(list(strings), schema, validator=validator)
+
+
+def remediation_hint(issue: Issue, schema: str = DEFAULT_SCHEMA) -> str:
+    """What the annotation agent is told about one error: its last line names the closest
+    valid tags of the schema."""
+    return augment(issue, load_vocabulary(schema)).splitlines()[-1].strip()
+
+
+def bench_validators(schema: str = DEFAULT_SCHEMA, *, repeat: int = 3) -> dict[str, Any]:
+    """Speed and agreement of the JS and the Python validator on the project's strings (the
+    validator cases and the gold annotations)."""
+    strings = [c["hed"] for c in load_validator_cases()]
+    strings += [c["expected"]["hed"] for c in load_eval_cases()]
+    return bench_strings(strings, schema, repeat=repeat)
+
+
+@dataclass(frozen=True)
+class VocabularyListing:
+    tags: dict[str, dict[str, Any]]
+    """Every tag: its long form, units, rules."""
+    text: str
+    """The vocabulary as the annotation prompt carries it."""
+    tokens: int
+    """About how many tokens ``text`` is."""
+
+
+def vocabulary_listing(schema: str = DEFAULT_SCHEMA, *, full: bool = False) -> VocabularyListing:
+    """The schema's vocabulary as the annotation prompt carries it (compact unless ``full``)."""
+    vocab = load_vocabulary(check_schema(schema))
+    text = vocab.prompt_text(compact=not full)
+    return VocabularyListing(
+        tags={name: vars(info) for name, info in sorted(vocab.tags.items())},
+        text=text,
+        tokens=estimate_tokens(text),
+    )
+
+
+# ---------------------------------------------------------------------- annotation
+def check_request(schema: str, strategy: str, description: str | None = None) -> None:
+    """Refuse an unknown strategy or schema, and an unusable description, before any deps
+    are built."""
+    strategy_named(STRATEGIES, strategy)
+    check_schema(schema)
+    if description is not None:
+        check_description(description)
+
+
+def load_annotation_model(config: RunConfig, strategy: str) -> None:
+    """Build the annotation model of ``config`` a graph strategy needs now, so a model that
+    cannot be built is one sentence before the run rather than an error mid-run."""
+    if strategy in GRAPH_STRATEGIES:
+        config.models(ROLES["annotate"])
+
+
+def annotation_input(
+    config: RunConfig,
+    description: str,
+    *,
+    schema: str = DEFAULT_SCHEMA,
+    run_assessment: bool = False,
+    image: bytes | None = None,
+    image_name: str = "the image",
+) -> tuple[HedInput, str]:
+    """One annotation's input, checked before anything runs: the description, with the
+    vision agent's description of ``image`` appended when one is given; and that image
+    description ("" without an image)."""
+    image_text = ""
+    if image is not None:
+        image_text = describe_image(image, config, name=image_name)
+        description = " ".join(filter(None, [description, image_text]))
+    check_description(description)
+    check_schema(schema)
+    input = HedInput(description=description, schema_version=schema, run_assessment=run_assessment)
+    return input, image_text
+
+
+def next_node(after: str, state: HedAnnotationState) -> str:
+    """Where the annotation graph goes from ``state`` after the ``validate`` or ``evaluate``
+    node: its own routers decide."""
+    if after == VALIDATE:
+        return route_after_validation(state)
+    if after == EVALUATE:
+        return route_after_evaluation(state)
+    raise InputError(f"A routing case's 'after' must be validate or evaluate, not {after!r}.")
+
+
+def annotation_stream(
+    input: HedInput, deps: HedDeps, config: RunConfig, strategy: str = "loop"
+) -> AsyncIterator[dict[str, Any]]:
+    """One strategy's run as events: for a graph strategy LangGraph's (``model``, ``token``,
+    ``step``), then ``complete`` with the ``decision``, stored when the run finished (not when
+    a model error cut it short). The strategy and the input are checked before the first
+    event."""
+    run = strategy_named(STRATEGIES, strategy)
+    state = strategy_state(strategy, input, deps) if strategy in GRAPH_STRATEGIES else None
+
+    async def events() -> AsyncIterator[dict[str, Any]]:
+        if state is None:  # no graph to stream: the decision is the only event
+            decision = await asyncio.to_thread(run, input, deps, config)
+            stream: AsyncIterator[dict[str, Any]] = _complete(decision)
+        else:
+            stream = astream_run(state, deps, config, strategy=strategy)
+        async for event in stream:
+            if event["type"] == "complete":
+                if "result" in event:  # the harness's end: its RunResult carries the decision
+                    event = {"type": "complete", "decision": event["result"].decision}
+                finished = event["decision"].run.ended_by != EndReason.ERROR_MODEL
+                if deps.repo is not None and finished:
+                    await asyncio.to_thread(deps.repo.save, event["decision"])
+            yield event
+
+    return events()
+
+
+async def _complete(decision: HedDecision) -> AsyncIterator[dict[str, Any]]:
+    yield {"type": "complete", "decision": decision}
 
 
 def annotate(
@@ -53,7 +210,7 @@ def annotate(
 ) -> HedDecision:
     """Run one strategy under ``config`` and store the finished run (a run cut short by a
     model error is not stored as finished, so a batch retries it)."""
-    decision = strategy_named(strategy)(input, deps, config)
+    decision = strategy_named(STRATEGIES, strategy)(input, deps, config)
     if deps.repo is not None and decision.run and decision.run.ended_by != EndReason.ERROR_MODEL:
         deps.repo.save(decision, batch_key=batch_key, row_id=row_id)
     return decision
@@ -150,7 +307,18 @@ class BatchTask:
         if self._config is None:
             self._config = RunConfig.of(self.settings, self.model)
         input = HedInput(description=row[1], schema_version=self.schema, run_assessment=self.assess)
-        return strategy_named(self.strategy)(input, self._deps, self._config)
+        return strategy_named(STRATEGIES, self.strategy)(input, self._deps, self._config)
+
+
+def check_batch(path: Path, *, schema: str, strategy: str, config: BatchConfig) -> int:
+    """Refuse a batch that cannot run (strategy, schema, executor, a missing file) before any
+    deps are built; the number of rows of the file."""
+    strategy_named(STRATEGIES, strategy)
+    check_schema(schema)
+    check_batch_config(config)
+    if not path.is_file():
+        raise InputError(f"{path} does not exist; pass a CSV file with a 'description' column.")
+    return len(read_batch(path))
 
 
 def run_batch(
@@ -172,12 +340,12 @@ def run_batch(
     worker resolves the config's model spec); each result is stored as it arrives, so an interrupted
     batch loses nothing. All rows' results (old and new) go as JSON lines to ``out``, in the
     file's order; a row that failed says why and is retried on the next run."""
-    from casework.runtime.batch import BatchConfig, BatchResult, check_batch_config
+    from casework.runtime.batch import BatchResult
     from casework.runtime.batch import run_batch as platform_batch
 
     if deps.repo is None:
         raise InputError("A batch needs the database to resume from; build deps with a repository.")
-    strategy_named(strategy)
+    strategy_named(STRATEGIES, strategy)  # refused before any row runs
     run_config = config or RunConfig.of(deps.settings)
     batch = BatchConfig(
         executor=executor, address=address, concurrency=max(1, concurrency), retries=2

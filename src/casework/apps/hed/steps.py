@@ -16,12 +16,12 @@ from casework.apps.hed.baseline import lookup_annotation
 from casework.apps.hed.deps import ROLES, HedDeps
 from casework.apps.hed.grammar import annotation_grammar
 from casework.apps.hed.models import AssessmentVerdict, FaithfulnessVerdict, HedAnnotationState
-from casework.apps.hed.prompts import render
 from casework.apps.hed.remediation import augment_all, closest_tags
 from casework.apps.hed.rules import HED_RULES, clean_annotation, flatten_tags
 from casework.apps.hed.validation import Issue, ValidationResult, validate_many
 from casework.apps.hed.vocabulary import load_vocabulary
 from casework.llm.local import is_local_model
+from casework.runtime.prompts import load_prompt
 from casework.runtime.runconfig import RunConfig
 
 __all__ = [
@@ -50,7 +50,9 @@ def _text(content: Any) -> str:
 @cache
 def _system_text(schema: str, compact: bool) -> str:
     vocabulary = load_vocabulary(schema).prompt_text(compact=compact)
-    return render("system", schema_version=schema, rules=HED_RULES, vocabulary=vocabulary)
+    return load_prompt(
+        __package__, "system", schema_version=schema, rules=HED_RULES, vocabulary=vocabulary
+    )
 
 
 def _system(state: HedAnnotationState, deps: HedDeps) -> SystemMessage:
@@ -74,8 +76,12 @@ def annotate(state: HedAnnotationState, deps: HedDeps, config: RunConfig) -> dic
             state["input_description"], load_vocabulary(state["schema_version"])
         )
         draft = f"A word look-up found: {found}\nKeep the tags that fit, group them, add what is missing.\n"
-    task = render(
-        "annotate_task", description=state["input_description"], feedback=feedback, draft=draft
+    task = load_prompt(
+        __package__,
+        "annotate_task",
+        description=state["input_description"],
+        feedback=feedback,
+        draft=draft,
     )
     # The bundled model writes under the schema's grammar: only tags that exist.
     annotator: Any = model
@@ -151,7 +157,8 @@ def evaluate(state: HedAnnotationState, deps: HedDeps, config: RunConfig) -> dic
     """The evaluation agent: faithfulness by the judge model, vocabulary check by code."""
     annotation = state["current_annotation"]
     warnings = portability_warnings(annotation, state["schema_version"])
-    prompt = render(
+    prompt = load_prompt(
+        __package__,
         "evaluate",
         description=state["input_description"],
         annotation=annotation,
@@ -180,7 +187,8 @@ def evaluate(state: HedAnnotationState, deps: HedDeps, config: RunConfig) -> dic
 
 def assess(state: HedAnnotationState, deps: HedDeps, config: RunConfig) -> dict[str, Any]:
     """The assessment agent: missing dimensions of the final annotation."""
-    prompt = render(
+    prompt = load_prompt(
+        __package__,
         "assess",
         description=state["input_description"],
         annotation=state.get("current_annotation", ""),
@@ -208,7 +216,8 @@ def summarize_feedback(
     invalid = not state.get("is_valid")
     augmented = state.get("validation_errors_augmented", []) if invalid else []
     evaluation = "" if invalid else state.get("evaluation_feedback", "")
-    prompt = render(
+    prompt = load_prompt(
+        __package__,
         "summarize_feedback",
         annotation=state.get("current_annotation", ""),
         errors="\n".join(augmented) or "none",

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
+
+from langchain_core.runnables import RunnableConfig
 
 from casework.apps.hed.agent import build_graph
 from casework.apps.hed.baseline import coverage, lookup_annotation
@@ -28,7 +29,16 @@ from casework.apps.hed.validation import check_schema, validate_many
 from casework.apps.hed.vocabulary import load_vocabulary
 from casework.errors import CaseworkError, InputError
 from casework.llm.local import is_local_model
-from casework.runtime import Decision, EndReason, Evidence, RunConfig, RunInfo, RunResult
+from casework.runtime import (
+    Decision,
+    EndReason,
+    Event,
+    Evidence,
+    Run,
+    RunConfig,
+    RunInfo,
+    RunResult,
+)
 from casework.runtime.cascade import (
     LOCAL_ROLE,
     Cascade,
@@ -38,14 +48,14 @@ from casework.runtime.cascade import (
     describe_outcomes,
     stored_policy,
 )
-from casework.runtime.traces import TraceWriter
-from casework.runtime.usage import Usage, UsageCallback
+from casework.runtime.usage import Usage
 
 __all__ = [
     "GRAPH_STRATEGIES",
     "STRATEGIES",
     "astream_run",
     "cascade",
+    "end_reason",
     "initial_state",
     "loop",
     "loop_no_eval",
@@ -88,72 +98,36 @@ def initial_state(
     }
 
 
-class _GraphRun:
-    """One run of the graph: its usage callback, its JSONL trace (in the run config's trace
-    folder, if any), and the decision at the end. The trace holds the prompts and answers;
-    never a provider key (those stay in the models)."""
+def _start(
+    state: HedAnnotationState, config: RunConfig, strategy: str
+) -> tuple[Run, RunnableConfig]:
+    """The harness's run of the graph (its trace in the run config's trace folder, if any)
+    and its LangGraph config. The trace holds the prompts and answers; never a provider key
+    (those stay in the models)."""
+    run = Run(
+        "hed",
+        model=config.models.name(ROLES["annotate"]),
+        strategy=strategy,
+        trace_dir=config.traces,
+        payload={
+            "description": state["input_description"],
+            "schema_version": state["schema_version"],
+        },
+    )
+    return run, run.config(recursion_limit=4 * state["max_total_iterations"] + 10)
 
-    def __init__(self, state: HedAnnotationState, config: RunConfig, strategy: str) -> None:
-        self.run_config = config
-        self.strategy = strategy
-        self.usage = UsageCallback()
-        self.run_id = uuid.uuid4().hex[:12]
-        self.started = time.perf_counter()
-        self.last: HedAnnotationState = state
-        self.config: dict[str, Any] = {
-            "callbacks": [self.usage],
-            "recursion_limit": 4 * state["max_total_iterations"] + 10,
-            "run_id": uuid.uuid4(),
-        }
-        self.trace = (
-            TraceWriter(config.traces / f"hed-{self.run_id}.jsonl") if config.traces else None
-        )
-        if self.trace is not None:
-            self.trace.start(
-                run_id=self.run_id,
-                app="hed",
-                strategy=strategy,
-                payload={
-                    "description": state["input_description"],
-                    "schema_version": state["schema_version"],
-                },
-            )
 
-    def step(self, node: str, update: dict[str, Any] | None) -> dict[str, Any]:
-        """Record a finished node: its step event, as traced (returned for a stream)."""
-        view: HedAnnotationState = {**self.last, **(update or {})}  # type: ignore[typeddict-item]
-        event = {"type": "step", **step_summary(node, view)}
-        if self.trace is not None:
-            self.trace.event(event)
-        return event
+def _step(run: Run, node: str, last: HedAnnotationState, update: dict[str, Any] | None) -> Event:
+    """Record a finished node: its step event, as traced (for the sink and a stream)."""
+    view: HedAnnotationState = {**last, **(update or {})}  # type: ignore[typeddict-item]
+    return run.record({"type": "step", **step_summary(node, view)})
 
-    def finish(self, error: str = "") -> HedDecision:
-        self.usage.usage.wall_seconds = round(time.perf_counter() - self.started, 3)
-        decision = to_decision(
-            self.last,
-            self.run_config,
-            strategy=self.strategy,
-            run_id=self.run_id,
-            usage=self.usage.usage,
-            error=error,
-        )
-        assert decision.run is not None
-        if self.trace is None:
-            return decision
-        decision.run.trace_path = self.trace.path
-        self.trace.end(
-            RunResult(
-                run_id=self.run_id,
-                thread_id=self.run_id,
-                decision=decision,
-                ended_by=decision.run.ended_by,
-                detail=decision.run.detail,
-                messages=list(self.last.get("messages", [])),
-                usage=self.usage.usage,
-                trace_path=self.trace.path,
-            )
-        )
-        return decision
+
+def _end(run: Run, state: HedAnnotationState, error: str = "") -> RunResult[HedDecision]:
+    """The decision the state stands for, its ``run`` filled by the harness."""
+    ended_by, detail = end_reason(state, error)
+    decision = to_decision(state, error=error)
+    return run.end(decision, ended_by, detail, messages=list(state.get("messages", [])))
 
 
 def step_summary(node: str, state: HedAnnotationState) -> dict[str, Any]:
@@ -182,47 +156,50 @@ def run_graph(
     is a step event for the config's sink. A model failure mid-run ends the run cleanly
     (``error:model``) with the state reached so far, or propagates when ``deps.raise_errors``
     (the evaluation harness retries it)."""
-    run = _GraphRun(state, config, strategy)
-    error = ""
+    run, graph_config = _start(state, config, strategy)
+    last, error = state, ""
     try:
         for mode, payload in build_graph(deps, config).stream(
-            state, config=run.config, stream_mode=["updates", "values"]
+            state, config=graph_config, stream_mode=["updates", "values"]
         ):
             if mode == "values":
-                run.last = payload
+                last = payload
                 continue
             for node, update in payload.items():
-                config.emit(run.step(node, update))
+                config.emit(_step(run, node, last, update))
     except Exception as exc:
         error = _error_text(exc)
         if deps.raise_errors:
-            run.finish(error)
+            _end(run, last, error)
             raise
-    return run.finish(error)
+    decision = _end(run, last, error).decision
+    assert decision is not None  # to_decision always gives one
+    return decision
 
 
 async def astream_run(
     state: HedAnnotationState, deps: HedDeps, config: RunConfig, *, strategy: str
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncIterator[Event]:
     """The run as events from LangGraph's ``astream_events``: ``model`` when an agent's model
     starts, ``token`` for streamed text, ``step`` when a node finishes (also the config's
-    sink's), and last ``complete`` with the decision (``decision``: the ``HedDecision``)."""
-    run = _GraphRun(state, config, strategy)
-    error = ""
+    sink's), and last ``complete`` with the run's ``RunResult`` (its ``decision``: the
+    ``HedDecision``)."""
+    run, graph_config = _start(state, config, strategy)
+    last, error = state, ""
     try:
         async for event in build_graph(deps, config).astream_events(
-            state, run.config, version="v2"
+            state, graph_config, version="v2"
         ):
             kind, name = event["event"], event.get("name", "")
             node = (event.get("metadata") or {}).get("langgraph_node", "")
             if kind == "on_chain_end" and not event.get("parent_ids"):
                 output = event["data"].get("output")
                 if isinstance(output, dict):
-                    run.last = output  # type: ignore[assignment]  # the graph's final state
+                    last = output  # type: ignore[assignment]  # the graph's final state
             elif kind == "on_chain_end" and name == node and name in NODES:
                 output = event["data"].get("output")
-                step = run.step(node, output if isinstance(output, dict) else None)
-                run.last = _merge(run.last, output if isinstance(output, dict) else {})
+                step = _step(run, node, last, output if isinstance(output, dict) else None)
+                last = _merge(last, output if isinstance(output, dict) else {})
                 config.emit(step)
                 yield step
             elif kind == "on_chat_model_start":
@@ -234,10 +211,9 @@ async def astream_run(
     except Exception as exc:
         error = _error_text(exc)
     except (GeneratorExit, asyncio.CancelledError):  # the client went away: close the trace
-        run.finish("the stream was closed before the run ended")
+        _end(run, last, "the stream was closed before the run ended")
         raise
-    decision = run.finish(error)
-    yield {"type": "complete", "decision": decision}
+    yield {"type": "complete", "result": _end(run, last, error)}
 
 
 def _merge(state: HedAnnotationState, update: dict[str, Any]) -> HedAnnotationState:
@@ -250,34 +226,34 @@ def _merge(state: HedAnnotationState, update: dict[str, Any]) -> HedAnnotationSt
     return merged  # type: ignore[return-value]
 
 
-def to_decision(
-    state: HedAnnotationState,
-    config: RunConfig,
-    *,
-    strategy: str,
-    run_id: str = "",
-    usage: Any = None,
-    error: str = "",
-) -> HedDecision:
+def end_reason(state: HedAnnotationState, error: str = "") -> tuple[EndReason, str]:
+    """How a graph run ended, from the state it reached: the loop's caps read as limits."""
+    is_valid = bool(state.get("is_valid"))
+    if error:
+        return EndReason.ERROR_MODEL, error
+    if state.get("validation_status") == "max_attempts_reached":
+        attempts = state["max_validation_attempts"]
+        return (
+            EndReason.LIMIT_MODEL_CALLS,
+            f"max_validation_attempts ({attempts}) without valid HED",
+        )
+    iterations = state.get("max_total_iterations")
+    if is_valid and state.get("is_faithful") is False:
+        return (
+            EndReason.LIMIT_MODEL_CALLS,
+            f"max_total_iterations ({iterations}) without a faithful annotation",
+        )
+    if not is_valid:
+        return EndReason.LIMIT_MODEL_CALLS, f"max_total_iterations ({iterations}) without valid HED"
+    return EndReason.SUBMIT, ""
+
+
+def to_decision(state: HedAnnotationState, *, error: str = "") -> HedDecision:
+    """The decision the state stands for (its ``run`` is the harness's, or the rules')."""
     is_valid = bool(state.get("is_valid"))
     result = outcome(is_valid, state.get("is_faithful"), state.get("is_complete"))
     attempts = state.get("validation_attempts", 0)
     iterations = state.get("total_iterations", 0)
-    if error:
-        ended_by, detail = EndReason.ERROR_MODEL, error
-    elif state.get("validation_status") == "max_attempts_reached":
-        ended_by = EndReason.LIMIT_MODEL_CALLS
-        detail = f"max_validation_attempts ({state['max_validation_attempts']}) without valid HED"
-    elif is_valid and state.get("is_faithful") is False:
-        ended_by = EndReason.LIMIT_MODEL_CALLS
-        detail = (
-            f"max_total_iterations ({state['max_total_iterations']}) without a faithful annotation"
-        )
-    elif not is_valid:
-        ended_by = EndReason.LIMIT_MODEL_CALLS
-        detail = f"max_total_iterations ({state['max_total_iterations']}) without valid HED"
-    else:
-        ended_by, detail = EndReason.SUBMIT, ""
     annotation = state.get("current_annotation", "")
     reasoning = (
         f"{result.final_status.capitalize()} after {attempts} validation attempt(s) and "
@@ -316,7 +292,7 @@ def to_decision(
                 fields={"complete": state.get("is_complete")},
             )
         )
-    decision = HedDecision(
+    return HedDecision(
         verdict=result.verdict,  # type: ignore[arg-type]
         confidence=result.confidence,
         reasoning=reasoning[:1200],
@@ -342,15 +318,6 @@ def to_decision(
         final_status=result.final_status,
         history=state.get("history", []),
     )
-    decision.run = RunInfo(
-        ended_by=ended_by,
-        detail=detail,
-        strategy=strategy,
-        model=config.models.name(ROLES["annotate"]),
-        run_id=run_id,
-        usage=usage,
-    )
-    return decision
 
 
 def strategy_state(name: str, input: HedInput, deps: HedDeps) -> HedAnnotationState:
@@ -422,11 +389,13 @@ def rules(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     }
     state.update(checked)
     config.emit({"type": "step", **step_summary("validate", state)})
-    usage = Usage(wall_seconds=round(time.perf_counter() - started, 3))
-    decision = to_decision(state, config, strategy="rules", usage=usage)
-    assert decision.run is not None
-    decision.run.ended_by, decision.run.model = EndReason.RULES, None
-    decision.run.detail = "" if result.valid else "the look-up's annotation is not valid HED"
+    decision = to_decision(state)
+    decision.run = RunInfo(
+        ended_by=EndReason.RULES,
+        detail="" if result.valid else "the look-up's annotation is not valid HED",
+        strategy="rules",
+        usage=Usage(wall_seconds=round(time.perf_counter() - started, 3)),
+    )
     return decision
 
 
@@ -470,8 +439,16 @@ def _cascade_policy(deps: HedDeps, config: RunConfig) -> CascadePolicy:
 
 
 def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> HedDecision:
-    """No layer was sure: the last annotation goes to a person."""
+    """No layer was sure: the last valid annotation goes to a person. A later layer's invalid
+    one (a tag repeated in a group, which the grammar cannot forbid, with no remote layer to
+    repair it) never replaces an earlier valid one: the look-up's is valid by construction."""
     said = describe_outcomes(outcomes)
+    if isinstance(last, HedDecision) and not last.is_valid:
+        for outcome in reversed(outcomes):
+            if outcome.output.get("is_valid"):
+                last = HedDecision.model_validate(outcome.output)
+                said += f"; the {outcome.layer} layer's valid annotation stands"
+                break
     if isinstance(last, HedDecision):
         return last.model_copy(
             update={"verdict": "NEEDS_REVIEW", "reasoning": f"No layer was sure: {said}."[:1200]}

@@ -24,16 +24,15 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from casework.apps.hed.models import DEFAULT_SCHEMA, ValidatorKind
 from casework.errors import InputError
 
 __all__ = [
-    "DEFAULT_SCHEMA",
     "Issue",
     "JsValidator",
     "JsValidatorError",
     "PythonValidator",
     "ValidationResult",
-    "ValidatorKind",
     "bench_validators",
     "js_unavailable_reason",
     "load_schema",
@@ -43,8 +42,6 @@ __all__ = [
     "validator_agreement",
 ]
 
-DEFAULT_SCHEMA = "8.3.0"
-ValidatorKind = Literal["auto", "js", "python"]
 JS_DIR = Path(str(files(__package__).joinpath("js")))
 JS_TIMEOUT_SECONDS = 60.0
 """Answer time per batch before the Node process counts as hung (schema build included)."""

@@ -8,8 +8,8 @@ import io
 from langchain_core.messages import HumanMessage
 
 from casework.apps.hed.deps import ROLES
-from casework.apps.hed.prompts import render
 from casework.errors import InputError, ModelError
+from casework.runtime.prompts import load_prompt
 from casework.runtime.runconfig import RunConfig
 
 __all__ = ["MAX_IMAGE_BYTES", "check_image", "describe_image"]
@@ -47,7 +47,10 @@ def describe_image(data: bytes, config: RunConfig, *, name: str = "the image") -
     url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
     message = HumanMessage(
         content=[
-            {"type": "text", "text": render("vision", max_words=MAX_DESCRIPTION_WORDS)},
+            {
+                "type": "text",
+                "text": load_prompt(__package__, "vision", max_words=MAX_DESCRIPTION_WORDS),
+            },
             {"type": "image_url", "image_url": {"url": url}},
         ]
     )

@@ -21,10 +21,10 @@ from casework.apps.receipts.tools import build_tools
 from casework.config import Limits
 from casework.runtime import ReactAgent, RunResult
 from casework.runtime.calibration import Calibration
+from casework.runtime.harness import run_info
 from casework.runtime.middleware import EvidenceBudget
 from casework.runtime.prompts import load_prompt
 from casework.runtime.runconfig import RunConfig
-from casework.runtime.runinfo import run_info
 
 __all__ = [
     "EVIDENCE_BUDGET",

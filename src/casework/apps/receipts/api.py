@@ -1,7 +1,8 @@
 """HTTP routes of the receipts app (mounted under ``/receipts``): validate a word, the review queue.
 
-Thin: each route calls ``service`` and maps CaseworkError to HTTP (unknown id: 404; a shared
-receipt the caller may not change: 403; bad input or a failed model: 422).
+Thin: each route calls ``service``; a CaseworkError it raises is answered by the one error
+table of ``casework.apikit`` (unknown id: 404; a shared receipt the caller may not change: 403;
+bad input: 422; a failed model: 502).
 
 Every request gets deps scoped to its caller (``ReceiptsDeps.for_tenant``): a receipt, word or
 label of another user answers 404 with the same sentence as one that does not exist.
@@ -10,30 +11,23 @@ label of another user answers 404 with the same sentence as one that does not ex
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException, Response
+from fastapi import APIRouter, Depends, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field, TypeAdapter
 
-from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, Verdict
+from casework.apikit import DepsCache
+from casework.apps.receipts import service
+from casework.apps.receipts.deps import build_deps
+from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, LabelInput, Verdict
 from casework.config import Settings
-from casework.errors import CaseworkError, NotFoundError
-from casework.runtime.context import (
-    Caller,
-    PermissionDenied,
-    Role,
-    current_caller,
-    get_settings_dep,
-    require_role,
-)
+from casework.runtime.context import Caller, Role, current_caller, require_role
 from casework.runtime.decision import Evidence
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["ReviewDecision", "ValidateRequest", "ValidateResponse", "router"]
-
-T = TypeVar("T")
 
 
 class ValidateRequest(BaseModel):
@@ -95,17 +89,6 @@ _REVIEW_ITEMS = TypeAdapter(list[ReviewItem])
 MAX_CACHED_ANSWERS = 256
 
 
-def _http(fn: Callable[[], T]) -> T:
-    try:
-        return fn()
-    except NotFoundError as exc:
-        raise HTTPException(status_code=404, detail=str(exc)) from exc
-    except PermissionDenied as exc:
-        raise HTTPException(status_code=403, detail=str(exc)) from exc
-    except CaseworkError as exc:
-        raise HTTPException(status_code=422, detail=str(exc)) from exc
-
-
 def router(
     settings: Settings | None = None, deps_factory: Callable[[], Any] | None = None
 ) -> APIRouter:
@@ -113,28 +96,11 @@ def router(
     each request carries (``get_settings_dep``), once per database, and scoped to the caller on
     every request; ``deps_factory`` for tests."""
     api = APIRouter(tags=["receipts"])
-    holder: dict[str, Any] = {}
-    lock = threading.Lock()
-
-    def build(served: Settings) -> Any:
-        with lock:
-            if served.db_url not in holder:
-                if deps_factory is not None:
-                    holder[served.db_url] = deps_factory()
-                else:
-                    from casework.apps.receipts.deps import build_deps
-
-                    holder[served.db_url] = build_deps(served)
-            return holder[served.db_url]
+    cache = DepsCache(build_deps, deps_factory)
 
     async def deps(
-        served: Settings = Depends(get_settings_dep), caller: Caller = Depends(current_caller)
+        shared: Any = Depends(cache.dependency), caller: Caller = Depends(current_caller)
     ) -> Any:
-        # On the event loop: after the first request (which opens the stores on a worker
-        # thread) this is a dict look-up, cheaper than the hop a plain ``def`` costs.
-        shared: Any = holder.get(served.db_url)
-        if shared is None:
-            shared = await run_in_threadpool(build, served)
         return shared.for_tenant(caller)
 
     # Read routes answer from JSON cached per store version (receipts and labels are
@@ -149,7 +115,7 @@ def router(
         version = d.repo.version()
         hit = answers.get(key)
         if hit is None or hit[0] != version:
-            body = await run_in_threadpool(_http, lambda: compute(d))
+            body = await run_in_threadpool(compute, d)
             if len(answers) >= MAX_CACHED_ANSWERS:
                 answers.clear()
             hit = answers[key] = (version, body)
@@ -171,31 +137,21 @@ def router(
     @api.post("/validate")
     def validate(body: ValidateRequest, served: Any = Depends(deps)) -> ValidateResponse:
         """Validate a suggested label for one word with one of the app's strategies."""
-        from casework.apps.receipts.models import LabelInput
-        from casework.apps.receipts.service import record_result
-        from casework.apps.receipts.strategies import decision_json, resolve_input, strategy
-        from casework.runtime.runconfig import RunConfig
-
-        def run() -> ValidateResponse:
-            d = served
-            config = RunConfig.of(d.settings, body.model, caller=d.tenant)
-            request = LabelInput(
-                receipt=body.receipt,
-                line_id=body.line_id,
-                word_id=body.word_id,
-                suggested_label=body.label,
-                reason=body.reason,
-            )
-            ref = resolve_input(d, request)
-            if body.record:  # refuse before the model runs, not after
-                d.repo.require_writable(d.repo.get_receipt_by_key(ref.image_id, ref.receipt_id).id)
-            result = strategy(body.strategy)(request, d, config)
-            recorded = record_result(d, ref, result, proposed_by="api") if body.record else []
-            return ValidateResponse(
-                **decision_json(ref, result), recorded_label_ids=[lab.id for lab in recorded]
-            )
-
-        return _http(run)
+        d = served
+        config = RunConfig.of(d.settings, body.model, caller=d.tenant)
+        request = LabelInput(
+            receipt=body.receipt,
+            line_id=body.line_id,
+            word_id=body.word_id,
+            suggested_label=body.label,
+            reason=body.reason,
+        )
+        done = service.validate_word(
+            d, request, config, body.strategy, record=body.record, proposed_by="api"
+        )
+        return ValidateResponse(
+            **done.to_json(), recorded_label_ids=[lab.id for lab in done.recorded]
+        )
 
     @api.get("/review", response_model=list[ReviewItem])
     async def review_queue(
@@ -205,18 +161,9 @@ def router(
         limit = max(1, min(limit, 500))
 
         def run(d: Any) -> bytes:
-            queue = d.repo.review_queue(merchant=merchant, limit=limit)
-            slugs = d.repo.slugs()
-            replaced = d.repo.label_types(
-                lab.consolidated_from_id for lab in queue if lab.consolidated_from_id
-            )
             items = [
-                ReviewItem(
-                    **lab.model_dump(),
-                    receipt=slugs.get(lab.receipt_pk, ""),
-                    instead_of=replaced.get(lab.consolidated_from_id or 0),
-                )
-                for lab in queue
+                ReviewItem(**e.label.model_dump(), receipt=e.receipt, instead_of=e.instead_of)
+                for e in service.review_entries(d, merchant=merchant, limit=limit)
             ]
             return _REVIEW_ITEMS.dump_json(items)
 
@@ -225,12 +172,8 @@ def router(
     def _decide(
         d: Any, caller: Caller, label_id: int, body: ReviewDecision | None, accept: bool
     ) -> list[Label]:
-        from casework.apps.receipts.service import review_decide
-
         note = body.note if body else ""
-        return _http(
-            lambda: review_decide(d, label_id, accept=accept, reviewer=caller.name, note=note)
-        )
+        return service.review_decide(d, label_id, accept=accept, reviewer=caller.name, note=note)
 
     reviewer = require_role(Role.REVIEWER)
 
@@ -259,11 +202,6 @@ def router(
         receipt: str, line_id: int, word_id: int, d: Any = Depends(deps)
     ) -> list[Label]:
         """The audit trail of one word."""
-
-        def run() -> list[Label]:
-            r = d.repo.resolve_receipt(receipt)
-            return d.repo.labels_for_word(d.repo.get_word(r.id, line_id, word_id).id)
-
-        return _http(run)
+        return service.word_history(d, receipt, line_id, word_id).labels
 
     return api

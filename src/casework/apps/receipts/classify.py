@@ -13,7 +13,6 @@ The suggested label is VALID when it wins; the confidence is the probability of 
 from __future__ import annotations
 
 import threading
-import time
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -24,8 +23,9 @@ from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelDecision, Word
 from casework.apps.receipts.rules import shape_fits
 from casework.apps.receipts.vectors import Neighbour, VectorsUnavailable
 from casework.llm.choice import Choice, OptionScorer, choose, option_bias
-from casework.runtime.decision import EndReason, Evidence, RunInfo
-from casework.runtime.usage import Usage
+from casework.runtime.decision import EndReason, Evidence
+from casework.runtime.harness import Run
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "CORRECT_BIAS",
@@ -178,17 +178,23 @@ def label_decision(ref: WordRef, choice: Choice, context: dict[str, object]) -> 
 
 
 def run_choice(
-    deps: ReceiptsDeps, ref: WordRef, model: BaseChatModel | OptionScorer, name: str
+    deps: ReceiptsDeps,
+    config: RunConfig,
+    ref: WordRef,
+    model: BaseChatModel | OptionScorer,
+    name: str,
 ) -> LabelDecision:
-    started = time.perf_counter()
-    choice, context = choose_label(deps, ref, model)
-    decision = label_decision(ref, choice, context)
-    usage = Usage(
-        model_calls=choice.usage.model_calls,
-        input_tokens=choice.usage.input_tokens,
-        output_tokens=choice.usage.output_tokens,
-        wall_seconds=time.perf_counter() - started,
-        cost_usd=0.0,
+    """One scored choice under the runtime's harness (its usage, trace and end; the trace
+    in the run config's folder)."""
+    run = Run(
+        "receipts_choice",
+        model=name,
+        strategy="choice",
+        trace_dir=config.traces,
+        payload={"word": ref.word_text, "suggested_label": ref.suggested_label},
     )
-    decision.run = RunInfo(ended_by=EndReason.SUBMIT, strategy="choice", model=name, usage=usage)
+    choice, context = choose_label(deps, ref, model)
+    run.count(choice.usage)  # scored options: calls LangChain's callbacks do not see
+    decision = label_decision(ref, choice, context)
+    run.end(decision, EndReason.SUBMIT)  # fills decision.run
     return decision

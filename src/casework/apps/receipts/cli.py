@@ -1,13 +1,12 @@
 """``casework receipts …``: import, seed, inspect, validate, review, harmonise.
 
-Thin: every command builds deps, calls ``service`` / ``strategies`` / ``harmonizer`` and
-prints (evaluation is ``casework eval receipts``). Errors a user can cause raise CaseworkError subclasses; the root CLI prints them as
+Thin: every command builds deps, calls ``service`` and prints (evaluation is ``casework eval
+receipts``). Errors a user can cause raise CaseworkError subclasses; the root CLI prints them as
 one sentence.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ from casework.apps.receipts.models import (
     WordRef,
 )
 from casework.clikit import AddressOption, ConcurrencyOption, ExecutorOption
-from casework.errors import InputError
+from casework.registry import strategy_named
 
 __all__ = ["app"]
 
@@ -154,18 +153,9 @@ def index(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Embed the words of receipts missing from the vector store (idempotent)."""
-    from casework.apps.receipts.service import ensure_indexed
-    from casework.apps.receipts.vectors import VectorsUnavailable, index_receipts
+    from casework.apps.receipts.service import index as index_words
 
-    deps = _deps()
-    try:
-        n = (
-            index_receipts(deps.repo, deps.vectors, deps.repo.list_receipts())
-            if everything
-            else ensure_indexed(deps)
-        )
-    except VectorsUnavailable as exc:
-        raise InputError(f"The vector store is unavailable: {exc}.") from exc
+    n = index_words(_deps(), everything=everything)
     _json({"indexed_words": n}) if as_json else console.print(f"{n} words embedded.")
 
 
@@ -195,13 +185,10 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Print a receipt line by line with word ids and current labels."""
-    deps = _deps(with_vectors=False)
-    r = deps.repo.resolve_receipt(receipt)
-    words = deps.repo.words(r.id)
-    labels: dict[int, list[str]] = {}
-    for lab in deps.repo.current_labels(receipt_pk=r.id):
-        mark = "" if lab.status == ValidationStatus.VALID else f"?{lab.status.value}"
-        labels.setdefault(lab.word_pk, []).append(f"{lab.label_type}{mark}")
+    from casework.apps.receipts.service import show_receipt
+
+    view = show_receipt(_deps(with_vectors=False), receipt)
+    r, words, labels = view.receipt, view.words, view.labels
     if as_json:
         _json(
             {
@@ -241,10 +228,10 @@ def history(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The audit trail of one word: every label row, who proposed and validated it, and what replaced what."""
-    deps = _deps(with_vectors=False)
-    r = deps.repo.resolve_receipt(receipt)
-    w = deps.repo.get_word(r.id, line, word)
-    labels = deps.repo.labels_for_word(w.id)
+    from casework.apps.receipts.service import word_history
+
+    found = word_history(_deps(with_vectors=False), receipt, line, word)
+    r, w, labels = found.receipt, found.word, found.labels
     if as_json:
         _json([lab.model_dump(mode="json") for lab in labels])
         return
@@ -304,31 +291,30 @@ def validate(
 ) -> None:
     """Validate a suggested LABEL for one word; prints decision, confidence, reasoning and tool calls."""
     from casework.apps.receipts.models import LabelInput
-    from casework.apps.receipts.service import record_result
-    from casework.apps.receipts.strategies import decision_json, resolve_input
-    from casework.apps.receipts.strategies import strategy as strategy_named
+    from casework.apps.receipts.service import STRATEGIES, validate_word
 
-    run = strategy_named(strategy)
-    deps = _deps()
+    strategy_named(STRATEGIES, strategy)  # refused before the stores open
     request = LabelInput(
         receipt=receipt, line_id=line, word_id=word, suggested_label=label, reason=reason
     )
-    ref = resolve_input(deps, request)
-    result = run(request, deps, _config(deps, model))
-    calls = _tool_calls(result)
-    recorded = record_result(deps, ref, result, proposed_by="cli") if record else []
+    deps = _deps()
+    done = validate_word(
+        deps, request, _config(deps, model), strategy, record=record, proposed_by="cli"
+    )
+    calls = _tool_calls(done.result)
     if as_json:
         _json(
             {
-                **decision_json(ref, result),
+                **done.to_json(),
                 "tool_call_details": calls,
-                "recorded_label_ids": [lab.id for lab in recorded],
+                "recorded_label_ids": [lab.id for lab in done.recorded],
             }
         )
         return
-    _print_result(ref, result, calls)
-    if recorded:
-        console.print(f"recorded as label {recorded[-1].id} ({recorded[-1].status.value})")
+    _print_result(done.ref, done.result, done.to_json(), calls)
+    if done.recorded:
+        last = done.recorded[-1]
+        console.print(f"recorded as label {last.id} ({last.status.value})")
 
 
 def _tool_calls(result: LabelDecision) -> list[dict[str, Any]]:
@@ -340,11 +326,10 @@ def _tool_calls(result: LabelDecision) -> list[dict[str, Any]]:
     ]
 
 
-def _print_result(ref: WordRef, result: LabelDecision, calls: list[dict[str, Any]]) -> None:
-    from casework.apps.receipts.strategies import decision_json
-
+def _print_result(
+    ref: WordRef, result: LabelDecision, info: dict[str, Any], calls: list[dict[str, Any]]
+) -> None:
     colour = {"VALID": "green", "INVALID": "red"}.get(result.verdict, "yellow")
-    info = decision_json(ref, result)
     console.print(
         f"[bold {colour}]{result.verdict}[/] {result.confidence:.0f}%  {_esc(ref.word_text)!r} as {ref.suggested_label}"
         f"  ({info['strategy']}{' → ' + info['decided_by'] if info['decided_by'] else ''}"
@@ -387,16 +372,11 @@ def review(
     """List the NEEDS_REVIEW queue (then `review accept ID` or `review reject ID`)."""
     if ctx.invoked_subcommand is not None:
         return
-    deps = _deps(with_vectors=False)
-    queue = deps.repo.review_queue(merchant=merchant)
-    receipts = {r.id: r for r in deps.repo.list_receipts()}
+    from casework.apps.receipts.service import review_entries
+
+    queue = review_entries(_deps(with_vectors=False), merchant=merchant)
     if as_json:
-        _json(
-            [
-                lab.model_dump(mode="json") | {"receipt": receipts[lab.receipt_pk].slug}
-                for lab in queue
-            ]
-        )
+        _json([e.label.model_dump(mode="json") | {"receipt": e.receipt} for e in queue])
         return
     if not queue:
         console.print("The review queue is empty.")
@@ -404,13 +384,11 @@ def review(
     table = Table(
         "id", "receipt", "line", "word", "text", "label", "instead of", "confidence", "reasoning"
     )
-    for lab in queue:
-        instead = ""
-        if lab.consolidated_from_id:
-            instead = deps.repo.get_label(lab.consolidated_from_id).label_type
+    for entry in queue:
+        lab, instead = entry.label, entry.instead_of or ""
         table.add_row(
             str(lab.id),
-            receipts[lab.receipt_pk].slug,
+            entry.receipt,
             str(lab.line_id),
             str(lab.word_id),
             _esc(lab.word_text),
@@ -464,10 +442,9 @@ def edge_list(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List active known invalid patterns."""
-    from casework.apps.receipts.service import check_label
+    from casework.apps.receipts.service import edge_cases
 
-    deps = _deps(with_vectors=False)
-    cases = deps.repo.edge_cases(check_label(deps, label) if label else None)
+    cases = edge_cases(_deps(with_vectors=False), label)
     if as_json:
         _json([c.model_dump() for c in cases])
         return
@@ -487,16 +464,18 @@ def edge_add(
     merchant: str | None = typer.Option(None, help="Only for this merchant."),
 ) -> None:
     """Add a known invalid pattern."""
-    case = _deps(with_vectors=False).repo.add_edge_case(
-        label.upper(), pattern, reason, merchant=merchant
-    )
+    from casework.apps.receipts.service import add_edge_case
+
+    case = add_edge_case(_deps(with_vectors=False), label, pattern, reason, merchant=merchant)
     console.print(f"edge case {case.id} added: {case.label_type} / {_esc(case.pattern)}")
 
 
 @edge_app.command("remove")
 def edge_remove(edge_case_id: int = typer.Argument(..., help="Id from `edge-cases list`.")) -> None:
     """Switch a known invalid pattern off (kept for the record)."""
-    case = _deps(with_vectors=False).repo.deactivate_edge_case(edge_case_id)
+    from casework.apps.receipts.service import remove_edge_case
+
+    case = remove_edge_case(_deps(with_vectors=False), edge_case_id)
     console.print(f"edge case {case.id} removed ({case.label_type} / {_esc(case.pattern)})")
 
 
@@ -520,20 +499,14 @@ def harmonize(
     The validations go through the batch seam: --executor ray runs them on a Ray cluster
     (--address), where each worker opens the stores and the model itself.
     """
-    from casework.apps.receipts.harmonizer import harmonize as run_harmonize
-    from casework.apps.receipts.strategies import strategy as strategy_named
+    from casework.apps.receipts.service import STRATEGIES, check_merchant
+    from casework.apps.receipts.service import harmonize as run_harmonize
     from casework.runtime.batch import BatchConfig, check_batch_config
-    from casework.runtime.cache import LookupCache
 
-    run = strategy_named(strategy)
+    strategy_named(STRATEGIES, strategy)  # refused before the stores open
     check_batch_config(BatchConfig(executor=executor, address=address, concurrency=concurrency))
-    deps = _deps().with_cache(LookupCache())
-    if merchant and merchant.lower() not in {m.lower() for m in deps.repo.merchants()}:
-        from casework.errors import NotFoundError
-
-        raise NotFoundError(
-            f"No receipts of merchant {merchant!r}; known merchants: {', '.join(deps.repo.merchants())}."
-        )
+    deps = _deps()
+    check_merchant(deps, merchant)  # refused before the progress bar shows
     progress = Progress(
         TextColumn("[bold]harmonising[/]"),
         BarColumn(),
@@ -544,21 +517,18 @@ def harmonize(
     )
     with progress:
         task = progress.add_task("validate", total=None)
-        report = asyncio.run(
-            run_harmonize(
-                deps,
-                strategy,
-                run,
-                _config(deps, model),
-                merchant=merchant,
-                dry_run=dry_run,
-                concurrency=concurrency,
-                executor=executor,
-                address=address,
-                limit=limit,
-                on_found=lambda n: progress.update(task, total=n),
-                on_done=lambda o, r: progress.advance(task),
-            )
+        report = run_harmonize(
+            deps,
+            strategy,
+            merchant=merchant,
+            dry_run=dry_run,
+            concurrency=concurrency,
+            executor=executor,
+            address=address,
+            config=_config(deps, model),
+            limit=limit,
+            on_found=lambda n: progress.update(task, total=n),
+            on_done=lambda o, r: progress.advance(task),
         )
     if as_json:
         _json(report.to_dict())

@@ -25,8 +25,7 @@ def run_demo(console: Console | None = None, *, model: BaseChatModel | str | Non
     """``model``: a chat model or a ``provider:name`` spec for the agent (default: settings)."""
     from casework.apps.receipts.deps import build_deps
     from casework.apps.receipts.models import LabelInput
-    from casework.apps.receipts.service import seed
-    from casework.apps.receipts.strategies import STRATEGIES, decision_json, resolve_input
+    from casework.apps.receipts.service import seed, validate_word
     from casework.config import get_settings
     from casework.errors import CaseworkError
 
@@ -45,11 +44,11 @@ def run_demo(console: Console | None = None, *, model: BaseChatModel | str | Non
         request = LabelInput(receipt=receipt, line_id=line, word_id=word, suggested_label=label)
         name = "baseline" if k < 2 else "agent"
         try:
-            decision = STRATEGIES[name](request, deps, config)
+            done = validate_word(deps, request, config, name)
         except CaseworkError as exc:
             console.print(f"  {name} skipped: {exc}")
             return
-        _show(console, decision_json(resolve_input(deps, request), decision))
+        _show(console, done.to_json())
 
 
 def _show(console: Console, r: dict[str, Any]) -> None:

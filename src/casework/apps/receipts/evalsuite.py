@@ -34,8 +34,7 @@ from typing import Any
 
 from casework.apps.receipts.dataset import CASES_PATH, build_cases
 from casework.apps.receipts.deps import ReceiptsDeps, build_deps
-from casework.apps.receipts.models import LabelInput
-from casework.apps.receipts.policy import DECISION_THRESHOLD
+from casework.apps.receipts.models import DECISION_THRESHOLD, LabelInput
 from casework.config import Settings, get_settings
 from casework.errors import InputError
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
@@ -203,7 +202,7 @@ def plot_confidence(run: Any, folder: Path) -> Path | None:
 
 
 def eval_suite() -> EvalSuite:
-    from casework.apps.receipts.strategies import STRATEGIES
+    from casework.apps.receipts.service import STRATEGIES
 
     store = _Store()
     return EvalSuite(

@@ -36,11 +36,11 @@ from casework.apps.receipts.models import (
 from casework.apps.receipts.policy import fix_outcome
 from casework.apps.receipts.repository import LabelChange
 from casework.apps.receipts.rules import amount_role
-from casework.apps.receipts.service import _refresh
 from casework.apps.receipts.strategies import LabelStrategy
 from casework.apps.receipts.vectors import (
     Neighbour,
     VectorsUnavailable,
+    refresh_labels,
     similar_words_batch,
     word_doc_id,
 )
@@ -465,7 +465,7 @@ def apply_fixes(deps: ReceiptsDeps, plans: list[PlannedFix]) -> None:
         if p.changes:
             by_receipt[p.outlier.receipt.id].add(p.outlier.label.word_pk)
     for receipt_pk, word_pks in by_receipt.items():
-        _refresh(deps, receipt_pk, word_pks)
+        refresh_labels(deps.repo, deps.vectors, receipt_pk, word_pks)
 
 
 async def harmonize(

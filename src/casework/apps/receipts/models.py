@@ -13,6 +13,8 @@ from pydantic.json_schema import SkipJsonSchema
 from casework.runtime.decision import Decision
 
 __all__ = [
+    "DECISION_THRESHOLD",
+    "HUMAN",
     "LABEL_DEFINITIONS",
     "MONEY_LABELS",
     "Box",
@@ -23,6 +25,7 @@ __all__ = [
     "LabelInput",
     "Line",
     "Place",
+    "QueuedLabel",
     "Receipt",
     "ValidationStatus",
     "Verdict",
@@ -31,6 +34,11 @@ __all__ = [
 ]
 
 Verdict = Literal["VALID", "INVALID", "NEEDS_REVIEW"]
+
+DECISION_THRESHOLD = 80.0
+"""VALID / INVALID need a confidence strictly above this (spec: 'High confidence (>80%)')."""
+HUMAN = "human:"
+"""How a label's ``validated_by`` starts when a person decided (``human:<name>``)."""
 
 
 class ValidationStatus(StrEnum):
@@ -185,6 +193,23 @@ class Label(BaseModel):
     consolidated_from_id: int | None = None
     """The label whose type this one replaces (a relabel), for the consolidation chain."""
     current: bool = True
+
+
+@dataclass(frozen=True)
+class QueuedLabel:
+    """A NEEDS_REVIEW label as the review inbox lists it."""
+
+    id: int
+    label_type: str
+    created_at: datetime
+    confidence: float | None
+    reasoning: str
+    word_text: str
+    line_id: int
+    receipt_slug: str
+    merchant_name: str
+    instead_of: str | None
+    """The label type it would replace (a relabel), if any."""
 
 
 class EdgeCase(BaseModel):

@@ -11,13 +11,10 @@
 
 from __future__ import annotations
 
-from casework.apps.receipts.models import FixOutcome, Verdict
+from casework.apps.receipts.models import DECISION_THRESHOLD, FixOutcome, Verdict
 from casework.runtime.calibration import Calibration
 
-__all__ = ["DECISION_THRESHOLD", "INVALIDATE_BELOW", "apply_policy", "fix_outcome"]
-
-DECISION_THRESHOLD = 80.0
-"""VALID / INVALID need a confidence strictly above this (spec: 'High confidence (>80%)')."""
+__all__ = ["INVALIDATE_BELOW", "apply_policy", "fix_outcome"]
 INVALIDATE_BELOW = 50.0
 """Below this validation confidence an outlier's label is marked INVALID."""
 

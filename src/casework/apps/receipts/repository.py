@@ -27,11 +27,13 @@ from sqlalchemy.orm import Session, aliased
 
 from casework.apps.receipts.importer import ParsedReceipt
 from casework.apps.receipts.models import (
+    HUMAN,
     Box,
     EdgeCase,
     Label,
     Line,
     Place,
+    QueuedLabel,
     Receipt,
     ValidationStatus,
     Word,
@@ -54,6 +56,7 @@ from casework.runtime.context import (
     visible_to,
     writable_by,
 )
+from casework.runtime.review import Cursor, ReviewFilters, age_window, keyset_before
 from casework.stores.sql import session_scope
 
 __all__ = ["LabelChange", "ReceiptsRepository"]
@@ -633,6 +636,75 @@ class ReceiptsRepository:
         return self.current_labels(
             merchant=merchant, statuses=[ValidationStatus.NEEDS_REVIEW], limit=limit
         )
+
+    # ------------------------------------------------------------------ the review inbox
+    def _inbox_where(self, decided: bool, filters: ReviewFilters) -> list[Any]:
+        """NEEDS_REVIEW labels nobody superseded yet (waiting), or that a person's decision
+        superseded (decided)."""
+        successor = aliased(LabelRow)
+        where: list[Any] = [LabelRow.status == ValidationStatus.NEEDS_REVIEW.value]
+        if decided:
+            where.append(
+                exists().where(
+                    successor.replaces_id == LabelRow.id,
+                    successor.validated_by.startswith(HUMAN),
+                )
+            )
+        else:
+            where.append(~exists().where(successor.replaces_id == LabelRow.id))
+        where += self._through_receipt(LabelRow.receipt_pk)
+        return where + age_window(LabelRow.created_at, filters)
+
+    def inbox_labels(
+        self, decided: bool, filters: ReviewFilters, *, limit: int, before: Cursor | None = None
+    ) -> list[QueuedLabel]:
+        """The review inbox's labels, newest first."""
+        where = self._inbox_where(decided, filters)
+        where += keyset_before(LabelRow.created_at, LabelRow.id, before)
+        replaced = aliased(LabelRow)
+        q = (
+            select(
+                LabelRow.id,
+                LabelRow.label_type,
+                LabelRow.created_at,
+                LabelRow.confidence,
+                LabelRow.reasoning,
+                WordRow.text,
+                WordRow.line_id,
+                ReceiptRow.slug,
+                ReceiptRow.merchant_name,
+                replaced.label_type,
+            )
+            .join(WordRow, WordRow.id == LabelRow.word_pk)
+            .join(ReceiptRow, ReceiptRow.id == LabelRow.receipt_pk)
+            .outerjoin(replaced, replaced.id == LabelRow.consolidated_from_id)
+            .where(*where)
+            .order_by(LabelRow.created_at.desc(), LabelRow.id.desc())
+            .limit(limit)
+        )
+        with session_scope(self.engine) as s:
+            return [
+                QueuedLabel(
+                    id=lid,
+                    label_type=label,
+                    created_at=created,
+                    confidence=conf,
+                    reasoning=reasoning,
+                    word_text=text,
+                    line_id=line,
+                    receipt_slug=slug,
+                    merchant_name=merchant,
+                    instead_of=old,
+                )
+                for lid, label, created, conf, reasoning, text, line, slug, merchant, old in (
+                    s.execute(q)
+                )
+            ]
+
+    def count_inbox_labels(self, decided: bool, filters: ReviewFilters) -> int:
+        q = select(func.count()).select_from(LabelRow).where(*self._inbox_where(decided, filters))
+        with session_scope(self.engine) as s:
+            return int(s.scalar(q) or 0)
 
     def label_types(self, label_ids: Iterable[int]) -> dict[int, str]:
         """The label type of each id, in one query (ids that don't exist are left out)."""

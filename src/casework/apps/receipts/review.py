@@ -12,45 +12,33 @@ the runtime's events as they happen.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from sqlalchemy import exists, func, select
-from sqlalchemy.orm import aliased
 
-from casework.apps.receipts.agent import agent_for, decision_from_run, render_task
+from casework.apikit import DepsCache
 from casework.apps.receipts.deps import ReceiptsDeps, build_deps
 from casework.apps.receipts.models import (
+    HUMAN,
     LABEL_DEFINITIONS,
     Label,
-    LabelDecision,
     LabelInput,
     ValidationStatus,
-    WordRef,
 )
-from casework.apps.receipts.repository import LabelChange
-from casework.apps.receipts.service import check_label, record_result, resolve_ref, review_decide
-from casework.apps.receipts.strategies import (
-    AGENT_ROLE,
+from casework.apps.receipts.service import (
     STRATEGIES,
-    LabelStrategy,
-    decision_json,
-    strategy,
+    review_decide,
+    review_edit,
+    validation_events,
 )
-from casework.apps.receipts.tables import LabelRow, ReceiptRow, WordRow
-from casework.apps.receipts.vectors import refresh_words
 from casework.config import Settings
 from casework.errors import InputError, NotFoundError
 from casework.llm.roles import RoleModels
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, Evidence
-from casework.runtime.events import Event, to_json
-from casework.runtime.react import RunResult
+from casework.runtime.events import Event
 from casework.runtime.review import (
     WAITING,
     Action,
@@ -62,17 +50,13 @@ from casework.runtime.review import (
     RunField,
     Section,
     Span,
-    age_window,
-    keyset_before,
 )
 from casework.runtime.runconfig import RunConfig
-from casework.stores.sql import session_scope
 
 __all__ = ["DECIDED", "KIND", "ReceiptsReview"]
 
 KIND = "needs_review_label"
 DECIDED = "decided"
-_HUMAN = "human:"
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -97,7 +81,7 @@ def _outcome(review: Label | None, successor: Label) -> str:
 
 def _who(validated_by: str | None) -> str:
     who = validated_by or "unknown"
-    return who.removeprefix(_HUMAN)
+    return who.removeprefix(HUMAN)
 
 
 class ReceiptsReview:
@@ -115,89 +99,49 @@ class ReceiptsReview:
         chat_model: BaseChatModel | None = None,
     ) -> None:
         self.settings = settings
-        self._deps = deps
+        self._deps = DepsCache(build_deps, None if deps is None else lambda: deps)
         self._chat_model = chat_model
         """A chat model for live agent runs instead of the configured one (tests: scripted)."""
-        self._lock = threading.Lock()
 
     @property
     def deps(self) -> ReceiptsDeps:
-        with self._lock:
-            if self._deps is None:
-                self._deps = build_deps(self.settings)
-            return self._deps
+        return self._deps.get(self.settings)
 
     # ------------------------------------------------------------------ listing
-    def _where(self, filters: ReviewFilters) -> list[Any]:
-        successor = aliased(LabelRow)
-        where: list[Any] = [LabelRow.status == ValidationStatus.NEEDS_REVIEW.value]
-        if filters.status == WAITING:
-            where.append(~exists().where(successor.replaces_id == LabelRow.id))
-        elif filters.status == DECIDED:
-            where.append(
-                exists().where(
-                    successor.replaces_id == LabelRow.id,
-                    successor.validated_by.startswith(_HUMAN),
-                )
-            )
-        else:
+    def _decided(self, filters: ReviewFilters) -> bool:
+        if filters.status not in self.statuses:
             raise InputError(
                 f"Unknown status {filters.status!r}; use one of: {', '.join(self.statuses)}."
             )
-        where += age_window(LabelRow.created_at, filters)
-        return where
+        return filters.status == DECIDED
 
     def items(
         self, filters: ReviewFilters, *, limit: int, before: Cursor | None = None
     ) -> list[ReviewItem]:
-        where = self._where(filters)
-        where += keyset_before(LabelRow.created_at, LabelRow.id, before)
-        replaced = aliased(LabelRow)
-        q = (
-            select(
-                LabelRow.id,
-                LabelRow.label_type,
-                LabelRow.created_at,
-                LabelRow.confidence,
-                LabelRow.reasoning,
-                WordRow.text,
-                WordRow.line_id,
-                ReceiptRow.slug,
-                ReceiptRow.merchant_name,
-                replaced.label_type,
-            )
-            .join(WordRow, WordRow.id == LabelRow.word_pk)
-            .join(ReceiptRow, ReceiptRow.id == LabelRow.receipt_pk)
-            .outerjoin(replaced, replaced.id == LabelRow.consolidated_from_id)
-            .where(*where)
-            .order_by(LabelRow.created_at.desc(), LabelRow.id.desc())
-            .limit(limit)
-        )
         items = []
-        with session_scope(self.deps.repo.engine) as s:
-            for lid, label, created, conf, reasoning, text, line, slug, merchant, old in s.execute(
-                q
-            ):
-                instead = f" instead of {old}" if old and old != label else ""
-                confidence = f"{conf:.0f}%" if conf is not None else "no confidence"
-                items.append(
-                    ReviewItem(
-                        app=self.app,
-                        kind=KIND,
-                        id=str(lid),
-                        sort_id=lid,
-                        title=f"{text!r} as {label}{instead}",
-                        status=filters.status,
-                        created_at=_utc(created) or created,
-                        summary=f"{merchant or slug}, line {line}, {confidence}: {reasoning[:160]}",
-                    )
+        for q in self.deps.repo.inbox_labels(
+            self._decided(filters), filters, limit=limit, before=before
+        ):
+            old = q.instead_of
+            instead = f" instead of {old}" if old and old != q.label_type else ""
+            confidence = f"{q.confidence:.0f}%" if q.confidence is not None else "no confidence"
+            items.append(
+                ReviewItem(
+                    app=self.app,
+                    kind=KIND,
+                    id=str(q.id),
+                    sort_id=q.id,
+                    title=f"{q.word_text!r} as {q.label_type}{instead}",
+                    status=filters.status,
+                    created_at=_utc(q.created_at) or q.created_at,
+                    summary=f"{q.merchant_name or q.receipt_slug}, line {q.line_id}, "
+                    f"{confidence}: {q.reasoning[:160]}",
                 )
+            )
         return items
 
     def count(self, filters: ReviewFilters) -> int:
-        q = select(func.count()).select_from(LabelRow).where(*self._where(filters))
-        with session_scope(self.deps.repo.engine) as s:
-            return int(s.scalar(q) or 0)
+        return self.deps.repo.count_inbox_labels(self._decided(filters), filters)
 
     # ------------------------------------------------------------------ one item
     def _review_label(self, label_id: int) -> Label:
@@ -332,7 +276,7 @@ class ReceiptsReview:
                     self.deps, label.id, accept=False, reviewer=caller.name, note=note
                 )
             elif action == "edit":
-                rows = self._edit(label, edit or "", caller, note)
+                rows = review_edit(self.deps, label.id, edit or "", reviewer=caller.name, note=note)
             else:
                 raise InputError(f"Unknown action {action!r}; use approve, edit or reject.")
         except InputError:
@@ -356,55 +300,6 @@ class ReceiptsReview:
             decided_at=_utc(successor.validated_at or successor.created_at),
         )
 
-    def _edit(self, label: Label, new_type: str, caller: Caller, note: str) -> list[Label]:
-        """Accept the word under ``new_type``: the review row is replaced by a VALID label of that
-        type, and the label the suggestion would have replaced is marked INVALID (one transaction)."""
-        deps = self.deps
-        new_type = check_label(deps, new_type)
-        if new_type == label.label_type:
-            return review_decide(deps, label.id, accept=True, reviewer=caller.name, note=note)
-        who = f"{_HUMAN}{caller.name}"
-        changes = [
-            LabelChange(
-                word_pk=label.word_pk,
-                label_type=new_type,
-                status=ValidationStatus.VALID,
-                proposed_by=label.proposed_by,
-                reasoning=note
-                or f"Review edited {label.label_type} to {new_type} by {caller.name}.",
-                confidence=100.0,
-                validated_by=who,
-                replaces_id=label.id,
-                consolidated_from_id=label.consolidated_from_id or label.id,
-            )
-        ]
-        if label.consolidated_from_id:
-            old = deps.repo.get_label(label.consolidated_from_id)
-            if old.current and old.label_type != new_type:
-                changes.append(
-                    LabelChange(
-                        word_pk=old.word_pk,
-                        label_type=old.label_type,
-                        status=ValidationStatus.INVALID,
-                        proposed_by=old.proposed_by,
-                        reasoning=f"Replaced by {new_type} (review of label {label.id} edited by {caller.name}).",
-                        confidence=100.0,
-                        validated_by=who,
-                        replaces_id=old.id,
-                    )
-                )
-        rows = deps.repo.append_labels(changes)
-        if deps.vectors is not None:
-            # As in review_decide: labels are committed; `receipts index --all` repairs stale vectors.
-            with contextlib.suppress(Exception):
-                refresh_words(
-                    deps.repo,
-                    deps.vectors,
-                    deps.repo.get_receipt(label.receipt_pk),
-                    {label.word_pk},
-                )
-        return rows
-
     # ------------------------------------------------------------------ live runs
     def run_fields(self) -> list[RunField]:
         return [
@@ -416,67 +311,23 @@ class ReceiptsReview:
         ]
 
     def start_run(self, params: dict[str, str], caller: Caller) -> Iterator[Event]:
-        deps = self.deps
-        name = params.get("strategy", "agent")
-        decide = strategy(name)
         try:
             line_id, word_id = int(params.get("line_id", "")), int(params.get("word_id", ""))
         except ValueError:
             raise InputError("Line and word must be whole numbers, e.g. 12 and 4.") from None
-        ref = resolve_ref(
-            deps, params.get("receipt", "").strip(), line_id, word_id, params.get("label", "")
+        request = LabelInput(
+            receipt=params.get("receipt", "").strip(),
+            line_id=line_id,
+            word_id=word_id,
+            suggested_label=params.get("label", ""),
         )
         config = RunConfig.of(self.settings, caller=caller)
         if self._chat_model is not None:
             config = replace(config, models=RoleModels.given(self._chat_model))
-        if name != "agent":
-            return self._run_strategy(deps, ref, decide, config, caller)
-        return self._run_agent(deps, ref, config, caller)
-
-    def _run_strategy(
-        self,
-        deps: ReceiptsDeps,
-        ref: WordRef,
-        decide: LabelStrategy,
-        config: RunConfig,
-        caller: Caller,
-    ) -> Iterator[Event]:
-        """Rules and baseline run no agent: no events until the decision."""
-        given = LabelInput(
-            receipt=ref.receipt_key,
-            line_id=ref.line_id,
-            word_id=ref.word_id,
-            suggested_label=ref.suggested_label,
+        return validation_events(
+            self.deps,
+            request,
+            config,
+            params.get("strategy", "agent"),
+            proposed_by=f"web:{caller.name}",
         )
-        yield self._complete(deps, ref, decide(given, deps, config), caller)
-
-    def _run_agent(
-        self, deps: ReceiptsDeps, ref: WordRef, config: RunConfig, caller: Caller
-    ) -> Iterator[Event]:
-        """The agent strategy, streamed: the same agent, policy and calibration as
-        ``strategies.agent``, but its events reach the page while it runs."""
-        run: RunResult[LabelDecision] | None = None
-        model = config.models(AGENT_ROLE)
-        for event in agent_for(deps, model, config).iter_events(render_task(ref), context=ref):
-            if event["type"] == "complete":  # ours comes last, after the label is recorded
-                run = event["result"]
-            else:
-                yield to_json(event)
-        assert run is not None  # iter_events always ends with complete
-        name = config.models.name(AGENT_ROLE)
-        calibration = deps.calibration("agent", name) if deps.calibration else None
-        result = decision_from_run(run, model=name, calibration=calibration)
-        yield self._complete(deps, ref, result, caller)
-
-    def _complete(
-        self, deps: ReceiptsDeps, ref: WordRef, result: LabelDecision, caller: Caller
-    ) -> Event:
-        labels = record_result(deps, ref, result, proposed_by=f"web:{caller.name}")
-        run = result.run
-        return {
-            "type": "complete",
-            "result": decision_json(ref, result),
-            "ended_by": run.ended_by.value if run is not None else None,
-            "usage": run.usage.to_dict() if run is not None else {},
-            "items": [str(x.id) for x in labels if x.status == ValidationStatus.NEEDS_REVIEW],
-        }

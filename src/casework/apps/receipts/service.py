@@ -1,48 +1,81 @@
-"""What the CLI, the API, the evaluation and the demo call: import, seed, index, resolve a
-word, record a decision, review. The strategies themselves are in ``strategies``.
+"""What the app's faces (CLI, API, review inbox, demo, evaluation) call: import, seed and
+index receipts, show a receipt and a word's history, validate a word's label with a strategy
+(also as the runtime's events) and record the decision, the review queue and its decisions,
+edge cases, and the harmoniser. The strategies themselves are in ``strategies``.
 
-Thin orchestration over the repository, vectors, agent and baseline; no prompts, no SQL.
+Orchestration over the repository, vectors, strategies, agent and harmoniser; no prompts, no
+SQL.
 """
 
 from __future__ import annotations
 
-import contextlib
-import re
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
+from casework.apps.receipts.agent import agent_for, decision_from_run, render_task
 from casework.apps.receipts.deps import ReceiptsDeps
+from casework.apps.receipts.harmonizer import HarmonizeReport, Outlier
+from casework.apps.receipts.harmonizer import harmonize as harmonize_labels
 from casework.apps.receipts.importer import parse_file
+from casework.apps.receipts.labels import check_label, resolve_input
 from casework.apps.receipts.models import (
-    LABEL_DEFINITIONS,
+    HUMAN,
+    EdgeCase,
     Label,
     LabelDecision,
+    LabelInput,
     Receipt,
     ValidationStatus,
+    Word,
     WordRef,
 )
 from casework.apps.receipts.repository import LabelChange
+from casework.apps.receipts.strategies import AGENT_ROLE, STRATEGIES, LabelStrategy
 from casework.apps.receipts.vectors import (
     VectorsUnavailable,
     index_receipts,
     indexed_ids,
-    refresh_words,
+    refresh_labels,
     word_doc_id,
 )
 from casework.errors import InputError, NotFoundError
+from casework.registry import strategy_named
+from casework.runtime.batch import BatchConfig, check_batch_config
+from casework.runtime.cache import LookupCache
+from casework.runtime.events import Event, to_json
+from casework.runtime.harness import RunResult
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
+    "STRATEGIES",
     "ImportReport",
+    "ReceiptView",
+    "ReviewEntry",
+    "Validation",
+    "WordHistory",
+    "add_edge_case",
     "bundled_receipt_files",
-    "check_label",
+    "check_merchant",
+    "decision_json",
+    "edge_cases",
     "ensure_indexed",
+    "harmonize",
     "import_files",
+    "index",
     "record_result",
-    "resolve_ref",
+    "remove_edge_case",
     "review_decide",
+    "review_edit",
+    "review_entries",
     "seed",
+    "show_receipt",
+    "validate_word",
+    "validation_events",
+    "word_history",
 ]
 
 
@@ -103,6 +136,17 @@ def ensure_indexed(deps: ReceiptsDeps, receipts: Sequence[Receipt] | None = None
     return index_receipts(deps.repo, deps.vectors, missing) if missing else 0
 
 
+def index(deps: ReceiptsDeps, *, everything: bool = False) -> int:
+    """Embed the words of receipts missing from the vector store (every receipt's with
+    ``everything``: repairs stale label metadata); the number of words embedded."""
+    try:
+        if everything:
+            return index_receipts(deps.repo, deps.vectors, deps.repo.list_receipts())
+        return ensure_indexed(deps)
+    except VectorsUnavailable as exc:
+        raise InputError(f"The vector store is unavailable: {exc}.") from exc
+
+
 def seed(deps: ReceiptsDeps, *, index: bool = True) -> ImportReport:
     """Import the bundled receipts (idempotent) and make sure every receipt is indexed."""
     report = import_files(deps, bundled_receipt_files(), index=False)
@@ -114,41 +158,149 @@ def seed(deps: ReceiptsDeps, *, index: bool = True) -> ImportReport:
     return report
 
 
-# ---------------------------------------------------------------------- words and labels
-def check_label(deps: ReceiptsDeps, label: str) -> str:
-    label = label.strip().upper()
-    if not re.fullmatch(r"[A-Z][A-Z0-9_]*", label):
-        raise InputError(f"Label {label!r} is not an upper-case label name such as GRAND_TOTAL.")
-    if label not in LABEL_DEFINITIONS and label not in deps.repo.known_label_types():
-        known = ", ".join(sorted(LABEL_DEFINITIONS))
-        raise InputError(f"Unknown label {label}; known labels: {known}.")
-    return label
+# ---------------------------------------------------------------------- receipts and words
+@dataclass(frozen=True)
+class ReceiptView:
+    receipt: Receipt
+    words: list[Word]
+    labels: dict[int, list[str]]
+    """Each word's current labels by word pk, a label not VALID marked ``?STATUS``."""
 
 
-def resolve_ref(
-    deps: ReceiptsDeps,
-    receipt: str,
-    line_id: int,
-    word_id: int,
-    label: str,
-    *,
-    reason: str = "",
-    blind: bool = False,
-) -> WordRef:
-    """The run context for validating ``label`` on one word (raises NotFound/InputError)."""
+def show_receipt(deps: ReceiptsDeps, receipt: str) -> ReceiptView:
+    """A receipt (slug or key) with its words and their current labels."""
     r = deps.repo.resolve_receipt(receipt)
-    word = deps.repo.get_word(r.id, int(line_id), int(word_id))
-    return WordRef(
-        image_id=r.image_id,
-        receipt_id=r.receipt_id,
-        line_id=word.line_id,
-        word_id=word.word_id,
-        suggested_label=check_label(deps, label),
-        word_text=word.text,
-        merchant_name=r.merchant_name,
-        original_reasoning=reason,
-        blind=blind,
-    )
+    labels: dict[int, list[str]] = {}
+    for lab in deps.repo.current_labels(receipt_pk=r.id):
+        mark = "" if lab.status == ValidationStatus.VALID else f"?{lab.status.value}"
+        labels.setdefault(lab.word_pk, []).append(f"{lab.label_type}{mark}")
+    return ReceiptView(receipt=r, words=deps.repo.words(r.id), labels=labels)
+
+
+@dataclass(frozen=True)
+class WordHistory:
+    receipt: Receipt
+    word: Word
+    labels: list[Label]
+    """Every label row of the word, oldest first (current and superseded)."""
+
+
+def word_history(deps: ReceiptsDeps, receipt: str, line_id: int, word_id: int) -> WordHistory:
+    """The audit trail of one word."""
+    r = deps.repo.resolve_receipt(receipt)
+    word = deps.repo.get_word(r.id, line_id, word_id)
+    return WordHistory(receipt=r, word=word, labels=deps.repo.labels_for_word(word.id))
+
+
+# ---------------------------------------------------------------------- validating a word
+def decision_json(ref: WordRef, result: LabelDecision) -> dict[str, Any]:
+    """The decision with the word it is about and how it was reached (CLI, API, web)."""
+    run = result.run
+    usage = run.usage if run is not None else None
+    return {
+        "receipt": ref.receipt_key,
+        "line_id": ref.line_id,
+        "word_id": ref.word_id,
+        "word_text": ref.word_text,
+        "suggested_label": ref.suggested_label,
+        **result.model_dump(mode="json"),
+        "strategy": run.strategy if run is not None else None,
+        "decided_by": run.decided_by if run is not None else None,
+        "model": run.model if run is not None else None,
+        "ended_by": run.ended_by.value if run is not None else None,
+        "tool_calls": run.tool_names if run is not None else [],
+        "seconds": round(usage.wall_seconds, 3) if usage is not None else None,
+        "input_tokens": usage.input_tokens if usage is not None else 0,
+        "output_tokens": usage.output_tokens if usage is not None else 0,
+    }
+
+
+@dataclass(frozen=True)
+class Validation:
+    ref: WordRef
+    result: LabelDecision
+    recorded: list[Label] = field(default_factory=list)
+    """The label rows the decision was recorded as (none unless asked to record)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return decision_json(self.ref, self.result)
+
+
+def validate_word(
+    deps: ReceiptsDeps,
+    request: LabelInput,
+    config: RunConfig,
+    strategy: str = "cascade",
+    *,
+    record: bool = False,
+    proposed_by: str = "cli",
+) -> Validation:
+    """Validate a suggested label for one word with a strategy by name, under ``config``; with
+    ``record``, the decision is appended to the word's label history (refused before the model
+    runs when the caller may not change the receipt's labels)."""
+    run = strategy_named(STRATEGIES, strategy)
+    ref = resolve_input(deps, request)
+    if record:
+        deps.repo.require_writable(deps.repo.get_receipt_by_key(ref.image_id, ref.receipt_id).id)
+    result = run(request, deps, config)
+    recorded = record_result(deps, ref, result, proposed_by=proposed_by) if record else []
+    return Validation(ref=ref, result=result, recorded=recorded)
+
+
+def validation_events(
+    deps: ReceiptsDeps,
+    request: LabelInput,
+    config: RunConfig,
+    strategy: str = "agent",
+    *,
+    proposed_by: str,
+) -> Iterator[Event]:
+    """Validate and record one word's label under ``config`` as the runtime's events: the
+    agent's as they happen, while the other strategies run no agent and send nothing until
+    the decision; last ``complete`` with the decision, how the run ended, and the NEEDS_REVIEW
+    labels it recorded. The strategy and the word are checked before the first event."""
+    run = strategy_named(STRATEGIES, strategy)
+    ref = resolve_input(deps, request)
+    if strategy != "agent":
+        return _events_of(deps, ref, lambda: run(request, deps, config), proposed_by)
+    return _agent_events(deps, ref, config, proposed_by)
+
+
+def _events_of(
+    deps: ReceiptsDeps, ref: WordRef, decide: Callable[[], LabelDecision], proposed_by: str
+) -> Iterator[Event]:
+    yield _complete(deps, ref, decide(), proposed_by)
+
+
+def _agent_events(
+    deps: ReceiptsDeps, ref: WordRef, config: RunConfig, proposed_by: str
+) -> Iterator[Event]:
+    """The agent strategy, streamed: the same agent, policy and calibration as
+    ``strategies.agent``, but its events reach the caller while it runs."""
+    run: RunResult[LabelDecision] | None = None
+    model = config.models(AGENT_ROLE)
+    for event in agent_for(deps, model, config).iter_events(render_task(ref), context=ref):
+        if event["type"] == "complete":  # ours comes last, after the label is recorded
+            run = event["result"]
+        else:
+            yield to_json(event)
+    assert run is not None  # iter_events always ends with complete
+    name = config.models.name(AGENT_ROLE)
+    calibration = deps.calibration("agent", name) if deps.calibration else None
+    result = decision_from_run(run, model=name, calibration=calibration)
+    yield _complete(deps, ref, result, proposed_by)
+
+
+def _complete(deps: ReceiptsDeps, ref: WordRef, result: LabelDecision, proposed_by: str) -> Event:
+    labels = record_result(deps, ref, result, proposed_by=proposed_by)
+    run = result.run
+    return {
+        "type": "complete",
+        "result": decision_json(ref, result),
+        "ended_by": run.ended_by.value if run is not None else None,
+        "usage": run.usage.to_dict() if run is not None else {},
+        "items": [str(x.id) for x in labels if x.status == ValidationStatus.NEEDS_REVIEW],
+    }
 
 
 # ---------------------------------------------------------------------- recording and review
@@ -159,14 +311,6 @@ def _current_label(deps: ReceiptsDeps, word_pk: int, label_type: str) -> Label |
         if lab.current and lab.label_type == label_type
     ]
     return current[-1] if current else None
-
-
-def _refresh(deps: ReceiptsDeps, receipt_pk: int, word_pks: set[int]) -> None:
-    if deps.vectors is None:
-        return
-    # The labels are committed; stale vector metadata is repaired by `receipts index --all`.
-    with contextlib.suppress(Exception):
-        refresh_words(deps.repo, deps.vectors, deps.repo.get_receipt(receipt_pk), word_pks)
 
 
 def record_result(
@@ -194,7 +338,7 @@ def record_result(
             )
         ]
     )
-    _refresh(deps, r.id, {word.id})
+    refresh_labels(deps.repo, deps.vectors, r.id, {word.id})
     return labels
 
 
@@ -214,7 +358,7 @@ def review_decide(
         )
     if label.status != ValidationStatus.NEEDS_REVIEW:
         raise InputError(f"Label {label_id} is {label.status.value}, not waiting for review.")
-    who = f"human:{reviewer}"
+    who = f"{HUMAN}{reviewer}"
     verdict = "accepted" if accept else "rejected"
     changes = [
         LabelChange(
@@ -248,5 +392,143 @@ def review_decide(
         rows = deps.repo.append_labels(changes)
     except NotFoundError:
         raise
-    _refresh(deps, label.receipt_pk, {label.word_pk})
+    refresh_labels(deps.repo, deps.vectors, label.receipt_pk, {label.word_pk})
     return rows
+
+
+def review_edit(
+    deps: ReceiptsDeps, label_id: int, new_type: str, *, reviewer: str, note: str = ""
+) -> list[Label]:
+    """Accept a NEEDS_REVIEW label's word under another label type ``new_type``: the review
+    row is replaced by a VALID label of that type, and the label the suggestion would have
+    replaced is marked INVALID (one transaction). The same type is a plain accept."""
+    label = deps.repo.get_label(label_id)
+    new_type = check_label(deps, new_type)
+    if new_type == label.label_type:
+        return review_decide(deps, label.id, accept=True, reviewer=reviewer, note=note)
+    who = f"{HUMAN}{reviewer}"
+    changes = [
+        LabelChange(
+            word_pk=label.word_pk,
+            label_type=new_type,
+            status=ValidationStatus.VALID,
+            proposed_by=label.proposed_by,
+            reasoning=note or f"Review edited {label.label_type} to {new_type} by {reviewer}.",
+            confidence=100.0,
+            validated_by=who,
+            replaces_id=label.id,
+            consolidated_from_id=label.consolidated_from_id or label.id,
+        )
+    ]
+    if label.consolidated_from_id:
+        old = deps.repo.get_label(label.consolidated_from_id)
+        if old.current and old.label_type != new_type:
+            changes.append(
+                LabelChange(
+                    word_pk=old.word_pk,
+                    label_type=old.label_type,
+                    status=ValidationStatus.INVALID,
+                    proposed_by=old.proposed_by,
+                    reasoning=f"Replaced by {new_type} (review of label {label.id} edited by {reviewer}).",
+                    confidence=100.0,
+                    validated_by=who,
+                    replaces_id=old.id,
+                )
+            )
+    rows = deps.repo.append_labels(changes)
+    refresh_labels(deps.repo, deps.vectors, label.receipt_pk, {label.word_pk})
+    return rows
+
+
+@dataclass(frozen=True)
+class ReviewEntry:
+    label: Label
+    receipt: str
+    """The receipt's slug."""
+    instead_of: str | None
+    """The label type the suggestion would replace, if it is a relabel."""
+
+
+def review_entries(
+    deps: ReceiptsDeps, *, merchant: str | None = None, limit: int = 100
+) -> list[ReviewEntry]:
+    """The NEEDS_REVIEW queue (oldest first), with each label's receipt and what it replaces."""
+    queue = deps.repo.review_queue(merchant=merchant, limit=limit)
+    slugs = deps.repo.slugs()
+    replaced = deps.repo.label_types(
+        lab.consolidated_from_id for lab in queue if lab.consolidated_from_id
+    )
+    return [
+        ReviewEntry(
+            label=lab,
+            receipt=slugs.get(lab.receipt_pk, ""),
+            instead_of=replaced.get(lab.consolidated_from_id or 0),
+        )
+        for lab in queue
+    ]
+
+
+# ---------------------------------------------------------------------- edge cases
+def edge_cases(deps: ReceiptsDeps, label: str | None = None) -> list[EdgeCase]:
+    """The active known invalid patterns, of one label type when ``label`` names one."""
+    return deps.repo.edge_cases(check_label(deps, label) if label else None)
+
+
+def add_edge_case(
+    deps: ReceiptsDeps, label: str, pattern: str, reason: str, *, merchant: str | None = None
+) -> EdgeCase:
+    """A known invalid pattern: words matching ``pattern`` can't carry ``label``."""
+    return deps.repo.add_edge_case(label.upper(), pattern, reason, merchant=merchant)
+
+
+def remove_edge_case(deps: ReceiptsDeps, edge_case_id: int) -> EdgeCase:
+    """Switch a known invalid pattern off (kept for the record)."""
+    return deps.repo.deactivate_edge_case(edge_case_id)
+
+
+# ---------------------------------------------------------------------- harmonising
+def check_merchant(deps: ReceiptsDeps, merchant: str | None) -> None:
+    """Refuse a merchant no receipt has (any case), naming the known ones."""
+    if merchant and merchant.lower() not in {m.lower() for m in deps.repo.merchants()}:
+        raise NotFoundError(
+            f"No receipts of merchant {merchant!r}; known merchants: {', '.join(deps.repo.merchants())}."
+        )
+
+
+def harmonize(
+    deps: ReceiptsDeps,
+    strategy: str = "baseline",
+    *,
+    merchant: str | None = None,
+    dry_run: bool = False,
+    concurrency: int = 2,
+    executor: str = "local",
+    address: str | None = None,
+    config: RunConfig | None = None,
+    limit: int | None = None,
+    on_found: Callable[[int], None] | None = None,
+    on_done: Callable[[Outlier, LabelDecision | None], None] | None = None,
+) -> HarmonizeReport:
+    """Find outlier labels, validate a replacement for each with a strategy by name under
+    ``config`` (default: the settings' models; through the batch seam: ``executor`` local or
+    ray at ``address``, where each worker opens the stores itself), and apply the fixes by
+    confidence (plan only: ``dry_run``)."""
+    run: LabelStrategy = strategy_named(STRATEGIES, strategy)
+    check_batch_config(BatchConfig(executor=executor, address=address, concurrency=concurrency))
+    check_merchant(deps, merchant)
+    return asyncio.run(
+        harmonize_labels(
+            deps.with_cache(LookupCache()),
+            strategy,
+            run,
+            config,
+            merchant=merchant,
+            dry_run=dry_run,
+            concurrency=concurrency,
+            executor=executor,
+            address=address,
+            limit=limit,
+            on_found=on_found,
+            on_done=on_done,
+        )
+    )

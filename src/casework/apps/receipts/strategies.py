@@ -13,18 +13,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from casework.apps.receipts.agent import agent_for, run_agent
 from casework.apps.receipts.baseline import baseline_decide
 from casework.apps.receipts.classify import run_choice
 from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.evidence import word_facts
-from casework.apps.receipts.models import LabelDecision, LabelInput, WordRef
-from casework.apps.receipts.policy import DECISION_THRESHOLD, apply_policy
+from casework.apps.receipts.labels import resolve_input
+from casework.apps.receipts.models import DECISION_THRESHOLD, LabelDecision, LabelInput
+from casework.apps.receipts.policy import apply_policy
 from casework.apps.receipts.rules import decide_by_rules
-from casework.apps.receipts.service import resolve_ref
-from casework.errors import InputError
 from casework.llm.local import is_local_model
 from casework.runtime.cascade import (
     LOCAL_ROLE,
@@ -48,10 +46,7 @@ __all__ = [
     "baseline",
     "cascade",
     "choice",
-    "decision_json",
-    "resolve_input",
     "rules",
-    "strategy",
 ]
 
 LabelStrategy = Callable[[LabelInput, ReceiptsDeps, RunConfig], LabelDecision]
@@ -59,25 +54,6 @@ LabelStrategy = Callable[[LabelInput, ReceiptsDeps, RunConfig], LabelDecision]
 
 AGENT_ROLE = "specialist"
 """The model role the agent asks ``config.models`` for."""
-
-
-def resolve_input(deps: ReceiptsDeps, input: LabelInput) -> WordRef:
-    """The stored word the input names (NotFound / InputError when it names none, or when
-    ``input.word`` differs from the stored text)."""
-    ref = resolve_ref(
-        deps,
-        input.receipt,
-        input.line_id,
-        input.word_id,
-        input.suggested_label,
-        reason=input.reason,
-        blind=input.blind,
-    )
-    if input.word is not None and input.word != ref.word_text:
-        raise InputError(
-            f"Word {input.line_id}/{input.word_id} of {input.receipt} is {ref.word_text!r}, not {input.word!r}; check the ids."
-        )
-    return ref
 
 
 def baseline(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDecision:
@@ -127,7 +103,7 @@ def choice(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDec
     ref = resolve_input(deps, input)
     model = config.models(LOCAL_ROLE)
     name = config.models.name(LOCAL_ROLE)
-    decided = run_choice(deps, ref, model, name)
+    decided = run_choice(deps, config, ref, model, name)
     calibration = deps.calibration("choice", name) if deps.calibration else None
     final, confidence, downgraded = apply_policy(decided.verdict, decided.confidence, calibration)
     return decided.model_copy(
@@ -207,28 +183,6 @@ cascade = Cascade(
 configured) the remote model's agent: the first layer sure of the word decides."""
 
 
-def decision_json(ref: WordRef, result: LabelDecision) -> dict[str, Any]:
-    """The decision with the word it is about and how it was reached (CLI and API)."""
-    run = result.run
-    usage = run.usage if run is not None else None
-    return {
-        "receipt": ref.receipt_key,
-        "line_id": ref.line_id,
-        "word_id": ref.word_id,
-        "word_text": ref.word_text,
-        "suggested_label": ref.suggested_label,
-        **result.model_dump(mode="json"),
-        "strategy": run.strategy if run is not None else None,
-        "decided_by": run.decided_by if run is not None else None,
-        "model": run.model if run is not None else None,
-        "ended_by": run.ended_by.value if run is not None else None,
-        "tool_calls": run.tool_names if run is not None else [],
-        "seconds": round(usage.wall_seconds, 3) if usage is not None else None,
-        "input_tokens": usage.input_tokens if usage is not None else 0,
-        "output_tokens": usage.output_tokens if usage is not None else 0,
-    }
-
-
 STRATEGIES: dict[str, LabelStrategy] = {
     "rules": rules,
     "baseline": baseline,
@@ -236,9 +190,3 @@ STRATEGIES: dict[str, LabelStrategy] = {
     "agent": agent,
     "cascade": cascade,
 }
-
-
-def strategy(name: str) -> LabelStrategy:
-    if name not in STRATEGIES:
-        raise InputError(f"Unknown strategy {name!r}; use one of {', '.join(STRATEGIES)}.")
-    return STRATEGIES[name]

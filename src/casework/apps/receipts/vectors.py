@@ -9,6 +9,7 @@ so it needs no embedding model at query time; only indexing embeds.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ __all__ = [
     "effective_label",
     "index_receipts",
     "indexed_ids",
+    "refresh_labels",
     "refresh_words",
     "similar_words",
     "similar_words_batch",
@@ -161,6 +163,15 @@ def refresh_words(repo: Any, collection: Any, receipt: Receipt, word_pks: set[in
     if ids_metas:
         collection.update(ids=[i for i, _ in ids_metas], metadatas=[m for _, m in ids_metas])
     return len(ids_metas)
+
+
+def refresh_labels(repo: Any, collection: Any, receipt_pk: int, word_pks: set[int]) -> None:
+    """After labels were written: bring the words' vector metadata up to date, best effort.
+    The labels are committed already; stale metadata is repaired by `receipts index --all`."""
+    if collection is None:
+        return
+    with contextlib.suppress(Exception):
+        refresh_words(repo, collection, repo.get_receipt(receipt_pk), word_pks)
 
 
 def indexed_ids(collection: Any, ids: Sequence[str]) -> set[str]:

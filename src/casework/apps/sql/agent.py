@@ -9,6 +9,7 @@ The spec's Python entry point, ``SQLAgent``, lives in ``service.py`` (the faces'
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -39,25 +40,26 @@ from casework.apps.sql.tools import (
 )
 from casework.apps.sql.validation import validate_sql
 from casework.errors import ModelError
-from casework.runtime import ReactAgent
+from casework.runtime import EndReason, ReactAgent, Run, RunResult
 from casework.runtime.prompts import load_prompt
 from casework.runtime.runconfig import RunConfig
-from casework.runtime.usage import price_for
 
 __all__ = [
     "LIMIT_OWN_CONFIDENCE",
     "SUBMIT",
     "WITHHELD_KINDS",
     "AgentKind",
-    "add_usage",
     "ask_once",
     "build_react_agent",
+    "ended",
     "finalize",
     "refusal_response",
+    "refused",
     "run_react",
     "run_single_pass",
     "screen",
     "single_pass_prompt",
+    "start_run",
 ]
 
 SUBMIT = "submit_answer"
@@ -78,9 +80,39 @@ def refusal_response(question: str, reason: str, *, strategy: str, kind: str) ->
         confidence_source="refusal",
         refused=True,
         strategy=strategy,
-        ended_by="rules",
+        ended_by=EndReason.RULES,
         reasoning_steps=[{"step": 1, "kind": "screen", "refusal": kind, "reason": reason}],
     )
+
+
+def start_run(config: RunConfig, question: str, *, strategy: str, model: str | None = None) -> Run:
+    """The harness's run of one question under the run's config: usage, trace and the typed
+    end; ``model`` names the model it asks (a refusal asks none)."""
+    return Run(
+        f"sql_{strategy}",
+        model=model,
+        strategy=strategy,
+        trace_dir=config.traces,
+        payload={"question": question},
+    )
+
+
+def ended(run: Run, response: SQLQueryResponse) -> RunResult[SQLQueryResponse]:
+    """End the run with the response, which reports the run's model calls, tokens and cost."""
+    usage = run.usage
+    response.model_calls = usage.model_calls
+    response.input_tokens, response.output_tokens = usage.input_tokens, usage.output_tokens
+    response.cost_usd = round(usage.cost_usd or 0.0, 6)
+    response.seconds = round(time.perf_counter() - run.started, 3)
+    return run.end(response, response.ended_by, response.end_detail)
+
+
+def refused(
+    config: RunConfig, question: str, refusal: Refusal, *, strategy: str
+) -> RunResult[SQLQueryResponse]:
+    """The screen's refusal, as a run the rules ended (no model was asked)."""
+    response = refusal_response(question, refusal.reason, strategy=strategy, kind=refusal.kind)
+    return ended(start_run(config, question, strategy=strategy), response)
 
 
 def screen(deps: SQLDeps, question: str) -> Refusal | None:
@@ -117,22 +149,26 @@ def finalize(
     *,
     strategy: str,
     use_judge: bool,
-    ended_by: str,
+    ended_by: EndReason,
+    detail: str = "",
 ) -> SQLQueryResponse:
-    """The response for a submitted (or limit-ended) answer; deterministic."""
+    """The response for a submitted (or limit-ended) answer; deterministic. ``detail`` says
+    more on ``ended_by`` (the model error's text)."""
     submitted = answer is not None
     if answer is None:
         answer = _best_unsubmitted(state)
     if answer is None:
-        state.step("final", outcome="no answer", ended_by=ended_by)
+        said = f"{ended_by} ({detail})" if detail else str(ended_by)
+        state.step("final", outcome="no answer", ended_by=said)
         return SQLQueryResponse(
             question=state.question,
             query=None,
-            explanation=f"No valid query was found before the run ended ({ended_by}).",
+            explanation=f"No valid query was found before the run ended ({said}).",
             confidence=0.0,
             confidence_source="no_answer",
             strategy=strategy,
             ended_by=ended_by,
+            end_detail=detail,
             reasoning_steps=state.reasoning_trace,
             judge_calls=state.judge_calls,
         )
@@ -151,6 +187,7 @@ def finalize(
             refused=True,
             strategy=strategy,
             ended_by=ended_by,
+            end_detail=detail,
             reasoning_steps=state.reasoning_trace,
             judge_calls=state.judge_calls,
         )
@@ -175,6 +212,7 @@ def finalize(
             validation_errors=validation.errors,
             strategy=strategy,
             ended_by=ended_by,
+            end_detail=detail,
             reasoning_steps=state.reasoning_trace,
             judge_calls=state.judge_calls,
         )
@@ -226,6 +264,7 @@ def finalize(
         reasoning_steps=state.reasoning_trace,
         strategy=strategy,
         ended_by=ended_by,
+        end_detail=detail,
         judge_calls=state.judge_calls,
     )
 
@@ -256,53 +295,43 @@ def single_pass_prompt(
 
 
 def ask_once(
-    bound: Any, messages: list[Any], **kwargs: Any
-) -> tuple[SubmitAnswer | None, Any, str]:
-    """One submit call: (answer or None, the reply, how the call ended)."""
+    run: Run, bound: Any, messages: list[Any], **kwargs: Any
+) -> tuple[SubmitAnswer | None, EndReason, str]:
+    """One submit call under the run (its usage and trace): (answer or None, how the call
+    ended, the model error's text)."""
     try:
-        reply = bound.invoke(messages, **kwargs)
+        reply = bound.invoke(messages, config=run.config(), **kwargs)
     except (ModelError, ValidationError) as exc:
-        return None, None, f"error:model ({str(exc).splitlines()[0][:120]})"
+        return None, EndReason.ERROR_MODEL, str(exc).splitlines()[0][:120]
+    run.updates({"model": {"messages": [reply]}})
     calls = getattr(reply, "tool_calls", None) or []
     try:
         answer = SubmitAnswer.model_validate(calls[0]["args"]) if calls else None
     except ValidationError as exc:
-        return None, reply, f"error:model ({str(exc).splitlines()[0][:120]})"
-    return answer, reply, "submit" if answer is not None else "no_decision"
-
-
-def add_usage(response: SQLQueryResponse, replies: list[Any]) -> None:
-    """Tokens, calls and price of the model replies behind a response."""
-    for reply in replies:
-        meta = getattr(reply, "usage_metadata", None) or {}
-        response.input_tokens += meta.get("input_tokens", 0)
-        response.output_tokens += meta.get("output_tokens", 0)
-    price = price_for(response.model)
-    if price:
-        response.cost_usd = round(
-            (response.input_tokens * price[0] + response.output_tokens * price[1]) / 1e6, 6
-        )
+        return None, EndReason.ERROR_MODEL, str(exc).splitlines()[0][:120]
+    return answer, EndReason.SUBMIT if answer is not None else EndReason.NO_DECISION, ""
 
 
 def run_single_pass(
     deps: SQLDeps, config: RunConfig, question: str, mode: Literal["keyword", "semantic"]
-) -> SQLQueryResponse:
+) -> RunResult[SQLQueryResponse]:
     """Retrieve by ``mode``, generate once, validate once (the spec's keyword/semantic agents)."""
-    started = time.perf_counter()
     refusal = screen(deps, question)
     if refusal is not None:
-        return refusal_response(question, refusal.reason, strategy=mode, kind=refusal.kind)
+        return refused(config, question, refusal, strategy=mode)
     state = AgentStateV2(question=question)
     _, bound, messages = single_pass_prompt(deps, config, state, question, mode)
-    answer, reply, ended_by = ask_once(bound, messages)
+    run = start_run(
+        config, question, strategy=mode, model=config.models.name(deps.config.agent_role)
+    )
+    answer, ended_by, detail = ask_once(run, bound, messages)
     if answer is not None and answer.query.strip():
         validate(deps, state, answer.query)
-    response = finalize(state, answer, deps, strategy=mode, use_judge=False, ended_by=ended_by)
+    response = finalize(
+        state, answer, deps, strategy=mode, use_judge=False, ended_by=ended_by, detail=detail
+    )
     response.model = config.models.name(deps.config.agent_role)
-    response.model_calls = 1
-    add_usage(response, [reply] if reply is not None else [])
-    response.seconds = round(time.perf_counter() - started, 3)
-    return response
+    return ended(run, response)
 
 
 # ---------------------------------------------------------------------- ReAct (v1 / v2)
@@ -346,26 +375,32 @@ def build_react_agent(
 
 def run_react(
     deps: SQLDeps, config: RunConfig, question: str, *, use_judge: bool
-) -> SQLQueryResponse:
-    """The ReAct loop; a fresh ``AgentStateV2`` (every counter at 0) per question."""
+) -> RunResult[SQLQueryResponse]:
+    """The ReAct loop; a fresh ``AgentStateV2`` (every counter at 0) per question. The judge
+    is asked inside the loop's run, so its calls are in the run's usage."""
     strategy = "v2" if use_judge else "v1"
     started = time.perf_counter()
     refusal = screen(deps, question)
     if refusal is not None:
-        return refusal_response(question, refusal.reason, strategy=strategy, kind=refusal.kind)
+        return refused(config, question, refusal, strategy=strategy)
     agent, _ = build_react_agent(deps, config, use_judge=use_judge)
     state = AgentStateV2(question=question)
-    result = agent.run(f"Question: {question}", context=SQLRunContext(state=state))
-    answer = result.decision if result.ended_by == "submit" else None
+    result: RunResult[Any] = agent.run(f"Question: {question}", context=SQLRunContext(state=state))
+    answer = result.decision if result.ended_by is EndReason.SUBMIT else None
     response = finalize(
-        state, answer, deps, strategy=strategy, use_judge=use_judge, ended_by=result.ended_by
+        state,
+        answer,
+        deps,
+        strategy=strategy,
+        use_judge=use_judge,
+        ended_by=result.ended_by,
+        detail=result.detail,
     )
     response.model = config.models.name(deps.config.agent_role)
     response.judge_model = config.models.name(deps.config.judge_role) if use_judge else None
-    if result.usage:
-        response.model_calls = result.usage.model_calls
-        response.input_tokens = result.usage.input_tokens
-        response.output_tokens = result.usage.output_tokens
-        response.cost_usd = round(result.usage.cost_usd or 0.0, 6)
+    response.model_calls = result.usage.model_calls
+    response.input_tokens = result.usage.input_tokens
+    response.output_tokens = result.usage.output_tokens
+    response.cost_usd = round(result.usage.cost_usd or 0.0, 6)
     response.seconds = round(time.perf_counter() - started, 3)
-    return response
+    return replace(result, decision=response)

@@ -1,6 +1,6 @@
 """``casework sql …``: schemas, the queried database, questions, the demo.
 
-Thin: commands build deps, call the app's functions and print. Errors a user can cause are
+Thin: commands build deps, call ``service`` and print. Errors a user can cause are
 CaseworkError subclasses, printed by the root CLI as one sentence with a non-zero exit.
 """
 
@@ -48,11 +48,9 @@ def schema_load(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Check a schema file (table -> category, description, fields) and store it."""
-    from casework.apps.sql.deps import open_repository
-    from casework.apps.sql.schemas import load_schema
+    from casework.apps.sql.service import load_schema_file
 
-    schema = load_schema(path, name=name)
-    open_repository(_settings()).save(schema, db_url=db_url)
+    schema = load_schema_file(_settings(), path, name=name, db_url=db_url)
     if as_json:
         print_json({"name": schema.name, "tables": len(schema.tables), "source": schema.source})
         return
@@ -70,11 +68,9 @@ def schema_reflect(
     as_json: bool = typer.Option(False, "--json", help="Print the schema JSON."),
 ) -> None:
     """Build a schema from a live database (SQLAlchemy inspection) and store it with its URL."""
-    from casework.apps.sql.deps import open_repository
-    from casework.apps.sql.schemas import reflect_schema
+    from casework.apps.sql.service import reflect_database
 
-    schema = reflect_schema(url, name=name)
-    open_repository(_settings()).save(schema, db_url=url)
+    schema = reflect_database(_settings(), url, name=name)
     if out is not None:
         out.write_text(json.dumps(schema.to_document(), indent=2) + "\n")
     if as_json:
@@ -123,21 +119,18 @@ def db_create(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Create the schema's tables and fill them with deterministic synthetic rows."""
-    from casework.apps.sql.database import create_database, default_db_url
-    from casework.apps.sql.deps import open_repository
-    from casework.apps.sql.schemas import load_schema
+    from casework.apps.sql.service import create_database_from
 
-    settings = _settings()
-    schema = load_schema(schema_path, name=name)
-    url = url or default_db_url(settings.home, schema.name)
-    with err_console.status(f"creating {len(schema.tables)} tables × {rows} rows"):
-        counts = create_database(schema, url, rows=rows, seed=seed, replace=replace)
-    open_repository(settings).save(schema, db_url=url)
+    with err_console.status(f"creating the tables of {schema_path.name}, {rows} rows each"):
+        created = create_database_from(
+            _settings(), schema_path, rows=rows, url=url, name=name, seed=seed, replace=replace
+        )
+    name, url, counts = created.schema.name, created.url, created.rows
     if as_json:
-        print_json({"schema": schema.name, "url": url, "rows": counts})
+        print_json({"schema": name, "url": url, "rows": counts})
         return
     console.print(
-        f"created [bold]{schema.name}[/] at {url}: {len(counts)} tables, {sum(counts.values())} rows"
+        f"created [bold]{name}[/] at {url}: {len(counts)} tables, {sum(counts.values())} rows"
     )
 
 
@@ -166,18 +159,13 @@ def ask(
     as_json: bool = typer.Option(False, "--json", help="Print the whole SQLQueryResponse as JSON."),
 ) -> None:
     """Answer a question with SQL; with --execute, run it on a read-only connection."""
-    from casework.apps.sql.deps import SQLConfig, build_deps
-    from casework.apps.sql.rules import screen_question
-    from casework.apps.sql.service import STRATEGY_NAMES
+    from casework.apps.sql.deps import SQLConfig
     from casework.apps.sql.service import ask as ask_fn
+    from casework.apps.sql.service import check_question, deps_for
     from casework.errors import InputError
     from casework.runtime.runconfig import RunConfig
 
-    malformed = screen_question(question)
-    if malformed is not None and malformed.kind == "malformed":
-        raise InputError(malformed.reason)
-    if strategy not in STRATEGY_NAMES:
-        raise InputError(f"Unknown strategy {strategy!r}; use one of {', '.join(STRATEGY_NAMES)}.")
+    check_question(question, strategy)
     if retrieval not in ("semantic", "keyword"):
         raise InputError(f"Unknown retrieval {retrieval!r}; use semantic or keyword.")
     settings = _settings()
@@ -186,11 +174,9 @@ def ask(
         settings = settings.model_copy(
             update={"models": settings.models.model_copy(update=overrides)}
         )
-    from casework.apps.sql.schemas import load_schema
-
-    deps = build_deps(
+    deps = deps_for(
         settings,
-        schema=load_schema(schema_path) if schema_path else None,
+        schema_path=schema_path,
         schema_name=schema,
         db_url=db_url,
         config=SQLConfig(retrieval_type=retrieval),  # type: ignore[arg-type]
@@ -246,10 +232,9 @@ def validate(
 ) -> None:
     """Check a query structurally against the schema; exit 1 when it is not valid."""
     from casework.apps.sql.deps import build_deps
-    from casework.apps.sql.validation import validate_sql
+    from casework.apps.sql.service import validate_query
 
-    deps = build_deps(_settings(), schema_name=schema)
-    result = validate_sql(query, deps.schema, dialect=deps.dialect)
+    result = validate_query(build_deps(_settings(), schema_name=schema), query)
     if as_json:
         print_json(result.model_dump(mode="json"))
     elif result.valid:

@@ -13,17 +13,18 @@ confidence the cascade can calibrate (SLM-SQL, CHESS and others report +2–4 po
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from casework.apps.sql.agent import (
-    add_usage,
     ask_once,
+    ended,
     finalize,
     refusal_response,
+    refused,
     screen,
     single_pass_prompt,
+    start_run,
 )
 from casework.apps.sql.database import execute_read_only
 from casework.apps.sql.deps import SQLDeps
@@ -32,6 +33,7 @@ from casework.apps.sql.models import AgentStateV2, SQLQueryResponse, SubmitAnswe
 from casework.apps.sql.tools import validate
 from casework.errors import CaseworkError
 from casework.llm.local import is_local_model
+from casework.runtime import EndReason, RunResult
 from casework.runtime.runconfig import RunConfig
 
 __all__ = ["SAMPLES", "TEMPERATURE", "Candidate", "run_self_consistent", "vote"]
@@ -122,31 +124,30 @@ def run_self_consistent(
     mode: Literal["keyword", "semantic"] = "keyword",
     *,
     samples: int = SAMPLES,
-) -> SQLQueryResponse:
-    """Up to ``samples`` candidates, the majority on their rows (see the module)."""
-    started = time.perf_counter()
+) -> RunResult[SQLQueryResponse]:
+    """Up to ``samples`` candidates, the majority on their rows (see the module), in one
+    run of the harness (every candidate's call in its usage and trace)."""
     refusal = screen(deps, question)
     if refusal is not None:
-        return refusal_response(question, refusal.reason, strategy="consistency", kind=refusal.kind)
+        return refused(config, question, refusal, strategy="consistency")
     state = AgentStateV2(question=question)
     deps = deps.with_config(
         max_validation_attempts=max(samples, deps.config.max_validation_attempts)
     )
     model, bound, messages = single_pass_prompt(deps, config, state, question, mode)
+    name = config.models.name(deps.config.agent_role)
+    run = start_run(config, question, strategy="consistency", model=name)
     local = is_local_model(model)
     majority = samples // 2 + 1
     candidates: list[Candidate] = []
-    replies: list[Any] = []
-    endings: list[str] = []
+    endings: list[tuple[EndReason, str]] = []
     winner, size = None, 0
     for i in range(samples):
         sampling: dict[str, Any] = {} if i == 0 else {"temperature": TEMPERATURE}
         if i and local:
             sampling["seed"] = 1000 + i  # distinct, reproducible samples
-        answer, reply, ended_by = ask_once(bound, messages, **sampling)
-        if reply is not None:
-            replies.append(reply)
-        endings.append(ended_by)
+        answer, ended_by, detail = ask_once(run, bound, messages, **sampling)
+        endings.append((ended_by, detail))
         candidates.append(_run(deps, state, answer))
         winner, size = vote(candidates)
         if size >= majority:
@@ -181,22 +182,22 @@ def run_self_consistent(
             *state.reasoning_trace,
             {"kind": "final", "outcome": "refused", "refusal": "unanswerable"},
         ]
-        response.ended_by = "submit"
-        response.model = config.models.name(deps.config.agent_role)
-        response.model_calls = len(candidates)
-        add_usage(response, replies)
-        response.seconds = round(time.perf_counter() - started, 3)
-        return response
+        response.ended_by = EndReason.SUBMIT
+        response.model = name
+        return ended(run, response)
     chosen = candidates[winner].answer if winner is not None else candidates[0].answer
-    ended_by = endings[winner if winner is not None else 0]
+    ended_by, detail = endings[winner if winner is not None else 0]
     response = finalize(
-        state, chosen, deps, strategy="consistency", use_judge=False, ended_by=ended_by
+        state,
+        chosen,
+        deps,
+        strategy="consistency",
+        use_judge=False,
+        ended_by=ended_by,
+        detail=detail,
     )
     if winner is not None and response.query:  # a refusal keeps its capped confidence
         response.confidence = round(size / samples, 4)
         response.confidence_source = "consistency"
-    response.model = config.models.name(deps.config.agent_role)
-    response.model_calls = len(candidates)
-    add_usage(response, replies)
-    response.seconds = round(time.perf_counter() - started, 3)
-    return response
+    response.model = name
+    return ended(run, response)

@@ -24,34 +24,26 @@ def run_demo(
     console: Console | None = None, *, strategy: str = "keyword", models: Any = None
 ) -> None:
     """``models`` (a ``RoleModels``) replaces the configured models (tests)."""
-    from casework.apps.sql.database import create_database, default_db_url, sqlite_path
-    from casework.apps.sql.deps import BUNDLED_SCHEMA, build_deps, open_repository
-    from casework.apps.sql.schemas import load_schema
-    from casework.apps.sql.service import ask, execute_validated
-    from casework.apps.sql.validation import validate_sql
+    from casework.apps.sql.deps import build_deps
+    from casework.apps.sql.service import ask, demo_database, execute_validated, validate_query
     from casework.config import get_settings
     from casework.errors import CaseworkError
     from casework.runtime.runconfig import RunConfig
 
     console = console or Console()
     settings = get_settings()
-    schema = load_schema(BUNDLED_SCHEMA, name="security")
-    url = default_db_url(settings.home, schema.name)
-    path = sqlite_path(url)
-    if path is not None and not path.exists():
-        create_database(schema, url, rows=DEMO_ROWS)
-    open_repository(settings).save(schema, db_url=url)
+    schema, url = demo_database(settings, rows=DEMO_ROWS)
     deps = build_deps(settings, schema=schema, db_url=url)
     config = RunConfig.of(settings)
     if models is not None:
         config = replace(config, models=models)
     console.print(f"[bold]sql[/]: {len(schema.tables)} tables, {DEMO_ROWS} rows each at {url}")
 
-    checked = validate_sql(DEMO_QUERY, schema, dialect=deps.dialect)
+    checked = validate_query(deps, DEMO_QUERY)
     console.print(f"  validated: {DEMO_QUERY}", highlight=False, soft_wrap=True)
     console.print(f"  runs on SQLite as: {checked.transpiled}", highlight=False, soft_wrap=True)
     console.print(f"  -> {execute_validated(deps, DEMO_QUERY).rows}")
-    typo = validate_sql("SELECT usrname FROM users", schema).errors[0]
+    typo = validate_query(deps, "SELECT usrname FROM users").errors[0]
     console.print(
         f"  'SELECT usrname FROM users': {typo.message} Did you mean {', '.join(typo.suggestions)}?",
         highlight=False,

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from casework.apps.sql.benchmark import DATA_DIR, gold_and_predicted, read_benchmark
-from casework.apps.sql.deps import BUNDLED_SCHEMA, SQLDeps
+from casework.apps.sql.deps import BUNDLED_SCHEMA, SQLDeps, build_deps
 from casework.apps.sql.metrics import (
     component_match,
     exact_match,
@@ -39,6 +39,7 @@ from casework.apps.sql.metrics import (
     validity,
 )
 from casework.apps.sql.models import SQLQuestion
+from casework.apps.sql.service import STRATEGIES, bundled_schema, ensure_database
 from casework.config import Settings
 from casework.errors import InputError
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
@@ -100,21 +101,10 @@ class _Run:
         self._executed = {}
 
     def setup(self, settings: Settings) -> None:
-        from casework.apps.sql.database import create_database, sqlite_path
-        from casework.apps.sql.schemas import load_schema
-
-        url = eval_db_url(settings)
-        path = sqlite_path(url)
-        if path is not None and not path.is_file():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            schema = load_schema(BUNDLED_SCHEMA, name="security")
-            create_database(schema, url, rows=EVAL_ROWS, seed=EVAL_SEED)
+        ensure_database(bundled_schema(), eval_db_url(settings), rows=EVAL_ROWS, seed=EVAL_SEED)
 
     def deps(self, settings: Settings) -> SQLDeps:
-        from casework.apps.sql.deps import build_deps
-        from casework.apps.sql.schemas import load_schema
-
-        schema = load_schema(BUNDLED_SCHEMA, name="security")
+        schema = bundled_schema()
         self.base = build_deps(settings, schema=schema, db_url=eval_db_url(settings))
         return self.base
 
@@ -206,8 +196,6 @@ class _Run:
 
 
 def eval_suite() -> EvalSuite:
-    from casework.apps.sql.strategies import STRATEGIES
-
     run = _Run()
 
     def sql_metrics(case: EvalCase, out: CaseOutput) -> dict[str, float | int | str | None]:

@@ -7,9 +7,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from casework.runtime import Decision
+from casework.runtime import Decision, EndReason
 
 __all__ = [
+    "MAX_QUESTION_CHARS",
     "AgentStateV2",
     "ColumnSpec",
     "ConfidenceSource",
@@ -25,6 +26,9 @@ __all__ = [
     "ValidationIssue",
     "ValidationResult",
 ]
+
+MAX_QUESTION_CHARS = 2000
+"""The longest question the app answers (the API's limit too)."""
 
 
 class ColumnSpec(BaseModel):
@@ -193,7 +197,9 @@ class SQLQueryResponse(BaseModel):
     strategy: str = ""
     model: str | None = None
     judge_model: str | None = None
-    ended_by: str = ""
+    ended_by: EndReason
+    end_detail: str = ""
+    """More on ``ended_by``: the model error's text, for ``error:model``."""
     model_calls: int = 0
     judge_calls: int = 0
     input_tokens: int = 0

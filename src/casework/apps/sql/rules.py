@@ -7,13 +7,12 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from casework.apps.sql.models import ConfidenceSource
+from casework.apps.sql.models import MAX_QUESTION_CHARS, ConfidenceSource
 
 __all__ = [
     "INVALID_CAP",
     "JUDGE_PASS",
     "JUDGE_WEIGHT",
-    "MAX_QUESTION_CHARS",
     "MIN_PREFIX",
     "OWN_WEIGHT",
     "REFUSAL_CAP",
@@ -32,7 +31,6 @@ INVALID_CAP = 0.3
 """Highest confidence of an answer whose query fails structural validation."""
 REFUSAL_CAP = 0.1
 """Highest confidence of a refusal (no query)."""
-MAX_QUESTION_CHARS = 2000
 MIN_PREFIX = 4
 """A question word this long that begins a schema word names it ("weigh", ``weight``)."""
 

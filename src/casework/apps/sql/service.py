@@ -1,25 +1,152 @@
-"""What the CLI, the API and the evaluation call: answer a question with a strategy, and run
-a query only after it passed structural validation."""
+"""What the app's faces (CLI, API, demo, evaluation) call: store, reflect and create schemas
+and databases, check a question, answer it with a strategy, validate a query, and run a query
+only after it passed structural validation."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from casework.apps.sql.agent import AgentKind
-from casework.apps.sql.database import execute_read_only
-from casework.apps.sql.deps import SQLConfig, SQLDeps, build_deps
-from casework.apps.sql.models import ExecutionResult, SQLQueryResponse
-from casework.apps.sql.schemas import load_schema
+from casework.apps.sql.database import (
+    create_database,
+    default_db_url,
+    execute_read_only,
+    sqlite_path,
+)
+from casework.apps.sql.deps import BUNDLED_SCHEMA, SQLConfig, SQLDeps, build_deps, open_repository
+from casework.apps.sql.models import (
+    DatabaseSchema,
+    ExecutionResult,
+    SQLQueryResponse,
+    ValidationResult,
+)
+from casework.apps.sql.rules import screen_question
+from casework.apps.sql.schemas import load_schema, reflect_schema
 from casework.apps.sql.strategies import STRATEGIES
 from casework.apps.sql.validation import validate_sql
+from casework.config import Settings
 from casework.errors import InputError
+from casework.registry import strategy_named
 from casework.runtime.runconfig import RunConfig
 
-__all__ = ["STRATEGY_NAMES", "SQLAgent", "answer", "ask", "execute_validated"]
+__all__ = [
+    "STRATEGIES",
+    "CreatedDatabase",
+    "SQLAgent",
+    "answer",
+    "ask",
+    "bundled_schema",
+    "check_question",
+    "create_database_from",
+    "demo_database",
+    "deps_for",
+    "ensure_database",
+    "execute_validated",
+    "load_schema_file",
+    "reflect_database",
+    "validate_query",
+]
 
-STRATEGY_NAMES = tuple(STRATEGIES)
+
+# ---------------------------------------------------------------------- schemas and databases
+def bundled_schema() -> DatabaseSchema:
+    """The bundled security schema (the demo's and the evaluation's)."""
+    return load_schema(BUNDLED_SCHEMA, name="security")
+
+
+def load_schema_file(
+    settings: Settings, path: Path, *, name: str | None = None, db_url: str | None = None
+) -> DatabaseSchema:
+    """Check a schema file (or folder of them) and store it, with the database it describes."""
+    schema = load_schema(path, name=name)
+    open_repository(settings).save(schema, db_url=db_url)
+    return schema
+
+
+def reflect_database(settings: Settings, url: str, *, name: str | None = None) -> DatabaseSchema:
+    """Build a schema from a live database and store it with its URL."""
+    schema = reflect_schema(url, name=name)
+    open_repository(settings).save(schema, db_url=url)
+    return schema
+
+
+@dataclass(frozen=True)
+class CreatedDatabase:
+    schema: DatabaseSchema
+    url: str
+    rows: dict[str, int]
+    """Rows per table."""
+
+
+def create_database_from(
+    settings: Settings,
+    schema_path: Path,
+    *,
+    rows: int = 100,
+    url: str | None = None,
+    name: str | None = None,
+    seed: int = 0,
+    replace: bool = False,
+) -> CreatedDatabase:
+    """Create a schema file's tables (SQLite under the home unless ``url``), fill them with
+    deterministic synthetic rows, and store the schema with the database's URL."""
+    schema = load_schema(schema_path, name=name)
+    url = url or default_db_url(settings.home, schema.name)
+    counts = create_database(schema, url, rows=rows, seed=seed, replace=replace)
+    open_repository(settings).save(schema, db_url=url)
+    return CreatedDatabase(schema=schema, url=url, rows=counts)
+
+
+def ensure_database(schema: DatabaseSchema, url: str, *, rows: int, seed: int = 0) -> bool:
+    """Create the SQLite database at ``url`` with ``rows`` rows per table unless its file
+    exists already; True when it was created now."""
+    path = sqlite_path(url)
+    if path is None or path.is_file():
+        return False
+    create_database(schema, url, rows=rows, seed=seed)
+    return True
+
+
+def demo_database(settings: Settings, *, rows: int) -> tuple[DatabaseSchema, str]:
+    """The bundled schema's database under the home (built once) and stored as the newest
+    schema; returns the schema and the database's URL."""
+    schema = bundled_schema()
+    url = default_db_url(settings.home, schema.name)
+    ensure_database(schema, url, rows=rows)
+    open_repository(settings).save(schema, db_url=url)
+    return schema, url
+
+
+def deps_for(
+    settings: Settings,
+    *,
+    schema_path: Path | None = None,
+    schema_name: str | None = None,
+    db_url: str | None = None,
+    config: SQLConfig | None = None,
+) -> SQLDeps:
+    """Deps on a schema file when ``schema_path`` names one, else on a stored schema (by
+    name, else the newest), else on the bundled one."""
+    schema = load_schema(schema_path) if schema_path is not None else None
+    return build_deps(
+        settings, schema=schema, schema_name=schema_name, db_url=db_url, config=config
+    )
+
+
+# ---------------------------------------------------------------------- questions and queries
+def check_question(question: str, strategy: str) -> None:
+    """Refuse, before any deps are built, a malformed question or an unknown strategy."""
+    malformed = screen_question(question)
+    if malformed is not None and malformed.kind == "malformed":
+        raise InputError(malformed.reason)
+    strategy_named(STRATEGIES, strategy)
+
+
+def validate_query(deps: SQLDeps, query: str) -> ValidationResult:
+    """Check a query structurally against the deps' schema, for the deps' database dialect."""
+    return validate_sql(query, deps.schema, dialect=deps.dialect)
 
 
 def execute_validated(deps: SQLDeps, query: str) -> ExecutionResult:
@@ -28,7 +155,7 @@ def execute_validated(deps: SQLDeps, query: str) -> ExecutionResult:
         raise InputError(
             "No database to run on; create one with `casework sql db create` or pass --db URL."
         )
-    result = validate_sql(query, deps.schema, dialect=deps.dialect)
+    result = validate_query(deps, query)
     if not result.valid or result.transpiled is None:
         raise InputError(f"The query was not run: {result.errors[0].message}")
     return execute_read_only(
@@ -42,9 +169,7 @@ def execute_validated(deps: SQLDeps, query: str) -> ExecutionResult:
 def answer(
     deps: SQLDeps, question: str, config: RunConfig, strategy: str = "v2"
 ) -> SQLQueryResponse:
-    if strategy not in STRATEGIES:
-        raise InputError(f"Unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}.")
-    decision = STRATEGIES[strategy](question, deps, config)
+    decision = strategy_named(STRATEGIES, strategy)(question, deps, config)
     return decision.response  # type: ignore[attr-defined]
 
 

@@ -29,7 +29,7 @@ from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.models import AgentStateV2, SQLDecision, SQLQueryResponse, SQLQuestion
 from casework.apps.sql.retrieval import retrieve_tables
 from casework.llm.local import is_local_model
-from casework.runtime import Decision, EndReason, Evidence, RunConfig, RunInfo, Strategy
+from casework.runtime import Decision, EndReason, Evidence, RunConfig, RunInfo, RunResult, Strategy
 from casework.runtime.cascade import (
     LOCAL_ROLE,
     Cascade,
@@ -55,7 +55,11 @@ __all__ = [
 ]
 
 
-def decision_from_response(response: SQLQueryResponse) -> SQLDecision:
+def decision_from_response(
+    response: SQLQueryResponse, run: RunResult[Any] | None = None
+) -> SQLDecision:
+    """The platform decision of a response; with the harness's ``run`` behind it, its ids,
+    trace and usage (every model call of the run, the judge's included, counted once)."""
     verdict: Literal["ANSWERED", "REFUSED", "NEEDS_REVIEW"]
     if response.refused:
         verdict = "REFUSED"
@@ -86,29 +90,36 @@ def decision_from_response(response: SQLQueryResponse) -> SQLDecision:
                 summary=f"judge score {response.judge_score}",
             )
         )
-    ended = response.ended_by.split(" ")[0]
-    ended_by = EndReason(ended) if ended in {e.value for e in EndReason} else EndReason.ERROR_MODEL
+    usage = (
+        run.usage
+        if run is not None
+        else Usage(  # no harness run behind it: what the response reports
+            model_calls=response.model_calls + response.judge_calls,
+            tool_calls=sum(1 for s in response.reasoning_steps if s.get("kind") in TOOL_STEPS),
+            input_tokens=response.input_tokens,
+            output_tokens=response.output_tokens,
+            wall_seconds=response.seconds,
+            cost_usd=response.cost_usd,
+        )
+    )
+    info = RunInfo(
+        ended_by=response.ended_by,
+        detail=response.end_detail,
+        strategy=response.strategy,
+        model=response.model,
+        run_id=run.run_id if run is not None else "",
+        thread_id=run.thread_id if run is not None else "",
+        tool_calls=_tool_calls(response),
+        usage=usage,
+        trace_path=run.trace_path if run is not None else None,
+    )
     return SQLDecision(
         verdict=verdict,
         confidence=round(response.confidence * 100, 2),
         reasoning=response.explanation[:1200],
         evidence=evidence,
         response=response,
-        run=RunInfo(
-            ended_by=ended_by,
-            detail=response.ended_by,
-            strategy=response.strategy,
-            model=response.model,
-            tool_calls=_tool_calls(response),
-            usage=Usage(
-                model_calls=response.model_calls + response.judge_calls,
-                tool_calls=sum(1 for s in response.reasoning_steps if s.get("kind") in TOOL_STEPS),
-                input_tokens=response.input_tokens,
-                output_tokens=response.output_tokens,
-                wall_seconds=response.seconds,
-                cost_usd=response.cost_usd,
-            ),
-        ),
+        run=info,
     )
 
 
@@ -140,6 +151,11 @@ def _tool_calls(response: SQLQueryResponse) -> list[ToolCallRecord]:
 Question = str | SQLQuestion
 
 
+def _decided(result: RunResult[SQLQueryResponse]) -> SQLDecision:
+    assert result.decision is not None  # every sql run ends with a response
+    return decision_from_response(result.decision, result)
+
+
 def _on(question: Question, deps: SQLDeps) -> tuple[str, SQLDeps]:
     if isinstance(question, str):
         return question, deps
@@ -166,34 +182,34 @@ def run_rules(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecisi
         tables_used=[t.table for t in tables],
         reasoning_steps=state.reasoning_trace,
         strategy="rules",
-        ended_by="rules",
+        ended_by=EndReason.RULES,
     )
     return decision_from_response(response)
 
 
 def run_keyword(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
     question, deps = _on(question, deps)
-    return decision_from_response(run_single_pass(deps, config, question, "keyword"))
+    return _decided(run_single_pass(deps, config, question, "keyword"))
 
 
 def run_semantic(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
     question, deps = _on(question, deps)
-    return decision_from_response(run_single_pass(deps, config, question, "semantic"))
+    return _decided(run_single_pass(deps, config, question, "semantic"))
 
 
 def run_v1(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
     question, deps = _on(question, deps)
-    return decision_from_response(run_react(deps, config, question, use_judge=False))
+    return _decided(run_react(deps, config, question, use_judge=False))
 
 
 def run_v2(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
     question, deps = _on(question, deps)
-    return decision_from_response(run_react(deps, config, question, use_judge=True))
+    return _decided(run_react(deps, config, question, use_judge=True))
 
 
 def run_consistency(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
     question, deps = _on(question, deps)
-    return decision_from_response(run_self_consistent(deps, config, question))
+    return _decided(run_self_consistent(deps, config, question))
 
 
 # -- the cascade -------------------------------------------------------------------------
@@ -252,7 +268,7 @@ def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> SQLDeci
         confidence=0.0,
         confidence_source="no_answer",
         strategy="cascade",
-        ended_by="no_decision",
+        ended_by=EndReason.NO_DECISION,
     )
     return decision_from_response(response)
 

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 
 from casework.apps.vanpool import lifecycle
 from casework.apps.vanpool.deps import VanpoolDeps
@@ -51,9 +52,9 @@ from casework.config import Limits
 from casework.errors import InputError
 from casework.runtime import Event, ReactAgent, RunInfo, RunResult
 from casework.runtime.decision import Decision
+from casework.runtime.harness import run_info
 from casework.runtime.prompts import load_prompt
 from casework.runtime.runconfig import RunConfig
-from casework.runtime.runinfo import run_info
 
 __all__ = [
     "PROMPT_VERSION",
@@ -216,17 +217,20 @@ def verifier(config: RunConfig) -> lifecycle.Verifier:
     return verify
 
 
-def classify_with_model(config: RunConfig, text: str, callbacks: Sequence[Any] = ()) -> str:
+def classify_with_model(
+    config: RunConfig, text: str, runnable: RunnableConfig | None = None
+) -> str:
     """The classifier role's bucket for a reply; its first bucket word counts. A model that
     names none leaves the keyword rules to decide (which route unclear replies to a person),
     and a reply with an escalation cue word goes to a person whatever the model says: the
     bundled model called 3 of the 6 angry replies of the outreach set acknowledgments, and an
     automated answer to an angry rider costs more than a reviewer's minute.
-    ``callbacks`` see the model call (a ``UsageCallback`` counts it)."""
+    ``runnable`` is the LangChain config of the call's run (a harness ``Run``'s counts the
+    call); inside an agent's tool the agent's run is inherited."""
     model = config.models(ROLES["classify_reply"])
     answer = model.invoke(
         [HumanMessage(load_prompt(APP_PACKAGE, "classify_reply", reply=text[:2000]))],
-        config={"callbacks": list(callbacks)},
+        config=runnable,
     )
     found = _BUCKET_RE.search(str(answer.content).lower())
     if found is None:

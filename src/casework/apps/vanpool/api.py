@@ -1,9 +1,9 @@
 """HTTP routes of the vanpool app, mounted under ``/vanpool`` behind the platform's token:
 audit (also as server-sent events), cases, replies, approvals, time.
 
-Thin: each route calls the same ``service`` functions as the CLI and maps CaseworkError to
-HTTP through ``casework.apikit`` (unknown id: 404; bad input: 422). Deciding an approval needs
-the reviewer role, and the audit log names the caller who decided.
+Thin: each route calls the same ``service`` functions as the CLI; a CaseworkError they raise is
+answered by the one error table of ``casework.apikit`` (unknown id: 404; bad input: 422).
+Deciding an approval needs the reviewer role, and the audit log names the caller who decided.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
-from casework.apikit import DepsCache, http_call, sse_response
+from casework.apikit import DepsCache, sse_response
 from casework.apps.vanpool import service
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
 from casework.apps.vanpool.models import check_id
@@ -74,43 +74,38 @@ def router(
 
     @r.get("/vanpools")
     def vanpools(d: VanpoolDeps = Depends(deps)) -> list[str]:
-        return http_call(lambda: d.repo.vanpool_ids())
+        return d.repo.vanpool_ids()
 
     @r.post("/vanpools/{vanpool_id}/audit")
     def audit(
         vanpool_id: str, req: AuditRequest | None = None, d: VanpoolDeps = Depends(deps)
     ) -> dict[str, Any]:
         strategy = (req or AuditRequest()).strategy
-        config = run_config(d)
-        result = http_call(lambda: service.run_audit(strategy, vanpool_id, d, config))
+        result = service.run_audit(strategy, vanpool_id, d, run_config(d))
         return result.model_dump(mode="json")
 
     @r.get("/vanpools/{vanpool_id}/audit/events")
     def audit_events(vanpool_id: str, d: VanpoolDeps = Depends(deps)) -> Any:
         """The Case Manager agent's audit of one vanpool, streamed as server-sent events."""
         # an unknown vanpool is a 404 before the stream starts
-        config = run_config(d)
-        return sse_response(http_call(lambda: service.audit_events(d, vanpool_id, config)))
+        return sse_response(service.audit_events(d, vanpool_id, run_config(d)))
 
     @r.get("/cases")
     def cases(status: str | None = None, d: VanpoolDeps = Depends(deps)) -> list[dict[str, Any]]:
-        return [_case(c) for c in http_call(lambda: d.repo.list_cases(status))]
+        return [_case(c) for c in d.repo.list_cases(status)]
 
     @r.get("/cases/{case_id}")
     def case(case_id: str, d: VanpoolDeps = Depends(deps)) -> dict[str, Any]:
-        return http_call(lambda: service.case_detail(d, case_id))
+        return service.case_detail(d, case_id)
 
     @r.post("/cases/{case_id}/replies")
     def reply(case_id: str, req: ReplyRequest, d: VanpoolDeps = Depends(deps)) -> dict[str, Any]:
-        config = run_config(d)
-        result = http_call(
-            lambda: service.reply_to_case(d, case_id, req.text, req.strategy, config)
-        )
+        result = service.reply_to_case(d, case_id, req.text, req.strategy, run_config(d))
         return result.model_dump(mode="json")
 
     @r.get("/approvals")
     def approvals(d: VanpoolDeps = Depends(deps)) -> list[dict[str, Any]]:
-        return http_call(lambda: service.pending_approvals(d))
+        return service.pending_approvals(d)
 
     @r.post("/approvals/{case_id}")
     def decide(
@@ -120,15 +115,13 @@ def router(
         caller: Caller = Depends(reviewer),
     ) -> dict[str, Any]:
         """Resume the case's paused action (the same call as `casework vanpool approve`)."""
-        c = http_call(
-            lambda: service.decide_approval(
-                d,
-                check_id("CASE", case_id),
-                req.decision,
-                req.body,
-                actor=caller.name,
-                config=run_config(d, caller),
-            )
+        c = service.decide_approval(
+            d,
+            check_id("CASE", case_id),
+            req.decision,
+            req.body,
+            actor=caller.name,
+            config=run_config(d, caller),
         )
         return _case(c)
 
@@ -136,7 +129,6 @@ def router(
     def tick(req: TickRequest | None = None, d: VanpoolDeps = Depends(deps)) -> dict[str, Any]:
         req = req or TickRequest()
         at = d.at(req.now) if req.now is not None else d
-        config = run_config(d)
-        return http_call(lambda: service.tick(at, req.strategy, config=config))
+        return service.tick(at, req.strategy, config=run_config(d))
 
     return r

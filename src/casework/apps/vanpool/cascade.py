@@ -13,7 +13,6 @@ reply's bucket where the cue words say nothing, a configured remote model comes 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -33,9 +32,9 @@ from casework.runtime.cascade import (
     load_policy,
 )
 from casework.runtime.decision import Decision, EndReason, RunInfo
+from casework.runtime.harness import Run
 from casework.runtime.runconfig import RunConfig
 from casework.runtime.strategy import Strategy
-from casework.runtime.usage import Usage
 
 __all__ = [
     "CUE_CONFIDENCE",
@@ -66,7 +65,9 @@ def bucket_messages(reply: str) -> list[Any]:
     return [SystemMessage(_SYSTEM), HumanMessage(f"Reply:\n{reply[:2000]}")]
 
 
-def _result(bucket: str, confidence: float, reasoning: str, run: RunInfo) -> OutreachResult:
+def _result(
+    bucket: str, confidence: float, reasoning: str, run: RunInfo | None = None
+) -> OutreachResult:
     b = Bucket(bucket)
     return OutreachResult(
         verdict="none",
@@ -98,9 +99,16 @@ def rules_reply(reply: str) -> OutreachResult:
 
 def choice_classify(reply: str, config: RunConfig) -> OutreachResult:
     """The bundled model chooses the bucket (scored options); an escalation cue overrides."""
-    started = time.perf_counter()
     model = config.models(LOCAL_ROLE)
+    run = Run(
+        "vanpool_choice",
+        model=config.models.name(LOCAL_ROLE),
+        strategy="choice",
+        trace_dir=config.traces,
+        payload={"reply": reply},
+    )
     picked = choose(model, bucket_messages(reply), [b.value for b in Bucket])
+    run.count(picked.usage)  # scored options: calls LangChain's callbacks do not see
     bucket, confidence = picked.option, picked.confidence
     reasoning = "The model chose " + ", ".join(
         f"{k} {v:.2f}" for k, v in sorted(picked.probabilities.items(), key=lambda kv: -kv[1])
@@ -108,19 +116,9 @@ def choice_classify(reply: str, config: RunConfig) -> OutreachResult:
     if has_escalation_cue(reply) and bucket != "escalation":
         bucket, confidence = "escalation", CUE_CONFIDENCE
         reasoning += "; an escalation cue word sends it to a person."
-    usage = Usage(
-        model_calls=picked.usage.model_calls,
-        input_tokens=picked.usage.input_tokens,
-        output_tokens=picked.usage.output_tokens,
-        wall_seconds=time.perf_counter() - started,
-    )
-    run = RunInfo(
-        ended_by=EndReason.SUBMIT,
-        strategy="choice",
-        model=config.models.name(LOCAL_ROLE),
-        usage=usage,
-    )
-    return _result(bucket, confidence, reasoning + ".", run)
+    decision = _result(bucket, confidence, reasoning + ".")
+    run.end(decision, EndReason.SUBMIT)  # fills decision.run
+    return decision
 
 
 def _remote(role: str) -> Any:

@@ -29,6 +29,7 @@ from casework.clikit import (
 )
 from casework.clikit import err_console as err
 from casework.errors import InputError
+from casework.registry import strategy_named
 
 __all__ = ["app"]
 
@@ -70,8 +71,9 @@ def _parse_now(value: str | None) -> datetime | None:
 
 
 def _strategy(name: str) -> str:
-    if name not in ("rules", "baseline", "agent"):
-        raise InputError(f"Unknown strategy {name!r}; use rules or agent.")
+    from casework.apps.vanpool.service import AUDITS
+
+    strategy_named(AUDITS, name)  # refused before anything runs
     return name
 
 

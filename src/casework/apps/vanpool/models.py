@@ -17,6 +17,8 @@ from casework.runtime import Decision
 
 __all__ = [
     "ID_PATTERNS",
+    "ApprovalRequest",
+    "ApprovalSettled",
     "Bucket",
     "CaseManagerResult",
     "CaseStatus",
@@ -163,6 +165,30 @@ class CaseView:
     @property
     def reaudits(self) -> int:
         return int(self.meta.get("reaudits", 0))
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One ``approval_requested`` row of a case's audit log: what waits for a person."""
+
+    id: int
+    at: datetime
+    case_id: str
+    vanpool_id: str
+    approval: dict[str, Any]
+    """The case's pending approval when it was requested (``action``, ``allowed``, ...)."""
+    draft_body: str = ""
+    """For a drafted reply: the draft's text."""
+
+
+@dataclass(frozen=True)
+class ApprovalSettled:
+    """How a request was settled: the first decision row after it, and who decided."""
+
+    action: str
+    detail: dict[str, Any]
+    decided_by: str
+    decided_at: datetime
 
 
 # ---------------------------------------------------------------------------- decisions

@@ -6,26 +6,27 @@ An item is one ``approval_requested`` row of the case audit log: a ``cancel_memb
 ``hitl_review`` / ``pre_cancel`` and no later request replaced it); afterwards the first
 decision row after it in the log says who settled it and how.
 
-Deciding goes through ``service.decide_approval``, the call behind `casework vanpool
-approve|edit|reject`: its effects run behind the side-effect journal, so a double press or two
-reviewers cancel a membership or send a reply once, and the second one reads who was first.
+Deciding goes through ``service.decide_approval_request``, which runs
+``service.decide_approval`` (the call behind `casework vanpool approve|edit|reject`): its
+effects run behind the side-effect journal, so a double press or two reviewers cancel a
+membership or send a reply once, and the second one reads who was first.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import and_, exists, func, select
-from sqlalchemy.orm import aliased
-
+from casework.apikit import DepsCache
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
-from casework.apps.vanpool.models import CaseStatus, CaseView
-from casework.apps.vanpool.service import case_result, decide_approval
-from casework.apps.vanpool.tables import AuditRow, CaseRow, MessageRow
+from casework.apps.vanpool.models import CaseView
+from casework.apps.vanpool.service import (
+    case_result,
+    decide_approval_request,
+    settled_approval,
+)
 from casework.config import Settings
 from casework.errors import InputError, NotFoundError
 from casework.llm.roles import RoleModels
@@ -43,23 +44,14 @@ from casework.runtime.review import (
     RunField,
     Section,
     Span,
-    age_window,
-    keyset_before,
 )
 from casework.runtime.runconfig import RunConfig
-from casework.stores.sql import session_scope
 
 __all__ = ["CANCEL", "DECIDED", "DRAFT", "VanpoolReview"]
 
 CANCEL = "cancel_membership"
 DRAFT = "send_email_for_review"
 DECIDED = "decided"
-REQUESTED = "approval_requested"
-REVIEWED = "review_decision"
-WAITING_STATUSES = (CaseStatus.HITL_REVIEW.value, CaseStatus.PRE_CANCEL.value)
-# The rows a decision leaves in the log, first one wins (a cancellation's decision closes the
-# case; a later request supersedes an earlier one nobody settled).
-DECISION_ACTIONS = ("draft_approved", "draft_edited", "draft_rejected", "case_closed", REQUESTED)
 LABELS = {
     CANCEL: {"approve": "Approve: cancel the membership", "reject": "Reject: keep the riders"},
     DRAFT: {
@@ -70,29 +62,10 @@ LABELS = {
 }
 
 
-def _approval(detail_json: str) -> dict[str, Any]:
-    detail = json.loads(detail_json or "{}")
-    approval = (detail.get("meta") or {}).get("approval") or {}
-    return approval if isinstance(approval, dict) else {}
-
-
 def _request_id(item_id: str) -> int:
     if not item_id.isdigit():
         raise NotFoundError(f"No vanpool review item {item_id!r}; open one from the inbox.")
     return int(item_id)
-
-
-def _outcome(action: str, detail: dict[str, Any]) -> str:
-    if action == "case_closed":
-        if detail.get("outcome") == "cancelled":
-            return "approved: membership cancelled"
-        return "rejected: the membership stays"
-    return {
-        "draft_approved": "approved: the draft was sent",
-        "draft_edited": "edited and sent",
-        "draft_rejected": "rejected: the draft was not sent",
-        REQUESTED: "replaced by a later request",
-    }.get(action, action)
 
 
 def _title(approval: dict[str, Any], case_id: str, vanpool_id: str) -> str:
@@ -117,83 +90,46 @@ class VanpoolReview:
         models: RoleModels | None = None,
     ) -> None:
         self.settings = settings
-        self._deps = deps
+        self._deps = DepsCache(build_deps, None if deps is None else lambda: deps)
         self._models = models
         """The models a resumed agent run gets instead of the settings' (tests: scripted)."""
-        self._lock = threading.Lock()
 
     @property
     def deps(self) -> VanpoolDeps:
-        with self._lock:
-            if self._deps is None:
-                self._deps = build_deps(self.settings)
-            return self._deps
+        return self._deps.get(self.settings)
 
     def _config(self, caller: Caller) -> RunConfig:
         config = RunConfig.of(self.deps.settings, caller=caller)
         return replace(config, models=self._models) if self._models is not None else config
 
     # ------------------------------------------------------------------ listing
-    @staticmethod
-    def _waiting() -> Any:
-        later = aliased(AuditRow)
-        return and_(
-            CaseRow.status.in_(WAITING_STATUSES),
-            ~exists().where(
-                later.case_id == AuditRow.case_id, later.action == REQUESTED, later.id > AuditRow.id
-            ),
-        )
-
-    def _where(self, filters: ReviewFilters) -> list[Any]:
-        where: list[Any] = [AuditRow.action == REQUESTED]
-        if filters.status == WAITING:
-            where.append(self._waiting())
-        elif filters.status == DECIDED:
-            where.append(~self._waiting())
-        else:
+    def _waiting(self, filters: ReviewFilters) -> bool:
+        if filters.status not in self.statuses:
             raise InputError(
                 f"Unknown status {filters.status!r}; use one of: {', '.join(self.statuses)}."
             )
-        where += age_window(AuditRow.at, filters)
-        return where
+        return filters.status == WAITING
 
     def items(
         self, filters: ReviewFilters, *, limit: int, before: Cursor | None = None
     ) -> list[ReviewItem]:
-        where = self._where(filters)
-        where += keyset_before(AuditRow.at, AuditRow.id, before)
-        q = (
-            select(AuditRow.id, AuditRow.at, AuditRow.case_id, AuditRow.vanpool_id, AuditRow.detail)
-            .join(CaseRow, CaseRow.case_id == AuditRow.case_id)
-            .where(*where)
-            .order_by(AuditRow.at.desc(), AuditRow.id.desc())
-            .limit(limit)
+        requests = self.deps.repo.approval_requests(
+            self._waiting(filters), filters, limit=limit, before=before
         )
-        with session_scope(self.deps.repo.engine) as s:
-            rows = s.execute(q).all()
-            drafts = [_approval(r.detail).get("message_id") for r in rows]
-            bodies = dict(
-                s.execute(
-                    select(MessageRow.message_id, MessageRow.body).where(
-                        MessageRow.message_id.in_([d for d in drafts if d])
-                    )
-                ).all()
-            )
         items = []
-        for r in rows:
-            approval = _approval(r.detail)
-            kind = approval.get("action", CANCEL)
+        for r in requests:
+            kind = r.approval.get("action", CANCEL)
             if kind == DRAFT:
-                summary = f"{r.case_id}: {bodies.get(str(approval.get('message_id')), '')[:160]}"
+                summary = f"{r.case_id}: {r.draft_body[:160]}"
             else:
-                summary = f"{r.case_id}, after {approval.get('mode', 'rules')} review"
+                summary = f"{r.case_id}, after {r.approval.get('mode', 'rules')} review"
             items.append(
                 ReviewItem(
                     app=self.app,
                     kind=kind,
                     id=str(r.id),
                     sort_id=r.id,
-                    title=_title(approval, r.case_id or "", r.vanpool_id or ""),
+                    title=_title(r.approval, r.case_id, r.vanpool_id),
                     status=filters.status,
                     created_at=r.at,
                     summary=summary,
@@ -202,79 +138,16 @@ class VanpoolReview:
         return items
 
     def count(self, filters: ReviewFilters) -> int:
-        q = (
-            select(func.count())
-            .select_from(AuditRow)
-            .join(CaseRow, CaseRow.case_id == AuditRow.case_id)
-            .where(*self._where(filters))
-        )
-        with session_scope(self.deps.repo.engine) as s:
-            return int(s.scalar(q) or 0)
+        return self.deps.repo.count_approval_requests(self._waiting(filters), filters)
 
     # ------------------------------------------------------------------ one item
-    def _request(self, item_id: str) -> AuditRow:
-        with session_scope(self.deps.repo.engine) as s:
-            row = s.scalar(
-                select(AuditRow).where(
-                    AuditRow.id == _request_id(item_id), AuditRow.action == REQUESTED
-                )
-            )
-            if row is None or not row.case_id:
-                raise NotFoundError(f"No vanpool approval {item_id}; open one from the inbox.")
-            s.expunge(row)
-            return row
-
-    def _is_waiting(self, request: AuditRow) -> bool:
-        q = (
-            select(func.count())
-            .select_from(AuditRow)
-            .join(CaseRow, CaseRow.case_id == AuditRow.case_id)
-            .where(AuditRow.id == request.id, self._waiting())
-        )
-        with session_scope(self.deps.repo.engine) as s:
-            return bool(s.scalar(q))
-
-    def _first_decision(self, request: AuditRow) -> DecideOutcome | None:
-        """How the request was settled (the first decision row after it) and by whom (the
-        first reviewer's row, else that decision row's actor)."""
-        with session_scope(self.deps.repo.engine) as s:
-            row = s.scalar(
-                select(AuditRow)
-                .where(
-                    AuditRow.case_id == request.case_id,
-                    AuditRow.id > request.id,
-                    AuditRow.action.in_(DECISION_ACTIONS),
-                )
-                .order_by(AuditRow.id)
-                .limit(1)
-            )
-            if row is None:
-                return None
-            reviewer = s.scalar(
-                select(AuditRow)
-                .where(
-                    AuditRow.case_id == request.case_id,
-                    AuditRow.id > request.id,
-                    AuditRow.action == REVIEWED,
-                )
-                .order_by(AuditRow.id)
-                .limit(1)
-            )
-            by = reviewer if reviewer is not None and row.action != REQUESTED else row
-            return DecideOutcome(
-                applied=False,
-                outcome=_outcome(row.action, json.loads(row.detail or "{}")),
-                decided_by=by.actor,
-                decided_at=by.at,
-            )
-
     def get(self, item_id: str) -> ReviewDetail:
         repo = self.deps.repo
-        request = self._request(item_id)
-        approval = _approval(request.detail)
+        request = repo.approval_request(_request_id(item_id))
+        approval = request.approval
         kind = approval.get("action", CANCEL)
-        case = repo.get_case(request.case_id or "")
-        waiting = self._is_waiting(request)
+        case = repo.get_case(request.case_id)
+        waiting = repo.approval_waiting(request.id)
         item = ReviewItem(
             app=self.app,
             kind=kind,
@@ -321,7 +194,7 @@ class VanpoolReview:
             edit_label="Email text" if kind == DRAFT else "",
             edit_value=draft.body if draft is not None else "",
         )
-        first = None if waiting else self._first_decision(request)
+        first = None if waiting else settled_approval(self.deps, request)
         if first is None:
             return detail
         return replace(
@@ -392,45 +265,15 @@ class VanpoolReview:
     def decide(
         self, item_id: str, action: Action, *, note: str, edit: str | None, caller: Caller
     ) -> DecideOutcome:
-        deps = self.deps
-        request = self._request(item_id)
-        case_id = request.case_id or ""
-        if not self._is_waiting(request):
-            return self._first_or_gone(request)
-        try:
-            decide_approval(
-                deps,
-                case_id,
-                action,
-                edit if action == "edit" else None,
-                actor=caller.name,
-                config=self._config(caller),
-            )
-        except NotFoundError:
-            # Lost a race: the other decision cleared the approval while this one started.
-            return self._first_or_gone(request)
-        # Who decided, in the log: a resumed agent run writes the effect rows under its name.
-        deps.repo.audit(
-            deps.now(),
-            caller.name,
-            REVIEWED,
-            case_id=case_id,
-            vanpool_id=request.vanpool_id,
-            detail={"decision": action, "note": note, "request": request.id},
+        return decide_approval_request(
+            self.deps,
+            _request_id(item_id),
+            action,
+            body=edit if action == "edit" else None,
+            note=note,
+            actor=caller.name,
+            config=self._config(caller),
         )
-        first = self._first_decision(request)
-        if first is None:  # the decision ran, but left no row we know: report it as ours
-            return DecideOutcome(True, action, caller.name, deps.now())
-        mine = first.decided_by == caller.name
-        return DecideOutcome(mine, first.outcome, first.decided_by, first.decided_at)
-
-    def _first_or_gone(self, request: AuditRow) -> DecideOutcome:
-        first = self._first_decision(request)
-        if first is None:
-            raise NotFoundError(
-                f"Case {request.case_id} has no pending approval any more; reload the inbox."
-            )
-        return first
 
     # ------------------------------------------------------------------ live runs
     def run_fields(self) -> list[RunField]:

@@ -25,6 +25,8 @@ from casework.apps.vanpool import agent, lifecycle, mail, roster
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
 from casework.apps.vanpool.lifecycle import REVIEWER, Verifier, case_result
 from casework.apps.vanpool.models import (
+    ApprovalRequest,
+    ApprovalSettled,
     CaseManagerResult,
     CaseStatus,
     CaseView,
@@ -32,7 +34,7 @@ from casework.apps.vanpool.models import (
     check_id,
 )
 from casework.apps.vanpool.pairwise import Pair, PairwiseResult, compare_answers, pairs_of
-from casework.apps.vanpool.repository import OPEN_STATUSES
+from casework.apps.vanpool.repository import APPROVAL_REQUESTED, OPEN_STATUSES, REVIEW_DECISION
 from casework.apps.vanpool.rules import classify_reply_keywords, zip_coordinates
 from casework.apps.vanpool.scenarios import Event, LifecycleResult, Scenario
 from casework.apps.vanpool.settings import VanpoolSettings
@@ -51,11 +53,14 @@ from casework.apps.vanpool.synth import DATA_DIR
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.evals.store import load_run
+from casework.registry import strategy_named
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.events import Event as RunEvent
+from casework.runtime.review import DecideOutcome
 from casework.runtime.runconfig import RunConfig
 
 __all__ = [
+    "AUDITS",
     "BUNDLED_ROSTER",
     "DATA_DIR",
     "LOCATION_STRATEGIES",
@@ -78,6 +83,7 @@ __all__ = [
     "check_roster",
     "compare_runs",
     "decide_approval",
+    "decide_approval_request",
     "handle_reply",
     "import_roster",
     "judge_runs",
@@ -87,6 +93,7 @@ __all__ = [
     "run_audit",
     "run_scenario",
     "serve_inbound",
+    "settled_approval",
     "tick",
     "verifier_for",
 ]
@@ -122,12 +129,21 @@ def verifier_for(strategy: str, config: RunConfig) -> tuple[Verifier, str]:
     return lifecycle.rules_verify, lifecycle.RULES_ACTOR
 
 
+AUDITS: dict[str, Callable[[AuditInput, VanpoolDeps, RunConfig], CaseManagerResult]] = {
+    "rules": rules_audit,
+    "baseline": rules_audit,
+    "agent": agent_audit,
+}
+"""The strategies a case's life runs on (audits, replies, time), by the names the CLI and the
+API take: the rules (``baseline`` is their other name), or the agents."""
+
+
 def run_audit(
     strategy: str, vanpool_id: str, deps: VanpoolDeps, config: RunConfig | None = None
 ) -> CaseManagerResult:
-    """One vanpool's audit with a strategy by name (``agent``, else the rules auditor)."""
-    audit = agent_audit if strategy == "agent" else rules_audit
-    return audit(AuditInput(vanpool_id), deps, _config(deps, config))
+    """One vanpool's audit with a strategy of ``AUDITS`` by name, under ``config`` (the
+    settings' by default)."""
+    return strategy_named(AUDITS, strategy)(AuditInput(vanpool_id), deps, _config(deps, config))
 
 
 def audit_events(
@@ -389,6 +405,78 @@ def decide_approval(
     if approval["action"] == "cancel_membership":
         return lifecycle.decide_cancel(deps, case_id, decision, approval, actor)
     return lifecycle.decide_draft(deps, case_id, decision, approval["message_id"], body, actor)
+
+
+def _settled_outcome(settled: ApprovalSettled) -> str:
+    if settled.action == "case_closed":
+        if settled.detail.get("outcome") == "cancelled":
+            return "approved: membership cancelled"
+        return "rejected: the membership stays"
+    return {
+        "draft_approved": "approved: the draft was sent",
+        "draft_edited": "edited and sent",
+        "draft_rejected": "rejected: the draft was not sent",
+        APPROVAL_REQUESTED: "replaced by a later request",
+    }.get(settled.action, settled.action)
+
+
+def settled_approval(deps: VanpoolDeps, request: ApprovalRequest) -> DecideOutcome | None:
+    """How an approval request was settled and by whom; None while it still waits."""
+    settled = deps.repo.approval_settled(request)
+    if settled is None:
+        return None
+    return DecideOutcome(
+        applied=False,
+        outcome=_settled_outcome(settled),
+        decided_by=settled.decided_by,
+        decided_at=settled.decided_at,
+    )
+
+
+def decide_approval_request(
+    deps: VanpoolDeps,
+    request_id: int,
+    decision: str,
+    *,
+    body: str | None,
+    note: str,
+    actor: str,
+    config: RunConfig | None = None,
+) -> DecideOutcome:
+    """The review inbox's decision on one approval request: ``decide_approval`` on its case
+    (a paused agent run resumes under ``config``), then a ``review_decision`` row naming who
+    decided and why. A request another reviewer settled first is not decided again: the answer
+    reads who was first."""
+    request = deps.repo.approval_request(request_id)
+    if not deps.repo.approval_waiting(request.id):
+        return _settled_or_gone(deps, request)
+    try:
+        decide_approval(deps, request.case_id, decision, body, actor=actor, config=config)
+    except NotFoundError:
+        # Lost a race: the other decision cleared the approval while this one started.
+        return _settled_or_gone(deps, request)
+    # Who decided, in the log: a resumed agent run writes the effect rows under its name.
+    deps.repo.audit(
+        deps.now(),
+        actor,
+        REVIEW_DECISION,
+        case_id=request.case_id,
+        vanpool_id=request.vanpool_id,
+        detail={"decision": decision, "note": note, "request": request.id},
+    )
+    first = settled_approval(deps, request)
+    if first is None:  # the decision ran, but left no row we know: report it as ours
+        return DecideOutcome(True, decision, actor, deps.now())
+    return replace(first, applied=first.decided_by == actor)
+
+
+def _settled_or_gone(deps: VanpoolDeps, request: ApprovalRequest) -> DecideOutcome:
+    first = settled_approval(deps, request)
+    if first is None:
+        raise NotFoundError(
+            f"Case {request.case_id} has no pending approval any more; reload the inbox."
+        )
+    return first
 
 
 # ---------------------------------------------------------------------------- pairwise

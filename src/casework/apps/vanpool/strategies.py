@@ -22,8 +22,7 @@ from casework.apps.vanpool.models import (
     ShiftDecision,
     check_id,
 )
-from casework.runtime import EndReason, RunConfig, RunInfo, Strategy
-from casework.runtime.usage import UsageCallback
+from casework.runtime import EndReason, Run, RunConfig, RunInfo, Strategy
 
 __all__ = [
     "LOCATION_STRATEGIES",
@@ -88,7 +87,7 @@ def agent_shift(input: ShiftInput, deps: VanpoolDeps, config: RunConfig) -> Shif
     return agent.run_shift_specialist(deps, config, ids, input.vanpool_id, input.on)
 
 
-def _bucket_result(bucket: str, run: RunInfo) -> OutreachResult:
+def _bucket_result(bucket: str, run: RunInfo | None = None) -> OutreachResult:
     b = Bucket(bucket)
     return OutreachResult(
         verdict="none",
@@ -110,15 +109,18 @@ def choice_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> 
 
 
 def agent_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> OutreachResult:
-    counter = UsageCallback()
-    bucket = agent.classify_with_model(config, input.reply, callbacks=[counter])
-    run = RunInfo(
-        ended_by=EndReason.SUBMIT,
-        strategy="agent",
+    """The classifier role's bucket, asked once under the runtime's harness."""
+    run = Run(
+        "vanpool_classify",
         model=config.models.name(agent.ROLES["classify_reply"]),
-        usage=counter.usage,
+        strategy="agent",
+        trace_dir=config.traces,
+        payload={"reply": input.reply},
     )
-    return _bucket_result(bucket, run)
+    bucket = agent.classify_with_model(config, input.reply, run.config())
+    decision = _bucket_result(bucket)
+    run.end(decision, EndReason.SUBMIT)  # fills decision.run
+    return decision
 
 
 STRATEGIES: dict[str, Strategy[Any, Any]] = {
