@@ -59,8 +59,9 @@ class AppSpec:
     eval_suite: Callable[[], Any] | None = None
     """Returns the app's ``casework.evals.EvalSuite`` (datasets, strategies, evaluators, targets)."""
     strategies: Callable[[], Mapping[str, Strategy[Any, Any]]] | None = None
-    """Returns the app's strategies by name: plain functions ``run(input, deps) -> Decision``
-    (``casework.runtime.strategy``) that the CLI, the API and the evaluation all call."""
+    """Returns the app's strategies by name: plain functions ``run(input, deps, config) ->
+    Decision`` (``casework.runtime.strategy``) that the CLI, the API and the evaluation all
+    call."""
     review: Callable[[Settings], Any] | None = None
     """Given the settings, returns the app's ``casework.runtime.review.ReviewProvider``: what
     waits for a person (listed in the web inbox) and, optionally, runs the UI can start."""

@@ -22,7 +22,7 @@ from casework.llm.scripted import ScriptedChatModel, call
 from casework.runtime.decision import Decision, EndReason, RunInfo
 from casework.runtime.harness import run_info
 from casework.runtime.react import ReactAgent
-from casework.runtime.strategy import ModelSource
+from casework.runtime.runconfig import RunConfig
 from casework.runtime.usage import Usage
 
 KB = {
@@ -152,9 +152,8 @@ def toy_models(case_id: str, role: str) -> ScriptedChatModel:
 
 @dataclass(frozen=True)
 class ToyDeps:
-    """The toy app's deps: where its models come from, its settings, and a per-run counter."""
+    """The toy app's deps: its settings and a per-run counter."""
 
-    models: ModelSource
     settings: Settings
     attempts: dict[str, int] = field(default_factory=dict)
 
@@ -169,24 +168,24 @@ def toy_input(case: EvalCase) -> ToyInput:
     return ToyInput(case.id, dict(case.inputs))
 
 
-def toy_deps(settings: Settings, models: ModelSource) -> ToyDeps:
-    return ToyDeps(models=models, settings=settings)
+def toy_deps(settings: Settings) -> ToyDeps:
+    return ToyDeps(settings=settings)
 
 
-def _agent(deps: ToyDeps) -> ReactAgent[ToyDecision]:
+def _agent(config: RunConfig) -> ReactAgent[ToyDecision]:
     return ReactAgent(
-        model=deps.models("default"),
+        model=config.models("default"),
         tools=[lookup_word, search_similar],
         decision_model=ToyDecision,
         system_prompt="Check whether the label fits the word. Look the word up, then submit.",
         name="toy",
         limits=Limits(max_model_calls=4),
-        trace_dir=deps.settings.traces_dir,
+        trace_dir=config.traces,
     )
 
 
-def agent_strategy(input: ToyInput, deps: ToyDeps) -> ToyDecision:
-    result = _agent(deps).run(json.dumps(input.inputs, sort_keys=True))
+def agent_strategy(input: ToyInput, deps: ToyDeps, config: RunConfig) -> ToyDecision:
+    result = _agent(config).run(json.dumps(input.inputs, sort_keys=True))
     decision = result.decision or ToyDecision(
         verdict="NEEDS_REVIEW", confidence=0, reasoning="No decision."
     )
@@ -194,7 +193,7 @@ def agent_strategy(input: ToyInput, deps: ToyDeps) -> ToyDecision:
     return decision
 
 
-def baseline_strategy(input: ToyInput, deps: ToyDeps) -> ToyDecision:
+def baseline_strategy(input: ToyInput, deps: ToyDeps, config: RunConfig) -> ToyDecision:
     found = KB.get(input.inputs["word"])
     verdict = "VALID" if found == input.inputs["label"] else "INVALID"
     return ToyDecision(
@@ -205,14 +204,14 @@ def baseline_strategy(input: ToyInput, deps: ToyDeps) -> ToyDecision:
     )
 
 
-def flaky_strategy(input: ToyInput, deps: ToyDeps) -> ToyDecision:
+def flaky_strategy(input: ToyInput, deps: ToyDeps, config: RunConfig) -> ToyDecision:
     """Times out on a case's first attempt (transient), and refuses case ids with 'bad'."""
     deps.attempts[input.case_id] = deps.attempts.get(input.case_id, 0) + 1
     if "bad" in input.case_id:
         raise InputError(f"Case {input.case_id} is malformed.")
     if deps.attempts[input.case_id] == 1:
         raise TimeoutError("the model did not answer in time")
-    return agent_strategy(input, deps)
+    return agent_strategy(input, deps, config)
 
 
 def reasoning_names_word(case: EvalCase, out: CaseOutput) -> dict[str, Any]:

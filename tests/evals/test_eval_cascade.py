@@ -13,13 +13,14 @@ from casework.evals.runner import run_suite
 from casework.evals.store import load_run
 from casework.runtime.cascade import Cascade, CascadePolicy, Layer, cascade_path, load_policy
 from casework.runtime.decision import Decision, EndReason, RunInfo
+from casework.runtime.runconfig import RunConfig
 from casework.runtime.usage import Usage
 
 # A "rules" layer sure of fruit only (confidence 95), unsure of the rest (50, NEEDS_REVIEW);
 # a "model" layer that knows everything but vegetables, costing 2 s and one model call.
 
 
-def rules_layer(input: ToyInput, deps: ToyDeps) -> ToyDecision:
+def rules_layer(input: ToyInput, deps: ToyDeps, config: RunConfig) -> ToyDecision:
     word, label = input.inputs["word"], input.inputs["label"]
     if KB.get(word) == "FRUIT":
         verdict, confidence = ("VALID" if label == "FRUIT" else "INVALID"), 95.0
@@ -33,7 +34,7 @@ def rules_layer(input: ToyInput, deps: ToyDeps) -> ToyDecision:
     )
 
 
-def model_layer(input: ToyInput, deps: ToyDeps) -> ToyDecision:
+def model_layer(input: ToyInput, deps: ToyDeps, config: RunConfig) -> ToyDecision:
     word, label = input.inputs["word"], input.inputs["label"]
     right = "VALID" if KB.get(word) == label else "INVALID"
     wrong = "INVALID" if right == "VALID" else "VALID"
@@ -55,7 +56,7 @@ def _review(last: Decision | None, outcomes: list) -> ToyDecision:
     return ToyDecision(verdict="NEEDS_REVIEW", confidence=0, reasoning="nobody sure")
 
 
-def _policy(deps: ToyDeps) -> CascadePolicy:
+def _policy(deps: ToyDeps, config: RunConfig) -> CascadePolicy:
     return load_policy(cascade_path(deps.settings.home, "toy", None)) or CascadePolicy()
 
 

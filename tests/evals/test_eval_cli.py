@@ -158,9 +158,9 @@ def test_json_stdout_is_one_document_even_when_a_strategy_prints(
 ) -> None:
     from evals_toy import baseline_strategy
 
-    def chatty(input, deps):
+    def chatty(input, deps, config):
         print("Joining model parts ...")  # a library writing to stdout mid-run
-        return baseline_strategy(input, deps)
+        return baseline_strategy(input, deps, config)
 
     toy_app.strategies = {**toy_app.strategies, "chatty": chatty}
     # Outside CliRunner, so stdout is the process's own stream.

@@ -14,7 +14,7 @@ PUBLIC = {
         "EvalCase",
         "EvalRun",
         "EvalSuite",
-        "RunConfig",
+        "EvalConfig",
         "SuiteOption",
         "TargetResult",
         "TokenBucket",
@@ -40,7 +40,6 @@ PUBLIC = {
         "EvalCase",
         "EvalSuite",
         "Evaluator",
-        "ModelSource",
         "Plot",
         "Strategy",
         "SuiteOption",
@@ -83,8 +82,8 @@ PUBLIC = {
         "tool_choice",
         "values_match",
     ],
-    "casework.evals.runner": ["RunConfig", "arun_suite", "as_case_output", "run_suite"],
-    "casework.evals.runconfig": ["RunConfig"],
+    "casework.evals.runner": ["EvalConfig", "arun_suite", "as_case_output", "run_suite"],
+    "casework.evals.evalconfig": ["EvalConfig"],
     "casework.evals.ratelimit": ["DEFAULT_RATE_LIMITS", "TokenBucket", "provider_of"],
     "casework.evals.retries": ["backoff_seconds", "is_transient", "one_line"],
     "casework.evals.cassettes": [
@@ -92,7 +91,6 @@ PUBLIC = {
         "BaseModelFactory",
         "CaseModels",
         "case_filename",
-        "current_case",
         "replay_source",
     ],
     "casework.evals.calibrate": [
@@ -184,7 +182,7 @@ def test_every_cli_run_option_reaches_the_run_config() -> None:
     import dataclasses
 
     from casework.evals.cli import RUN_OPTIONS, run_config
-    from casework.evals.runconfig import RunConfig
+    from casework.evals.evalconfig import EvalConfig
 
     values = {p.name: p.default.default for p in RUN_OPTIONS}
     values.update(strategy="agent", limit=3, concurrency=2, rate=5.0, model="openai:gpt-4o-mini")
@@ -196,11 +194,11 @@ def test_every_cli_run_option_reaches_the_run_config() -> None:
         models = _Models()
 
     config = run_config(values, _Settings())
-    assert isinstance(config, RunConfig)
+    assert isinstance(config, EvalConfig)
     assert (config.strategy, config.limit, config.concurrency) == ("agent", 3, 2)
     assert config.rate_limits is not None and config.rate_limits["openai"] == 5.0
     assert config.progress is not False and config.calibrate is False
-    names = {f.name for f in dataclasses.fields(RunConfig)}
+    names = {f.name for f in dataclasses.fields(EvalConfig)}
     # options the CLI does not offer are the programmatic ones
     cli_only = {"as_json", "out", "rate", "check"}
     assert {p.name for p in RUN_OPTIONS} - cli_only <= names

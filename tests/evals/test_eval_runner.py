@@ -405,10 +405,10 @@ def test_recording_counts_each_model_call_once(suite: EvalSuite, settings: Setti
 def test_an_interrupted_run_keeps_and_stores_what_finished(
     suite: EvalSuite, settings: Settings
 ) -> None:
-    def stopping(input, deps):
+    def stopping(input, deps, config):
         if input.case_id == "c05":
             raise KeyboardInterrupt
-        return baseline_strategy(input, deps)
+        return baseline_strategy(input, deps, config)
 
     interrupted = make_suite(
         suite.dataset, strategies={"stopping": stopping}, default_strategy="stopping"

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from casework.errors import ConfigError
+from casework.llm import RoleModels, ScriptedChatModel
 from casework.runtime.calibration import Calibration
 from casework.runtime.cascade import (
     NEVER,
@@ -23,13 +24,17 @@ from casework.runtime.cascade import (
     sweep,
 )
 from casework.runtime.decision import Decision, EndReason, RunInfo
+from casework.runtime.runconfig import RunConfig
 from casework.runtime.usage import Usage
+
+CONFIG = RunConfig(models=RoleModels.given(ScriptedChatModel()))
+"""No layer here asks for a model."""
 
 
 def _layer(
     name: str, table: dict[str, tuple[str, float]], calls: list[str], model_calls: int = 0
 ) -> Layer:
-    def run(input: str, deps: object) -> Decision:
+    def run(input: str, deps: object, config: RunConfig) -> Decision:
         calls.append(name)
         verdict, confidence = table[input]
         return Decision(
@@ -70,7 +75,7 @@ def _cascade(
     c = Cascade(
         "cascade",
         [rules, model],
-        policy=lambda deps: policy or CascadePolicy(),
+        policy=lambda deps, config: policy or CascadePolicy(),
         undecided=_needs_review,
     )
     return c.exploring() if explore else c
@@ -78,7 +83,7 @@ def _cascade(
 
 def test_the_first_sure_layer_decides_and_later_layers_do_not_run() -> None:
     calls: list[str] = []
-    decision = _cascade(calls)("a", None)
+    decision = _cascade(calls)("a", None, CONFIG)
     assert decision.verdict == "VALID" and calls == ["rules"]
     assert decision.run is not None and decision.run.decided_by == "rules"
     assert decision.run.strategy == "cascade" and decision.run.usage.model_calls == 0
@@ -87,7 +92,7 @@ def test_the_first_sure_layer_decides_and_later_layers_do_not_run() -> None:
 
 def test_an_undecided_or_unsure_layer_passes_the_case_on() -> None:
     calls: list[str] = []
-    decision = _cascade(calls)("b", None)  # rules NEEDS_REVIEW -> model INVALID 95
+    decision = _cascade(calls)("b", None, CONFIG)  # rules NEEDS_REVIEW -> model INVALID 95
     assert (decision.verdict, calls) == ("INVALID", ["rules", "model"])
     run = decision.run
     assert run is not None and run.decided_by == "model" and run.model == "m"
@@ -97,7 +102,7 @@ def test_an_undecided_or_unsure_layer_passes_the_case_on() -> None:
 
 def test_no_sure_layer_gives_the_apps_needs_review() -> None:
     calls: list[str] = []
-    decision = _cascade(calls)("c", None)  # rules INVALID 60 < 80; model VALID 40 < 80
+    decision = _cascade(calls)("c", None, CONFIG)  # rules INVALID 60 < 80; model VALID 40 < 80
     assert decision.verdict == "NEEDS_REVIEW"
     assert decision.run is not None and decision.run.decided_by is None
     assert decision.run.ended_by == EndReason.NO_DECISION
@@ -109,14 +114,14 @@ def test_thresholds_act_on_the_calibrated_confidence() -> None:
     cal = Calibration(knots=(50.0, 60.0, 90.0), values=(20.0, 90.0, 95.0), n=30)
     policy = CascadePolicy({"rules": LayerPolicy(85.0, cal), "model": LayerPolicy(80.0)})
     calls: list[str] = []
-    decision = _cascade(calls, policy)("c", None)
+    decision = _cascade(calls, policy)("c", None, CONFIG)
     assert decision.verdict == "INVALID" and calls == ["rules"]
     assert decision.run is not None and decision.run.layers[0].calibrated == 90.0
 
 
 def test_exploring_runs_every_layer_but_pays_only_up_to_the_decider() -> None:
     calls: list[str] = []
-    decision = _cascade(calls, explore=True)("a", None)
+    decision = _cascade(calls, explore=True)("a", None, CONFIG)
     assert calls == ["rules", "model"] and decision.verdict == "VALID"
     run = decision.run
     assert run is not None and run.decided_by == "rules" and run.usage.model_calls == 0
@@ -124,7 +129,7 @@ def test_exploring_runs_every_layer_but_pays_only_up_to_the_decider() -> None:
 
 
 def test_a_layer_that_cannot_answer_is_recorded_and_skipped() -> None:
-    def broken(input: str, deps: object) -> Decision:
+    def broken(input: str, deps: object, config: RunConfig) -> Decision:
         raise ConfigError("no model configured")
 
     calls: list[str] = []
@@ -132,10 +137,10 @@ def test_a_layer_that_cannot_answer_is_recorded_and_skipped() -> None:
     c = Cascade(
         "c",
         [Layer("remote", broken), model],
-        policy=lambda d: CascadePolicy(),
+        policy=lambda d, c: CascadePolicy(),
         undecided=_needs_review,
     )
-    decision = c("a", None)
+    decision = c("a", None, CONFIG)
     assert decision.verdict == "VALID" and decision.run is not None
     assert decision.run.layers[0].error == "ConfigError: no model configured"
 

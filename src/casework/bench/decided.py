@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from casework.evals import RunConfig, run_suite
+from casework.evals import EvalConfig, run_suite
 from casework.evals.results import CaseResult
 from casework.registry import all_apps
 
@@ -44,7 +44,7 @@ def run_decided_bench(
         suite = spec.eval_suite()
         run = run_suite(
             suite,
-            RunConfig(
+            EvalConfig(
                 strategy=suite.default_strategy,
                 sample=sample,
                 seed=seed,

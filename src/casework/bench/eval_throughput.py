@@ -2,7 +2,7 @@
 
 Every case runs a real ``ReactAgent`` (a lookup, then the submit) with traces on, through
 the harness's one path (``run_suite``): deps built once, a worker thread per slot, the case's
-model from ``deps.models``. The ideal wall time is ``cases x calls x latency / concurrency``;
+model from ``config.models``. The ideal wall time is ``cases x calls x latency / concurrency``;
 the report gives the measured wall time over it (1.0 is perfect overlap).
 """
 
@@ -20,12 +20,12 @@ from langchain_core.tools import tool
 from rich.console import Console
 
 from casework.config import Limits, Settings, get_settings
-from casework.evals import EvalCase, EvalSuite, RunConfig, run_suite
+from casework.evals import EvalCase, EvalConfig, EvalSuite, run_suite
 from casework.llm.scripted import ScriptedChatModel, call
 from casework.runtime.decision import Decision
 from casework.runtime.harness import run_info
 from casework.runtime.react import ReactAgent
-from casework.runtime.strategy import ModelSource
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["print_eval_throughput_report", "run_eval_throughput_bench"]
 
@@ -53,7 +53,6 @@ def _responder(messages: list[BaseMessage], tools: list[str]) -> Any:
 
 @dataclass(frozen=True)
 class _Deps:
-    models: ModelSource
     settings: Settings
     agents: dict[int, tuple[object, ReactAgent[BenchDecision]]] = field(default_factory=dict)
     in_flight: list[int] = field(default_factory=lambda: [0, 0])
@@ -61,9 +60,9 @@ class _Deps:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _agent(deps: _Deps) -> ReactAgent[BenchDecision]:
+def _agent(deps: _Deps, config: RunConfig) -> ReactAgent[BenchDecision]:
     """One agent per model object: building one costs ~10 ms of CPU, a run a few."""
-    model = deps.models("default")
+    model = config.models("default")
     found = deps.agents.get(id(model))
     if found is None or found[0] is not model:
         agent = ReactAgent(
@@ -72,17 +71,17 @@ def _agent(deps: _Deps) -> ReactAgent[BenchDecision]:
             decision_model=BenchDecision,
             system_prompt="Look the word up, then submit.",
             limits=Limits(max_model_calls=4),
-            trace_dir=deps.settings.traces_dir,
+            trace_dir=config.traces,
         )
         found = deps.agents[id(model)] = (model, agent)
     return found[1]
 
 
-def _strategy(input: dict[str, Any], deps: _Deps) -> BenchDecision:
+def _strategy(input: dict[str, Any], deps: _Deps, config: RunConfig) -> BenchDecision:
     with deps.lock:
         deps.in_flight[0] += 1
         deps.in_flight[1] = max(deps.in_flight)
-        agent = _agent(deps)
+        agent = _agent(deps, config)
     try:
         result = agent.run(json.dumps(input))
     finally:
@@ -104,8 +103,8 @@ def run_eval_throughput_bench(
     model = ScriptedChatModel(responder=_responder, latency=latency)
     deps: list[_Deps] = []
 
-    def make_deps(s: Settings, models: ModelSource) -> _Deps:
-        deps.append(_Deps(models=models, settings=s))
+    def make_deps(s: Settings) -> _Deps:
+        deps.append(_Deps(settings=s))
         return deps[-1]
 
     with tempfile.TemporaryDirectory(prefix="casework-bench-") as tmp:
@@ -120,7 +119,7 @@ def run_eval_throughput_bench(
         )
         run = run_suite(
             suite,
-            RunConfig(
+            EvalConfig(
                 cases=[
                     EvalCase(f"t{i:03d}", {"word": "apple", "label": "FRUIT"}, {"verdict": "VALID"})
                     for i in range(cases)

@@ -21,6 +21,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from casework.errors import CaseworkError
+from casework.llm.roles import model_name
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -122,7 +123,7 @@ def run_local_tools_bench(
     data = load_cases()
     cases = data["cases"][: limit if limit is not None else None]
     chat = _resolve(model)
-    name = getattr(chat, "model_name", None) or type(chat).__name__
+    name = model_name(chat)
     # Load before timing so the first case's seconds are generation, not model load.
     loader = getattr(chat, "load", None)
     load_seconds = loader() if callable(loader) else None

@@ -2,8 +2,8 @@
 
 An app hands the harness an ``EvalSuite`` (its dataset, the strategies its spec registers,
 how a case becomes a strategy's input and how the run's deps are built, verdict labels,
-domain evaluators, plots and targets); ``run_suite(suite, RunConfig(...))`` does the rest. Evaluators live in
-``casework.evals.evaluators`` as plain functions. The runner, store, report and compare
+domain evaluators, plots and targets); ``run_suite(suite, EvalConfig(...))`` does the rest.
+Evaluators live in ``casework.evals.evaluators`` as plain functions. The runner, store, report and compare
 modules load on first use, so ``casework --help`` stays quick.
 """
 
@@ -13,8 +13,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from casework.evals.datasets import dump_dataset, load_dataset
+from casework.evals.evalconfig import EvalConfig
 from casework.evals.results import CaseResult, EvalRun, TargetResult
-from casework.evals.runconfig import RunConfig
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
 
 if TYPE_CHECKING:
@@ -31,9 +31,9 @@ __all__ = [
     "CaseResult",
     "Comparison",
     "EvalCase",
+    "EvalConfig",
     "EvalRun",
     "EvalSuite",
-    "RunConfig",
     "SuiteOption",
     "TargetResult",
     "TokenBucket",

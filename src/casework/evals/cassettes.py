@@ -1,13 +1,12 @@
 """The models of an evaluation run: one per role, rate limited, recorded or replayed per case.
 
-Strategies ask their deps' ``models(role)`` for a chat model; the harness hands the deps a
-``ModelSource`` bound to the case the current worker runs (a context variable), so one set of
-deps serves every case while ``--record`` writes, and ``--replay`` reads, one cassette per case.
+Strategies ask their run config's ``models(role)`` for a chat model; the harness runs each
+case under a ``RoleModels`` of its own (``CaseModels.for_case``), so one set of deps serves
+every case while ``--record`` writes, and ``--replay`` reads, one cassette per case.
 """
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import json
 import re
@@ -21,24 +20,19 @@ from langchain_core.language_models import BaseChatModel
 from casework.config import Settings
 from casework.errors import CaseworkError, ConfigError, InputError
 from casework.evals.ratelimit import DEFAULT_RATE_LIMITS, TokenBucket, provider_of
-from casework.llm import resolve_model
+from casework.llm import LOCAL_ROLE, RoleModels, model_name, resolve_model
 from casework.llm.replay import Cassette, RecordingChatModel, ReplayChatModel
-from casework.runtime.cascade import LOCAL_ROLE
 
 __all__ = [
     "JUDGE_ROLE",
     "BaseModelFactory",
     "CaseModels",
     "case_filename",
-    "current_case",
     "replay_source",
 ]
 
 JUDGE_ROLE = "eval_judge"
 """The role the harness's own judge asks for (apps' in-agent judges use ``judge``)."""
-
-current_case: contextvars.ContextVar[str] = contextvars.ContextVar("casework_eval_case")
-"""The id of the case the current worker runs (set by the runner around each strategy call)."""
 
 BaseModelFactory = Callable[[str, str], BaseChatModel]
 """``(case_id, role) -> chat model``: replaces ``resolve_model`` (tests hand in scripted models)."""
@@ -54,8 +48,8 @@ def case_filename(case_id: str) -> str:
 
 class CaseModels:
     """``model_for(case_id, role)``: resolves each role's model once, applies the provider's
-    rate limit, and records to or replays from the case's cassette. ``models`` is the
-    ``ModelSource`` strategies see: ``model_for`` of the case the current worker runs."""
+    rate limit, and records to or replays from the case's cassette. ``for_case(case_id)`` is
+    the ``RoleModels`` a case's strategy sees."""
 
     def __init__(
         self,
@@ -66,6 +60,7 @@ class CaseModels:
         base_model: BaseModelFactory | None = None,
         record_dir: Path | None = None,
         replay_dir: Path | None = None,
+        replay_name: str | None = None,
         rate_limits: Mapping[str, float] | None = None,
     ) -> None:
         self.model = model
@@ -74,18 +69,21 @@ class CaseModels:
         self.base_model = base_model
         self.record_dir = record_dir
         self.replay_dir = replay_dir
+        self.replay_name = replay_name or (f"replay:{replay_dir}" if replay_dir else None)
+        """What a replayed case's ``RunInfo.model`` says (``replay:`` and what was replayed)."""
         limits = DEFAULT_RATE_LIMITS if rate_limits is None else rate_limits
         self.limiters = {p: TokenBucket(r) for p, r in limits.items() if r and r > 0}
+        self.roles = RoleModels(settings, model)
+        """The specs of the run's roles (a cascade's local layer stays local under --model)."""
         self._resolved: dict[str, BaseChatModel] = {}
         self._cassettes: dict[str, Cassette] = {}
+        self._cases: dict[str, _CaseModels] = {}
         self._lock = threading.Lock()
 
     def spec_for(self, role: str) -> str:
         if role == JUDGE_ROLE:
             return self.judge_model or self.settings.models.for_role("judge")
-        if role == LOCAL_ROLE:  # a cascade's cheap layer stays local under --model
-            return self.settings.models.local
-        return self.model or self.settings.models.for_role(role)
+        return self.roles.spec(role)
 
     def _cassette(self, case_id: str, *, must_exist: bool) -> Cassette:
         folder = self.replay_dir if must_exist else self.record_dir
@@ -138,12 +136,18 @@ class CaseModels:
             )
         return model
 
-    def models(self, role: str) -> BaseChatModel:
-        """The ``ModelSource`` of the deps: the current case's model for ``role``."""
-        case_id = current_case.get(None)
-        if case_id is None:
-            raise RuntimeError("models(role) was called outside an evaluation case")
-        return self.model_for(case_id, role)
+    def for_case(self, case_id: str) -> RoleModels:
+        """The models of one case: each role's resolved once for the case, and named."""
+        with self._lock:
+            found = self._cases.get(case_id)
+            if found is None:
+                found = self._cases[case_id] = _CaseModels(self, case_id)
+            return found
+
+    def release(self, case_id: str) -> None:
+        """Forget a case's models (it finished, or is tried again with fresh ones)."""
+        with self._lock:
+            self._cases.pop(case_id, None)
 
     def check(self) -> None:
         """Resolve the models the user named (``model``, ``judge_model``) once before the run,
@@ -156,11 +160,37 @@ class CaseModels:
                 self._resolve(spec)
 
     def reset(self, case_id: str) -> None:
-        """Forget a case's cassette before a retry (a recording starts over)."""
+        """Forget a case's cassette and models before a retry (a recording starts over)."""
+        self.release(case_id)
         with self._lock:
             self._cassettes.pop(case_id, None)
         if self.record_dir is not None:
             (self.record_dir / f"{case_filename(case_id)}.jsonl").unlink(missing_ok=True)
+
+
+class _CaseModels(RoleModels):
+    """One case's ``RoleModels``: its roles resolved by the run (recorded, replayed)."""
+
+    def __init__(self, run: CaseModels, case_id: str) -> None:
+        super().__init__(run.settings, run.model)
+        self._run = run
+        self._case_id = case_id
+
+    def spec(self, role: str) -> str:
+        return self._run.spec_for(role)
+
+    def name(self, role: str) -> str:
+        """What the case's ``RunInfo.model`` says ``role`` ran: a replay names what it
+        replays, a model ``base_model`` handed in its own name, any other the role's spec."""
+        run = self._run
+        if run.replay_name is not None and role != LOCAL_ROLE:
+            return run.replay_name
+        if run.base_model is not None:
+            return model_name(self(role))
+        return run.spec_for(role)
+
+    def resolve(self, role: str) -> BaseChatModel:
+        return self._run.model_for(self._case_id, role)
 
 
 def replay_source(replay: str | Path, settings: Settings) -> tuple[Path, dict[str, Any]]:

@@ -162,15 +162,15 @@ def _suite_options(suite: Any) -> list[inspect.Parameter]:
 
 
 def run_config(values: dict[str, Any], settings: Any, cases: Any = None) -> Any:
-    """The ``RunConfig`` of the command line's values."""
+    """The ``EvalConfig`` of the command line's values."""
+    from casework.evals.evalconfig import EvalConfig
     from casework.evals.ratelimit import DEFAULT_RATE_LIMITS, provider_of
-    from casework.evals.runconfig import RunConfig
 
     rate_limits = None
     if values["rate"] is not None:
         spec = values["model"] or settings.models.default
         rate_limits = {**DEFAULT_RATE_LIMITS, provider_of(spec): values["rate"]}
-    return RunConfig(
+    return EvalConfig(
         strategy=values["strategy"],
         model=values["model"],
         judge_model=values["judge_model"],

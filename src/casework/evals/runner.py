@@ -1,11 +1,12 @@
 """The evaluation runner: every case of a dataset through a strategy, scored, stored, reported.
 
-A strategy is the app's plain function ``run(input, deps) -> Decision``, the one the CLI and
-the API call. The cases go through the platform's ``run_batch``: with the ``local`` executor
-the deps are built once per run (``suite.deps(settings, models)``) and each case runs on a
+A strategy is the app's plain function ``run(input, deps, config) -> Decision``, the one the
+CLI and the API call. The cases go through the platform's ``run_batch``: with the ``local``
+executor the deps are built once per run (``suite.deps(settings)``) and each case runs on a
 worker thread (``concurrency`` of them); with ``ray`` each worker process builds its own deps
-and models from the specs. A case runs with its id in a context variable, so the
-deps' ``models(role)`` records or replays that case's cassette. Model calls share a
+and models from the specs. Each case runs under its own ``RunConfig``: its models
+(``CaseModels.for_case``: recorded to or replayed from the case's cassette) and the run's
+trace folder. Model calls share a
 token-bucket rate limit per provider; transient errors (timeouts, connection errors, 429 /
 5xx) are retried with exponential backoff, errors a user caused (``CaseworkError``) never are.
 Every case keeps its trace under ``<run_dir>/traces/``.
@@ -42,25 +43,20 @@ from rich.progress import (
 
 from casework.config import Settings, get_settings
 from casework.errors import InputError
-from casework.evals.cassettes import (
-    JUDGE_ROLE,
-    CaseModels,
-    case_filename,
-    current_case,
-    replay_source,
-)
+from casework.evals.cassettes import JUDGE_ROLE, CaseModels, case_filename, replay_source
 from casework.evals.datasets import dataset_digest, load_dataset, resolve_dataset
+from casework.evals.evalconfig import EvalConfig
 from casework.evals.evaluators.judge import ajudge, default_rubric
 from casework.evals.metrics import score_case, summarize
 from casework.evals.results import CaseResult, EvalRun
 from casework.evals.retries import backoff_seconds, is_transient, one_line
-from casework.evals.runconfig import RunConfig
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
 from casework.evals.traces import keep_trace
 from casework.registry import strategy_named
 from casework.runtime.batch import BatchConfig, BatchResult, arun_batch, check_batch_config
+from casework.runtime.runconfig import RunConfig
 
-__all__ = ["RunConfig", "arun_suite", "as_case_output", "run_suite"]
+__all__ = ["EvalConfig", "arun_suite", "as_case_output", "run_suite"]
 
 
 def as_case_output(value: Any) -> CaseOutput:
@@ -95,12 +91,13 @@ class _CaseTask:
         *,
         suite: EvalSuite,
         strategy: str,
-        config: RunConfig,
+        config: EvalConfig,
         settings: Settings,
-        run_settings: Settings,
+        traces: Path,
         model: str | None,
         record_dir: Path | None,
         replay_dir: Path | None,
+        replay_name: str | None,
         rate_limits: Mapping[str, float],
     ) -> None:
         self.suite = suite
@@ -111,10 +108,11 @@ class _CaseTask:
         self.base_model = config.base_model
         self.judge_model = config.judge_model
         self.settings = settings
-        self.run_settings = run_settings
+        self.traces = traces
         self.model = model
         self.record_dir = record_dir
         self.replay_dir = replay_dir
+        self.replay_name = replay_name
         self.rate_limits = dict(rate_limits)
         self.remote = False
         self._state: tuple[CaseModels, Any] | None = None
@@ -136,9 +134,7 @@ class _CaseTask:
         with self._lock:
             if self._state is None:
                 # A worker process: its own models from the specs, its own deps and traces.
-                run_settings = self.run_settings.model_copy(
-                    update={"trace_dir": Path(tempfile.mkdtemp(prefix="casework-traces-"))}
-                )
+                self.traces = Path(tempfile.mkdtemp(prefix="casework-traces-"))
                 models = CaseModels(
                     model=self.model,
                     judge_model=self.judge_model,
@@ -146,21 +142,22 @@ class _CaseTask:
                     base_model=self.base_model,
                     record_dir=self.record_dir,
                     replay_dir=self.replay_dir,
+                    replay_name=self.replay_name,
                     rate_limits=self.rate_limits,
                 )
-                deps = self.suite.deps(run_settings, models.models) if self.suite.deps else None
+                deps = self.suite.deps(self.settings) if self.suite.deps else None
                 self._state = (models, deps)
             return self._state
 
-    def _once(self, case: EvalCase, deps: Any) -> CaseOutput:
-        token = current_case.set(case.id)
+    def _once(self, case: EvalCase, models: CaseModels, deps: Any) -> CaseOutput:
+        config = RunConfig(models=models.for_case(case.id), traces=self.traces)
         try:
             strategy = self.suite.strategies[self.strategy]
             if self.all_layers and hasattr(strategy, "exploring"):
                 strategy = strategy.exploring()
-            return as_case_output(strategy(self.suite.strategy_input(case), deps))
+            return as_case_output(strategy(self.suite.strategy_input(case), deps, config))
         finally:
-            current_case.reset(token)
+            models.release(case.id)
 
     def __call__(self, case: EvalCase) -> _CaseRun:
         models, deps = self._models_and_deps()
@@ -169,7 +166,7 @@ class _CaseTask:
         while True:
             attempt += 1
             try:
-                out = self._once(case, deps)
+                out = self._once(case, models, deps)
                 break
             except Exception as exc:
                 if attempt <= self.retries and is_transient(exc):
@@ -193,7 +190,7 @@ class _Runner:
         task: _CaseTask,
         models: CaseModels,
         run_dir: Path,
-        config: RunConfig,
+        config: EvalConfig,
         judge: bool,
         judge_rubric: str,
         progress: Progress | None,
@@ -330,7 +327,7 @@ def sample_cases(cases: list[T], n: int | None, seed: int = 0) -> list[T]:
     return [cases[i] for i in keep]
 
 
-def _cases(suite: EvalSuite, config: RunConfig) -> tuple[list[EvalCase], str, str]:
+def _cases(suite: EvalSuite, config: EvalConfig) -> tuple[list[EvalCase], str, str]:
     """(cases, dataset name, digest) of the run."""
     limit = config.limit
     if config.cases is not None:
@@ -351,10 +348,10 @@ def _cases(suite: EvalSuite, config: RunConfig) -> tuple[list[EvalCase], str, st
     return (case_list[:limit] if limit else case_list), str(path), dataset_digest(path)
 
 
-async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields: Any) -> EvalRun:
+async def arun_suite(suite: EvalSuite, config: EvalConfig | None = None, **fields: Any) -> EvalRun:
     """Run ``suite`` as ``config`` says (``fields`` override single settings of it) and
     return the scored run."""
-    config = dataclasses.replace(config or RunConfig(), **fields)
+    config = dataclasses.replace(config or EvalConfig(), **fields)
     settings: Settings = config.settings or get_settings()
     if config.concurrency < 1:
         raise InputError("Concurrency must be at least 1.")
@@ -405,6 +402,7 @@ async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields
     run_id = config.run_id or f"{suite.app}-{created:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
     run_dir = Path(config.out_dir) if config.out_dir else settings.home / "evals" / run_id
     record_dir = run_dir / "cassettes" if config.record else None
+    replay_name = f"replay:{config.replay}" if replay_dir is not None else None
     models = CaseModels(
         model=model,
         judge_model=config.judge_model,
@@ -412,17 +410,16 @@ async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields
         base_model=config.base_model,
         record_dir=record_dir,
         replay_dir=replay_dir,
+        replay_name=replay_name,
         rate_limits=config.rate_limits,
     )
     models.check()  # before anything is written: a bad model spec leaves no empty run behind
-    # The strategies write their agent traces here; the runner moves each into traces/<case>.
-    run_settings = settings.model_copy(update={"trace_dir": run_dir / "traces" / "runs"})
     if suite.setup is not None:
         suite.setup(settings)
     # Locally every case shares the run's deps; each Ray worker builds its own from the specs.
     local_deps = None
     if suite.deps is not None and config.executor == "local":
-        local_deps = suite.deps(run_settings, models.models)
+        local_deps = suite.deps(settings)
     run_dir.mkdir(parents=True, exist_ok=True)
     if record_dir is not None:
         record_dir.mkdir(exist_ok=True)
@@ -434,10 +431,12 @@ async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields
         strategy=strategy,
         config=config,
         settings=settings,
-        run_settings=run_settings,
+        # The strategies write their agent traces here; the runner moves each into traces/<case>.
+        traces=run_dir / "traces" / "runs",
         model=model,
         record_dir=record_dir,
         replay_dir=replay_dir,
+        replay_name=replay_name,
         # Ray workers each take from their own bucket: together they keep the provider's rate.
         rate_limits={
             p: b.rate / (config.concurrency if config.executor == "ray" else 1)
@@ -540,6 +539,6 @@ async def arun_suite(suite: EvalSuite, config: RunConfig | None = None, **fields
     return finish("complete", results, time.perf_counter() - started)
 
 
-def run_suite(suite: EvalSuite, config: RunConfig | None = None, **fields: Any) -> EvalRun:
+def run_suite(suite: EvalSuite, config: EvalConfig | None = None, **fields: Any) -> EvalRun:
     """Sync entry point of ``arun_suite`` (same arguments)."""
     return asyncio.run(arun_suite(suite, config, **fields))

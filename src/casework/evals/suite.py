@@ -1,9 +1,9 @@
 """The contract between an app and the evaluation harness.
 
 An app's ``AppSpec.eval_suite()`` returns an ``EvalSuite``: its dataset, the strategies it
-registered (plain functions ``run(input, deps) -> Decision``, the same ones the CLI and the
-API call), how a case becomes a strategy's input (``input_model``), how the deps of a run are
-built (``deps(settings, models)``, once per run), which output field holds the verdict, its
+registered (plain functions ``run(input, deps, config) -> Decision``, the same ones the CLI
+and the API call), how a case becomes a strategy's input (``input_model``), how the deps of a
+run are built (``deps(settings)``, once per run), which output field holds the verdict, its
 domain evaluators, plots and targets. The runner does the rest (concurrency, retries, traces,
 storage, reports).
 """
@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from casework.evals.results import CaseResult
 from casework.runtime.decision import RunInfo
-from casework.runtime.strategy import ModelSource, Strategy
+from casework.runtime.strategy import Strategy
 from casework.runtime.usage import Usage
 
 __all__ = [
@@ -27,7 +27,6 @@ __all__ = [
     "EvalCase",
     "EvalSuite",
     "Evaluator",
-    "ModelSource",
     "Plot",
     "Strategy",
     "SuiteOption",
@@ -88,17 +87,17 @@ class EvalSuite:
     app: str
     dataset: Path
     strategies: Mapping[str, Strategy[Any, Any]]
-    """Name -> ``run(input, deps) -> Decision``: the app spec's strategies."""
+    """Name -> ``run(input, deps, config) -> Decision``: the app spec's strategies."""
     default_strategy: str
     labels: list[str]
     """The classes of the verdict, for per-class metrics and the confusion matrix."""
     input_model: type[BaseModel] | Callable[[EvalCase], Any] | None = None
     """Turns a case into the strategy's input: a pydantic type (validated from
     ``case.inputs``) or a function of the case; None passes ``case.inputs`` as is."""
-    deps: Callable[[Any, ModelSource], Any] | None = None
-    """``deps(settings, models)`` -> the deps every case of a run shares (stores are opened
-    once per run). ``models(role)`` answers with the current case's model, recording or
-    replaying it under ``--record`` / ``--replay``. None: the strategies get ``None``."""
+    deps: Callable[[Any], Any] | None = None
+    """``deps(settings)`` -> the deps every case of a run shares (stores are opened once per
+    run); each case's models come in its ``RunConfig``, recorded or replayed under
+    ``--record`` / ``--replay``. None: the strategies get ``None``."""
     verdict_field: str = "verdict"
     confidence_field: str | None = "confidence"
     """0-100 confidence in the output, for calibration; None when the app has none."""

@@ -4,17 +4,19 @@ from casework.runtime.decision import Decision, EndReason, Evidence, RunInfo, Ve
 from casework.runtime.events import Event, to_json
 from casework.runtime.harness import Run, RunResult, run_info
 from casework.runtime.react import ReactAgent, ToolCallRecord
-from casework.runtime.strategy import ModelSource, Strategy
+from casework.runtime.runconfig import EventSink, RunConfig
+from casework.runtime.strategy import Strategy
 from casework.runtime.usage import Usage
 
 __all__ = [
     "Decision",
     "EndReason",
     "Event",
+    "EventSink",
     "Evidence",
-    "ModelSource",
     "ReactAgent",
     "Run",
+    "RunConfig",
     "RunInfo",
     "RunResult",
     "Strategy",

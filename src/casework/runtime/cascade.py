@@ -1,8 +1,8 @@
 """The cascade: each case goes to the cheapest layer that is sure of it.
 
 A cascade is an ordered list of layers (e.g. rules → baseline → the bundled model → a
-configured remote model), each a strategy ``run(input, deps) -> Decision``. A layer's answer
-is kept when it decided (its verdict is not an "undecided" one such as NEEDS_REVIEW) and its
+configured remote model), each a strategy ``run(input, deps, config) -> Decision``. A layer's
+answer is kept when it decided (its verdict is not an "undecided" one such as NEEDS_REVIEW) and its
 *calibrated* confidence reaches the layer's threshold; otherwise the case goes to the next
 layer. When no layer is sure, the app's ``undecided`` hook turns the last answer into its
 needs-review decision. Every decision records which layer decided and what each layer before
@@ -29,8 +29,10 @@ from typing import Any, Generic, TypeVar, cast
 from pydantic import BaseModel, Field
 
 from casework.errors import CaseworkError, InputError
+from casework.llm.roles import LOCAL_ROLE
 from casework.runtime.calibration import Calibration, fit_calibration
 from casework.runtime.decision import Decision, EndReason, RunInfo
+from casework.runtime.runconfig import RunConfig
 from casework.runtime.usage import Usage
 
 __all__ = [
@@ -50,10 +52,6 @@ __all__ = [
     "sweep",
 ]
 
-LOCAL_ROLE = "local"
-"""The model role of a cascade's cheap model layer: ``settings.models.local`` (the bundled
-model by default), which ``--model`` does not replace."""
-
 DecisionT = TypeVar("DecisionT", bound=Decision)
 
 NEVER = 101.0
@@ -65,14 +63,14 @@ class Layer:
     """One layer of a cascade: a strategy and what its answer costs."""
 
     name: str
-    run: Callable[[Any, Any], Decision]
+    run: Callable[[Any, Any, RunConfig], Decision]
     default_threshold: float = 80.0
     """The threshold (0-100) used until a policy is fitted."""
     remote: bool = False
     """The layer runs a configured remote model: the stored policy is per remote model."""
-    when: Callable[[Any], bool] | None = None
-    """``when(deps)``: whether the layer takes part in this run (a remote-model layer only
-    when a remote model is configured); None: always."""
+    when: Callable[[Any, RunConfig], bool] | None = None
+    """``when(deps, config)``: whether the layer takes part in this run (a remote-model layer
+    only when the run's models configure a remote one); None: always."""
 
 
 class LayerOutcome(BaseModel):
@@ -221,9 +219,9 @@ def _usage_of(decision: Decision | None) -> Usage:
 
 
 class Cascade(Generic[DecisionT]):
-    """A strategy made of layers: ``Cascade(...)(input, deps) -> Decision``.
+    """A strategy made of layers: ``Cascade(...)(input, deps, config) -> Decision``.
 
-    ``policy(deps)`` gives the thresholds and calibrations in force (a stored fit, or each
+    ``policy(deps, config)`` gives the thresholds and calibrations in force (a stored fit, or each
     layer's default); ``undecided(last_decision, outcomes)`` builds the needs-review decision
     when no layer is sure (``last_decision`` is None when every layer failed).
     """
@@ -233,7 +231,7 @@ class Cascade(Generic[DecisionT]):
         name: str,
         layers: Sequence[Layer],
         *,
-        policy: Callable[[Any], CascadePolicy],
+        policy: Callable[[Any, RunConfig], CascadePolicy],
         undecided: Callable[[Decision | None, list[LayerOutcome]], DecisionT],
         undecided_verdicts: frozenset[str] = frozenset({"NEEDS_REVIEW"}),
         explore: bool = False,
@@ -261,11 +259,11 @@ class Cascade(Generic[DecisionT]):
         )
 
     def _outcome(
-        self, layer: Layer, rule: LayerPolicy, input: Any, deps: Any
+        self, layer: Layer, rule: LayerPolicy, input: Any, deps: Any, config: RunConfig
     ) -> tuple[LayerOutcome, Decision | None]:
         started = time.perf_counter()
         try:
-            decision = layer.run(input, deps)
+            decision = layer.run(input, deps, config)
         except CaseworkError as exc:  # a layer that cannot answer (no model, bad source)
             seconds = time.perf_counter() - started
             return LayerOutcome(
@@ -302,15 +300,15 @@ class Cascade(Generic[DecisionT]):
             and outcome.calibrated >= outcome.threshold
         )
 
-    def __call__(self, input: Any, deps: Any) -> DecisionT:
-        policy = self.policy(deps)
+    def __call__(self, input: Any, deps: Any, config: RunConfig) -> DecisionT:
+        policy = self.policy(deps, config)
         outcomes: list[LayerOutcome] = []
         chosen: Decision | None = None
         last: Decision | None = None
         for layer in self.layers:
-            if layer.when is not None and not layer.when(deps):
+            if layer.when is not None and not layer.when(deps, config):
                 continue
-            outcome, decision = self._outcome(layer, policy.for_layer(layer), input, deps)
+            outcome, decision = self._outcome(layer, policy.for_layer(layer), input, deps, config)
             outcomes.append(outcome)
             if decision is not None:
                 last = decision

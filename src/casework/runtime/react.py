@@ -47,6 +47,7 @@ from pydantic import BaseModel, ValidationError
 
 from casework.config import Limits
 from casework.errors import ModelError, SourceUnavailable, ToolRetry
+from casework.llm.roles import model_name
 from casework.runtime.decision import (
     Decision,
     EndReason,
@@ -471,7 +472,7 @@ class ReactAgent(Generic[DecisionT]):
             payload = input
         run = Run(
             self.name,
-            model=_model_name(self.model),
+            model=model_name(self.model),
             trace_dir=self.trace_dir if trace else None,
             thread_id=thread_id,
             payload=payload,
@@ -667,11 +668,3 @@ def _last(events: Iterator[Event]) -> RunResult[Any]:
     # The last event is always ``complete``, whose "result" is the run's RunResult.
     result: RunResult[Any] = last["result"]
     return result
-
-
-def _model_name(model: Any) -> str:
-    for attr in ("model_name", "model", "name"):
-        value = getattr(model, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return type(model).__name__

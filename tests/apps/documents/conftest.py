@@ -54,7 +54,4 @@ def any_repo(request: pytest.FixtureRequest, tmp_path: Path) -> DocumentsReposit
 
 @pytest.fixture
 def deps(repo: DocumentsRepository) -> DocumentsDeps:
-    def no_models(role: str):
-        raise AssertionError(f"this test must not ask for a model ({role})")
-
-    return DocumentsDeps(repo=repo, settings=get_settings(), models=no_models, ocr=FakeOcr())
+    return DocumentsDeps(repo=repo, settings=get_settings(), ocr=FakeOcr())

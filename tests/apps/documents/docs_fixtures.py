@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from casework.apps.documents.ocr import PageText, ReadResult
+from casework.llm import RoleModels
+from casework.runtime import RunConfig
 
 ALICE, BOB = 1, 2
 
@@ -36,3 +40,17 @@ def text_read(text: str, pages: int = 1) -> ReadResult:
         pages=[PageText(text=text, ocr=False, seconds=0.0) for _ in range(pages)],
         engine="pypdf",
     )
+
+
+def on(model: Any, **fields: Any) -> RunConfig:
+    """A run config on ``model`` for every role (``fields``: the config's others)."""
+    return RunConfig(models=RoleModels.given(model), **fields)
+
+
+def no_models() -> RoleModels:
+    """Models whose every call fails the test (a run that must not ask for one)."""
+
+    def refuse(role: str) -> Any:
+        raise AssertionError(f"this test must not ask for a model ({role})")
+
+    return RoleModels.given(refuse)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from docs_fixtures import ALICE, BOB, INVOICE_TEXT, text_read
+from docs_fixtures import ALICE, BOB, INVOICE_TEXT, on, text_read
 from langchain_core.messages import ToolMessage
 
 from casework.apps.documents.agent import NUDGE, run_correction, run_extraction
@@ -66,7 +66,7 @@ def test_agent_writes_as_it_goes_and_completes(deps: DocumentsDeps) -> None:
     )
     events: list[dict] = []
     decision = run_extraction(
-        ExtractionInput(document_id=doc, user_id=ALICE), deps, model=model, emit=events.append
+        ExtractionInput(document_id=doc, user_id=ALICE), deps, on(model, events=events.append)
     )
     model.assert_exhausted()
     assert seen["status"] == "in_progress"  # progress was in the database while it ran
@@ -112,7 +112,7 @@ def test_complete_refuses_without_fields_then_the_model_recovers(deps: Documents
             call("complete_extraction"),
         ]
     )
-    decision = run_extraction(ExtractionInput(document_id=doc, user_id=ALICE), deps, model=model)
+    decision = run_extraction(ExtractionInput(document_id=doc, user_id=ALICE), deps, on(model))
     assert decision.verdict == "completed" and decision.fields == {"total": 45.1}
     assert decision.run.tool_names == [
         "complete_extraction",
@@ -134,7 +134,7 @@ def test_dotted_field_names_are_saved_as_nested_fields(deps: DocumentsDeps) -> N
             call("complete_extraction"),
         ]
     )
-    decision = run_extraction(ExtractionInput(document_id=doc, user_id=ALICE), deps, model=model)
+    decision = run_extraction(ExtractionInput(document_id=doc, user_id=ALICE), deps, on(model))
     assert decision.verdict == "completed"
     assert decision.fields == {
         "document": {"title": "Invoice"},
@@ -163,7 +163,7 @@ def test_model_that_stops_is_nudged_then_the_runtime_completes(deps: DocumentsDe
             ignore_the_nudge,
         ]
     )
-    decision = run_extraction(ExtractionInput(document_id=doc, user_id=ALICE), deps, model=model)
+    decision = run_extraction(ExtractionInput(document_id=doc, user_id=ALICE), deps, on(model))
     model.assert_exhausted()
     assert prompts == [NUDGE]  # one nudge, worded for extraction
     ext = deps.repo.get_extraction(ALICE, decision.extraction_id)
@@ -178,7 +178,7 @@ def test_model_that_stops_is_nudged_then_the_runtime_completes(deps: DocumentsDe
 def test_agent_without_fields_falls_back_to_rules(deps: DocumentsDeps) -> None:
     doc = _doc(deps)
     model = ScriptedChatModel(steps=[say("I cannot."), say("Still no.")])
-    decision = run_extraction(ExtractionInput(document_id=doc, user_id=ALICE), deps, model=model)
+    decision = run_extraction(ExtractionInput(document_id=doc, user_id=ALICE), deps, on(model))
     assert decision.verdict == "completed" and decision.method == "rules_fallback"
     assert decision.fields["total"] == 45.1 and decision.fields["invoice_number"] == "INV-1043"
 
@@ -186,7 +186,7 @@ def test_agent_without_fields_falls_back_to_rules(deps: DocumentsDeps) -> None:
 def test_a_model_error_is_named_in_the_fallbacks_reason(deps: DocumentsDeps) -> None:
     doc = _doc(deps)
     model = ScriptedChatModel(steps=[call("get_document_text")])  # then the script runs out
-    decision = run_extraction(ExtractionInput(document_id=doc, user_id=ALICE), deps, model=model)
+    decision = run_extraction(ExtractionInput(document_id=doc, user_id=ALICE), deps, on(model))
     assert decision.method == "rules_fallback"
     reason = deps.repo.get_extraction(ALICE, decision.extraction_id).reason
     assert reason.startswith("the agent ended without fields (error:model (")
@@ -196,7 +196,7 @@ def test_a_model_error_is_named_in_the_fallbacks_reason(deps: DocumentsDeps) -> 
 def test_nothing_to_fall_back_on_fails_with_a_reason(deps: DocumentsDeps) -> None:
     doc = _doc(deps, text="0000 1111 2222\n3333 4444")
     model = ScriptedChatModel(steps=[])  # the model errors at once
-    decision = run_extraction(ExtractionInput(document_id=doc, user_id=ALICE), deps, model=model)
+    decision = run_extraction(ExtractionInput(document_id=doc, user_id=ALICE), deps, on(model))
     ext = deps.repo.get_extraction(ALICE, decision.extraction_id)
     assert ext.status == "failed"
     assert ext.reason.startswith("Cannot complete: no fields extracted (the run ended: error:model")
@@ -227,7 +227,7 @@ def test_custom_mode_requires_exactly_the_users_fields(deps: DocumentsDeps) -> N
         ]
     )
     decision = run_extraction(
-        ExtractionInput(document_id=doc, user_id=ALICE, fields=wanted), deps, model=model
+        ExtractionInput(document_id=doc, user_id=ALICE, fields=wanted), deps, on(model)
     )
     first = decision.run.tool_calls[0]
     assert not first.ok and first.output == (
@@ -258,7 +258,7 @@ def test_correction_edits_by_path_and_completes_again(deps: DocumentsDeps) -> No
         ]
     )
     decision = run_correction(
-        deps, ALICE, ext.id, "the total is 45.10 and drop the notes", model=model
+        deps, ALICE, ext.id, "the total is 45.10 and drop the notes", on(model)
     )
     assert decision.verdict == "completed"
     assert decision.fields == {"total": 45.1} and decision.confidence_scores == {"total": 1.0}
@@ -347,3 +347,28 @@ def test_a_killed_run_is_closed_keeping_what_it_wrote(deps: DocumentsDeps) -> No
             },
         )
     ]
+
+
+def test_a_run_under_an_override_names_that_model(deps: DocumentsDeps, tmp_path) -> None:
+    """Under a model spec (``--model``) the decision names that spec, not the settings' model
+    of the role (issue #20). The spec replays a scripted recording of the same document."""
+    from casework.apps.documents.strategies import STRATEGIES
+    from casework.llm import RecordingChatModel, RoleModels
+    from casework.runtime import RunConfig
+
+    doc = _doc(deps)
+    scripted = ScriptedChatModel(
+        steps=[
+            call("extract_fields", fields={"total": 45.1}, confidences={"total": 0.9}),
+            call("complete_extraction"),
+        ]
+    )
+    cassette = tmp_path / "agent.jsonl"
+    recording = RoleModels.given(RecordingChatModel.wrap(scripted, cassette))
+    given = ExtractionInput(document_id=doc, user_id=ALICE)
+    recorded = STRATEGIES["agent"](given, deps, RunConfig(models=recording))
+    spec = f"replay:{cassette}"
+    replayed = STRATEGIES["agent"](given, deps, RunConfig.of(deps.settings, spec))
+    assert (recorded.run.model, replayed.run.model) == ("scripted", spec)
+    assert replayed.verdict == "completed" and replayed.fields == {"total": 45.1}
+    assert replayed.extraction_id != recorded.extraction_id

@@ -13,24 +13,26 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
-from docs_fixtures import ALICE, BOB, INVOICE_TEXT, text_read
+from docs_fixtures import ALICE, BOB, INVOICE_TEXT, no_models, text_read
 from fastapi import FastAPI, Request
 from fastapi.testclient import TestClient
 
 from casework.apikit import add_error_handler
 from casework.apps.documents.api import router
 from casework.apps.documents.deps import DocumentsDeps
-from casework.llm import ScriptedChatModel, call, say
+from casework.llm import RoleModels, ScriptedChatModel, call, say
 from casework.runtime.context import Caller, Role, current_caller
 
 DATA = Path(__file__).resolve().parents[3] / "src/casework/apps/documents/data/eval/files"
 
 
-def _client(deps: DocumentsDeps) -> TestClient:
-    """The router on a bare app; the caller comes from a test header (tokens: tests/access)."""
+def _client(deps: DocumentsDeps, model: ScriptedChatModel | None = None) -> TestClient:
+    """The router on a bare app (its runs on ``model``; without one, a run that asks for a
+    model fails the test); the caller comes from a test header (tokens: tests/access)."""
     app = FastAPI()
     app.state.settings = deps.settings
-    app.include_router(router(deps.settings, lambda: deps), prefix="/documents")
+    models = RoleModels.given(model) if model is not None else no_models()
+    app.include_router(router(deps.settings, lambda: deps, models=models), prefix="/documents")
 
     def caller(request: Request) -> Caller:
         uid = int(request.headers.get("x-user", ALICE))
@@ -39,12 +41,6 @@ def _client(deps: DocumentsDeps) -> TestClient:
     app.dependency_overrides[current_caller] = caller
     add_error_handler(app)  # the server's error table
     return TestClient(app)
-
-
-def _with_model(deps: DocumentsDeps, model: ScriptedChatModel) -> DocumentsDeps:
-    return DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=lambda role: model, ocr=deps.ocr
-    )
 
 
 @contextmanager
@@ -142,7 +138,7 @@ def test_a_dropped_sse_client_reattaches_without_losing_an_event(deps: Documents
             call("complete_extraction"),
         ]
     )
-    client = _client(_with_model(deps, model))
+    client = _client(deps, model)
     with _served(client.app) as base, httpx.Client(base_url=base, timeout=10) as http:
         started = http.post("/documents/extractions", json={"document_id": doc.id}).json()
         run_id = started["run_id"]
@@ -252,7 +248,7 @@ def test_correct_route_and_stack_build_export(deps: DocumentsDeps) -> None:
             call("complete_table"),
         ]
     )
-    client = _client(_with_model(deps, model))
+    client = _client(deps, model)
     with client.stream(
         "POST",
         "/documents/api/agent/correct",

@@ -16,6 +16,8 @@ from casework.access import create_user, open_access
 from casework.apps.documents.cli import app
 from casework.config import get_settings
 from casework.errors import InputError, NotFoundError
+from casework.llm import RoleModels
+from casework.runtime import RunConfig
 
 runner = CliRunner()
 DATA = Path(__file__).resolve().parents[3] / "src/casework/apps/documents/data/eval/files"
@@ -194,7 +196,6 @@ def test_correct_in_words_with_a_scripted_model(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from casework.apps.documents import cli as documents_cli
-    from casework.apps.documents.service import build_deps
     from casework.llm import ScriptedChatModel, call
 
     create_user(open_access(), "ana")
@@ -208,7 +209,9 @@ def test_correct_in_words_with_a_scripted_model(
             call("complete_extraction"),
         ]
     )
-    monkeypatch.setattr(documents_cli, "_deps", lambda: build_deps(models=lambda role: model))
+    monkeypatch.setattr(
+        documents_cli, "_config", lambda deps, spec: RunConfig(models=RoleModels.given(model))
+    )
     res = runner.invoke(
         app, ["correct", str(ext["id"]), "the total is 645.10", "--user", "ana", "--json"]
     )
@@ -228,7 +231,6 @@ def test_stack_build_of_many_documents_goes_row_by_row(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from casework.apps.documents import cli as documents_cli
-    from casework.apps.documents.service import build_deps
     from casework.llm import ScriptedChatModel, call
 
     create_user(open_access(), "ana")
@@ -247,7 +249,9 @@ def test_stack_build_of_many_documents_goes_row_by_row(
         for d in range(1, 7)
     ]
     model = ScriptedChatModel(steps=steps)
-    monkeypatch.setattr(documents_cli, "_deps", lambda: build_deps(models=lambda role: model))
+    monkeypatch.setattr(
+        documents_cli, "_config", lambda deps, spec: RunConfig(models=RoleModels.given(model))
+    )
     res = runner.invoke(app, ["stack", "build", "1", "--user", "ana", "--concurrency", "1"])
     assert res.exit_code == 0, (res.output, res.exception)
     rows = [line.split(" row ", 1)[1] for line in res.stderr.splitlines() if " row " in line]
@@ -261,3 +265,39 @@ def test_stack_build_of_many_documents_goes_row_by_row(
     assert isinstance(bad.exception, InputError) and "--address is only for --executor ray" in str(
         bad.exception
     )
+
+
+def test_extract_under_model_names_that_model(
+    home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`documents extract --model X`: the run's decision names the model it ran (issue #20);
+    X replays a scripted recording of an extraction of the same document."""
+    from casework.access import get_user
+    from casework.apps.documents import service
+    from casework.apps.documents.models import ExtractionInput
+    from casework.apps.documents.strategies import STRATEGIES
+    from casework.llm import RecordingChatModel, ScriptedChatModel, call
+
+    create_user(open_access(), "ana")
+    _ok(["add", str(DATA / "invoice-01.pdf"), "--user", "ana"])
+    scripted = ScriptedChatModel(
+        steps=[
+            call("extract_fields", fields={"total": 640.97}, confidences={"total": 0.9}),
+            call("complete_extraction"),
+        ]
+    )
+    cassette = tmp_path / "agent.jsonl"
+    recording = RoleModels.given(RecordingChatModel.wrap(scripted, cassette))
+    ana = get_user(open_access(), "ana")
+    given = ExtractionInput(document_id=1, user_id=ana.id)
+    STRATEGIES["agent"](given, service.build_deps(), RunConfig(models=recording))
+    decisions: list = []
+    complete = service._extraction_complete
+    monkeypatch.setattr(
+        service, "_extraction_complete", lambda d: decisions.append(d) or complete(d)
+    )
+    spec = f"replay:{cassette}"
+    ext = json.loads(_ok(["extract", "1", "--user", "ana", "--model", spec, "--json"]))
+    assert ext["status"] == "completed" and ext["fields"] == {"total": 640.97}
+    [decision] = decisions
+    assert (decision.run.model, decision.run.strategy) == (spec, "agent")

@@ -3,7 +3,7 @@ rules are not sure of, sees numbered lines, and its values are graded by the tex
 
 from __future__ import annotations
 
-from docs_fixtures import ALICE, INVOICE_TEXT, text_read
+from docs_fixtures import ALICE, INVOICE_TEXT, on, text_read
 
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.extractor import coverage_confidence, extract, wanted_fields
@@ -74,11 +74,10 @@ def test_auto_mode_reads_the_fields_of_the_type_the_model_chose(deps: DocumentsD
         return call("FieldValues", company="Northwind Traders", currency="USD")
 
     model = ScriptedChatModel(responder=reply)
-    deps = DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=lambda r: model, ocr=deps.ocr
-    )
     doc = _doc(deps, UNTYPED)
-    decision = STRATEGIES["fields"](ExtractionInput(document_id=doc, user_id=ALICE), deps)
+    decision = STRATEGIES["fields"](
+        ExtractionInput(document_id=doc, user_id=ALICE), deps, on(model)
+    )
     assert len(prompts) == 2 and "Type:" in prompts[0]
     # a receipt's fields: company and currency were not found after a label, so asked for
     assert "- currency:" in prompts[1] and "- company:" in prompts[1]
@@ -105,15 +104,13 @@ def test_the_model_fills_only_the_fields_the_rules_are_unsure_of(deps: Documents
         return call("FieldValues", recipient="Ms Patel", company="Hartley & Sons Solicitors")
 
     model = ScriptedChatModel(responder=read)
-    deps = DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=lambda r: model, ocr=deps.ocr
-    )
     doc = _doc(deps, LETTER)
     decision = STRATEGIES["fields"](
         ExtractionInput(
             document_id=doc, user_id=ALICE, fields=["company", "reference", "recipient"]
         ),
         deps,
+        on(model),
     )
     assert len(asked) == 1 and decision.verdict == "completed"
     prompt = asked[0]
@@ -128,12 +125,9 @@ def test_the_model_fills_only_the_fields_the_rules_are_unsure_of(deps: Documents
 
 def test_an_ungrounded_value_is_kept_with_a_low_confidence(deps: DocumentsDeps):
     model = ScriptedChatModel(steps=[call("FieldValues", recipient="Mr Invented")])
-    deps = DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=lambda r: model, ocr=deps.ocr
-    )
     doc = _doc(deps, LETTER)
     decision = STRATEGIES["fields"](
-        ExtractionInput(document_id=doc, user_id=ALICE, fields=["recipient"]), deps
+        ExtractionInput(document_id=doc, user_id=ALICE, fields=["recipient"]), deps, on(model)
     )
     assert decision.fields["recipient"] == "Mr Invented"
     assert decision.confidence_scores["recipient"] == CONF_UNGROUNDED
@@ -141,13 +135,10 @@ def test_an_ungrounded_value_is_kept_with_a_low_confidence(deps: DocumentsDeps):
 
 def test_the_cascade_writes_one_row_and_says_which_layer_decided(deps: DocumentsDeps):
     model = ScriptedChatModel(steps=[call("FieldValues", due_date="12/04/2024")])
-    deps = DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=lambda r: model, ocr=deps.ocr
-    )
     doc = _doc(deps, INVOICE_TEXT)
     wanted = ["company", "total", "due_date"]
     decision = STRATEGIES["cascade"](
-        ExtractionInput(document_id=doc, user_id=ALICE, fields=wanted), deps
+        ExtractionInput(document_id=doc, user_id=ALICE, fields=wanted), deps, on(model)
     )
     layers = decision.run.layers
     assert [o.layer for o in layers][:2] == ["rules", "fields"]
@@ -162,12 +153,11 @@ def test_the_cascade_writes_one_row_and_says_which_layer_decided(deps: Documents
 
 def test_the_rules_decide_when_they_found_every_field(deps: DocumentsDeps):
     never = ScriptedChatModel(steps=[])  # any model call fails the test
-    deps = DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=lambda r: never, ocr=deps.ocr
-    )
     doc = _doc(deps, INVOICE_TEXT)
     decision = STRATEGIES["cascade"](
-        ExtractionInput(document_id=doc, user_id=ALICE, fields=["company", "total"]), deps
+        ExtractionInput(document_id=doc, user_id=ALICE, fields=["company", "total"]),
+        deps,
+        on(never),
     )
     assert [(o.layer, o.confidence, o.kept) for o in decision.run.layers] == [("rules", 90.0, True)]
     assert decision.fields == {"company": "ACME SUPPLIES LTD", "total": 45.1}
@@ -181,12 +171,11 @@ def test_a_model_error_leaves_the_rules_values_and_says_why(deps: DocumentsDeps)
         raise ModelError("The local model's constrained reply was cut at max_tokens=10.")
 
     model = ScriptedChatModel(responder=broken)
-    deps = DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=lambda r: model, ocr=deps.ocr
-    )
     doc = _doc(deps, INVOICE_TEXT)
     decision = STRATEGIES["fields"](
-        ExtractionInput(document_id=doc, user_id=ALICE, fields=["company", "total"]), deps
+        ExtractionInput(document_id=doc, user_id=ALICE, fields=["company", "total"]),
+        deps,
+        on(model),
     )
     assert decision.verdict == "completed" and decision.fields["total"] == 45.1
     assert decision.fields["company"] == "ACME SUPPLIES LTD"  # the rules' guess stands
@@ -199,11 +188,9 @@ def test_the_field_layer_is_a_harness_run_with_its_trace(deps: DocumentsDeps):
     from casework.runtime.traces import read_trace
 
     model = ScriptedChatModel(steps=[call("FieldValues", recipient="Ms Patel")])
-    deps = DocumentsDeps(
-        repo=deps.repo, settings=deps.settings, models=lambda r: model, ocr=deps.ocr
-    )
+    config = on(model, traces=deps.settings.traces_dir)
     asked = ExtractionInput(document_id=_doc(deps, LETTER), user_id=ALICE, fields=["recipient"])
-    decision = STRATEGIES["fields"](asked, deps)
+    decision = STRATEGIES["fields"](asked, deps, config)
     run = decision.run
     assert (run.ended_by, run.strategy, run.model) == (EndReason.SUBMIT, "fields", "scripted")
     assert run.usage.model_calls == 1 and run.usage.input_tokens > 0
@@ -215,5 +202,5 @@ def test_the_field_layer_is_a_harness_run_with_its_trace(deps: DocumentsDeps):
 
     # every field found after its own label: no model asked, and the run says so
     sure = ExtractionInput(document_id=_doc(deps, LETTER), user_id=ALICE, fields=["reference"])
-    ruled = STRATEGIES["fields"](sure, deps).run
+    ruled = STRATEGIES["fields"](sure, deps, config).run
     assert (ruled.model, ruled.usage.model_calls) == (None, 0)

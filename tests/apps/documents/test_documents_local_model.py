@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from docs_fixtures import ALICE, text_read
+from docs_fixtures import ALICE, on, text_read
 
 from casework.apps.documents.agent import run_extraction
 from casework.apps.documents.deps import DocumentsDeps
@@ -23,8 +23,7 @@ def test_bundled_model_extracts_an_easy_receipt(deps: DocumentsDeps) -> None:
     decision = run_extraction(
         ExtractionInput(document_id=doc.id, user_id=ALICE, fields=["company", "total"]),
         deps,
-        model=resolve_model("local:qwen2.5-coder-1.5b", settings=deps.settings),
-        emit=events.append,
+        on(resolve_model("local:qwen2.5-coder-1.5b", settings=deps.settings), events=events.append),
     )
     ext = deps.repo.get_extraction(ALICE, decision.extraction_id)
     assert ext.status == "completed", ext.reason  # always a final state; here completed

@@ -6,7 +6,7 @@ import json
 import pickle
 
 import pytest
-from docs_fixtures import ALICE, BOB, INVOICE_TEXT, text_read
+from docs_fixtures import ALICE, BOB, INVOICE_TEXT, on, text_read
 
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.service import build_deps, table_csv
@@ -91,7 +91,7 @@ def test_build_one_row_per_document_resume_and_export(deps: DocumentsDeps) -> No
             say("Really."),
         ]
     )
-    out = run_stack_build(deps, ALICE, stack, model=first, open_deps=build_deps)
+    out = run_stack_build(deps, ALICE, stack, on(first), open_deps=build_deps)
     assert out["status"] == "in_progress" and out["rows"] == 1 and out["ended_by"] == "no_decision"
     table = deps.repo.table_state(ALICE, stack)
     assert [r["document_id"] for r in table.rows] == [docs[0]]
@@ -115,7 +115,7 @@ def test_build_one_row_per_document_resume_and_export(deps: DocumentsDeps) -> No
             call("complete_table"),
         ]
     )
-    out = run_stack_build(deps, ALICE, stack, model=second, open_deps=build_deps)
+    out = run_stack_build(deps, ALICE, stack, on(second), open_deps=build_deps)
     second.assert_exhausted()
     assert out == {
         "stack_id": stack,
@@ -213,8 +213,7 @@ def test_a_big_stack_is_built_in_batches_one_run_per_row(deps: DocumentsDeps) ->
         deps,
         ALICE,
         stack,
-        model=model,
-        emit=events.append,
+        on(model, events=events.append),
         batch=BatchConfig(concurrency=1),
         open_deps=build_deps,
     )
@@ -230,7 +229,7 @@ def test_a_big_stack_is_built_in_batches_one_run_per_row(deps: DocumentsDeps) ->
     assert foreign not in {r["document_id"] for r in table.rows}
     # the resume has one row to write: the whole-table agent finishes it
     resume = ScriptedChatModel(steps=[_row(docs[1], 2.0), call("complete_table")])
-    out = run_stack_build(deps, ALICE, stack, model=resume, open_deps=build_deps)
+    out = run_stack_build(deps, ALICE, stack, on(resume), open_deps=build_deps)
     assert (out["status"], out["rows"], out["ended_by"]) == ("completed", len(docs), "submit")
 
 

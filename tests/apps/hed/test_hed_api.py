@@ -14,7 +14,8 @@ from casework.apikit import add_error_handler
 from casework.apps.hed.api import router
 from casework.apps.hed.deps import HedDeps
 from casework.config import get_settings
-from casework.llm import ScriptedChatModel, call, say
+from casework.llm import RoleModels, ScriptedChatModel, call, say
+from casework.runtime import RunConfig
 
 GOOD = "Sensory-event, Visual-presentation, (Red, Circle)"
 
@@ -34,7 +35,8 @@ def client(seen_models: list | None = None) -> TestClient:
     def factory(choice):
         if seen_models is not None:
             seen_models.append(choice.model)
-        return HedDeps(settings=get_settings(), models=lambda role: model, validator="python")
+        deps = HedDeps(settings=get_settings(), validator="python")
+        return deps, RunConfig(models=RoleModels.given(model))
 
     app = FastAPI()
     app.include_router(router(get_settings(), factory), prefix="/hed")
@@ -135,7 +137,8 @@ def test_a_model_failing_mid_run_is_a_502_with_the_state_reached() -> None:
     model = ScriptedChatModel(steps=[say("Sensory-event, (Red, Cirle)"), broken])
 
     def factory(choice):
-        return HedDeps(settings=get_settings(), models=lambda role: model, validator="python")
+        deps = HedDeps(settings=get_settings(), validator="python")
+        return deps, RunConfig(models=RoleModels.given(model))
 
     app = FastAPI()
     app.include_router(router(get_settings(), factory), prefix="/hed")

@@ -145,12 +145,14 @@ def test_model_header_errors_are_one_sentence(tmp_path: Path) -> None:
 
 
 def test_the_key_goes_to_the_named_provider_only(tmp_path: Path) -> None:
-    from casework.apps.hed.deps import ModelsByRole
+    from casework.llm import RoleModels
 
     settings = Settings(home=tmp_path / "home", allow_network_models=True)
-    same = ModelsByRole(settings, "openrouter:acme/small", "openrouter:acme/vision", api_key=KEY)
+    same = RoleModels(
+        settings, "openrouter:acme/small", vision="openrouter:acme/vision", api_key=KEY
+    )
     assert same("annotator").openai_api_key.get_secret_value() == KEY  # type: ignore[attr-defined]
     assert same("vision").openai_api_key.get_secret_value() == KEY  # type: ignore[attr-defined]
-    other = ModelsByRole(settings, "openrouter:acme/small", "ollama:llava", api_key=KEY)
+    other = RoleModels(settings, "openrouter:acme/small", vision="ollama:llava", api_key=KEY)
     assert type(other("vision")).__name__ == "ChatOllama"  # built without the key
     assert KEY not in repr(other) and KEY not in repr(same)

@@ -14,7 +14,8 @@ from casework.apps.hed.models import HedInput
 from casework.apps.hed.strategies import STRATEGIES
 from casework.apps.hed.vocabulary import load_vocabulary
 from casework.config import get_settings
-from casework.llm import ScriptedChatModel, say
+from casework.llm import RoleModels, ScriptedChatModel, say
+from casework.runtime import RunConfig
 
 
 def test_the_grammar_names_only_schema_tags_and_leaves_out_the_ones_needing_context():
@@ -42,14 +43,17 @@ def test_coverage_is_the_share_of_content_words_the_look_up_accounts_for():
     assert coverage("the of a", vocab) == 0.0
 
 
-def deps_with(model: ScriptedChatModel) -> HedDeps:
-    return HedDeps(settings=get_settings(), models=lambda role: model, validator="python")
+def deps_with(model: ScriptedChatModel) -> tuple[HedDeps, RunConfig]:
+    """The deps and a run config on ``model``: ``STRATEGIES[s](input, *deps_with(model))``."""
+    return HedDeps(settings=get_settings(), validator="python"), RunConfig(
+        models=RoleModels.given(model)
+    )
 
 
 def test_the_cascade_keeps_the_look_up_when_it_covers_the_description():
     model = ScriptedChatModel(steps=[])
     decision = STRATEGIES["cascade"](
-        HedInput(description="Three red dots appear on the screen."), deps_with(model)
+        HedInput(description="Three red dots appear on the screen."), *deps_with(model)
     )
     assert model.calls == 0 and decision.run.decided_by == "rules"
     assert decision.verdict == "VALID" and "Red" in decision.annotation
@@ -64,7 +68,7 @@ def test_the_cascade_asks_the_model_with_the_look_up_as_a_draft_when_it_is_not_s
 
     model = ScriptedChatModel(responder=annotate, model_name="scripted-local")
     description = "A checkerboard pattern fills the screen."
-    decision = STRATEGIES["cascade"](HedInput(description=description), deps_with(model))
+    decision = STRATEGIES["cascade"](HedInput(description=description), *deps_with(model))
     layers = decision.run.layers
     assert [o.layer for o in layers][:2] == ["rules", "local"]
     assert layers[0].confidence == 50.0 and not layers[0].kept
@@ -80,7 +84,7 @@ def test_an_invalid_model_annotation_never_replaces_the_valid_look_up():
         model_name="scripted-local",
     )
     description = "A checkerboard pattern fills the screen."
-    decision = STRATEGIES["cascade"](HedInput(description=description), deps_with(model))
+    decision = STRATEGIES["cascade"](HedInput(description=description), *deps_with(model))
     assert [(o.layer, o.verdict) for o in decision.run.layers][:2] == [
         ("rules", "VALID"),
         ("local", "INVALID"),

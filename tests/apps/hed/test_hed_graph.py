@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from casework.apps.hed.agent import route_after_evaluation, route_after_validation
@@ -11,8 +13,8 @@ from casework.apps.hed.rules import outcome
 from casework.apps.hed.strategies import STRATEGIES
 from casework.config import get_settings
 from casework.errors import InputError
-from casework.llm import ScriptedChatModel, call, say
-from casework.runtime import EndReason
+from casework.llm import RoleModels, ScriptedChatModel, call, say
+from casework.runtime import EndReason, RunConfig
 
 GOOD = "Sensory-event, Visual-presentation, (Red, Circle)"
 TYPO = "Sensory-event, Visual-presentation, (Red, Cirle)"
@@ -23,14 +25,17 @@ def faithful(ok: bool = True, feedback: str = ""):
     return call("FaithfulnessVerdict", faithful=ok, feedback=feedback)
 
 
-def deps_for(model: ScriptedChatModel) -> HedDeps:
-    return HedDeps(settings=get_settings(), models=lambda role: model, validator="python")
+def deps_for(model: ScriptedChatModel) -> tuple[HedDeps, RunConfig]:
+    """The deps and a run config on ``model``: ``STRATEGIES[s](input, *deps_for(model))``."""
+    return HedDeps(settings=get_settings(), validator="python"), RunConfig(
+        models=RoleModels.given(model)
+    )
 
 
 def run(strategy: str, steps: list, **input_args):
     model = ScriptedChatModel(steps=steps)
     decision = STRATEGIES[strategy](
-        HedInput(description=DESCRIPTION, **input_args), deps_for(model)
+        HedInput(description=DESCRIPTION, **input_args), *deps_for(model)
     )
     model.assert_exhausted()
     return decision, model
@@ -39,10 +44,11 @@ def run(strategy: str, steps: list, **input_args):
 def test_valid_first_try() -> None:
     steps: list[tuple[str, str]] = []
     model = ScriptedChatModel(steps=[say(GOOD), faithful()])
+    deps, config = deps_for(model)
     d = STRATEGIES["loop"](
         HedInput(description=DESCRIPTION),
-        deps_for(model),
-        lambda node, state: steps.append((node, state["current_annotation"])),
+        deps,
+        replace(config, events=lambda e: steps.append((e["node"], e["annotation"]))),
     )
     assert steps == [("annotate", GOOD), ("validate", GOOD), ("evaluate", GOOD)]
     assert (d.verdict, d.validation_status, d.annotation) == ("VALID", "valid", GOOD)
@@ -94,7 +100,7 @@ def test_unfaithful_loop_stops_at_max_iterations_and_still_assesses() -> None:
         steps += [say("Add Computer-screen."), say(GOOD), faithful(False, "Still no screen.")]
     steps.append(call("AssessmentVerdict", complete=False, missing=["location"], feedback=""))
     model = ScriptedChatModel(steps=steps)
-    d = STRATEGIES["loop"](HedInput(description=DESCRIPTION, run_assessment=True), deps_for(model))
+    d = STRATEGIES["loop"](HedInput(description=DESCRIPTION, run_assessment=True), *deps_for(model))
     model.assert_exhausted()
     assert (d.verdict, d.is_valid, d.is_faithful, d.is_complete) == (
         "NEEDS_REVIEW",
@@ -171,9 +177,9 @@ def test_empty_model_answer_is_an_invalid_attempt() -> None:
 def test_bad_input_is_one_sentence() -> None:
     model = ScriptedChatModel(steps=[])
     with pytest.raises(InputError, match="empty"):
-        STRATEGIES["loop"](HedInput(description=" "), deps_for(model))
+        STRATEGIES["loop"](HedInput(description=" "), *deps_for(model))
     with pytest.raises(InputError, match="Unknown HED schema version"):
-        STRATEGIES["loop"](HedInput(description="x", schema_version="7.2.0"), deps_for(model))
+        STRATEGIES["loop"](HedInput(description="x", schema_version="7.2.0"), *deps_for(model))
     assert model.calls == 0
 
 
@@ -227,6 +233,27 @@ def test_every_agent_shares_one_system_turn_with_rules_and_vocabulary() -> None:
     assert "Item/" not in vocabulary and "Geometric-object/" not in vocabulary
 
 
+def test_a_run_under_an_override_names_that_model(tmp_path) -> None:
+    """Under a model spec (``--model``, ``X-Casework-Model``) the decision names that spec
+    (issue #20). The spec replays a scripted recording of the same description."""
+    from casework.llm import RecordingChatModel
+
+    cassette = tmp_path / "one-shot.jsonl"
+    scripted = ScriptedChatModel(steps=[say(GOOD)])
+    recording = RoleModels.given(RecordingChatModel.wrap(scripted, cassette))
+    settings = get_settings()
+    deps = HedDeps(settings=settings, validator="python")
+    recorded = STRATEGIES["one-shot"](
+        HedInput(description=DESCRIPTION), deps, RunConfig(models=recording)
+    )
+    spec = f"replay:{cassette}"
+    replayed = STRATEGIES["one-shot"](
+        HedInput(description=DESCRIPTION), deps, RunConfig.of(settings, spec)
+    )
+    assert (recorded.run.model, replayed.run.model) == ("scripted", spec)
+    assert replayed.annotation == GOOD and replayed.verdict == recorded.verdict
+
+
 def test_a_graph_run_and_a_react_run_write_the_same_trace(tmp_path) -> None:
     """Both go through the runtime's harness: the same start and end records, the same usage
     accounting, the run's ids and trace on the decision's RunInfo."""
@@ -236,12 +263,10 @@ def test_a_graph_run_and_a_react_run_write_the_same_trace(tmp_path) -> None:
     from casework.runtime.traces import read_trace
 
     model = ScriptedChatModel(steps=[say(GOOD), faithful()])
-    deps = HedDeps(
-        settings=get_settings().model_copy(update={"home": tmp_path}),
-        models=lambda role: model,
-        validator="python",
-    )
-    d = STRATEGIES["loop"](HedInput(description=DESCRIPTION), deps)
+    settings = get_settings().model_copy(update={"home": tmp_path})
+    deps = HedDeps(settings=settings, validator="python")
+    config = RunConfig(models=RoleModels.given(model), traces=settings.traces_dir)
+    d = STRATEGIES["loop"](HedInput(description=DESCRIPTION), deps, config)
     hed = read_trace(d.run.trace_path)
     assert d.run.trace_path == tmp_path / "traces" / f"hed-{d.run.run_id}.jsonl"
     assert [(r["type"], r.get("node")) for r in hed] == [

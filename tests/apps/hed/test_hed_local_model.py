@@ -9,15 +9,19 @@ from casework.apps.hed.deps import build_deps
 from casework.apps.hed.models import HedInput
 from casework.apps.hed.service import annotate
 from casework.apps.hed.validation import validate
+from casework.runtime import RunConfig
 
 
 @pytest.mark.slow
 @pytest.mark.local_model
 def test_bundled_model_annotates_an_easy_event(settings) -> None:
     pytest.importorskip("xllamacpp")
-    deps = build_deps(settings, model="local:qwen2.5-coder-1.5b")
+    deps = build_deps(settings)
     d = annotate(
-        HedInput(description="A red circle appears on the screen."), deps, strategy="loop-no-eval"
+        HedInput(description="A red circle appears on the screen."),
+        deps,
+        RunConfig.of(settings, "local:qwen2.5-coder-1.5b"),
+        strategy="loop-no-eval",
     )
     assert d.run.ended_by in ("submit", "limit:model_calls"), d.run.detail
     assert d.run.model == "local:qwen2.5-coder-1.5b" and d.run.usage.input_tokens > 0
@@ -37,9 +41,12 @@ def test_bundled_model_writes_only_schema_tags_under_the_grammar(settings) -> No
     from casework.apps.hed.rules import flatten_tags
     from casework.apps.hed.vocabulary import load_vocabulary
 
-    deps = build_deps(settings, model="local:qwen2.5-coder-1.5b", with_repo=False)
+    deps = build_deps(settings, with_repo=False)
     d = annotate(
-        HedInput(description="A checkerboard pattern fills the screen."), deps, strategy="one-shot"
+        HedInput(description="A checkerboard pattern fills the screen."),
+        deps,
+        RunConfig.of(settings, "local:qwen2.5-coder-1.5b"),
+        strategy="one-shot",
     )
     vocab = load_vocabulary("8.3.0")
     tags = flatten_tags(d.annotation)

@@ -11,13 +11,14 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from casework.apps.hed.cli import app
-from casework.apps.hed.deps import HedDeps, ModelsByRole
+from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.repository import HedRepository
 from casework.apps.hed.service import read_batch, run_batch
 from casework.apps.hed.vision import check_image, describe_image
 from casework.config import get_settings
 from casework.errors import ConfigError, InputError
-from casework.llm import ScriptedChatModel, call, say
+from casework.llm import RoleModels, ScriptedChatModel, call, say
+from casework.runtime import RunConfig
 from casework.stores.sql import get_engine, migrate
 
 GOOD = "Sensory-event, Visual-presentation, (Red, Circle)"
@@ -40,9 +41,12 @@ def test_batch_resumes_and_loses_nothing(tmp_path: Path, repo: HedRepository) ->
     csv_path = tmp_path / "events.csv"
     csv_path.write_text("id,description\na,A red circle.\nb,   \nc,Another red circle.\n")
     model = ScriptedChatModel(responder=responder)
-    deps = HedDeps(settings=get_settings(), models=lambda r: model, validator="python", repo=repo)
+    deps = HedDeps(settings=get_settings(), validator="python", repo=repo)
+    config = RunConfig(models=RoleModels.given(model))
     seen: list[str] = []
-    report = run_batch(csv_path, deps, concurrency=2, on_row=lambda rid, d: seen.append(rid))
+    report = run_batch(
+        csv_path, deps, config, concurrency=2, on_row=lambda rid, d: seen.append(rid)
+    )
     assert (report.total, report.done, report.failed, report.skipped) == (3, 2, 1, 0)
     assert sorted(seen) == ["a", "b", "c"] and report.verdicts == {"VALID": 2}
     lines = [json.loads(x) for x in report.out.read_text().splitlines()]
@@ -50,7 +54,7 @@ def test_batch_resumes_and_loses_nothing(tmp_path: Path, repo: HedRepository) ->
     assert lines[0]["annotation"] == GOOD and lines[0]["run"]["strategy"] == "loop"
     assert lines[1]["error"] == "The event description is empty; describe the event in a sentence."
     calls = model.calls
-    again = run_batch(csv_path, deps)
+    again = run_batch(csv_path, deps, config)
     assert (again.skipped, again.done, again.failed) == (2, 0, 1)
     assert model.calls == calls  # finished rows are not annotated twice
     assert [json.loads(x)["id"] for x in again.out.read_text().splitlines()] == ["a", "b", "c"]
@@ -88,8 +92,8 @@ def test_vision_agent_sends_the_image_and_returns_a_description() -> None:
         return say("A red square fills the screen.")
 
     model = ScriptedChatModel(steps=[look])
-    deps = HedDeps(settings=get_settings(), models=lambda r: model)
-    assert describe_image(_png(), deps) == "A red square fills the screen."
+    config = RunConfig(models=RoleModels.given(model))
+    assert describe_image(_png(), config) == "A red square fills the screen."
     parts = got[0]
     assert parts[1]["image_url"]["url"].startswith("data:image/png;base64,iVBOR")
     assert "behavioural experiment" in parts[0]["text"]
@@ -99,10 +103,10 @@ def test_not_an_image_and_no_vision_model_are_one_sentence() -> None:
     with pytest.raises(InputError, match="is not an image"):
         check_image(b"%PDF-1.4 not an image", "scan.pdf")
     assert check_image(_png()) == "image/png"
-    models = ModelsByRole(get_settings(), override="local:qwen2.5-coder-1.5b")
+    models = RoleModels(get_settings(), override="local:qwen2.5-coder-1.5b")
     with pytest.raises(ConfigError, match="No vision model is configured; pass --vision-model"):
         models("vision")
-    assert ModelsByRole(get_settings(), None, "ollama:llava").spec("vision") == "ollama:llava"
+    assert RoleModels(get_settings(), vision="ollama:llava").spec("vision") == "ollama:llava"
 
 
 def test_cli_user_errors(tmp_path: Path) -> None:
@@ -129,8 +133,7 @@ def test_cli_history_lists_stored_runs(settings, repo: HedRepository) -> None:
 
     model = ScriptedChatModel(responder=responder)
     deps = build_deps(settings, validator="python")
-    deps = HedDeps(settings=settings, models=lambda r: model, validator="python", repo=deps.repo)
-    annotate(HedInput(description="A red circle."), deps)
+    annotate(HedInput(description="A red circle."), deps, RunConfig(models=RoleModels.given(model)))
     rows = json.loads(runner.invoke(app, ["history", "--json"]).stdout)
     assert [(r["verdict"], r["annotation"], r["strategy"]) for r in rows] == [
         ("VALID", GOOD, "loop")
@@ -141,7 +144,7 @@ def test_settings_vision_role_is_used_and_never_the_default() -> None:
     settings = get_settings().model_copy(
         update={"models": get_settings().models.model_copy(update={"vision": "ollama:llava"})}
     )
-    assert ModelsByRole(settings, "local:qwen2.5-coder-1.5b").spec("vision") == "ollama:llava"
+    assert RoleModels(settings, "local:qwen2.5-coder-1.5b").spec("vision") == "ollama:llava"
     assert get_settings().models.vision is None
 
 
@@ -161,7 +164,7 @@ def test_a_batch_task_pickled_for_a_worker_builds_its_own_deps(tmp_path: Path) -
         model=None,
         validator="python",
     )
-    task.bind(HedDeps(settings=settings, models=lambda r: None))  # type: ignore[arg-type,return-value]
+    task.bind(HedDeps(settings=settings), RunConfig.of(settings))
     shipped = pickle.loads(pickle.dumps(task))
     assert shipped._deps is None  # the caller's deps never travel
     decision = shipped(("r1", "The participant presses the right mouse button."))
@@ -174,7 +177,7 @@ def test_batch_on_the_local_executor_with_the_baseline_and_executor_errors(
     tmp_path: Path, repo: HedRepository, capfd: pytest.CaptureFixture[str]
 ) -> None:
     csv_path = _write(tmp_path / "ev.csv", "description\nA beep sounds.\nA red circle appears.\n")
-    deps = HedDeps(settings=get_settings(), models=lambda r: None, validator="python", repo=repo)  # type: ignore[arg-type,return-value]
+    deps = HedDeps(settings=get_settings(), validator="python", repo=repo)
     report = run_batch(csv_path, deps, strategy="rules", executor="local", concurrency=2)
     assert (report.done, report.failed, report.verdicts) == (2, 0, {"VALID": 2})
     with pytest.raises(InputError, match=r"Unknown executor 'threads'; use local or ray\."):
@@ -202,10 +205,36 @@ def test_batch_on_a_local_ray_resumes_and_loses_nothing(
 ) -> None:
     pytest.importorskip("ray")
     csv_path = _write(tmp_path / "ev.csv", "id,description\na,A beep sounds.\nb,  \nc,A tone.\n")
-    deps = HedDeps(settings=get_settings(), models=lambda r: None, validator="python", repo=repo)  # type: ignore[arg-type,return-value]
+    deps = HedDeps(settings=get_settings(), validator="python", repo=repo)
     report = run_batch(csv_path, deps, strategy="rules", executor="ray", concurrency=2)
     assert (report.done, report.failed, report.skipped) == (2, 1, 0)
     lines = [json.loads(x) for x in report.out.read_text().splitlines()]
     assert [x["id"] for x in lines] == ["a", "b", "c"] and "empty" in lines[1]["error"]
     again = run_batch(csv_path, deps, strategy="rules", executor="local")
     assert (again.skipped, again.done, again.failed) == (2, 0, 1)
+
+
+def test_cli_annotate_under_model_names_that_model(settings, tmp_path: Path) -> None:
+    """`hed annotate --model X --json`: the decision names the model it ran (issue #20); X
+    replays a scripted recording of the same description; the status line follows the run's
+    step events."""
+    from casework.apps.hed.models import HedInput
+    from casework.apps.hed.strategies import STRATEGIES
+    from casework.llm import RecordingChatModel
+
+    cassette = tmp_path / "one-shot.jsonl"
+    recording = RoleModels.given(
+        RecordingChatModel.wrap(ScriptedChatModel(steps=[say(GOOD)]), cassette)
+    )
+    deps = HedDeps(settings=settings, validator="python")
+    STRATEGIES["one-shot"](HedInput(description="A red circle."), deps, RunConfig(models=recording))
+    spec = f"replay:{cassette}"
+    args = ["annotate", "A red circle.", "--strategy", "one-shot", "--validator", "python"]
+    res = CliRunner().invoke(app, [*args, "--model", spec, "--json"])
+    assert res.exit_code == 0, (res.output, res.exception)
+    data = json.loads(res.stdout)
+    assert (data["annotation"], data["run"]["model"], data["run"]["strategy"]) == (
+        GOOD,
+        spec,
+        "one-shot",
+    )

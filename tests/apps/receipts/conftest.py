@@ -126,7 +126,7 @@ class StubStrategy:
         self.max_in_flight = 0
         self._lock = threading.Lock()
 
-    def __call__(self, input: LabelInput, deps: object) -> LabelDecision:
+    def __call__(self, input: LabelInput, deps: object, config: object) -> LabelDecision:
         with self._lock:
             self.calls.append(input)
             self.in_flight += 1

@@ -12,7 +12,8 @@ from casework.apps.receipts.agent import (
 )
 from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelInput
 from casework.apps.receipts.strategies import agent as agent_strategy
-from casework.llm import ScriptedChatModel, call, say
+from casework.llm import RecordingChatModel, RoleModels, ScriptedChatModel, call, say
+from casework.runtime import RunConfig
 from casework.runtime.decision import EndReason
 from casework.runtime.middleware import DECIDE_NOW
 
@@ -164,15 +165,36 @@ def test_the_agent_strategy_reuses_one_graph_across_words(seeded, monkeypatch):
             call("submit_decision", verdict="INVALID", confidence=95, reasoning="b"),
         ]
     )
-    deps = seeded.with_models(lambda role: model).with_cache()
+    deps = seeded.with_cache()
+    config = RunConfig(models=RoleModels.given(model))
     words = [
         LabelInput(receipt="costco", line_id=42, word_id=3, suggested_label=label)
         for label in ("GRAND_TOTAL", "SUBTOTAL")
     ]
-    a, b = (agent_strategy(w, deps) for w in words)
+    a, b = (agent_strategy(w, deps, config) for w in words)
     assert (a.verdict, b.verdict) == ("VALID", "INVALID")
     assert a.run.model == b.run.model == "scripted" and a.run.run_id != b.run.run_id
     assert len(built) == 1
+
+
+def test_a_run_under_an_override_names_that_model(seeded, tmp_path):
+    """Under a model spec (``--model``, a request's ``model``) the decision names that spec,
+    not the settings' model of the role (issue #20). The spec replays a scripted recording."""
+    cassette = tmp_path / "agent.jsonl"
+    scripted = ScriptedChatModel(
+        steps=[
+            call("get_word_context"),
+            call("submit_decision", verdict="VALID", confidence=93, reasoning="TOTAL line."),
+        ]
+    )
+    word = LabelInput(receipt="costco", line_id=42, word_id=3, suggested_label="GRAND_TOTAL")
+    recording = RoleModels.given(RecordingChatModel.wrap(scripted, cassette))
+    recorded = agent_strategy(word, seeded, RunConfig(models=recording))
+    spec = f"replay:{cassette}"
+    replayed = agent_strategy(word, seeded, RunConfig.of(seeded.settings, spec))
+    assert (recorded.run.model, replayed.run.model) == ("scripted", spec)
+    assert replayed.verdict == recorded.verdict == "VALID"
+    assert replayed.run.tool_names == ["get_word_context", "submit_decision"]
 
 
 def test_system_prompt_carries_the_priority_order_and_the_threshold():

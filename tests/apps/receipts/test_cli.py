@@ -168,3 +168,34 @@ def test_root_cli_prints_one_sentence_and_exits_non_zero(seeded, seeded_home):
         "error: Receipt costco has no word 1 on line 999; see `casework receipts show costco`."
     )
     assert "Traceback" not in proc.stderr
+
+
+def test_validate_under_model_names_that_model(seeded, seeded_home, on_home, tmp_path):
+    """`receipts validate --model X --json`: the decision names the model it ran (issue #20);
+    X replays a scripted recording of the same word."""
+    from casework.apps.receipts.models import LabelInput
+    from casework.apps.receipts.strategies import agent
+    from casework.llm import RecordingChatModel, RoleModels, ScriptedChatModel, call
+    from casework.runtime import RunConfig
+
+    cassette = tmp_path / "agent.jsonl"
+    scripted = ScriptedChatModel(
+        steps=[
+            call("get_word_context"),
+            call("submit_decision", verdict="VALID", confidence=93, reasoning="TOTAL line."),
+        ]
+    )
+    word = LabelInput(receipt="costco", line_id=42, word_id=3, suggested_label="GRAND_TOTAL")
+    recording = RoleModels.given(RecordingChatModel.wrap(scripted, cassette))
+    agent(word, seeded, RunConfig(models=recording))
+    on_home(seeded_home)
+    spec = f"replay:{cassette}"
+    args = ["validate", "costco", "42", "3", "GRAND_TOTAL", "--strategy", "agent"]
+    res = runner.invoke(app, [*args, "--model", spec, "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert (data["model"], data["strategy"], data["tool_calls"]) == (
+        spec,
+        "agent",
+        ["get_word_context", "submit_decision"],
+    )

@@ -172,7 +172,7 @@ def test_repeated_lookups_are_cached(quick_mart, stub_strategy):
 
 
 def test_a_failed_validation_goes_to_review(quick_mart):
-    def failing(input, deps):
+    def failing(input, deps, config):
         raise RuntimeError("model server down")
 
     report = asyncio.run(

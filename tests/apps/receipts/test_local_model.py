@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from casework.apps.receipts.deps import settings_models
 from casework.apps.receipts.models import LabelInput
 from casework.apps.receipts.strategies import agent
+from casework.runtime import RunConfig
 from casework.runtime.decision import EndReason
 
 
@@ -14,10 +14,10 @@ from casework.runtime.decision import EndReason
 @pytest.mark.local_model
 def test_bundled_model_validates_a_word_end_to_end(seeded):
     pytest.importorskip("xllamacpp")
-    deps = seeded.with_models(settings_models(seeded.settings, "local:qwen2.5-coder-1.5b"))
+    config = RunConfig.of(seeded.settings, "local:qwen2.5-coder-1.5b")
     # "05/02/2026" suggested as TIME: the word context says a date-shaped word cannot be TIME.
     request = LabelInput(receipt="bluebottle", line_id=7, word_id=1, suggested_label="TIME")
-    result = agent(request, deps)
+    result = agent(request, seeded, config)
     run = result.run
     assert run.ended_by == EndReason.SUBMIT, run.detail  # a real decision, not the fallback
     assert run.tool_names[0] == "get_word_context" and run.tool_names[-1] == "submit_decision"

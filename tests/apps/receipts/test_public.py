@@ -65,7 +65,7 @@ PUBLIC = {
     },
     "repository": {"LabelChange", "ReceiptsRepository"},
     "tools": {"TOOL_NAMES", "build_tools", "dumps"},
-    "deps": {"ReceiptsDeps", "build_deps", "settings_models", "stored_calibrations"},
+    "deps": {"ReceiptsDeps", "build_deps", "stored_calibrations"},
     "tables": {"EdgeCaseRow", "LabelRow", "LineRow", "PlaceRow", "ReceiptRow", "WordRow"},
 }
 

@@ -4,16 +4,19 @@ models; one bundled-model test end to end (slow)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, cast
 
 import pytest
 
 from casework.apps.receipts.classify import NONE_LABEL, candidate_labels, label_messages
-from casework.apps.receipts.deps import ReceiptsDeps, settings_models
+from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelInput
 from casework.apps.receipts.strategies import cascade, choice
+from casework.llm import RoleModels
 from casework.llm.choice import ScriptedChooser
 from casework.llm.scripted import ScriptedChatModel, call
+from casework.runtime import RunConfig
 from casework.runtime.cascade import (
     LOCAL_ROLE,
     CascadePolicy,
@@ -34,13 +37,15 @@ def _scores(winner: str, p: float = 0.9) -> dict[str, float]:
     return {o: math.log(p if o == winner else rest) for o in options}
 
 
-def _with(deps: ReceiptsDeps, **roles: Any) -> ReceiptsDeps:
+def _run(**roles: Any) -> RunConfig:
+    """A run config answering only ``roles`` (role -> model)."""
+
     def models(role: str) -> Any:
         if role not in roles:
             raise AssertionError(f"role {role!r} was not expected")
         return roles[role]
 
-    return deps.with_models(models)
+    return RunConfig(models=RoleModels.given(models))
 
 
 def test_candidates_are_the_labels_the_shape_allows() -> None:
@@ -57,7 +62,8 @@ def test_the_content_free_prompt_says_nothing_of_a_receipt() -> None:
 
 def test_choice_is_valid_when_the_suggested_label_wins(seeded: ReceiptsDeps) -> None:
     chooser = ScriptedChooser(_scores("DATE", 0.95))
-    decision = choice(DATE_WORD, _with(seeded, **{LOCAL_ROLE: chooser}))
+    config = replace(_run(**{LOCAL_ROLE: chooser}), traces=seeded.settings.traces_dir)
+    decision = choice(DATE_WORD, seeded, config)
     # 0.95 against 0.0025 for each other label the date shape allows, renormalised
     others = len(candidate_labels("DATE", "date")) - 1
     assert decision.verdict == "VALID"
@@ -84,7 +90,7 @@ def test_cascade_rules_decide_what_they_are_sure_of_and_the_model_is_not_asked(
 ) -> None:
     # a date-shaped word suggested as TIME: the rules say INVALID with confidence 85+
     chooser = ScriptedChooser()  # would fail if asked
-    deps = _with(seeded, **{LOCAL_ROLE: chooser, "specialist": cast(Any, object())})
+    config = _run(**{LOCAL_ROLE: chooser, "specialist": cast(Any, object())})
     policy = CascadePolicy(
         {"rules": LayerPolicy(80.0), "baseline": LayerPolicy(80.0), "choice": LayerPolicy(80.0)}
     )
@@ -92,7 +98,7 @@ def test_cascade_rules_decide_what_they_are_sure_of_and_the_model_is_not_asked(
     path = cascade_path(home, "receipts", None)
     save_policy(policy, path)
     try:
-        decision = cascade(DATE_AS_TIME, deps)
+        decision = cascade(DATE_AS_TIME, seeded, config)
     finally:
         path.unlink()
     assert decision.verdict == "INVALID" and decision.run is not None
@@ -121,11 +127,11 @@ def test_cascade_passes_an_unsure_word_to_the_model_then_to_the_remote_agent(
             ),
         ]
     )
-    deps = _with(seeded, **{LOCAL_ROLE: chooser, "specialist": remote})
+    config = _run(**{LOCAL_ROLE: chooser, "specialist": remote})
     path = cascade_path(seeded.settings.home, "receipts", "scripted")
     save_policy(policy, path)
     try:
-        decision = cascade(DATE_WORD, deps)
+        decision = cascade(DATE_WORD, seeded, config)
     finally:
         path.unlink()
     run = decision.run
@@ -147,9 +153,7 @@ def test_cascade_with_nobody_sure_is_needs_review_and_says_what_each_layer_said(
     save_policy(policy, path)
     try:
         # the specialist is the local model: no remote layer
-        decision = cascade(
-            DATE_WORD, _with(seeded, **{LOCAL_ROLE: chooser, "specialist": _local()})
-        )
+        decision = cascade(DATE_WORD, seeded, _run(**{LOCAL_ROLE: chooser, "specialist": _local()}))
     finally:
         path.unlink()
     assert decision.verdict == "NEEDS_REVIEW" and decision.run is not None
@@ -170,13 +174,13 @@ def _local() -> Any:
 @pytest.mark.local_model
 def test_bundled_model_chooses_the_label_of_a_date(seeded: ReceiptsDeps) -> None:
     pytest.importorskip("xllamacpp")
-    deps = seeded.with_models(settings_models(seeded.settings))
-    valid = choice(DATE_WORD, deps)
-    wrong = choice(DATE_AS_TIME, deps)
+    config = RunConfig.of(seeded.settings)
+    valid = choice(DATE_WORD, seeded, config)
+    wrong = choice(DATE_AS_TIME, seeded, config)
     assert valid.raw_verdict == "VALID" and wrong.raw_verdict == "INVALID"
     probabilities = valid.evidence[0].fields
     assert max(probabilities, key=probabilities.get) == "DATE"
-    assert valid.run is not None and valid.run.model == "qwen2.5-coder-1.5b"
+    assert valid.run is not None and valid.run.model == "local:qwen2.5-coder-1.5b"
 
 
 def test_with_the_bias_correction_on_the_content_free_prompt_is_scored_first(
@@ -189,7 +193,7 @@ def test_with_the_bias_correction_on_the_content_free_prompt_is_scored_first(
     biased = _scores("DATE", 0.9)
     case = _scores("DATE", 0.5) | {"TIME": math.log(0.4)}
     chooser = ScriptedChooser(biased, case)
-    decision = choice(DATE_AS_TIME, _with(seeded, **{LOCAL_ROLE: chooser}))
+    decision = choice(DATE_AS_TIME, seeded, _run(**{LOCAL_ROLE: chooser}))
     assert "Word: N/A" in str(chooser.calls[0][0][1].content)
     assert decision.raw_verdict == "VALID"  # TIME, the suggested label, won after the division
 
@@ -197,8 +201,8 @@ def test_with_the_bias_correction_on_the_content_free_prompt_is_scored_first(
 def test_the_shipped_thresholds_stand_until_a_user_fits_their_own(seeded: ReceiptsDeps) -> None:
     from casework.apps.receipts.strategies import SHIPPED_POLICY, _cascade_policy
 
-    deps = _with(seeded, specialist=_local())
-    shipped = _cascade_policy(deps)
+    config = _run(specialist=_local())
+    shipped = _cascade_policy(seeded, config)
     assert shipped.source == "receipts-20261124-221701-6b82" and shipped.target == 0.9
     assert shipped.layers["choice"].for_verdict("VALID").threshold == 80.0951
     path = save_policy(
@@ -206,7 +210,7 @@ def test_the_shipped_thresholds_stand_until_a_user_fits_their_own(seeded: Receip
         cascade_path(seeded.settings.home, "receipts", None),
     )
     try:
-        assert _cascade_policy(deps).layers["rules"].threshold == 99.0
+        assert _cascade_policy(seeded, config).layers["rules"].threshold == 99.0
     finally:
         path.unlink()
     assert SHIPPED_POLICY.is_file()

@@ -18,7 +18,7 @@ from casework.apps.receipts.evalsuite import (
 )
 from casework.apps.receipts.strategies import STRATEGIES
 from casework.errors import InputError
-from casework.evals import RunConfig, run_suite
+from casework.evals import EvalConfig, run_suite
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
 from casework.llm import ScriptedChatModel, call
 from casework.runtime.decision import EndReason, RunInfo, ToolCallRecord
@@ -73,7 +73,7 @@ def eval_store(seeded_settings):
 def test_baseline_through_the_harness(eval_store, tmp_path):
     run = run_suite(
         APP.eval_suite(),
-        RunConfig(
+        EvalConfig(
             strategy="baseline",
             limit=30,
             settings=eval_store,
@@ -122,7 +122,7 @@ def test_agent_through_the_harness_with_per_case_models(eval_store):
 
     run = run_suite(
         APP.eval_suite(),
-        RunConfig(
+        EvalConfig(
             strategy="agent",
             limit=2,
             base_model=model_for,
@@ -175,7 +175,7 @@ def test_cases_from_the_users_imported_receipts(small):
     chosen = suite.cases(small.settings, {"receipts": ["chevron"]})
     run = run_suite(
         suite,
-        RunConfig(
+        EvalConfig(
             strategy="baseline",
             cases=chosen,
             settings=small.settings,

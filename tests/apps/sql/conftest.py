@@ -31,9 +31,11 @@ def security_db(security: DatabaseSchema, tmp_path_factory: pytest.TempPathFacto
 
 @pytest.fixture
 def make_deps(security, security_db, settings):
-    """Deps with scripted models per role: ``make_deps(agent=[...], judge=[...])``."""
+    """Deps and a run config with scripted models per role: ``make_deps(agent=[...],
+    judge=[...])`` -> (deps, config, agent model, judge model)."""
     from casework.apps.sql.deps import SQLConfig, SQLDeps
-    from casework.llm import ScriptedChatModel
+    from casework.llm import RoleModels, ScriptedChatModel
+    from casework.runtime import RunConfig
 
     def build(agent=(), judge=(), **config):
         models = {
@@ -43,10 +45,10 @@ def make_deps(security, security_db, settings):
         deps = SQLDeps(
             schema=security,
             settings=settings,
-            models=lambda role: models[role],
             db_url=security_db,
             config=SQLConfig(retrieval_type="keyword", **config),
         )
-        return deps, models["specialist"], models["judge"]
+        run = RunConfig(models=RoleModels.given(models))
+        return deps, run, models["specialist"], models["judge"]
 
     return build

@@ -14,11 +14,13 @@ from casework.runtime.context import Caller, Role, current_caller
 from casework.server import create_app
 
 
-def _client(deps) -> TestClient:
-    """The router on a bare app, the caller stubbed (the token check: the test below)."""
+def _client(deps, config=None) -> TestClient:
+    """The router on a bare app (on ``config``'s models), the caller stubbed (the token check:
+    the test below)."""
     app = FastAPI()
     app.state.settings = deps.settings
-    app.include_router(router(deps.settings, lambda: deps), prefix="/sql")
+    models = config.models if config is not None else None
+    app.include_router(router(deps.settings, lambda: deps, models=models), prefix="/sql")
     app.dependency_overrides[current_caller] = lambda: Caller(1, "analyst", Role.USER)
     add_error_handler(app)  # the server's error table
     return TestClient(app)
@@ -49,7 +51,7 @@ def test_the_platform_mounts_sql_behind_the_token(settings, security_db):
 
 
 def test_ask_returns_the_whole_response_with_rows(make_deps):
-    deps, _, _ = make_deps(
+    deps, config, _, _ = make_deps(
         agent=[
             call(
                 "submit_answer",
@@ -59,7 +61,7 @@ def test_ask_returns_the_whole_response_with_rows(make_deps):
             )
         ]
     )
-    res = _client(deps).post(
+    res = _client(deps, config).post(
         "/sql/ask",
         json={"question": "How many alerts are there?", "strategy": "keyword", "execute": True},
     )
@@ -70,7 +72,7 @@ def test_ask_returns_the_whole_response_with_rows(make_deps):
 
 
 def test_bad_input_is_a_4xx_and_validation_answers(make_deps):
-    deps, _, _ = make_deps()
+    deps, _, _, _ = make_deps()
     client = _client(deps)
     assert client.post("/sql/ask", json={"question": ""}).status_code == 422
     assert client.post("/sql/ask", json={"question": "x" * 100_000}).status_code == 422

@@ -139,3 +139,27 @@ def test_validate_exits_1_through_the_root_cli(settings, tmp_path, capfd):
     out, err = capfd.readouterr()
     assert exited.value.code == 1 and "Did you mean users.username" in out
     assert "Traceback" not in err
+
+
+def test_ask_under_model_names_that_model(settings, tmp_path):
+    """`sql ask --model X --json`: the answer names the model it ran (issue #20); X replays a
+    scripted recording of the same question."""
+    from casework.apps.sql.deps import build_deps
+    from casework.apps.sql.strategies import STRATEGIES
+    from casework.llm import RecordingChatModel, RoleModels, ScriptedChatModel, call
+    from casework.runtime import RunConfig
+
+    _create(tmp_path)
+    question = "How many alerts are critical?"
+    query = "SELECT COUNT(*) FROM alerts WHERE severity = 'critical'"
+    scripted = ScriptedChatModel(
+        steps=[call("submit_answer", query=query, explanation="Counts them.", confidence=0.8)]
+    )
+    cassette = tmp_path / "keyword.jsonl"
+    recording = RoleModels.given(RecordingChatModel.wrap(scripted, cassette))
+    STRATEGIES["keyword"](question, build_deps(settings), RunConfig(models=recording))
+    spec = f"replay:{cassette}"
+    res = runner.invoke(app, ["ask", question, "--strategy", "keyword", "--model", spec, "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert (out["model"], out["query"], out["strategy"]) == (spec, query, "keyword")

@@ -12,7 +12,7 @@ from typing import Any
 from casework.apps.sql.benchmark import DATA_DIR
 from casework.apps.sql.evalsuite import eval_suite
 from casework.config import Settings
-from casework.evals.runconfig import RunConfig
+from casework.evals.evalconfig import EvalConfig
 from casework.evals.runner import run_suite
 from casework.llm import ScriptedChatModel, call
 
@@ -43,7 +43,7 @@ def _run(home: Path, dataset: Path, concurrency: int) -> Any:
     settings = Settings(home=home)
     suite = eval_suite()
     cases = suite.cases(settings, {"dataset": [str(dataset)], "db_dir": [str(SAMPLE / "database")]})  # fmt: skip
-    config = RunConfig(
+    config = EvalConfig(
         settings=settings,
         base_model=lambda case_id, role: ScriptedChatModel(responder=oracle),
         strategy="semantic",

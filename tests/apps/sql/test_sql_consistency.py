@@ -8,7 +8,8 @@ import pytest
 from casework.apps.sql.consistency import Candidate, run_self_consistent, vote
 from casework.apps.sql.models import SubmitAnswer
 from casework.apps.sql.strategies import STRATEGIES
-from casework.llm import ScriptedChatModel, call
+from casework.llm import RoleModels, ScriptedChatModel, call
+from casework.runtime import RunConfig
 
 QUESTION = "How many critical alerts are there?"
 COUNT = "SELECT COUNT(*) FROM alerts WHERE severity = 'critical'"
@@ -42,8 +43,8 @@ def test_vote_groups_equal_rows_and_ties_go_to_the_greedy_candidate():
 
 
 def test_two_agreeing_candidates_stop_the_sampling(make_deps):
-    deps, model, _ = make_deps(agent=[submit(COUNT), submit(SAME_ROWS), submit(OTHER)])
-    response = run_self_consistent(deps, QUESTION).decision
+    deps, config, model, _ = make_deps(agent=[submit(COUNT), submit(SAME_ROWS), submit(OTHER)])
+    response = run_self_consistent(deps, config, QUESTION).decision
     assert model.calls == 2  # the third candidate could not change the majority
     assert response.query == COUNT and response.model_calls == 2
     assert response.confidence == round(2 / 3, 4) and response.confidence_source == "consistency"
@@ -52,15 +53,17 @@ def test_two_agreeing_candidates_stop_the_sampling(make_deps):
 
 
 def test_disagreement_asks_every_sample_and_the_majority_wins(make_deps):
-    deps, model, _ = make_deps(agent=[submit(OTHER), submit(COUNT), submit(SAME_ROWS)])
-    response = run_self_consistent(deps, QUESTION).decision
+    deps, config, model, _ = make_deps(agent=[submit(OTHER), submit(COUNT), submit(SAME_ROWS)])
+    response = run_self_consistent(deps, config, QUESTION).decision
     assert model.calls == 3
     assert response.query == COUNT and response.confidence == round(2 / 3, 4)
 
 
 def test_a_lone_answer_is_kept_with_a_third_of_the_confidence(make_deps):
-    deps, _, _ = make_deps(agent=[submit(COUNT), submit(OTHER), submit("SELECT nope FROM x")])
-    response = run_self_consistent(deps, QUESTION).decision
+    deps, config, _, _ = make_deps(
+        agent=[submit(COUNT), submit(OTHER), submit("SELECT nope FROM x")]
+    )
+    response = run_self_consistent(deps, config, QUESTION).decision
     assert response.query == COUNT and response.confidence == round(1 / 3, 4)
 
 
@@ -74,8 +77,8 @@ def test_a_lone_answer_is_kept_with_a_third_of_the_confidence(make_deps):
     ],
 )
 def test_cascade_screen_refuses_without_a_model_call(make_deps, question, kind):
-    deps, model, _ = make_deps()
-    decision = STRATEGIES["cascade"](question, deps)
+    deps, config, model, _ = make_deps()
+    decision = STRATEGIES["cascade"](question, deps, config)
     assert decision.verdict == "REFUSED" and model.calls == 0
     assert decision.run is not None and decision.run.decided_by == "rules"
     assert decision.response.reasoning_steps[0]["refusal"] == kind
@@ -91,40 +94,37 @@ def test_cascade_keeps_an_agreed_answer_and_reviews_a_lone_one(
     # the scripted model stands in for the bundled one: no remote layer in this run
     monkeypatch.setattr(strategies, "is_local_model", lambda m: m.model_name == "scripted-local")
 
-    def deps_with(steps, settings):
+    def run_with(steps):
         model = ScriptedChatModel(steps=steps, model_name="scripted-local")
-        return SQLDeps(
-            schema=security,
-            settings=settings,
-            models=lambda role: model,
-            db_url=security_db,
-            config=SQLConfig(retrieval_type="keyword"),
-        )
+        return RunConfig(models=RoleModels.given(model))
 
-    deps, _, _ = make_deps()
-    agreed = STRATEGIES["cascade"](
-        QUESTION, deps_with([submit(COUNT), submit(SAME_ROWS)], deps.settings)
+    deps, _, _, _ = make_deps()
+    deps = SQLDeps(
+        schema=security,
+        settings=deps.settings,
+        db_url=security_db,
+        config=SQLConfig(retrieval_type="keyword"),
     )
+    agreed = STRATEGIES["cascade"](QUESTION, deps, run_with([submit(COUNT), submit(SAME_ROWS)]))
     assert agreed.verdict == "ANSWERED" and agreed.run.decided_by == "consistency"
     assert agreed.confidence == round(100 * 2 / 3, 2)
     assert [o.layer for o in agreed.run.layers] == ["rules", "consistency"]
     lone = STRATEGIES["cascade"](
-        QUESTION,
-        deps_with([submit(COUNT), submit(OTHER), submit(OTHER + " LIMIT 0")], deps.settings),
+        QUESTION, deps, run_with([submit(COUNT), submit(OTHER), submit(OTHER + " LIMIT 0")])
     )
     assert lone.verdict == "NEEDS_REVIEW" and lone.run.decided_by is None
     assert lone.response.query == COUNT  # the draft a person reviews
 
 
 def test_every_try_asking_for_missing_columns_is_an_unanswerable_refusal(make_deps):
-    deps, model, _ = make_deps(
+    deps, config, model, _ = make_deps(
         agent=[
             submit("SELECT AVG(age) FROM users"),
             submit("SELECT AVG(age) FROM users u"),
             submit("SELECT AVG(salary) FROM employees"),
         ]
     )
-    response = run_self_consistent(deps, "What is the average age of users?").decision
+    response = run_self_consistent(deps, config, "What is the average age of users?").decision
     assert model.calls == 3 and response.refused and response.query is None
     assert "does not hold" in response.explanation and "age" in response.explanation
     assert response.confidence <= 0.1  # a refusal's answer confidence stays capped
@@ -133,12 +133,12 @@ def test_every_try_asking_for_missing_columns_is_an_unanswerable_refusal(make_de
 
 
 def test_a_syntax_error_is_not_evidence_of_an_unanswerable_question(make_deps):
-    deps, _, _ = make_deps(
+    deps, config, _, _ = make_deps(
         agent=[
             submit("SELECT AVG(age) FROM users"),
             submit("SELEC x"),
             submit("SELECT AVG(age) FROM users"),
         ]
     )
-    response = run_self_consistent(deps, "What is the average age of users?").decision
+    response = run_self_consistent(deps, config, "What is the average age of users?").decision
     assert not response.refused

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from casework.apps.sql.demo import DEMO_QUERY, run_demo
-from casework.llm import ScriptedChatModel, call
+from casework.llm import RoleModels, ScriptedChatModel, call
 
 
 def test_demo_builds_the_database_and_answers(settings):
@@ -13,7 +13,7 @@ def test_demo_builds_the_database_and_answers(settings):
         steps=[call("submit_answer", query=DEMO_QUERY, explanation="x", confidence=0.8)]
     )
     console = Console(record=True, width=200)
-    run_demo(console, models=lambda role: model)
+    run_demo(console, models=RoleModels.given(model))
     text = console.export_text()
     assert (settings.home / "sql" / "security.sqlite").is_file()
     assert "DATETIME(CURRENT_TIMESTAMP, '-30 days')" in text

@@ -11,7 +11,7 @@ from casework import cli
 from casework.apps.sql.benchmark import DATA_DIR
 from casework.apps.sql.evalsuite import INTEGRITY, QUESTIONS, eval_suite
 from casework.evals.datasets import load_dataset
-from casework.evals.runconfig import RunConfig
+from casework.evals.evalconfig import EvalConfig
 from casework.evals.runner import run_suite
 from casework.llm import ScriptedChatModel, call
 
@@ -32,7 +32,7 @@ def _question(messages) -> str:
 
 def _run(settings, responder, **fields):
     """One run of the sql suite with every role answered by ``responder``."""
-    config = RunConfig(
+    config = EvalConfig(
         settings=settings,
         base_model=lambda case_id, role: ScriptedChatModel(responder=responder),
         progress=False,

@@ -8,7 +8,8 @@ from casework.apps.sql.agent import run_single_pass
 from casework.apps.sql.benchmark import gold_and_predicted
 from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.metrics import execution_match
-from casework.llm import resolve_model
+from casework.llm import RoleModels, resolve_model
+from casework.runtime import RunConfig
 
 
 @pytest.mark.slow
@@ -20,11 +21,10 @@ def test_bundled_model_answers_an_easy_question_that_executes_correctly(
     from casework.config import get_settings
 
     model = resolve_model("local:qwen2.5-coder-1.5b", settings=get_settings())
-    deps = SQLDeps(
-        schema=security, settings=settings, models=lambda role: model, db_url=security_db
-    )
+    deps = SQLDeps(schema=security, settings=settings, db_url=security_db)
     deps = deps.with_config(retrieval_type="keyword", top_k=2)
-    response = run_single_pass(deps, "How many alerts are critical?", "keyword").decision
+    config = RunConfig(models=RoleModels.given(model))
+    response = run_single_pass(deps, config, "How many alerts are critical?", "keyword").decision
     assert response.ended_by == "submit", response.ended_by
     assert response.valid, response.validation_errors
     assert response.tables_used == ["alerts"]

@@ -149,7 +149,7 @@ def test_gold_and_predicted_run_on_the_same_benchmark_database(make_deps):
 
     case = read_benchmark(SAMPLE / "dev.json", SAMPLE / "database")[2]
     url = case["metadata"]["db_url"]
-    deps, _, _ = make_deps()
+    deps, _, _, _ = make_deps()
     deps = replace(deps, db_url=url, schema=reflect_schema(url))
     predicted = "SELECT c.title, AVG(e.grade) FROM enrollments e JOIN courses c ON c.course_id = e.course_id GROUP BY c.title"
     out = gold_and_predicted(deps, case["expected"]["sql"], predicted)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from casework.apps.sql.models import SQLQueryResponse
 from casework.apps.sql.strategies import decision_from_response
 
@@ -67,8 +69,9 @@ def test_a_model_run_is_the_harness_s_its_trace_ids_and_usage_on_the_decision(ma
     good = "SELECT COUNT(*) FROM alerts WHERE severity = 'critical'"
     question = "How many critical alerts are there?"
     submit = call("submit_answer", query=good, explanation="Counts them.", confidence=0.9)
-    deps, _, _ = make_deps(agent=[submit])
-    decided = STRATEGIES["keyword"](question, deps)
+    deps, config, _, _ = make_deps(agent=[submit])
+    config = replace(config, traces=deps.settings.traces_dir)
+    decided = STRATEGIES["keyword"](question, deps, config)
     run = decided.run
     assert run is not None and run.ended_by is EndReason.SUBMIT and run.detail == ""
     records = read_trace(run.trace_path)
@@ -83,7 +86,7 @@ def test_a_model_run_is_the_harness_s_its_trace_ids_and_usage_on_the_decision(ma
     assert (run.usage.model_calls, decided.response.model_calls) == (1, 1)
     assert run.usage.total_tokens == decided.response.input_tokens + decided.response.output_tokens
 
-    judged = make_deps(
+    judged, judged_config, _, _ = make_deps(
         agent=[
             call("validate_sql", query=good),
             call("llm_judge_evaluate", query=good, question=question),
@@ -99,8 +102,8 @@ def test_a_model_run_is_the_harness_s_its_trace_ids_and_usage_on_the_decision(ma
                 reasoning="ok",
             )
         ],
-    )[0]
-    v2 = STRATEGIES["v2"](question, judged)
+    )
+    v2 = STRATEGIES["v2"](question, judged, replace(judged_config, traces=deps.settings.traces_dir))
     assert (v2.response.model_calls, v2.response.judge_calls) == (4, 1)
     assert v2.run.usage.model_calls == 4  # three agent turns and the judge, once each
     assert read_trace(v2.run.trace_path)[0]["agent"] == "sql_v2"
@@ -114,8 +117,8 @@ def test_a_model_error_is_typed_with_its_text_apart(make_deps) -> None:
     def broken(messages):
         raise ModelError("output cut off at max_tokens")
 
-    deps, _, _ = make_deps(agent=[broken])
-    decided = STRATEGIES["keyword"]("How many critical alerts are there?", deps)
+    deps, config, _, _ = make_deps(agent=[broken])
+    decided = STRATEGIES["keyword"]("How many critical alerts are there?", deps, config)
     assert decided.response.ended_by is EndReason.ERROR_MODEL
     assert decided.run.ended_by is EndReason.ERROR_MODEL
     assert decided.run.detail == decided.response.end_detail == "output cut off at max_tokens"

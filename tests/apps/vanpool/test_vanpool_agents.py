@@ -13,7 +13,8 @@ from casework.apps.vanpool import agent as vp_agent
 from casework.apps.vanpool import lifecycle, service
 from casework.apps.vanpool.evaluation import SHIFT_EVIDENCE_FIELDS, evidence_completeness
 from casework.errors import NotFoundError
-from casework.llm import ScriptedChatModel, call, say
+from casework.llm import RoleModels, ScriptedChatModel, call, say
+from casework.runtime import RunConfig
 
 
 def both(*calls: AIMessage) -> AIMessage:
@@ -28,10 +29,9 @@ def models_for(scripts: dict[str, Any]):
     return models
 
 
-def with_models(deps, scripts: dict[str, Any]):
-    from dataclasses import replace
-
-    return replace(deps, models=models_for(scripts))
+def run_on(scripts: dict[str, Any]) -> RunConfig:
+    """A run config whose models are ``scripts`` (role -> scripted model)."""
+    return RunConfig(models=RoleModels.given(models_for(scripts)))
 
 
 def test_shift_specialist_scripted(deps, truth) -> None:
@@ -39,8 +39,8 @@ def test_shift_specialist_scripted(deps, truth) -> None:
     vp = deps.repo.get_vanpool(t["vanpool_id"])
     ids = [e.employee_id for e in vp.riders]
     model = ScriptedChatModel(responder=specialist_responder)
-    d = with_models(deps, {"specialist": model})
-    decision = vp_agent.run_shift_specialist(d, ids, vp.vanpool_id)
+    d = run_on({"specialist": model})
+    decision = vp_agent.run_shift_specialist(deps, d, ids, vp.vanpool_id)
     assert decision.verdict == "fail"
     assert decision.failed_employees == t["expected"]["failing_employees"]["shift"]
     assert decision.run.ended_by == "submit"
@@ -61,7 +61,7 @@ def test_unknown_ids_stop_the_shift_specialist_before_any_model_call(
 ) -> None:
     model = ScriptedChatModel(steps=[])  # any model call would fail the test
     with pytest.raises(NotFoundError, match=message):
-        vp_agent.run_shift_specialist(with_models(deps, {"specialist": model}), ids, vanpool)
+        vp_agent.run_shift_specialist(deps, run_on({"specialist": model}), ids, vanpool)
 
 
 def test_shift_evidence_is_grounded_in_the_tool_output(deps, truth) -> None:
@@ -70,8 +70,10 @@ def test_shift_evidence_is_grounded_in_the_tool_output(deps, truth) -> None:
     t = first(truth, "shift_mismatch")
     vp = deps.repo.get_vanpool(t["vanpool_id"])
     [bad] = t["expected"]["failing_employees"]["shift"]
-    d = with_models(deps, {"specialist": ScriptedChatModel(responder=specialist_responder)})
-    decision = vp_agent.run_shift_specialist(d, [e.employee_id for e in vp.riders], vp.vanpool_id)
+    d = run_on({"specialist": ScriptedChatModel(responder=specialist_responder)})
+    decision = vp_agent.run_shift_specialist(
+        deps, d, [e.employee_id for e in vp.riders], vp.vanpool_id
+    )
     tool_out = json.loads(decision.run.tool_calls[0].output)
     row = next(e for e in tool_out["employees"] if e["employee_id"] == bad)
     item = decision.evidence[0]
@@ -110,7 +112,7 @@ def test_grounding_survives_a_tool_output_longer_than_the_runtime_keeps(deps) ->
             ),
         ]
     )
-    decision = vp_agent.run_shift_specialist(with_models(deps, {"specialist": model}), ids)
+    decision = vp_agent.run_shift_specialist(deps, run_on({"specialist": model}), ids)
     assert len(decision.run.tool_calls[0].output) == 2000  # the runtime's record is cut
     fields = decision.evidence[0].fields
     assert fields["employee_id"] == last
@@ -124,8 +126,8 @@ def test_grounding_survives_a_tool_output_longer_than_the_runtime_keeps(deps) ->
 def test_location_evidence_is_grounded(deps, truth) -> None:
     t = first(truth, "location_mismatch")
     [far] = t["expected"]["failing_employees"]["location"]
-    d = with_models(deps, {"specialist": ScriptedChatModel(responder=specialist_responder)})
-    decision = vp_agent.run_location_specialist(d, t["vanpool_id"])
+    d = run_on({"specialist": ScriptedChatModel(responder=specialist_responder)})
+    decision = vp_agent.run_location_specialist(deps, d, t["vanpool_id"])
     [item] = decision.evidence
     assert (item.ref, item.fields["employee_id"], item.fields["within_threshold"]) == (
         far,
@@ -156,7 +158,7 @@ def test_a_fail_without_its_riders_lists_the_cited_riders_that_break_the_rule(de
         ]
     )
     decision = vp_agent.run_location_specialist(
-        with_models(deps, {"specialist": model}), t["vanpool_id"]
+        deps, run_on({"specialist": model}), t["vanpool_id"]
     )
     assert (decision.verdict, decision.failed_employees) == ("fail", [far])
 
@@ -178,9 +180,7 @@ def test_location_specialist_rejects_ids_outside_the_vanpool(deps, truth) -> Non
             ),
         ]
     )
-    decision = vp_agent.run_location_specialist(
-        with_models(deps, {"specialist": model}), vp.vanpool_id
-    )
+    decision = vp_agent.run_location_specialist(deps, run_on({"specialist": model}), vp.vanpool_id)
     calls = decision.run.tool_calls
     assert not calls[0].ok and "not a rider of" in calls[0].output
     [distance] = json.loads(calls[1].output)["distances"]
@@ -205,10 +205,10 @@ def test_case_manager_runs_specialists_in_one_turn_and_opens_a_case(deps, truth,
             ),
         ]
     )
-    d = with_models(
-        deps, {"orchestrator": cm, "specialist": ScriptedChatModel(responder=specialist_responder)}
+    d = run_on(
+        {"orchestrator": cm, "specialist": ScriptedChatModel(responder=specialist_responder)}
     )
-    result = vp_agent.run_case_manager(d, t["vanpool_id"])
+    result = vp_agent.run_case_manager(deps, d, t["vanpool_id"])
     cm.assert_exhausted()
     assert result.verdict == "pending_reply"
     assert result.failed_checks == ["shift"]
@@ -237,10 +237,10 @@ def test_case_manager_verifies_a_clean_vanpool(deps, truth) -> None:
             call("submit_decision", verdict="verified", confidence=95, reasoning="Both pass."),
         ]
     )
-    d = with_models(
-        deps, {"orchestrator": cm, "specialist": ScriptedChatModel(responder=specialist_responder)}
+    d = run_on(
+        {"orchestrator": cm, "specialist": ScriptedChatModel(responder=specialist_responder)}
     )
-    result = vp_agent.run_case_manager(d, t["vanpool_id"])
+    result = vp_agent.run_case_manager(deps, d, t["vanpool_id"])
     assert (result.verdict, result.case_id) == ("verified", None)
     assert deps.repo.list_cases() == []
 
@@ -268,8 +268,8 @@ def test_outreach_agent_escalation_is_drafted_not_sent(deps, truth, sink, clock)
         ]
     )
     classifier = ScriptedChatModel(steps=[say("escalation")])
-    d = with_models(deps, {"outreach": outreach, "classifier": classifier, "specialist": None})
-    step = vp_agent.agent_process_reply(d, msg)
+    d = run_on({"outreach": outreach, "classifier": classifier, "specialist": None})
+    step = vp_agent.agent_process_reply(deps, d, msg)
     out = step.outreach
     assert (out.bucket, out.hitl_required, out.sent, out.verdict) == (
         "escalation",
@@ -284,14 +284,14 @@ def test_outreach_agent_escalation_is_drafted_not_sent(deps, truth, sink, clock)
 
 
 def test_classifier_falls_back_to_rules_when_the_model_names_no_bucket(deps) -> None:
-    d = with_models(deps, {"classifier": ScriptedChatModel(steps=[say("I am not sure.")])})
+    d = run_on({"classifier": ScriptedChatModel(steps=[say("I am not sure.")])})
     assert vp_agent.classify_with_model(d, "I moved to a new address last week.") == "update"
-    d = with_models(deps, {"classifier": ScriptedChatModel(steps=[say("Bucket: question")])})
+    d = run_on({"classifier": ScriptedChatModel(steps=[say("Bucket: question")])})
     assert vp_agent.classify_with_model(d, "anything") == "question"
 
 
 def test_an_escalation_cue_goes_to_a_person_whatever_the_model_says(deps) -> None:
-    d = with_models(deps, {"classifier": ScriptedChatModel(steps=[say("acknowledgment")] * 2)})
+    d = run_on({"classifier": ScriptedChatModel(steps=[say("acknowledgment")] * 2)})
     angry = "This is ridiculous. I have ridden this van for 5 years."
     assert vp_agent.classify_with_model(d, angry) == "escalation"
     assert vp_agent.classify_with_model(d, "Thanks, all correct.") == "acknowledgment"
@@ -312,7 +312,7 @@ def test_case_manager_cancel_pauses_and_resumes_once_across_restart(
     riders = len(deps.repo.get_vanpool(vp).riders)
 
     cm = ScriptedChatModel(steps=[call("cancel_membership")])
-    paused = vp_agent.run_case_manager(with_models(deps, {"orchestrator": cm}), vp)
+    paused = vp_agent.run_case_manager(deps, run_on({"orchestrator": cm}), vp)
     assert (paused.verdict, paused.case_id, paused.run.ended_by) == (
         "pre_cancel",
         result.case_id,
@@ -333,10 +333,9 @@ def test_case_manager_cancel_pauses_and_resumes_once_across_restart(
             )
         ]
     )
-    restarted = with_models(
-        make_deps(tmp_path / "home", sink.port, clock), {"orchestrator": resumed_model}
-    )
-    case = service.decide_approval(restarted, result.case_id, "approve")
+    restarted = make_deps(tmp_path / "home", sink.port, clock)
+    config = run_on({"orchestrator": resumed_model})
+    case = service.decide_approval(restarted, result.case_id, "approve", config=config)
     resumed_model.assert_exhausted()
     assert (case.status, case.outcome) == ("closed", "cancelled")
     assert len(restarted.repo.get_vanpool(vp).riders) == riders - len(night)
@@ -346,7 +345,7 @@ def test_case_manager_cancel_pauses_and_resumes_once_across_restart(
     from casework.errors import NotFoundError
 
     with pytest.raises(NotFoundError):
-        service.decide_approval(restarted, result.case_id, "approve")
+        service.decide_approval(restarted, result.case_id, "approve", config=config)
     assert len(restarted.repo.get_vanpool(vp).riders) == riders - len(night)
 
 
@@ -359,14 +358,15 @@ def test_a_lost_checkpoint_still_applies_the_approval_once(
         clock.advance(days=7, minutes=1)
         service.tick(deps)
     vp_agent.run_case_manager(
-        with_models(deps, {"orchestrator": ScriptedChatModel(steps=[call("cancel_membership")])}),
+        deps,
+        run_on({"orchestrator": ScriptedChatModel(steps=[call("cancel_membership")])}),
         t["vanpool_id"],
     )
     # The checkpoint file is lost (a new machine, a wiped disk): the approval still applies.
     deps.settings.checkpoint_path.unlink()
     vp_agent._savers.clear()
     case = service.decide_approval(
-        with_models(deps, {"orchestrator": None}), result.case_id, "approve"
+        deps, result.case_id, "approve", config=run_on({"orchestrator": None})
     )
     assert (case.status, case.outcome) == ("closed", "cancelled")
     assert deps.journal.count("cancel_membership") == 1
@@ -433,14 +433,13 @@ def test_case_manager_model_sees_the_offered_tools_each_turn(deps, truth) -> Non
         seen.append(sorted(tools))
         return script[len(seen) - 1]
 
-    d = with_models(
-        deps,
+    d = run_on(
         {
             "orchestrator": ScriptedChatModel(responder=orchestrator),
             "specialist": ScriptedChatModel(responder=specialist_responder),
         },
     )
-    result = vp_agent.run_case_manager(d, t["vanpool_id"])
+    result = vp_agent.run_case_manager(deps, d, t["vanpool_id"])
     assert result.verdict == "pending_reply"
     assert seen == [
         ["run_location_specialist", "run_shift_specialist"],
@@ -453,8 +452,8 @@ def test_case_manager_model_sees_the_offered_tools_each_turn(deps, truth) -> Non
 def test_the_classifier_strategy_counts_its_model_call(deps) -> None:
     from casework.apps.vanpool.strategies import ReplyInput, agent_classify
 
-    d = with_models(deps, {"classifier": ScriptedChatModel(steps=[say("escalation")])})
-    result = agent_classify(ReplyInput("This is ridiculous, I will call a lawyer."), d)
+    d = run_on({"classifier": ScriptedChatModel(steps=[say("escalation")])})
+    result = agent_classify(ReplyInput("This is ridiculous, I will call a lawyer."), deps, d)
     assert (result.bucket, result.hitl_required) == ("escalation", True)
     assert result.run is not None and result.run.usage is not None
     assert result.run.usage.model_calls == 1

@@ -8,14 +8,16 @@ from vanpool_helpers import first, specialist_responder
 
 from casework.apikit import add_error_handler
 from casework.apps.vanpool.api import router
+from casework.llm import RoleModels
 from casework.runtime.context import Caller, Role, current_caller
 
 
-def _client(deps, role: Role = Role.REVIEWER) -> TestClient:
-    """The router on a bare app, the caller stubbed (the token check is tested in tests/platform)."""
+def _client(deps, role: Role = Role.REVIEWER, models: RoleModels | None = None) -> TestClient:
+    """The router on a bare app (on ``models``, else the settings'), the caller stubbed (the
+    token check is tested in tests/platform)."""
     app = FastAPI()
     app.state.settings = deps.settings
-    app.include_router(router(deps.settings, lambda: deps), prefix="/vanpool")
+    app.include_router(router(deps.settings, lambda: deps, models=models), prefix="/vanpool")
     app.dependency_overrides[current_caller] = lambda: Caller(7, "rita", role)
     add_error_handler(app)  # the server's error table
     return TestClient(app)
@@ -56,7 +58,6 @@ def test_routes(deps, truth, sink) -> None:
 
 def test_audit_events_stream_as_sse(deps, truth, sink) -> None:
     import json
-    from dataclasses import replace
 
     from langchain_core.messages import AIMessage
 
@@ -73,13 +74,12 @@ def test_audit_events_stream_as_sse(deps, truth, sink) -> None:
     cm = ScriptedChatModel(
         steps=[both, call("submit_decision", verdict="verified", confidence=90, reasoning="ok")]
     )
-    scripted = replace(
-        deps,
-        models=lambda role: (
+    scripted = RoleModels.given(
+        lambda role: (
             cm if role == "orchestrator" else ScriptedChatModel(responder=specialist_responder)
-        ),
+        )
     )
-    client = _client(scripted)
+    client = _client(deps, models=scripted)
     with client.stream("GET", f"/vanpool/vanpools/{clean}/audit/events") as res:
         text = "".join(res.iter_text())
     events = [

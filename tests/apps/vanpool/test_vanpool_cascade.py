@@ -17,19 +17,23 @@ from casework.apps.vanpool.strategies import (
     AuditInput,
     ReplyInput,
 )
+from casework.llm import RoleModels
 from casework.llm.choice import ScriptedChooser
 from casework.llm.local import LocalChatModel
 from casework.llm.scripted import ScriptedChatModel, say
+from casework.runtime import RunConfig
 from casework.runtime.cascade import LOCAL_ROLE
 
 
-def _models(deps: Any, **roles: Any) -> Any:
+def _models(**roles: Any) -> RunConfig:
+    """A run config answering only ``roles`` (role -> model)."""
+
     def models(role: str) -> Any:
         if role not in roles:
             raise AssertionError(f"role {role!r} was not expected")
         return roles[role]
 
-    return replace(deps, models=models)
+    return RunConfig(models=RoleModels.given(models))
 
 
 def _local() -> LocalChatModel:
@@ -57,9 +61,9 @@ def test_a_cue_word_is_sure_and_no_cue_is_not() -> None:
 
 def test_a_reply_without_a_cue_goes_to_the_models_choice(deps) -> None:
     chooser = ScriptedChooser(_buckets("update", 0.8))
-    d = _models(deps, **{LOCAL_ROLE: chooser, "classifier": _local()})
+    d = _models(**{LOCAL_ROLE: chooser, "classifier": _local()})
     result = OUTREACH_STRATEGIES["cascade"](
-        ReplyInput("We relocated to the Fremont campus last month."), d
+        ReplyInput("We relocated to the Fremont campus last month."), deps, d
     )
     assert result.bucket == "update" and not result.hitl_required
     assert result.confidence == pytest.approx(80.0)
@@ -69,15 +73,17 @@ def test_a_reply_without_a_cue_goes_to_the_models_choice(deps) -> None:
 
 
 def test_a_cue_word_reply_never_reaches_a_model(deps) -> None:
-    d = _models(deps, **{LOCAL_ROLE: ScriptedChooser(), "classifier": _local()})
-    result = OUTREACH_STRATEGIES["cascade"](ReplyInput("Thanks, all good here."), d)
+    d = _models(**{LOCAL_ROLE: ScriptedChooser(), "classifier": _local()})
+    result = OUTREACH_STRATEGIES["cascade"](ReplyInput("Thanks, all good here."), deps, d)
     assert result.bucket == "acknowledgment" and result.run is not None
     assert result.run.decided_by == "rules" and result.run.usage.model_calls == 0
 
 
 def test_the_escalation_guard_overrides_the_models_choice(deps) -> None:
-    d = _models(deps, **{LOCAL_ROLE: ScriptedChooser(_buckets("acknowledgment", 0.9))})
-    result = OUTREACH_STRATEGIES["choice"](ReplyInput("This is ridiculous, talk to a manager."), d)
+    d = _models(**{LOCAL_ROLE: ScriptedChooser(_buckets("acknowledgment", 0.9))})
+    result = OUTREACH_STRATEGIES["choice"](
+        ReplyInput("This is ridiculous, talk to a manager."), deps, d
+    )
     assert (result.bucket, result.hitl_required, result.confidence) == (
         "escalation",
         True,
@@ -87,10 +93,8 @@ def test_the_escalation_guard_overrides_the_models_choice(deps) -> None:
 
 def test_an_unsure_choice_goes_on_to_a_configured_remote_model(deps) -> None:
     remote = ScriptedChatModel(steps=[say("question")])
-    d = _models(
-        deps, **{LOCAL_ROLE: ScriptedChooser(_buckets("update", 0.4)), "classifier": remote}
-    )
-    result = OUTREACH_STRATEGIES["cascade"](ReplyInput("the van thing, not sure, maybe"), d)
+    d = _models(**{LOCAL_ROLE: ScriptedChooser(_buckets("update", 0.4)), "classifier": remote})
+    result = OUTREACH_STRATEGIES["cascade"](ReplyInput("the van thing, not sure, maybe"), deps, d)
     run = result.run
     assert run is not None and [o.layer for o in run.layers] == ["rules", "choice", "agent"]
     assert run.decided_by == "agent" and result.bucket == "question"
@@ -99,8 +103,8 @@ def test_an_unsure_choice_goes_on_to_a_configured_remote_model(deps) -> None:
 
 def test_an_audit_cascade_is_decided_by_the_rules_offline(deps, truth) -> None:
     vp = next(t["vanpool_id"] for t in truth.values() if t["scenario"] == "location_mismatch")
-    d = _models(deps, specialist=_local())
-    result = LOCATION_STRATEGIES["cascade"](AuditInput(vp), d)
+    d = _models(specialist=_local())
+    result = LOCATION_STRATEGIES["cascade"](AuditInput(vp), deps, d)
     assert result.verdict == "fail" and result.run is not None
     assert result.run.decided_by == "rules" and [o.layer for o in result.run.layers] == ["rules"]
 
@@ -111,9 +115,9 @@ def test_bundled_model_chooses_a_bucket_for_a_reply_without_cue_words(deps) -> N
     pytest.importorskip("xllamacpp")
     from casework.llm.local import load_local_model
 
-    d = _models(deps, **{LOCAL_ROLE: load_local_model()})
+    d = _models(**{LOCAL_ROLE: load_local_model()})
     result = OUTREACH_STRATEGIES["choice"](
-        ReplyInput("Could you tell me which address you have for me on file?"), d
+        ReplyInput("Could you tell me which address you have for me on file?"), deps, d
     )
     assert result.bucket == "question" and result.run is not None
     assert result.run.usage.model_calls == 1 and 25.0 < result.confidence <= 100.0
@@ -127,9 +131,11 @@ def test_the_model_layers_run_under_the_runtimes_harness(deps) -> None:
 
     remote = ScriptedChatModel(steps=[say("question")])
     chooser = ScriptedChooser(_buckets("update", 0.8))
-    d = _models(deps, **{LOCAL_ROLE: chooser, "classifier": remote})
-    chose = OUTREACH_STRATEGIES["choice"](ReplyInput("We relocated to Fremont."), d)
-    asked = OUTREACH_STRATEGIES["agent"](ReplyInput("the van thing, not sure"), d)
+    config = replace(
+        _models(**{LOCAL_ROLE: chooser, "classifier": remote}), traces=deps.settings.traces_dir
+    )
+    chose = OUTREACH_STRATEGIES["choice"](ReplyInput("We relocated to Fremont."), deps, config)
+    asked = OUTREACH_STRATEGIES["agent"](ReplyInput("the van thing, not sure"), deps, config)
     for result, agent, strategy in (
         (chose, "vanpool_choice", "choice"),
         (asked, "vanpool_classify", "agent"),

@@ -24,15 +24,16 @@ from casework.apps.vanpool.scenarios import Scenario
 from casework.apps.vanpool.strategies import AuditInput, ReplyInput, ShiftInput
 from casework.config import Settings
 from casework.errors import InputError
-from casework.evals import CaseOutput, EvalCase, RunConfig, run_suite
-from casework.llm import ScriptedChatModel, call
+from casework.evals import CaseOutput, EvalCase, EvalConfig, run_suite
+from casework.llm import RoleModels, ScriptedChatModel, call
+from casework.runtime import RunConfig
 
 FULL = {"employee_id": "EMP-0001", "shift_id": "SH-1", "vanpool_id": None, "overlap_minutes": 20}
 
 
-def _config(tmp_path: Path, **fields: Any) -> RunConfig:
+def _config(tmp_path: Path, **fields: Any) -> EvalConfig:
     settings = Settings(home=tmp_path / "home", allow_network_models=False)
-    return RunConfig(
+    return EvalConfig(
         settings=settings, progress=False, store=False, report=False, concurrency=1, **fields
     )
 
@@ -263,8 +264,9 @@ def test_a_wrong_flag_ends_in_a_false_cancel(tmp_path: Path) -> None:
     def models(role: str) -> Any:
         return cm if role == "orchestrator" else ScriptedChatModel(responder=wrong_shift)
 
-    deps = eval_deps(settings, models=models)
-    out = run_scenario(task_input(case).value, deps.at(EVAL_NOW), "agent")
+    deps = eval_deps(settings)
+    config = RunConfig(models=RoleModels.given(models))
+    out = run_scenario(task_input(case).value, deps.at(EVAL_NOW), "agent", config)
     assert (out.verdict, out.outcome, out.cancelled_employees) == ("closed", "cancelled", [rider])
     row = vanpool_metrics(case, CaseOutput(out.model_dump(mode="json")))
     assert (row["false_cancel_rate"], row["resolution_hours"]) == (1.0, 528.0)
@@ -515,3 +517,29 @@ def test_a_users_roster_errors_are_one_sentence(tmp_path: Path) -> None:
     roster.write_text(ROSTER_CSV.replace("94538", "00000"))
     with pytest.raises(InputError, match=r"Row 1 \(EMP-0001\): ZIP code 00000 does not exist"):
         suite.cases(settings, {"roster": [str(roster)], "dataset": ["x.jsonl"]})
+
+
+def test_a_run_under_model_names_that_model(tmp_path: Path) -> None:
+    """`casework eval vanpool --model X` (issue #20): each case's ``RunInfo.model`` is X, not
+    the settings' model of the role. X here is a cassette recorded from a scripted run."""
+    recorded = run_suite(
+        eval_suite(),
+        _config(
+            tmp_path,
+            strategy="agent",
+            limit=1,
+            record=True,
+            out_dir=tmp_path / "recorded",
+            base_model=lambda case_id, role: ScriptedChatModel(responder=specialist_responder),
+        ),
+    )
+    assert recorded.config["strategy_model"] == "scripted"
+    cassette = next((tmp_path / "recorded" / "cassettes").glob("*.jsonl"))
+    spec = f"replay:{cassette}"
+    run = run_suite(eval_suite(), _config(tmp_path, strategy="agent", limit=1, model=spec))
+    assert run.metrics["errors"] == 0 and run.metrics["verdict_accuracy"] == 1.0
+    assert run.model == spec and run.config["strategy_model"] == spec
+    # the cassette folder replayed: the run names what it replayed
+    folder = f"replay:{cassette.parent}"
+    again = run_suite(eval_suite(), _config(tmp_path, strategy="agent", limit=1, model=folder))
+    assert again.metrics["errors"] == 0 and again.config["strategy_model"] == folder

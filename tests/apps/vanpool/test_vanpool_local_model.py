@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from casework.apps.vanpool import agent as vp_agent
 from casework.apps.vanpool.evalsuite import DATASETS
 from casework.evals import load_dataset
+from casework.llm import RoleModels
+from casework.runtime import RunConfig
 
 
 @pytest.mark.slow
@@ -18,13 +18,13 @@ def test_bundled_model_finds_a_night_worker_in_a_day_group(deps) -> None:
     from casework.llm import resolve_model
 
     model = resolve_model("local:qwen2.5-coder-1.5b", settings=deps.settings)
-    local = replace(deps, models=lambda role: model)
+    local = RunConfig(models=RoleModels.given(model))
     case = next(
         c
         for c in load_dataset(DATASETS["shift"])
         if c.metadata["scenario_type"] == "night_with_morning_vanpool"
     )
-    decision = vp_agent.run_shift_specialist(local, case.inputs["employee_ids"])
+    decision = vp_agent.run_shift_specialist(deps, local, case.inputs["employee_ids"])
     assert decision.run.ended_by == "submit", decision.run.ended_by  # a real decision
     assert decision.run.tool_names[0] == "get_employee_shifts"
     assert decision.verdict == "fail"

@@ -14,7 +14,7 @@ from casework.apps.vanpool.evalsuite import eval_suite
 from casework.apps.vanpool.pairwise import PREFERENCE_TOOL, Pair, compare_answers, pairs_of
 from casework.config import Settings, get_settings
 from casework.errors import InputError
-from casework.evals import RunConfig, run_suite
+from casework.evals import EvalConfig, run_suite
 from casework.llm import ScriptedChatModel, call
 
 
@@ -39,10 +39,10 @@ def always_first(messages: list[BaseMessage], tools: list[str]) -> AIMessage:
 def _runs(home: Path) -> tuple[Any, Any]:
     settings = Settings(home=home, allow_network_models=False)
     config = {"settings": settings, "progress": False, "report": False, "limit": 3}
-    rules = run_suite(eval_suite(), RunConfig(strategy="rules", **config))
+    rules = run_suite(eval_suite(), EvalConfig(strategy="rules", **config))
     agent = run_suite(
         eval_suite(),
-        RunConfig(
+        EvalConfig(
             strategy="agent",
             base_model=lambda case_id, role: ScriptedChatModel(responder=specialist_responder),
             **config,

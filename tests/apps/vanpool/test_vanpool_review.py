@@ -11,6 +11,8 @@ from casework.apps.vanpool import lifecycle, service
 from casework.apps.vanpool.review import CANCEL, DECIDED, DRAFT, VanpoolReview
 from casework.config import Settings
 from casework.errors import InputError
+from casework.llm import RoleModels
+from casework.runtime import RunConfig
 from casework.runtime.context import Caller, Role
 from casework.runtime.review import WAITING, Cursor, ReviewFilters
 
@@ -164,7 +166,6 @@ def test_a_paused_case_manager_run_is_listed_and_resumed_by_the_decision(
 ) -> None:
     """The runtime's approval interrupt (HITL middleware before cancel_membership) is recorded
     with the case, so it reaches the inbox; deciding resumes the checkpointed run."""
-    from dataclasses import replace
 
     from casework.apps.vanpool import agent as vp_agent
     from casework.llm import ScriptedChatModel, call
@@ -177,11 +178,11 @@ def test_a_paused_case_manager_run_is_listed_and_resumed_by_the_decision(
         service.tick(deps)
     clock.advance(minutes=1)
     paused = ScriptedChatModel(steps=[call("cancel_membership")])
-    vp_agent.run_case_manager(replace(deps, models=lambda role: paused), vp)
+    vp_agent.run_case_manager(deps, RunConfig(models=RoleModels.given(paused)), vp)
     resumed = ScriptedChatModel(
         steps=[call("submit_decision", verdict="closed", confidence=90, reasoning="Approved.")]
     )
-    review = VanpoolReview(Settings(), deps=replace(deps, models=lambda role: resumed))
+    review = VanpoolReview(Settings(), deps=deps, models=RoleModels.given(resumed))
     [item] = review.items(ReviewFilters(), limit=10)
     [superseded] = review.items(ReviewFilters(status=DECIDED), limit=10)
     assert review.get(superseded.id).outcome == "replaced by a later request"

@@ -156,7 +156,8 @@ def _injection(attack: _Attack, strategy: Strategy | None) -> None:
     from casework.apps.documents.agent import run_extraction
     from casework.apps.documents.deps import DocumentsDeps
     from casework.config import Limits, get_settings
-    from casework.llm import ScriptedChatModel, call
+    from casework.llm import RoleModels, ScriptedChatModel, call
+    from casework.runtime.runconfig import RunConfig
 
     ids = {
         "document_id": attack.a_doc,
@@ -173,22 +174,17 @@ def _injection(attack: _Attack, strategy: Strategy | None) -> None:
         *[call("update_field", path=p, value="x", confidence=0.5) for p in PATH_TRICKS],
         call("complete_extraction", **ids),
     ]
-    model = ScriptedChatModel(steps=steps)
-
-    def no_models(role: str) -> Any:
-        raise AssertionError(role)
-
-    deps = DocumentsDeps(repo=attack.repo, settings=get_settings(), models=no_models, ocr=None)  # type: ignore[arg-type]
-    limits = Limits(
-        max_model_calls=len(steps) + 2,
-        max_tool_calls=len(steps) + 2,
-        recursion_limit=4 * len(steps),
+    deps = DocumentsDeps(repo=attack.repo, settings=get_settings(), ocr=None)  # type: ignore[arg-type]
+    config = RunConfig(
+        models=RoleModels.given(ScriptedChatModel(steps=steps)),
+        limits=Limits(
+            max_model_calls=len(steps) + 2,
+            max_tool_calls=len(steps) + 2,
+            recursion_limit=4 * len(steps),
+        ),
     )
     decision = run_extraction(
-        ExtractionInput(document_id=attack.b_doc, user_id=attack.bob),
-        deps,
-        model=model,
-        limits=limits,
+        ExtractionInput(document_id=attack.b_doc, user_id=attack.bob), deps, config
     )
     for rec in decision.run.tool_calls if decision.run else []:
         attack.answered(f"injected agent {rec.name}", rec.output)

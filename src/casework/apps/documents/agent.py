@@ -24,22 +24,22 @@ from pydantic import BaseModel, ValidationError
 
 from casework.apps.documents import extractor, rules
 from casework.apps.documents.deps import DocumentsDeps
-from casework.apps.documents.models import ExtractionDecision, ExtractionInput
+from casework.apps.documents.models import MODEL_ROLE, ExtractionDecision, ExtractionInput
 from casework.apps.documents.repository import CompletionCheck
 from casework.apps.documents.tools import create_tools
 from casework.config import Limits
 from casework.errors import CaseworkError, ToolRetry
-from casework.runtime.context import Caller, RunContext
+from casework.runtime.context import RunContext
 from casework.runtime.decision import EndReason, Evidence, RunInfo
 from casework.runtime.harness import RunResult
 from casework.runtime.middleware import ModelSettings
 from casework.runtime.prompts import load_prompt
 from casework.runtime.react import ReactAgent
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "COMPLETE",
     "NUDGE",
-    "Emit",
     "ExtractionRef",
     "TerminalTool",
     "build_extraction_agent",
@@ -49,15 +49,12 @@ __all__ = [
 ]
 
 COMPLETE = "complete_extraction"
-MODEL_ROLE = "specialist"
 LIMITS = Limits(max_model_calls=10, max_tool_calls=20, recursion_limit=80, max_seconds=900)
 EXTRACTION_MAX_TOKENS = 1024
 """Reply budget of each extraction model call (its fields and their scores in one call)."""
 """An extraction needs about four calls (read, identify, extract, complete); ten is ample.
-The time budget bounds a run on a slow CPU; ``service.recover_stale_runs`` relies on it."""
-
-Emit = Callable[[dict[str, Any]], None]
-"""Receives the spec's flat events: ``{text}``, ``{tool, input}``."""
+The time budget bounds a run on a slow CPU; ``service.recover_stale_runs`` relies on it.
+A run config's own ``limits`` replace it."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -144,18 +141,19 @@ def build_extraction_agent(
     )
 
 
-def _stream(agent: ReactAgent, task: str, ref: ExtractionRef, emit: Emit | None) -> RunResult:
+def _stream(agent: ReactAgent, task: str, ref: ExtractionRef, config: RunConfig) -> RunResult:
+    """Run the agent; the spec's flat events (``{text}``, ``{tool, input}``) go to the run
+    config's sink. The run is recorded as those events (``documents_run_events``), not as a
+    trace."""
     result: RunResult | None = None
     for event in agent.iter_events(task, context=ref, trace=False):
         kind = event["type"]
         if kind == "complete":
             result = event["result"]
-        elif emit is None:
-            continue
         elif kind == "text":
-            emit({"text": event["text"]})
+            config.emit({"text": event["text"]})
         elif kind == "tool":
-            emit({"tool": event["tool"], "input": event["input"]})
+            config.emit({"tool": event["tool"], "input": event["input"]})
     assert result is not None
     return result
 
@@ -217,14 +215,6 @@ def decision_for(
     )
 
 
-def _model_name(model: Any) -> str:
-    for attr in ("model_name", "model"):
-        value = getattr(model, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return type(model).__name__
-
-
 def _run(
     deps: DocumentsDeps,
     *,
@@ -234,22 +224,20 @@ def _run(
     task: str,
     custom: bool,
     requested: list[str] | None,
-    model: BaseChatModel | None,
-    emit: Emit | None,
+    config: RunConfig,
     fallback: bool,
-    tenant: Caller | None,
     strategy: str,
-    limits: Limits | None = None,
 ) -> ExtractionDecision:
     started = time.perf_counter()
     tools = create_tools(extraction_id, document_id, user_id, deps.repo, requested=requested)
-    model_name: str | None = None
+    name: str | None = None
     try:
-        model = model or deps.models(MODEL_ROLE)
-        model_name = _model_name(model)
-        agent = build_extraction_agent(model, tools, custom=custom, limits=limits)
-        ref = ExtractionRef(extraction_id=extraction_id, document_id=document_id, tenant=tenant)
-        result = _stream(agent, task, ref, emit)
+        model, name = config.models(MODEL_ROLE), config.models.name(MODEL_ROLE)
+        agent = build_extraction_agent(model, tools, custom=custom, limits=config.limits)
+        ref = ExtractionRef(
+            extraction_id=extraction_id, document_id=document_id, tenant=config.caller
+        )
+        result = _stream(agent, task, ref, config)
         reason, detail = result.ended_by, result.detail
         usage, calls = result.usage, result.tool_calls
         run_id, thread_id = result.run_id, result.thread_id
@@ -266,7 +254,7 @@ def _run(
         ended_by=reason,
         detail=detail,
         strategy=strategy,
-        model=model_name,
+        model=name,
         run_id=run_id,
         thread_id=thread_id,
         tool_calls=calls,
@@ -276,15 +264,10 @@ def _run(
 
 
 def run_extraction(
-    input: ExtractionInput,
-    deps: DocumentsDeps,
-    *,
-    model: BaseChatModel | None = None,
-    emit: Emit | None = None,
-    tenant: Caller | None = None,
-    limits: Limits | None = None,
+    input: ExtractionInput, deps: DocumentsDeps, config: RunConfig
 ) -> ExtractionDecision:
-    """Create (or take) the ``in_progress`` row, run the agent on it, end it completed or failed."""
+    """Create (or take) the ``in_progress`` row, run the agent on it, end it completed or
+    failed (the ``agent`` strategy)."""
     repo = deps.repo
     doc = repo.get_document(input.user_id, input.document_id)
     ext_id = (
@@ -311,12 +294,9 @@ def run_extraction(
         task=task,
         custom=custom,
         requested=input.fields,
-        model=model,
-        emit=emit,
+        config=config,
         fallback=True,
-        tenant=tenant,
         strategy="agent",
-        limits=limits,
     )
 
 
@@ -325,10 +305,7 @@ def run_correction(
     user_id: int,
     extraction_id: int,
     instruction: str,
-    *,
-    model: BaseChatModel | None = None,
-    emit: Emit | None = None,
-    tenant: Caller | None = None,
+    config: RunConfig,
 ) -> ExtractionDecision:
     """Resume an extraction with the user's correction; it ends completed through the same check."""
     from casework.errors import InputError
@@ -349,9 +326,7 @@ def run_correction(
         task=task,
         custom=bool(ext.requested_fields),
         requested=ext.requested_fields,
-        model=model,
-        emit=emit,
+        config=config,
         fallback=False,
-        tenant=tenant,
         strategy="correction",
     )

@@ -13,6 +13,7 @@ import asyncio
 import json
 import tempfile
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -25,7 +26,9 @@ from casework.apikit import DepsCache
 from casework.apps.documents import service
 from casework.apps.documents.deps import DocumentsDeps
 from casework.config import Settings
+from casework.llm.roles import RoleModels
 from casework.runtime.context import Caller, current_caller
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["router"]
 
@@ -73,11 +76,20 @@ def _sse(deps: DocumentsDeps, caller: Caller, run_id: str, after: int) -> EventS
 
 
 def router(
-    settings: Settings | None = None, deps_factory: Callable[[], DocumentsDeps] | None = None
+    settings: Settings | None = None,
+    deps_factory: Callable[[], DocumentsDeps] | None = None,
+    *,
+    models: RoleModels | None = None,
 ) -> APIRouter:
-    """The routes; deps are built on first use per database (``deps_factory`` for tests)."""
+    """The routes; deps are built on first use per database, and each run's config on the
+    settings' models for the caller. ``deps_factory`` and ``models`` (scripted ones) for
+    tests."""
     api = APIRouter(tags=["documents"])
     deps = DepsCache(service.build_deps, deps_factory).dependency
+
+    def run_config(d: DocumentsDeps, caller: Caller) -> RunConfig:
+        config = RunConfig.of(d.settings, caller=caller)
+        return replace(config, models=models) if models is not None else config
 
     # ---------------------------------------------------------------- documents
     @api.post("/documents", status_code=201)
@@ -127,7 +139,12 @@ def router(
     ) -> dict[str, Any]:
         """Create the extraction and start the run; follow it at ``/runs/{run_id}/events``."""
         handle = service.start_extraction(
-            d, caller, body.document_id, fields=body.fields, strategy=body.strategy
+            d,
+            caller,
+            body.document_id,
+            fields=body.fields,
+            strategy=body.strategy,
+            config=run_config(d, caller),
         )
         return {"run_id": handle.run_id, "extraction_id": handle.extraction_id}
 
@@ -138,7 +155,9 @@ def router(
         d: DocumentsDeps = Depends(deps),
         caller: Caller = Depends(current_caller),
     ) -> dict[str, Any]:
-        handle = service.start_correction(d, caller, extraction_id, body.instruction)
+        handle = service.start_correction(
+            d, caller, extraction_id, body.instruction, config=run_config(d, caller)
+        )
         return {"run_id": handle.run_id, "extraction_id": extraction_id}
 
     @api.get("/runs/{run_id}")
@@ -165,7 +184,12 @@ def router(
         caller: Caller = Depends(current_caller),
     ) -> EventSourceResponse:
         handle = service.start_extraction(
-            d, caller, body.document_id, fields=body.fields, strategy=body.strategy
+            d,
+            caller,
+            body.document_id,
+            fields=body.fields,
+            strategy=body.strategy,
+            config=run_config(d, caller),
         )
         return _sse(d, caller, handle.run_id, 0)
 
@@ -175,7 +199,9 @@ def router(
         d: DocumentsDeps = Depends(deps),
         caller: Caller = Depends(current_caller),
     ) -> EventSourceResponse:
-        handle = service.start_correction(d, caller, body.extraction_id, body.instruction)
+        handle = service.start_correction(
+            d, caller, body.extraction_id, body.instruction, config=run_config(d, caller)
+        )
         return _sse(d, caller, handle.run_id, 0)
 
     # ---------------------------------------------------------------- stacks
@@ -212,7 +238,7 @@ def router(
     def build_stack(
         stack_id: int, d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
     ) -> dict[str, Any]:
-        handle = service.start_stack_build(d, caller, stack_id)
+        handle = service.start_stack_build(d, caller, stack_id, config=run_config(d, caller))
         return {"run_id": handle.run_id, "stack_id": stack_id}
 
     @api.get("/stacks/{stack_id}/export.csv")

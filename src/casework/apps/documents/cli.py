@@ -63,12 +63,16 @@ def _caller(deps: Any, user: str) -> Any:
     return caller_named(user, deps.settings)
 
 
-def _model(deps: Any, model: str | None) -> Any:
-    if model is None:
-        return None
-    from casework.llm import resolve_model
+def _config(deps: Any, model: str | None) -> Any:
+    """The run config of a command: ``--model`` for every role (None: the settings'); a bad
+    spec fails here, in one sentence, not as a failed run later."""
+    from casework.apps.documents.models import MODEL_ROLE
+    from casework.runtime.runconfig import RunConfig
 
-    return resolve_model(model, settings=deps.settings)
+    config = RunConfig.of(deps.settings, model)
+    if model is not None:
+        config.models(MODEL_ROLE)
+    return config
 
 
 def _json(data: Any) -> None:
@@ -230,7 +234,7 @@ def extract(
     deps = _deps()
     caller = _caller(deps, user)
     handle = start_extraction(
-        deps, caller, document, fields=names, strategy=strategy, model=_model(deps, model)
+        deps, caller, document, fields=names, strategy=strategy, config=_config(deps, model)
     )
     err.print(f"run {handle.run_id}, extraction {handle.extraction_id}", highlight=False)
     _follow(deps, caller.user_id, handle.run_id, quiet=as_json)
@@ -261,7 +265,7 @@ def correct(
 
     deps = _deps()
     caller = _caller(deps, user)
-    handle = start_correction(deps, caller, extraction, instruction, model=_model(deps, model))
+    handle = start_correction(deps, caller, extraction, instruction, config=_config(deps, model))
     err.print(f"run {handle.run_id}, extraction {extraction}", highlight=False)
     _follow(deps, caller.user_id, handle.run_id, quiet=as_json)
     _finish(deps, caller.user_id, extraction, as_json)
@@ -320,9 +324,8 @@ def stack_build(
     check_batch_config(batch)
     deps = _deps()
     caller = _caller(deps, user)
-    if model is not None:
-        _model(deps, model)  # a bad spec is one sentence now, not a failed run later
-    handle = start_stack_build(deps, caller, stack, model_spec=model, batch=batch)
+    config = _config(deps, model)
+    handle = start_stack_build(deps, caller, stack, config=config, batch=batch)
     err.print(f"run {handle.run_id}, stack {stack}", highlight=False)
     last = _follow(deps, caller.user_id, handle.run_id)
     if last.get("error"):

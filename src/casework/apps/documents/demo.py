@@ -19,6 +19,7 @@ _FILES = Path(__file__).parent / "data" / "eval" / "files"
 def run_demo(console: Console | None = None, *, model: str | None = None) -> None:
     from casework.apps.documents.service import DEMO_OWNER, add_file, build_deps, start_extraction
     from casework.errors import CaseworkError
+    from casework.runtime.runconfig import RunConfig
 
     console = console or Console()
     deps = build_deps()
@@ -29,19 +30,14 @@ def run_demo(console: Console | None = None, *, model: str | None = None) -> Non
     )
     rules = start_extraction(deps, caller, docs[0].id, strategy="rules", background=False)
     _show(console, deps, caller.user_id, rules.extraction_id, "rules")
+    config = RunConfig.of(deps.settings, model)
     try:
-        chat = None
-        if model is not None:
-            from casework.llm import resolve_model
-
-            chat = resolve_model(model, settings=deps.settings)
-        else:
-            chat = deps.models("specialist")
+        config.models("specialist")
     except CaseworkError as exc:
         console.print(f"  agent skipped: {exc}")
         return
     agent = start_extraction(
-        deps, caller, docs[1].id, fields=["name", "email", "date"], model=chat, background=False
+        deps, caller, docs[1].id, fields=["name", "email", "date"], config=config, background=False
     )
     _show(console, deps, caller.user_id, agent.extraction_id, "agent")
 

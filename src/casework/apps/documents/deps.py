@@ -1,5 +1,6 @@
-"""One deps object per run: the repository, the OCR provider, settings and the model source.
-``service.build_deps`` opens one (it also closes runs a dead process left open)."""
+"""The deps every run shares: the repository, the OCR provider and the settings (a run's
+models come in its ``RunConfig``). ``service.build_deps`` opens one (it also closes runs a
+dead process left open)."""
 
 from __future__ import annotations
 
@@ -8,24 +9,12 @@ from dataclasses import dataclass, field
 from casework.apps.documents.ocr import OcrProvider, RapidOcrProvider
 from casework.apps.documents.repository import DocumentsRepository
 from casework.config import Settings
-from casework.runtime.strategy import ModelSource
 
-__all__ = ["DocumentsDeps", "default_models"]
-
-
-def default_models(settings: Settings) -> ModelSource:
-    def models(role: str):
-        from casework.llm import resolve_model
-
-        return resolve_model(settings.models.for_role(role), settings=settings)
-
-    return models
+__all__ = ["DocumentsDeps"]
 
 
 @dataclass(frozen=True)
 class DocumentsDeps:
     repo: DocumentsRepository
     settings: Settings
-    models: ModelSource
-    """``models(role)`` -> chat model; the extraction agent asks for ``specialist``."""
     ocr: OcrProvider = field(default_factory=RapidOcrProvider)

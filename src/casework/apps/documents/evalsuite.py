@@ -41,7 +41,7 @@ from casework.errors import InputError
 from casework.evals.evaluators.calibration import calibration_report
 from casework.evals.results import CaseResult
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
-from casework.runtime.strategy import ModelSource
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "DATASET",
@@ -140,7 +140,7 @@ def _tenants() -> tuple[int, int]:
 
 def _strategy(
     name: str, *, explore: bool = False
-) -> Callable[[DocumentCase | AttackCase, DocumentsDeps], Any]:
+) -> Callable[[DocumentCase | AttackCase, DocumentsDeps, RunConfig], Any]:
     """The registered strategy ``name`` on an evaluation case: a document is added (read,
     OCR) for the evaluation's owner first; an attack runs with this strategy on its injection.
     ``explore``: a cascade runs every layer (``--all-layers``)."""
@@ -150,12 +150,14 @@ def _strategy(
     if explore and hasattr(strategy, "exploring"):
         strategy = strategy.exploring()
 
-    def extract(given: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
-        decision = strategy(given, deps)
+    def extract(
+        given: ExtractionInput, deps: DocumentsDeps, config: RunConfig
+    ) -> ExtractionDecision:
+        decision = strategy(given, deps, config)
         assert isinstance(decision, ExtractionDecision)  # the app's strategies return one
         return decision
 
-    def run(item: DocumentCase | AttackCase, deps: DocumentsDeps) -> Any:
+    def run(item: DocumentCase | AttackCase, deps: DocumentsDeps, config: RunConfig) -> Any:
         if isinstance(item, AttackCase):
             alice, bob = _tenants()
             report = run_attack(
@@ -163,7 +165,7 @@ def _strategy(
                 item.attack,
                 alice=alice,
                 bob=bob,
-                strategy=lambda given: extract(given, deps),
+                strategy=lambda given: extract(given, deps, config),
             )
             leaks = report.cross_tenant_reads + report.cross_tenant_writes
             return TenancyDecision(
@@ -184,6 +186,7 @@ def _strategy(
         return extract(
             ExtractionInput(document_id=doc.id, user_id=EVAL_OWNER.user_id, fields=item.fields),
             deps,
+            config,
         )
 
     run.__name__ = f"documents_{name}"
@@ -192,14 +195,14 @@ def _strategy(
     return run
 
 
-def _eval_deps(settings: Settings, models: ModelSource) -> DocumentsDeps:
+def _eval_deps(settings: Settings) -> DocumentsDeps:
     """Deps on the private evaluation store, so a run never touches the working database."""
     from casework.apps.documents.service import build_deps
 
     folder = settings.home / "evals"
     folder.mkdir(parents=True, exist_ok=True)
     url = f"sqlite:///{(folder / 'documents-eval.db').as_posix()}"
-    return build_deps(settings.model_copy(update={"database_url": url}), models=models)
+    return build_deps(settings.model_copy(update={"database_url": url}))
 
 
 def document_metrics(case: EvalCase, out: CaseOutput) -> dict[str, float | int | str | None]:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from casework.runtime.decision import Decision
 
 __all__ = [
+    "MODEL_ROLE",
     "DocumentInfo",
     "ExtractionDecision",
     "ExtractionInfo",
@@ -24,6 +25,10 @@ __all__ = [
 
 ExtractionStatus = Literal["in_progress", "completed", "failed"]
 Mode = Literal["auto", "custom"]
+
+MODEL_ROLE = "specialist"
+"""The model role the extraction agent asks the run config's models for (and a ``--model``
+is checked on before a run starts)."""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from casework.apps.documents.service import (
 )
 from casework.config import Settings
 from casework.errors import InputError, NotFoundError
+from casework.llm.roles import RoleModels
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, Evidence
 from casework.runtime.events import Event
@@ -44,6 +45,7 @@ from casework.runtime.review import (
     Section,
     Span,
 )
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["DECIDED", "KIND", "DocumentsReview"]
 
@@ -99,6 +101,13 @@ class DocumentsReview:
                 f"Unknown status {filters.status!r}; use one of: {', '.join(self.statuses)}."
             )
         return filters.status == DECIDED
+
+    def _config(self) -> RunConfig:
+        """A retry's run config: the settings' models, or the chat model handed in (tests)."""
+        config = RunConfig.of(self.settings)
+        if self._chat_model is not None:
+            config = replace(config, models=RoleModels.given(self._chat_model))
+        return config
 
     def _item(self, failed: FailedExtraction, status: str, summary: str) -> ReviewItem:
         ext = failed.extraction
@@ -226,7 +235,7 @@ class DocumentsReview:
             note=note,
             actor=caller.name,
             strategy=self.strategy,
-            model=self._chat_model,
+            config=self._config(),
             background=self.background,
         )
 

@@ -21,8 +21,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from casework.apps.documents.agent import finish_extraction, run_correction, run_extraction
-from casework.apps.documents.deps import DocumentsDeps, default_models
+from casework.apps.documents.agent import finish_extraction, run_correction
+from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.models import (
     DocumentInfo,
     ExtractionDecision,
@@ -44,8 +44,8 @@ from casework.runtime.approvals import SideEffectJournal
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.context import Caller, Role
 from casework.runtime.review import DecideOutcome
-from casework.runtime.strategy import ModelSource
-from casework.stores.sql import get_engine, migrate
+from casework.runtime.runconfig import RunConfig
+from casework.stores import open_stores
 
 __all__ = [
     "DEMO_OWNER",
@@ -252,10 +252,11 @@ def start_extraction(
     *,
     fields: list[str] | None = None,
     strategy: str = "agent",
-    model: Any = None,
+    config: RunConfig | None = None,
     background: bool = True,
 ) -> RunHandle:
-    """The spec's order: create the extraction row, then run the agent on it."""
+    """The spec's order: create the extraction row, then run the strategy on it, under
+    ``config`` (default: the settings' models) with the run's events recorded."""
 
     run = strategy_named(STRATEGIES, strategy)  # refused before the extraction row is created
     ext = deps.repo.create_extraction(caller.user_id, document_id, requested=fields)
@@ -265,9 +266,7 @@ def start_extraction(
 
     def work(emit: Callable[[dict[str, Any]], None]) -> ExtractionDecision:
         try:
-            if strategy == "agent":
-                return run_extraction(input, deps, model=model, emit=emit, tenant=caller)
-            decision = run(input, deps)
+            decision = run(input, deps, _recorded(deps, config, emit, caller))
             assert isinstance(decision, ExtractionDecision)
             return decision
         finally:
@@ -290,7 +289,7 @@ def start_correction(
     extraction_id: int,
     instruction: str,
     *,
-    model: Any = None,
+    config: RunConfig | None = None,
     background: bool = True,
 ) -> RunHandle:
 
@@ -305,9 +304,7 @@ def start_correction(
                 caller.user_id,
                 extraction_id,
                 instruction,
-                model=model,
-                emit=emit,
-                tenant=caller,
+                _recorded(deps, config, emit, caller),
             )
         finally:
             _never_in_progress(deps, caller.user_id, extraction_id)
@@ -321,6 +318,17 @@ def start_correction(
         extraction_id=extraction_id,
         background=background,
     )
+
+
+def _recorded(
+    deps: DocumentsDeps,
+    config: RunConfig | None,
+    emit: Callable[[dict[str, Any]], None],
+    caller: Caller,
+) -> RunConfig:
+    """The run's config with its events going to the run's record, for ``caller``."""
+    base = config or RunConfig.of(deps.settings)
+    return dataclasses.replace(base, events=emit, caller=caller)
 
 
 def _never_in_progress(deps: DocumentsDeps, user_id: int, extraction_id: int) -> None:
@@ -427,11 +435,11 @@ def decide_failed_extraction(
     note: str,
     actor: str,
     strategy: str = "agent",
-    model: Any = None,
+    config: RunConfig | None = None,
     background: bool = True,
 ) -> DecideOutcome:
     """A person's decision on a failed extraction: retry it (``start_extraction`` on the same
-    document and fields, as its owner) or mark it reviewed. One entry of the side-effect
+    document and fields, as its owner, under ``config``) or mark it reviewed. One entry of the side-effect
     journal under the extraction's key, so a double press or a second reviewer changes
     nothing and reads who decided first."""
     if action not in ("approve", "reject"):
@@ -457,7 +465,7 @@ def decide_failed_extraction(
             ext.document_id,
             fields=ext.requested_fields,
             strategy=strategy,
-            model=model,
+            config=config,
             background=background,
         )
         return result | {
@@ -510,13 +518,12 @@ def start_stack_build(
     caller: Caller,
     stack_id: int,
     *,
-    model: Any = None,
-    model_spec: str | None = None,
+    config: RunConfig | None = None,
     batch: BatchConfig | None = None,
     background: bool = True,
 ) -> RunHandle:
-    """Build (or resume) the stack's table with the stacks agent, as a recorded run."""
-
+    """Build (or resume) the stack's table with the stacks agent, as a recorded run, under
+    ``config`` (default: the settings' models) with its events going to the run's record."""
     deps.repo.get_stack(caller.user_id, stack_id)  # 404 before a run exists
     return start_run(
         deps,
@@ -526,9 +533,7 @@ def start_stack_build(
             deps,
             caller.user_id,
             stack_id,
-            model=model,
-            model_spec=model_spec,
-            emit=emit,
+            _recorded(deps, config, emit, caller),
             batch=batch,
             open_deps=build_deps,
         ),
@@ -572,19 +577,15 @@ def build_deps(
     settings: Settings | None = None,
     *,
     db_url: str | None = None,
-    models: ModelSource | None = None,
     ocr: OcrProvider | None = None,
     run_migrations: bool = True,
 ) -> DocumentsDeps:
     """Deps on the configured database (migrated on first use)."""
     settings = settings or get_settings()
-    engine = get_engine(db_url or settings.db_url)
-    if run_migrations:
-        migrate(engine)
+    stores = open_stores(settings, db_url=db_url, run_migrations=run_migrations)
     deps = DocumentsDeps(
-        repo=DocumentsRepository(engine),
+        repo=DocumentsRepository(stores.engine),
         settings=settings,
-        models=models or default_models(settings),
         ocr=ocr or RapidOcrProvider(),
     )
     recover_stale_runs(deps)  # a killed process must not leave an extraction in_progress

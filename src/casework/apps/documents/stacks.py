@@ -25,9 +25,11 @@ from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.repository import DocumentsRepository
 from casework.config import Limits, Settings
 from casework.errors import CaseworkError, ToolRetry
+from casework.llm.roles import RoleModels
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.prompts import load_prompt
 from casework.runtime.react import ReactAgent
+from casework.runtime.runconfig import EventSink, RunConfig
 
 __all__ = ["STACK_TOOL_NAMES", "create_stack_tools", "run_stack_build"]
 
@@ -245,7 +247,7 @@ class ExtractRow(BaseModel):
     confidences: dict[str, Any]
 
 
-def _events(agent: ReactAgent, task: str, emit: Callable[[dict[str, Any]], None] | None) -> Any:
+def _events(agent: ReactAgent, task: str, emit: EventSink | None) -> Any:
     result = None
     for event in agent.iter_events(task, trace=False):
         if event["type"] == "complete":
@@ -372,12 +374,7 @@ class _RowTask:
     def __call__(self, doc_id: int) -> bool:
         if self._deps is None:  # a Ray worker's first row
             self._deps = self.open_deps(self.settings)
-            if self.model_spec is not None:
-                from casework.llm import resolve_model
-
-                self._model = resolve_model(self.model_spec, settings=self.settings)
-            else:
-                self._model = self._deps.models("specialist")
+            self._model = RoleModels(self.settings, self.model_spec)("specialist")
         deps, model = self._deps, self._model
         assert model is not None
         return write_row(deps, self.user_id, self.stack_id, doc_id, model)
@@ -387,20 +384,19 @@ def run_stack_build(
     deps: DocumentsDeps,
     user_id: int,
     stack_id: int,
+    config: RunConfig,
     *,
-    model: BaseChatModel | None = None,
-    model_spec: str | None = None,
-    emit: Callable[[dict[str, Any]], None] | None = None,
     batch: BatchConfig | None = None,
     open_deps: OpenDeps,
 ) -> dict[str, Any]:
-    """Build (or resume) the stack's table; it ends completed, or in_progress with why.
+    """Build (or resume) the stack's table under ``config`` (its specialist model, its event
+    sink); it ends completed, or in_progress with why.
 
     Up to ``SINGLE_RUN_MAX`` documents without a row, the stacks agent does it all. Beyond,
     the build is batched: the columns (unless defined), then each missing row by its own run
     through the platform's ``run_batch`` (``batch``: local threads or Ray, ``concurrency``),
     each row written as it ends; then ``complete_table``'s own check closes the table. A Ray
-    worker opens its deps with ``open_deps``."""
+    worker opens its deps with ``open_deps`` and resolves the config's model spec itself."""
     stack = deps.repo.get_stack(user_id, stack_id)
     if not stack.document_ids:
         from casework.errors import InputError
@@ -410,14 +406,8 @@ def run_stack_build(
         )
     done = {r["document_id"] for r in stack.table.rows} if stack.table else set()
     missing = [d for d in stack.document_ids if d not in done]
-    if model is not None:
-        chat = model
-    elif model_spec is not None:
-        from casework.llm import resolve_model
-
-        chat = resolve_model(model_spec, settings=deps.settings)
-    else:
-        chat = deps.models("specialist")
+    chat = config.models("specialist")
+    emit = config.events
     cost = 0.0
     if len(missing) <= SINGLE_RUN_MAX:
         result = _whole_table(deps, user_id, stack, chat, emit)
@@ -430,7 +420,7 @@ def run_stack_build(
             ended_by = result.ended_by
         table = deps.repo.table_state(user_id, stack_id)
         if table is not None and table.columns:
-            config = dataclasses.replace(batch or BatchConfig(concurrency=1))
+            rows = dataclasses.replace(batch or BatchConfig(concurrency=1))
             written = [0]
 
             def row_done(item: BatchResult[bool]) -> None:
@@ -445,9 +435,9 @@ def run_stack_build(
                         }
                     )
 
-            config.progress = row_done
-            task = _RowTask(deps, user_id, stack_id, chat, model_spec, open_deps)
-            run_batch(missing, task, config)
+            rows.progress = row_done
+            task = _RowTask(deps, user_id, stack_id, chat, config.models.override, open_deps)
+            run_batch(missing, task, rows)
             try:
                 tools = create_stack_tools(stack_id, user_id, deps.repo)
                 tools[-1].func()  # type: ignore[attr-defined]  # complete_table's own check

@@ -1,4 +1,4 @@
-"""The documents app's strategies, ``run(input, deps)``: ``rules`` (no model), ``fields``
+"""The documents app's strategies, ``run(input, deps, config)``: ``rules`` (no model), ``fields``
 (the rules, then the bundled model for the fields they are not sure of: ``fields.py``),
 ``agent`` (the ReAct extraction agent) and ``cascade`` (the default): the rules when their
 calibrated confidence is high enough, else ``fields``, else, with a remote model configured
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from casework.apps.documents import extractor
-from casework.apps.documents.agent import MODEL_ROLE, _model_name, decision_for, run_extraction
+from casework.apps.documents.agent import decision_for, run_extraction
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.fields import (
     CONF_GROUNDED,
@@ -19,7 +19,7 @@ from casework.apps.documents.fields import (
     document_type,
     grounded,
 )
-from casework.apps.documents.models import ExtractionDecision, ExtractionInput
+from casework.apps.documents.models import MODEL_ROLE, ExtractionDecision, ExtractionInput
 from casework.errors import InputError, ModelError, NotFoundError
 from casework.llm.local import is_local_model
 from casework.runtime import Decision
@@ -34,13 +34,14 @@ from casework.runtime.cascade import (
 )
 from casework.runtime.decision import EndReason, RunInfo
 from casework.runtime.harness import Run
+from casework.runtime.runconfig import RunConfig
 from casework.runtime.strategy import Strategy
 from casework.runtime.usage import Usage
 
 __all__ = ["STRATEGIES", "cascade", "run_agent", "run_fields", "run_rules"]
 
 
-def run_rules(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
+def run_rules(input: ExtractionInput, deps: DocumentsDeps, config: RunConfig) -> ExtractionDecision:
     """The rules extractor writes the extraction; completed when it found a field, else failed."""
     repo = deps.repo
     ext_id = (
@@ -67,8 +68,8 @@ def run_rules(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision
     return decision.model_copy(update={"confidence": round(coverage * 100, 1)})
 
 
-def run_agent(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
-    return run_extraction(input, deps)
+def run_agent(input: ExtractionInput, deps: DocumentsDeps, config: RunConfig) -> ExtractionDecision:
+    return run_extraction(input, deps, config)
 
 
 def _text_of(input: ExtractionInput, deps: DocumentsDeps) -> str:
@@ -78,7 +79,9 @@ def _text_of(input: ExtractionInput, deps: DocumentsDeps) -> str:
     return found[0]
 
 
-def run_fields(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
+def run_fields(
+    input: ExtractionInput, deps: DocumentsDeps, config: RunConfig
+) -> ExtractionDecision:
     """The rules' labelled values, and the bundled model's reading for every other field of
     the document's type (auto mode) or of the request (custom mode)."""
     repo = deps.repo
@@ -88,7 +91,7 @@ def run_fields(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecisio
     )
     text = _text_of(input, deps)
     fields, confidences = extractor.extract(text, input.fields)
-    model = deps.models(LOCAL_ROLE)
+    model = config.models(LOCAL_ROLE)
     kind = extractor.classify(text)
     typing = not input.fields and kind == "document"  # auto mode, no cue word: ask the model
 
@@ -99,9 +102,9 @@ def run_fields(input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecisio
     asked = unsure()
     run = Run(
         "documents_fields",
-        model=_model_name(model) if typing or asked else None,
+        model=config.models.name(LOCAL_ROLE) if typing or asked else None,
         strategy="fields",
-        trace_dir=deps.settings.traces_dir,
+        trace_dir=config.traces,
         payload={"extraction_id": ext_id, "asked": asked},
     )
     ended_by, detail = EndReason.SUBMIT, ""
@@ -145,12 +148,12 @@ value found after its own label)."""
 FIELDS_THRESHOLD = 60.0
 
 
-def _remote_configured(deps: DocumentsDeps) -> bool:
-    return not is_local_model(deps.models(MODEL_ROLE))
+def _remote_configured(deps: DocumentsDeps, config: RunConfig) -> bool:
+    return not is_local_model(config.models(MODEL_ROLE))
 
 
-def _cascade_policy(deps: DocumentsDeps) -> CascadePolicy:
-    remote = _model_name(deps.models(MODEL_ROLE)) if _remote_configured(deps) else None
+def _cascade_policy(deps: DocumentsDeps, config: RunConfig) -> CascadePolicy:
+    remote = config.models.name(MODEL_ROLE) if _remote_configured(deps, config) else None
     return stored_policy(deps.settings.home, "documents", remote)
 
 
@@ -190,13 +193,15 @@ class _OneRow:
         self.inner = inner
         self.__name__ = inner.name
 
-    def __call__(self, input: ExtractionInput, deps: DocumentsDeps) -> ExtractionDecision:
+    def __call__(
+        self, input: ExtractionInput, deps: DocumentsDeps, config: RunConfig
+    ) -> ExtractionDecision:
         if input.extraction_id is None:
             row = deps.repo.create_extraction(
                 input.user_id, input.document_id, requested=input.fields
             )
             input = input.model_copy(update={"extraction_id": row.id})
-        return self.inner(input, deps)
+        return self.inner(input, deps, config)
 
     def exploring(self) -> _OneRow:
         return _OneRow(self.inner.exploring())

@@ -15,6 +15,7 @@ from langgraph.graph import END, START, StateGraph
 from casework.apps.hed import steps
 from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.models import HedAnnotationState
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "ANNOTATE",
@@ -62,14 +63,14 @@ def route_after_evaluation(
     return SUMMARIZE
 
 
-def build_graph(deps: HedDeps, *, checkpointer: Any = None) -> Any:
-    """Compile the state machine over ``deps`` (models, validator, vocabulary)."""
+def build_graph(deps: HedDeps, config: RunConfig, *, checkpointer: Any = None) -> Any:
+    """Compile the state machine over ``deps`` (validator, vocabulary) and the run's models."""
     graph = StateGraph(HedAnnotationState)
-    graph.add_node(ANNOTATE, lambda s: steps.annotate(s, deps))
+    graph.add_node(ANNOTATE, lambda s: steps.annotate(s, deps, config))
     graph.add_node(VALIDATE, lambda s: steps.validate(s, deps))
-    graph.add_node(EVALUATE, lambda s: steps.evaluate(s, deps))
-    graph.add_node(ASSESS, lambda s: steps.assess(s, deps))
-    graph.add_node(SUMMARIZE, lambda s: steps.summarize_feedback(s, deps))
+    graph.add_node(EVALUATE, lambda s: steps.evaluate(s, deps, config))
+    graph.add_node(ASSESS, lambda s: steps.assess(s, deps, config))
+    graph.add_node(SUMMARIZE, lambda s: steps.summarize_feedback(s, deps, config))
     graph.add_edge(START, ANNOTATE)
     graph.add_edge(ANNOTATE, VALIDATE)
     graph.add_conditional_edges(

@@ -34,12 +34,12 @@ from casework.apps.hed.models import (
 )
 from casework.config import Settings
 from casework.errors import CaseworkError, InputError, ModelError
-from casework.runtime import EndReason
+from casework.runtime import EndReason, RunConfig
 
 __all__ = ["AnnotateRequest", "ModelChoice", "ValidateRequest", "router"]
 
-DepsFactory = Callable[["ModelChoice"], HedDeps]
-"""``factory(choice)`` -> deps for one request."""
+RunFactory = Callable[["ModelChoice"], tuple[HedDeps, RunConfig]]
+"""``factory(choice)`` -> the deps and the run config (models, traces) of one request."""
 
 
 class ValidateRequest(BaseModel):
@@ -69,7 +69,7 @@ class ModelChoice:
     api_key: str | None = field(default=None, repr=False)
 
 
-def _prepare(body: AnnotateRequest, deps: HedDeps) -> tuple[HedInput, str]:
+def _prepare(body: AnnotateRequest, config: RunConfig) -> tuple[HedInput, str]:
     """The request's input (``service.annotation_input``), its image decoded from base64."""
     image = None
     if body.image_base64:
@@ -80,7 +80,7 @@ def _prepare(body: AnnotateRequest, deps: HedDeps) -> tuple[HedInput, str]:
                 "image_base64 is not valid base64; send the image's bytes base64-encoded."
             ) from None
     return service.annotation_input(
-        deps,
+        config,
         body.description,
         schema=body.schema_version,
         run_assessment=body.run_assessment,
@@ -97,27 +97,24 @@ def _choice(
     return ModelChoice(model=model or None, vision_model=vision_model or None, api_key=api_key)
 
 
-def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRouter:
-    """The routes over ``settings``; ``deps_factory(choice)`` builds a request's deps (tests
-    pass scripted models). The model headers (``ModelChoice``) pick provider, model and key
-    for one request."""
+def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRouter:
+    """The routes over ``settings``; ``run_factory(choice)`` builds a request's deps and run
+    config (tests pass scripted models). The model headers (``ModelChoice``) pick provider,
+    model and key for one request."""
     repos = DepsCache(open_repository)  # migrated once, not on every request
 
-    def default_factory(choice: ModelChoice) -> HedDeps:
+    def default_factory(choice: ModelChoice) -> tuple[HedDeps, RunConfig]:
         from casework.apps.hed.deps import build_deps
 
-        deps = build_deps(
-            settings,
-            model=choice.model,
-            vision_model=choice.vision_model,
-            api_key=choice.api_key,
-            repo=repos.get(settings),
+        deps = build_deps(settings, repo=repos.get(settings))
+        config = RunConfig.of(
+            settings, choice.model, vision=choice.vision_model, api_key=choice.api_key
         )
         if choice.model:  # a model the caller named that cannot be built is a 400 now
-            deps.models(ROLES["annotate"])  # not an error:model mid-run
-        return deps
+            config.models(ROLES["annotate"])  # not an error:model mid-run
+        return deps, config
 
-    factory = deps_factory or default_factory
+    factory = run_factory or default_factory
     api = APIRouter()
 
     @api.post("/validate")
@@ -134,9 +131,9 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
     def annotate_route(body: AnnotateRequest, choice: ModelChoice = Depends(_choice)) -> Any:
         """Annotate a description (or a base64 image) with a strategy; the whole state back.
         A model that fails mid-run answers 502 with the state reached (nothing is stored)."""
-        deps = factory(choice)
-        input, image_text = _prepare(body, deps)
-        decision = service.annotate(input, deps, strategy=body.strategy)
+        deps, config = factory(choice)
+        input, image_text = _prepare(body, config)
+        decision = service.annotate(input, deps, config, strategy=body.strategy)
         data = decision_json(decision)
         if image_text:
             data["image_description"] = image_text
@@ -156,9 +153,9 @@ def router(settings: Settings, deps_factory: DepsFactory | None = None) -> APIRo
         """SSE from LangGraph's ``astream_events``: ``model`` (an agent's model starts),
         ``token`` (streamed text), ``step`` (a node finished, with the state it left), then
         ``complete`` with the decision (or ``error``)."""
-        deps = await run_in_threadpool(factory, choice)
-        input, image_text = await run_in_threadpool(_prepare, body, deps)
-        stream = service.annotation_stream(input, deps, body.strategy)
+        deps, config = await run_in_threadpool(factory, choice)
+        input, image_text = await run_in_threadpool(_prepare, body, config)
+        stream = service.annotation_stream(input, deps, config, body.strategy)
 
         async def events() -> AsyncIterator[dict[str, str]]:
             try:

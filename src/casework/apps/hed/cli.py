@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -167,18 +168,20 @@ def annotate_cmd(
         load_annotation_model,
     )
     from casework.errors import InputError
+    from casework.runtime.runconfig import RunConfig
 
     check_request(schema, strategy, description if image is None else None)
     kind = _validator_kind(validator)
     if image is not None and not image.is_file():
         raise InputError(f"Image {image} does not exist; pass the path of a PNG or JPEG file.")
-    deps = build_deps(model=model, vision_model=vision_model, validator=kind)
+    deps = build_deps(validator=kind)
+    config = RunConfig.of(deps.settings, model, vision=vision_model)
     with err_console.status("loading the annotation model"):
-        load_annotation_model(deps, strategy)
+        load_annotation_model(config, strategy)
     describing = err_console.status("vision: describing the image") if image else nullcontext()
     with describing:
         input, image_description = annotation_input(
-            deps,
+            config,
             description,
             schema=schema,
             run_assessment=assess,
@@ -187,10 +190,10 @@ def annotate_cmd(
         )
     with err_console.status("annotate") as status:
 
-        def on_step(node: str, state: Any) -> None:
-            status.update(f"{node} done (iteration {state.get('total_iterations', 0)})")
+        def step_done(event: dict[str, Any]) -> None:
+            status.update(f"{event['node']} done (iteration {event['total_iterations']})")
 
-        decision = annotate(input, deps, strategy=strategy, on_step=on_step)
+        decision = annotate(input, deps, replace(config, events=step_done), strategy=strategy)
     if as_json:
         data = decision_json(decision)
         if image_description:
@@ -232,10 +235,11 @@ def batch_cmd(
     from casework.apps.hed.deps import build_deps
     from casework.apps.hed.service import check_batch, run_batch
     from casework.runtime.batch import BatchConfig
+    from casework.runtime.runconfig import RunConfig
 
     batch = BatchConfig(executor=executor, address=address, concurrency=concurrency)
     total = check_batch(file, schema=schema, strategy=strategy, config=batch)
-    deps = build_deps(model=model, validator=_validator_kind(validator))
+    deps = build_deps(validator=_validator_kind(validator))
     with Progress(
         TextColumn("hed batch"),
         BarColumn(),
@@ -253,13 +257,13 @@ def batch_cmd(
         report = run_batch(
             file,
             deps,
+            RunConfig.of(deps.settings, model),
             strategy=strategy,
             schema=schema,
             assess=assess,
             concurrency=concurrency,
             executor=executor,
             address=address,
-            model=model,
             out=out,
             on_row=on_row,
         )

@@ -19,6 +19,7 @@ def run_demo(console: Console | None = None, *, model: str | None = None) -> Non
     from casework.apps.hed.models import HedInput
     from casework.apps.hed.service import annotate, remediation_hint, validate_strings
     from casework.errors import CaseworkError
+    from casework.runtime.runconfig import RunConfig
 
     console = console or Console()
     for kind in ("js", "python"):
@@ -31,8 +32,9 @@ def run_demo(console: Console | None = None, *, model: str | None = None) -> Non
             for issue in r.errors:
                 console.print("  " + remediation_hint(issue, "8.3.0"), highlight=False)
     try:
-        deps = build_deps(model=model)
-        decision = annotate(HedInput(description=DEMO_DESCRIPTION), deps, strategy="loop")
+        deps = build_deps()
+        config = RunConfig.of(deps.settings, model)
+        decision = annotate(HedInput(description=DEMO_DESCRIPTION), deps, config, strategy="loop")
     except CaseworkError as exc:
         console.print(f"  agent skipped: {exc}")
         return

@@ -41,7 +41,7 @@ from casework.config import Settings
 from casework.errors import InputError
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
 from casework.runtime import Decision, EndReason, RunInfo
-from casework.runtime.strategy import ModelSource
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "FAITHFULNESS_RUBRIC",
@@ -124,13 +124,13 @@ def case_input(case: EvalCase) -> HedInput | RoutingProbe:
     )
 
 
-def _routes_too(strategy: Callable[..., Decision]) -> Callable[[Any, Any], Decision]:
+def _routes_too(strategy: Callable[..., Decision]) -> Callable[[Any, Any, RunConfig], Decision]:
     """The strategy, answering routing probes with the graph's routers."""
 
-    def run(input: HedInput | RoutingProbe, deps: HedDeps) -> Decision:
+    def run(input: HedInput | RoutingProbe, deps: HedDeps, config: RunConfig) -> Decision:
         if isinstance(input, RoutingProbe):
             return route(input)
-        return strategy(input, deps)
+        return strategy(input, deps, config)
 
     run.__name__ = getattr(strategy, "__name__", "strategy")
     run.__doc__ = strategy.__doc__
@@ -220,10 +220,10 @@ def plot_by_category(run: Any, folder: Path) -> Path | None:
     return path
 
 
-def _deps(settings: Settings, models: ModelSource) -> HedDeps:
+def _deps(settings: Settings) -> HedDeps:
     # No repository: an evaluation's runs live in the evaluation store, not in hed history.
     # Model errors propagate, so the harness retries transient ones and records the rest.
-    return HedDeps(settings=settings, models=models, validator="auto", raise_errors=True)
+    return HedDeps(settings=settings, validator="auto", raise_errors=True)
 
 
 def eval_suite() -> EvalSuite:

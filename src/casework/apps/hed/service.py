@@ -40,7 +40,6 @@ from casework.apps.hed.rules import check_description
 from casework.apps.hed.strategies import (
     GRAPH_STRATEGIES,
     STRATEGIES,
-    ProgressHook,
     astream_run,
     strategy_state,
 )
@@ -51,7 +50,7 @@ from casework.apps.hed.vocabulary import estimate_tokens, load_vocabulary
 from casework.config import Settings
 from casework.errors import CaseworkError, InputError
 from casework.registry import strategy_named
-from casework.runtime import EndReason
+from casework.runtime import EndReason, RunConfig
 from casework.runtime.batch import BatchConfig, check_batch_config
 
 __all__ = [
@@ -129,15 +128,15 @@ def check_request(schema: str, strategy: str, description: str | None = None) ->
         check_description(description)
 
 
-def load_annotation_model(deps: HedDeps, strategy: str) -> None:
-    """Build the annotation model a graph strategy needs now, so a model that cannot be built
-    is one sentence before the run rather than an error mid-run."""
+def load_annotation_model(config: RunConfig, strategy: str) -> None:
+    """Build the annotation model of ``config`` a graph strategy needs now, so a model that
+    cannot be built is one sentence before the run rather than an error mid-run."""
     if strategy in GRAPH_STRATEGIES:
-        deps.models(ROLES["annotate"])
+        config.models(ROLES["annotate"])
 
 
 def annotation_input(
-    deps: HedDeps,
+    config: RunConfig,
     description: str,
     *,
     schema: str = DEFAULT_SCHEMA,
@@ -150,7 +149,7 @@ def annotation_input(
     description ("" without an image)."""
     image_text = ""
     if image is not None:
-        image_text = describe_image(image, deps, name=image_name)
+        image_text = describe_image(image, config, name=image_name)
         description = " ".join(filter(None, [description, image_text]))
     check_description(description)
     check_schema(schema)
@@ -169,7 +168,7 @@ def next_node(after: str, state: HedAnnotationState) -> str:
 
 
 def annotation_stream(
-    input: HedInput, deps: HedDeps, strategy: str = "loop"
+    input: HedInput, deps: HedDeps, config: RunConfig, strategy: str = "loop"
 ) -> AsyncIterator[dict[str, Any]]:
     """One strategy's run as events: for a graph strategy LangGraph's (``model``, ``token``,
     ``step``), then ``complete`` with the ``decision``, stored when the run finished (not when
@@ -180,10 +179,10 @@ def annotation_stream(
 
     async def events() -> AsyncIterator[dict[str, Any]]:
         if state is None:  # no graph to stream: the decision is the only event
-            decision = await asyncio.to_thread(run, input, deps)
+            decision = await asyncio.to_thread(run, input, deps, config)
             stream: AsyncIterator[dict[str, Any]] = _complete(decision)
         else:
-            stream = astream_run(state, deps, strategy=strategy)
+            stream = astream_run(state, deps, config, strategy=strategy)
         async for event in stream:
             if event["type"] == "complete":
                 if "result" in event:  # the harness's end: its RunResult carries the decision
@@ -203,15 +202,15 @@ async def _complete(decision: HedDecision) -> AsyncIterator[dict[str, Any]]:
 def annotate(
     input: HedInput,
     deps: HedDeps,
+    config: RunConfig,
     *,
     strategy: str = "loop",
-    on_step: ProgressHook | None = None,
     batch_key: str | None = None,
     row_id: str | None = None,
 ) -> HedDecision:
-    """Run one strategy and store the finished run (a run cut short by a model error is not
-    stored as finished, so a batch retries it)."""
-    decision = strategy_named(STRATEGIES, strategy)(input, deps, on_step)
+    """Run one strategy under ``config`` and store the finished run (a run cut short by a
+    model error is not stored as finished, so a batch retries it)."""
+    decision = strategy_named(STRATEGIES, strategy)(input, deps, config)
     if deps.repo is not None and decision.run and decision.run.ended_by != EndReason.ERROR_MODEL:
         deps.repo.save(decision, batch_key=batch_key, row_id=row_id)
     return decision
@@ -270,8 +269,9 @@ class BatchTask:
     """``task((row_id, description))`` -> the row's decision: what ``run_batch`` runs.
 
     It crosses to Ray workers pickled, holding only specs (settings, model names, strategy);
-    a worker builds its deps on its first row (without the database: the caller's process
-    stores every result as it arrives). Locally it runs on the caller's deps (``bind``)."""
+    a worker builds its deps and run config on its first row (without the database: the
+    caller's process stores every result as it arrives). Locally it runs on the caller's deps
+    and config (``bind``)."""
 
     def __init__(
         self,
@@ -290,23 +290,24 @@ class BatchTask:
         self.model = model
         self.validator = validator
         self._deps: HedDeps | None = None
+        self._config: RunConfig | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_deps": None}
+        return {**self.__dict__, "_deps": None, "_config": None}
 
-    def bind(self, deps: HedDeps) -> BatchTask:
-        self._deps = deps
+    def bind(self, deps: HedDeps, config: RunConfig) -> BatchTask:
+        self._deps, self._config = deps, config
         return self
 
     def __call__(self, row: tuple[str, str]) -> HedDecision:
         if self._deps is None:
             from casework.apps.hed.deps import build_deps
 
-            self._deps = build_deps(
-                self.settings, model=self.model, validator=self.validator, with_repo=False
-            )
+            self._deps = build_deps(self.settings, validator=self.validator, with_repo=False)
+        if self._config is None:
+            self._config = RunConfig.of(self.settings, self.model)
         input = HedInput(description=row[1], schema_version=self.schema, run_assessment=self.assess)
-        return strategy_named(STRATEGIES, self.strategy)(input, self._deps)
+        return strategy_named(STRATEGIES, self.strategy)(input, self._deps, self._config)
 
 
 def check_batch(path: Path, *, schema: str, strategy: str, config: BatchConfig) -> int:
@@ -323,6 +324,7 @@ def check_batch(path: Path, *, schema: str, strategy: str, config: BatchConfig) 
 def run_batch(
     path: Path,
     deps: HedDeps,
+    config: RunConfig | None = None,
     *,
     strategy: str = "loop",
     schema: str = "8.3.0",
@@ -330,12 +332,12 @@ def run_batch(
     concurrency: int = 1,
     executor: str = "local",
     address: str | None = None,
-    model: str | None = None,
     out: Path | None = None,
     on_row: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> BatchReport:
-    """Annotate every row not yet finished through the platform's ``run_batch`` (worker
-    threads here, or a Ray cluster); each result is stored as it arrives, so an interrupted
+    """Annotate every row not yet finished under ``config`` (default: the settings' models)
+    through the platform's ``run_batch`` (worker threads here, or a Ray cluster, where each
+    worker resolves the config's model spec); each result is stored as it arrives, so an interrupted
     batch loses nothing. All rows' results (old and new) go as JSON lines to ``out``, in the
     file's order; a row that failed says why and is retried on the next run."""
     from casework.runtime.batch import BatchResult
@@ -344,10 +346,11 @@ def run_batch(
     if deps.repo is None:
         raise InputError("A batch needs the database to resume from; build deps with a repository.")
     strategy_named(STRATEGIES, strategy)  # refused before any row runs
-    config = BatchConfig(
+    run_config = config or RunConfig.of(deps.settings)
+    batch = BatchConfig(
         executor=executor, address=address, concurrency=max(1, concurrency), retries=2
     )
-    check_batch_config(config)
+    check_batch_config(batch)
     rows = read_batch(path)
     key = batch_key(path, strategy, schema, assess)
     out = out or path.with_suffix(".hed.jsonl")
@@ -379,19 +382,19 @@ def run_batch(
         if on_row is not None:
             on_row(rid, data)
 
-    config.progress = finished
+    batch.progress = finished
     task = BatchTask(
         settings=deps.settings,
         strategy=strategy,
         schema=schema,
         assess=assess,
-        model=model,
+        model=run_config.models.override,
         validator=deps.validator,
     )
     if executor == "local":
-        task.bind(deps)
+        task.bind(deps, run_config)
     try:  # an interrupted batch keeps what finished: stored, and written out
-        platform_batch(todo, task, config, key=lambda row: row[0])
+        platform_batch(todo, task, batch, key=lambda row: row[0])
     finally:
         _write_results(out, rows, results, report)
     return report

@@ -22,6 +22,7 @@ from casework.apps.hed.validation import Issue, ValidationResult, validate_many
 from casework.apps.hed.vocabulary import load_vocabulary
 from casework.llm.local import is_local_model
 from casework.runtime.prompts import load_prompt
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "MAX_FEEDBACK_CHARS",
@@ -61,14 +62,14 @@ def _system(state: HedAnnotationState, deps: HedDeps) -> SystemMessage:
     return SystemMessage(_system_text(state["schema_version"], deps.compact_vocabulary))
 
 
-def annotate(state: HedAnnotationState, deps: HedDeps) -> dict[str, Any]:
+def annotate(state: HedAnnotationState, deps: HedDeps, config: RunConfig) -> dict[str, Any]:
     """The annotation agent: HED rules + short-form vocabulary + prior feedback -> a string."""
     feedback = state.get("feedback", "")
     if feedback:
         feedback = (
             f"Your previous answer was: {state.get('current_annotation', '')}\nFix it:\n{feedback}"
         )
-    model = deps.models(ROLES["annotate"])
+    model = config.models(ROLES["annotate"])
     draft = ""
     if deps.draft and not feedback:
         found = lookup_annotation(
@@ -152,7 +153,7 @@ def portability_warnings(annotation: str, schema: str) -> list[str]:
     return warnings
 
 
-def evaluate(state: HedAnnotationState, deps: HedDeps) -> dict[str, Any]:
+def evaluate(state: HedAnnotationState, deps: HedDeps, config: RunConfig) -> dict[str, Any]:
     """The evaluation agent: faithfulness by the judge model, vocabulary check by code."""
     annotation = state["current_annotation"]
     warnings = portability_warnings(annotation, state["schema_version"])
@@ -163,7 +164,7 @@ def evaluate(state: HedAnnotationState, deps: HedDeps) -> dict[str, Any]:
         annotation=annotation,
         vocabulary_check="; ".join(warnings) or "every tag is a schema tag",
     )
-    judge = deps.models(ROLES["evaluate"]).with_structured_output(FaithfulnessVerdict)
+    judge = config.models(ROLES["evaluate"]).with_structured_output(FaithfulnessVerdict)
     verdict = judge.invoke([_system(state, deps), HumanMessage(prompt)])
     if not isinstance(verdict, FaithfulnessVerdict):
         faithful, feedback = None, "The evaluation model gave no usable verdict."
@@ -184,7 +185,7 @@ def evaluate(state: HedAnnotationState, deps: HedDeps) -> dict[str, Any]:
     }
 
 
-def assess(state: HedAnnotationState, deps: HedDeps) -> dict[str, Any]:
+def assess(state: HedAnnotationState, deps: HedDeps, config: RunConfig) -> dict[str, Any]:
     """The assessment agent: missing dimensions of the final annotation."""
     prompt = load_prompt(
         __package__,
@@ -193,7 +194,7 @@ def assess(state: HedAnnotationState, deps: HedDeps) -> dict[str, Any]:
         annotation=state.get("current_annotation", ""),
         prior_feedback=state.get("evaluation_feedback") or "none",
     )
-    judge = deps.models(ROLES["assess"]).with_structured_output(AssessmentVerdict)
+    judge = config.models(ROLES["assess"]).with_structured_output(AssessmentVerdict)
     verdict = judge.invoke([_system(state, deps), HumanMessage(prompt)])
     if not isinstance(verdict, AssessmentVerdict):
         return {
@@ -206,7 +207,9 @@ def assess(state: HedAnnotationState, deps: HedDeps) -> dict[str, Any]:
     return {"is_complete": verdict.complete, "assessment_feedback": text}
 
 
-def summarize_feedback(state: HedAnnotationState, deps: HedDeps) -> dict[str, Any]:
+def summarize_feedback(
+    state: HedAnnotationState, deps: HedDeps, config: RunConfig
+) -> dict[str, Any]:
     """The feedback summariser: one bounded model call condensing the validation errors (when
     invalid) or the evaluation feedback (when unfaithful). The closest-tag and unit lines are
     appended verbatim, so a summary that drops them loses nothing."""
@@ -220,7 +223,7 @@ def summarize_feedback(state: HedAnnotationState, deps: HedDeps) -> dict[str, An
         errors="\n".join(augmented) or "none",
         evaluation=evaluation or "none",
     )
-    model = deps.models(ROLES["summarize"])
+    model = config.models(ROLES["summarize"])
     reply = model.invoke(
         [_system(state, deps), HumanMessage(prompt)], max_tokens=SUMMARY_MAX_TOKENS
     )

@@ -1,4 +1,4 @@
-"""Strategies: ``run(input, deps) -> HedDecision``, registered by name.
+"""Strategies: ``run(input, deps, config) -> HedDecision``, registered by name.
 
 ``one-shot`` annotates and validates once (no loop); ``loop`` is the full state machine
 (validate, evaluate, feedback); ``loop-no-eval`` loops on validation errors only. Those three
@@ -6,14 +6,15 @@ run the same graph with different limits and switches, so what is compared is th
 ``rules`` is the no-model floor: the vocabulary look-up baseline, validated. ``cascade``
 (the default) keeps the look-up where it accounts for the description's words, else asks the
 bundled model once under the schema's grammar (the look-up shown as a draft), else, when a
-remote model is configured (``--model``), runs the full loop on it.
+remote model is configured (``--model``), runs the full loop on it. A finished node is an
+event for the run config's sink (``{"type": "step", "node", ...}``: the CLI's status line).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
@@ -28,7 +29,16 @@ from casework.apps.hed.validation import check_schema, validate_many
 from casework.apps.hed.vocabulary import load_vocabulary
 from casework.errors import CaseworkError, InputError
 from casework.llm.local import is_local_model
-from casework.runtime import Decision, EndReason, Event, Evidence, Run, RunInfo, RunResult
+from casework.runtime import (
+    Decision,
+    EndReason,
+    Event,
+    Evidence,
+    Run,
+    RunConfig,
+    RunInfo,
+    RunResult,
+)
 from casework.runtime.cascade import (
     LOCAL_ROLE,
     Cascade,
@@ -56,8 +66,6 @@ __all__ = [
     "strategy_state",
     "to_decision",
 ]
-
-ProgressHook = Callable[[str, HedAnnotationState], None]
 
 
 def initial_state(
@@ -90,19 +98,17 @@ def initial_state(
     }
 
 
-def _model_label(deps: HedDeps) -> str | None:
-    spec = getattr(deps.models, "spec", None)
-    return spec(ROLES["annotate"]) if callable(spec) else None
-
-
-def _start(state: HedAnnotationState, deps: HedDeps, strategy: str) -> tuple[Run, RunnableConfig]:
-    """The harness's run of the graph and its LangGraph config. The trace holds the prompts
-    and answers; never a provider key (those stay in the models)."""
+def _start(
+    state: HedAnnotationState, config: RunConfig, strategy: str
+) -> tuple[Run, RunnableConfig]:
+    """The harness's run of the graph (its trace in the run config's trace folder, if any)
+    and its LangGraph config. The trace holds the prompts and answers; never a provider key
+    (those stay in the models)."""
     run = Run(
         "hed",
-        model=_model_label(deps),
+        model=config.models.name(ROLES["annotate"]),
         strategy=strategy,
-        trace_dir=deps.settings.traces_dir,
+        trace_dir=config.traces,
         payload={
             "description": state["input_description"],
             "schema_version": state["schema_version"],
@@ -111,13 +117,10 @@ def _start(state: HedAnnotationState, deps: HedDeps, strategy: str) -> tuple[Run
     return run, run.config(recursion_limit=4 * state["max_total_iterations"] + 10)
 
 
-def _step(
-    run: Run, node: str, last: HedAnnotationState, update: dict[str, Any] | None
-) -> HedAnnotationState:
-    """Record a finished node; returns the state as the node left it (for progress)."""
+def _step(run: Run, node: str, last: HedAnnotationState, update: dict[str, Any] | None) -> Event:
+    """Record a finished node: its step event, as traced (for the sink and a stream)."""
     view: HedAnnotationState = {**last, **(update or {})}  # type: ignore[typeddict-item]
-    run.record({"type": "step", **step_summary(node, view)})
-    return view
+    return run.record({"type": "step", **step_summary(node, view)})
 
 
 def _end(run: Run, state: HedAnnotationState, error: str = "") -> RunResult[HedDecision]:
@@ -147,28 +150,23 @@ def _error_text(exc: Exception) -> str:
 
 
 def run_graph(
-    state: HedAnnotationState,
-    deps: HedDeps,
-    *,
-    strategy: str,
-    on_step: ProgressHook | None = None,
+    state: HedAnnotationState, deps: HedDeps, config: RunConfig, *, strategy: str
 ) -> HedDecision:
-    """Run the graph to its end and turn the last state into a decision. A model failure
-    mid-run ends the run cleanly (``error:model``) with the state reached so far, or
-    propagates when ``deps.raise_errors`` (the evaluation harness retries it)."""
-    run, config = _start(state, deps, strategy)
+    """Run the graph to its end and turn the last state into a decision; each finished node
+    is a step event for the config's sink. A model failure mid-run ends the run cleanly
+    (``error:model``) with the state reached so far, or propagates when ``deps.raise_errors``
+    (the evaluation harness retries it)."""
+    run, graph_config = _start(state, config, strategy)
     last, error = state, ""
     try:
-        for mode, payload in build_graph(deps).stream(
-            state, config=config, stream_mode=["updates", "values"]
+        for mode, payload in build_graph(deps, config).stream(
+            state, config=graph_config, stream_mode=["updates", "values"]
         ):
             if mode == "values":
                 last = payload
                 continue
             for node, update in payload.items():
-                view = _step(run, node, last, update)
-                if on_step is not None:
-                    on_step(node, view)
+                config.emit(_step(run, node, last, update))
     except Exception as exc:
         error = _error_text(exc)
         if deps.raise_errors:
@@ -180,15 +178,18 @@ def run_graph(
 
 
 async def astream_run(
-    state: HedAnnotationState, deps: HedDeps, *, strategy: str
+    state: HedAnnotationState, deps: HedDeps, config: RunConfig, *, strategy: str
 ) -> AsyncIterator[Event]:
     """The run as events from LangGraph's ``astream_events``: ``model`` when an agent's model
-    starts, ``token`` for streamed text, ``step`` when a node finishes, and last ``complete``
-    with the run's ``RunResult`` (its ``decision``: the ``HedDecision``)."""
-    run, config = _start(state, deps, strategy)
+    starts, ``token`` for streamed text, ``step`` when a node finishes (also the config's
+    sink's), and last ``complete`` with the run's ``RunResult`` (its ``decision``: the
+    ``HedDecision``)."""
+    run, graph_config = _start(state, config, strategy)
     last, error = state, ""
     try:
-        async for event in build_graph(deps).astream_events(state, config, version="v2"):
+        async for event in build_graph(deps, config).astream_events(
+            state, graph_config, version="v2"
+        ):
             kind, name = event["event"], event.get("name", "")
             node = (event.get("metadata") or {}).get("langgraph_node", "")
             if kind == "on_chain_end" and not event.get("parent_ids"):
@@ -197,9 +198,10 @@ async def astream_run(
                     last = output  # type: ignore[assignment]  # the graph's final state
             elif kind == "on_chain_end" and name == node and name in NODES:
                 output = event["data"].get("output")
-                view = _step(run, node, last, output if isinstance(output, dict) else None)
+                step = _step(run, node, last, output if isinstance(output, dict) else None)
                 last = _merge(last, output if isinstance(output, dict) else {})
-                yield {"type": "step", **step_summary(node, view)}
+                config.emit(step)
+                yield step
             elif kind == "on_chat_model_start":
                 yield {"type": "model", "node": node, "role": ROLE_OF_NODE.get(node, "")}
             elif kind == "on_chat_model_stream":
@@ -333,26 +335,24 @@ def strategy_state(name: str, input: HedInput, deps: HedDeps) -> HedAnnotationSt
     )
 
 
-def one_shot(input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None) -> HedDecision:
+def one_shot(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     """Annotate once and validate: no feedback loop, no evaluation."""
     state = strategy_state("one-shot", input, deps)
-    return run_graph(state, deps, strategy="one-shot", on_step=on_step)
+    return run_graph(state, deps, config, strategy="one-shot")
 
 
-def loop(input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None) -> HedDecision:
+def loop(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     """The full state machine: validation loop, faithfulness loop, optional assessment."""
-    return run_graph(strategy_state("loop", input, deps), deps, strategy="loop", on_step=on_step)
+    return run_graph(strategy_state("loop", input, deps), deps, config, strategy="loop")
 
 
-def loop_no_eval(
-    input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None
-) -> HedDecision:
+def loop_no_eval(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     """The validation loop only: the first valid annotation is the answer."""
     state = strategy_state("loop-no-eval", input, deps)
-    return run_graph(state, deps, strategy="loop-no-eval", on_step=on_step)
+    return run_graph(state, deps, config, strategy="loop-no-eval")
 
 
-def rules(input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None) -> HedDecision:
+def rules(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     """No model: the vocabulary look-up baseline (``baseline.py``), validated; tags the
     validator rejects are dropped and the rest validated again."""
     started = time.perf_counter()
@@ -388,8 +388,7 @@ def rules(input: HedInput, deps: HedDeps, on_step: ProgressHook | None = None) -
         ],
     }
     state.update(checked)
-    if on_step is not None:
-        on_step("validate", state)
+    config.emit({"type": "step", **step_summary("validate", state)})
     decision = to_decision(state)
     decision.run = RunInfo(
         ended_by=EndReason.RULES,
@@ -411,48 +410,31 @@ LOCAL_THRESHOLD = 60.0
 """Until a policy is fitted: a valid annotation of the bundled model decides."""
 
 
-def _rules_layer(input: HedInput, deps: HedDeps) -> HedDecision:
+def _rules_layer(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     """The look-up, with the share of the description's words it accounts for as its
     confidence (an invalid look-up is not sure of anything)."""
-    decided = rules(input, deps)
+    decided = rules(input, deps, config)
     schema = decided.schema_version or check_schema(input.schema_version)
     share = coverage(decided.description or input.description, load_vocabulary(schema))
     decided.confidence = round(100.0 * share, 1) if decided.is_valid else 0.0
     return decided
 
 
-class _Local:
-    """The deps' model source with the annotator on the bundled (``local``) model."""
-
-    def __init__(self, models: Any) -> None:
-        self.models = models
-
-    def __call__(self, role: str) -> Any:
-        return self.models(LOCAL_ROLE if role == ROLES["annotate"] else role)
-
-    def spec(self, role: str) -> str:
-        model = self(role)
-        return str(getattr(model, "model_name", "") or type(model).__name__)
-
-
-def _local_layer(input: HedInput, deps: HedDeps) -> HedDecision:
+def _local_layer(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     """One annotation by the bundled model under the schema's grammar, validated."""
-    local = replace(deps, models=_Local(deps.models), grammar=True, draft=True)
-    decided = one_shot(input, local)
+    on_local = replace(config, models=config.models.routed({ROLES["annotate"]: LOCAL_ROLE}))
+    decided = one_shot(input, replace(deps, grammar=True, draft=True), on_local)
     if decided.run is not None:
         decided.run.strategy = "local"
     return decided
 
 
-def _remote_configured(deps: HedDeps) -> bool:
-    return not is_local_model(deps.models(ROLES["annotate"]))
+def _remote_configured(deps: HedDeps, config: RunConfig) -> bool:
+    return not is_local_model(config.models(ROLES["annotate"]))
 
 
-def _cascade_policy(deps: HedDeps) -> CascadePolicy:
-    remote = None
-    if _remote_configured(deps):
-        spec = getattr(deps.models, "spec", None)
-        remote = spec(ROLES["annotate"]) if callable(spec) else "remote"
+def _cascade_policy(deps: HedDeps, config: RunConfig) -> CascadePolicy:
+    remote = config.models.name(ROLES["annotate"]) if _remote_configured(deps, config) else None
     return stored_policy(deps.settings.home, "hed", remote)
 
 

@@ -7,9 +7,10 @@ import io
 
 from langchain_core.messages import HumanMessage
 
-from casework.apps.hed.deps import ROLES, HedDeps
+from casework.apps.hed.deps import ROLES
 from casework.errors import InputError, ModelError
 from casework.runtime.prompts import load_prompt
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["MAX_IMAGE_BYTES", "check_image", "describe_image"]
 
@@ -40,7 +41,7 @@ def check_image(data: bytes, name: str = "the image") -> str:
     return f"image/{kind}"
 
 
-def describe_image(data: bytes, deps: HedDeps, *, name: str = "the image") -> str:
+def describe_image(data: bytes, config: RunConfig, *, name: str = "the image") -> str:
     """Ask the vision model for the event the image shows, as one short paragraph."""
     mime = check_image(data, name)
     url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
@@ -53,7 +54,7 @@ def describe_image(data: bytes, deps: HedDeps, *, name: str = "the image") -> st
             {"type": "image_url", "image_url": {"url": url}},
         ]
     )
-    reply = deps.models(ROLES["vision"]).invoke([message])
+    reply = config.models(ROLES["vision"]).invoke([message])
     text = reply.content if isinstance(reply.content, str) else str(reply.content)
     words = text.split()
     if not words:

@@ -24,13 +24,13 @@ from casework.runtime.calibration import Calibration
 from casework.runtime.harness import run_info
 from casework.runtime.middleware import EvidenceBudget
 from casework.runtime.prompts import load_prompt
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "EVIDENCE_BUDGET",
     "agent_for",
     "build_agent",
     "decision_from_run",
-    "model_name",
     "render_system_prompt",
     "render_task",
     "run_agent",
@@ -61,8 +61,8 @@ def render_task(ref: WordRef) -> str:
     )
 
 
-def _limits(deps: ReceiptsDeps) -> Limits:
-    base = deps.settings.limits
+def _limits(base: Limits) -> Limits:
+    """``base`` within the evidence budget."""
     return base.model_copy(
         update={
             "max_model_calls": min(base.max_model_calls, EVIDENCE_BUDGET + 4),
@@ -79,7 +79,8 @@ def build_agent(
     limits: Limits | None = None,
     evidence_budget: int = EVIDENCE_BUDGET,
 ) -> ReactAgent[LabelDecision]:
-    """The validation agent over ``deps`` with ``model``; reusable across words."""
+    """The validation agent over ``deps`` with ``model``; reusable across words. Without
+    ``limits``: the settings' limits within the evidence budget."""
     return ReactAgent(
         model=model,
         tools=build_tools(deps),
@@ -87,7 +88,7 @@ def build_agent(
         system_prompt=render_system_prompt(),
         name="receipts-validator",
         context_schema=WordRef,
-        limits=limits or _limits(deps),
+        limits=limits or _limits(deps.settings.limits),
         middleware=[
             EvidenceBudget(
                 budget=evidence_budget,
@@ -100,25 +101,23 @@ def build_agent(
     )
 
 
-def model_name(model: BaseChatModel) -> str:
-    for attr in ("model_name", "model"):
-        value = getattr(model, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return type(model).__name__
+def agent_for(
+    deps: ReceiptsDeps, model: BaseChatModel, config: RunConfig
+) -> ReactAgent[LabelDecision]:
+    """The agent on ``model`` with the run's trace folder and budgets, built once per model
+    object and deps cache (building one costs ~10 ms of CPU; the harness and the harmoniser
+    decide many words on one model)."""
 
+    def build() -> ReactAgent[LabelDecision]:
+        limits = _limits(config.limits or deps.settings.limits)
+        return build_agent(deps, model, trace_dir=config.traces, limits=limits)
 
-def agent_for(deps: ReceiptsDeps, model: BaseChatModel) -> ReactAgent[LabelDecision]:
-    """The agent on ``model``, built once per model object and deps cache (building one costs
-    ~10 ms of CPU; the harness and the harmoniser decide many words on one model)."""
     if deps.cache is None:
-        return build_agent(deps, model, trace_dir=deps.settings.traces_dir)
-    found = deps.cached(
-        ("agent", id(model)),
-        lambda: (model, build_agent(deps, model, trace_dir=deps.settings.traces_dir)),
-    )
+        return build()
+    budget = config.limits.model_dump_json() if config.limits is not None else None
+    found = deps.cached(("agent", id(model), config.traces, budget), lambda: (model, build()))
     if found[0] is not model:  # a recycled id: another model lived here before
-        return build_agent(deps, model, trace_dir=deps.settings.traces_dir)
+        return build()
     return found[1]
 
 
@@ -165,9 +164,11 @@ def run_agent(
     agent: ReactAgent[LabelDecision],
     ref: WordRef,
     *,
+    model: str,
     trace: bool = True,
     calibration: Calibration | None = None,
 ) -> LabelDecision:
-    """Decide one word with ``agent``; the policy applied, ``decision.run`` filled."""
+    """Decide one word with ``agent`` (on the model named ``model``); the policy applied,
+    ``decision.run`` filled."""
     run = agent.run(render_task(ref), context=ref, trace=trace)
-    return decision_from_run(run, model=model_name(agent.model), calibration=calibration)
+    return decision_from_run(run, model=model, calibration=calibration)

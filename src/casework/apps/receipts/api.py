@@ -25,6 +25,7 @@ from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, LabelInput, 
 from casework.config import Settings
 from casework.runtime.context import Caller, Role, current_caller, require_role
 from casework.runtime.decision import Evidence
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["ReviewDecision", "ValidateRequest", "ValidateResponse", "router"]
 
@@ -136,11 +137,8 @@ def router(
     @api.post("/validate")
     def validate(body: ValidateRequest, served: Any = Depends(deps)) -> ValidateResponse:
         """Validate a suggested label for one word with one of the app's strategies."""
-        from casework.apps.receipts.deps import settings_models
-
         d = served
-        if body.model:
-            d = d.with_models(settings_models(d.settings, body.model))
+        config = RunConfig.of(d.settings, body.model, caller=d.tenant)
         request = LabelInput(
             receipt=body.receipt,
             line_id=body.line_id,
@@ -149,7 +147,7 @@ def router(
             reason=body.reason,
         )
         done = service.validate_word(
-            d, request, body.strategy, record=body.record, proposed_by="api"
+            d, request, config, body.strategy, record=body.record, proposed_by="api"
         )
         return ValidateResponse(
             **done.to_json(), recorded_label_ids=[lab.id for lab in done.recorded]

@@ -25,6 +25,7 @@ from casework.apps.receipts.vectors import Neighbour, VectorsUnavailable
 from casework.llm.choice import Choice, OptionScorer, choose, option_bias
 from casework.runtime.decision import EndReason, Evidence
 from casework.runtime.harness import Run
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "CORRECT_BIAS",
@@ -177,14 +178,19 @@ def label_decision(ref: WordRef, choice: Choice, context: dict[str, object]) -> 
 
 
 def run_choice(
-    deps: ReceiptsDeps, ref: WordRef, model: BaseChatModel | OptionScorer, name: str
+    deps: ReceiptsDeps,
+    config: RunConfig,
+    ref: WordRef,
+    model: BaseChatModel | OptionScorer,
+    name: str,
 ) -> LabelDecision:
-    """One scored choice under the runtime's harness (its usage, trace and end)."""
+    """One scored choice under the runtime's harness (its usage, trace and end; the trace
+    in the run config's folder)."""
     run = Run(
         "receipts_choice",
         model=name,
         strategy="choice",
-        trace_dir=deps.settings.traces_dir,
+        trace_dir=config.traces,
         payload={"word": ref.word_text, "suggested_label": ref.suggested_label},
     )
     choice, context = choose_label(deps, ref, model)

@@ -45,13 +45,19 @@ app.add_typer(review_app, name="review")
 app.add_typer(edge_app, name="edge-cases")
 
 
-def _deps(*, with_vectors: bool = True, model: str | None = None) -> Any:
-    """Deps on the configured stores; ``model`` (provider:name) serves every model role."""
-    from casework.apps.receipts.deps import build_deps, settings_models
+def _deps(*, with_vectors: bool = True) -> Any:
+    """Deps on the configured stores."""
+    from casework.apps.receipts.deps import build_deps
     from casework.config import get_settings
 
-    settings = get_settings()
-    return build_deps(settings, with_vectors=with_vectors, models=settings_models(settings, model))
+    return build_deps(get_settings(), with_vectors=with_vectors)
+
+
+def _config(deps: Any, model: str | None) -> Any:
+    """The run config of a command: ``model`` (provider:name) for every model role."""
+    from casework.runtime.runconfig import RunConfig
+
+    return RunConfig.of(deps.settings, model)
 
 
 def _json(data: Any) -> None:
@@ -291,7 +297,10 @@ def validate(
     request = LabelInput(
         receipt=receipt, line_id=line, word_id=word, suggested_label=label, reason=reason
     )
-    done = validate_word(_deps(model=model), request, strategy, record=record, proposed_by="cli")
+    deps = _deps()
+    done = validate_word(
+        deps, request, _config(deps, model), strategy, record=record, proposed_by="cli"
+    )
     calls = _tool_calls(done.result)
     if as_json:
         _json(
@@ -496,7 +505,7 @@ def harmonize(
 
     strategy_named(STRATEGIES, strategy)  # refused before the stores open
     check_batch_config(BatchConfig(executor=executor, address=address, concurrency=concurrency))
-    deps = _deps(model=model)
+    deps = _deps()
     check_merchant(deps, merchant)  # refused before the progress bar shows
     progress = Progress(
         TextColumn("[bold]harmonising[/]"),
@@ -516,7 +525,7 @@ def harmonize(
             concurrency=concurrency,
             executor=executor,
             address=address,
-            model=model,
+            config=_config(deps, model),
             limit=limit,
             on_found=lambda n: progress.update(task, total=n),
             on_done=lambda o, r: progress.advance(task),

@@ -8,7 +8,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from rich.console import Console
 
-from casework.runtime.strategy import ModelSource
+from casework.llm import RoleModels
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["DEMO_WORDS", "run_demo"]
 
@@ -22,7 +23,7 @@ DEMO_WORDS = [
 
 def run_demo(console: Console | None = None, *, model: BaseChatModel | str | None = None) -> None:
     """``model``: a chat model or a ``provider:name`` spec for the agent (default: settings)."""
-    from casework.apps.receipts.deps import build_deps, settings_models
+    from casework.apps.receipts.deps import build_deps
     from casework.apps.receipts.models import LabelInput
     from casework.apps.receipts.service import seed, validate_word
     from casework.config import get_settings
@@ -31,11 +32,10 @@ def run_demo(console: Console | None = None, *, model: BaseChatModel | str | Non
     console = console or Console()
     settings = get_settings()
     if isinstance(model, BaseChatModel):
-        chat = model
-        models: ModelSource = lambda role: chat  # noqa: E731 - one model for every role
+        config = RunConfig(models=RoleModels.given(model), traces=settings.traces_dir)
     else:
-        models = settings_models(settings, model)
-    deps = build_deps(settings, models=models)
+        config = RunConfig.of(settings, model)
+    deps = build_deps(settings)
     report = seed(deps)
     console.print(
         f"[bold]receipts[/]: {len(deps.repo.list_receipts())} receipts ({len(report.added)} new), {report.indexed_words} words embedded"
@@ -44,7 +44,7 @@ def run_demo(console: Console | None = None, *, model: BaseChatModel | str | Non
         request = LabelInput(receipt=receipt, line_id=line, word_id=word, suggested_label=label)
         name = "baseline" if k < 2 else "agent"
         try:
-            done = validate_word(deps, request, name)
+            done = validate_word(deps, request, config, name)
         except CaseworkError as exc:
             console.print(f"  {name} skipped: {exc}")
             return

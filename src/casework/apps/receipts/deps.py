@@ -1,14 +1,11 @@
-"""One deps object per run: repository, vector collection, places provider, cache, settings,
-the models of each role and the stored confidence calibrations."""
+"""The deps every run shares: repository, vector collection, places provider, cache, settings
+and the stored confidence calibrations (a run's models come in its ``RunConfig``)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
-
-from langchain_core.language_models import BaseChatModel
 
 from casework.apps.receipts.places import LocalPlacesProvider, PlacesProvider
 from casework.apps.receipts.repository import ReceiptsRepository
@@ -16,12 +13,10 @@ from casework.apps.receipts.vectors import COLLECTION
 from casework.config import Settings, get_settings
 from casework.runtime.cache import LookupCache
 from casework.runtime.calibration import Calibration
-from casework.runtime.cascade import LOCAL_ROLE
 from casework.runtime.context import Caller
-from casework.runtime.strategy import ModelSource
 from casework.stores import open_stores
 
-__all__ = ["ReceiptsDeps", "build_deps", "settings_models", "stored_calibrations"]
+__all__ = ["ReceiptsDeps", "build_deps", "stored_calibrations"]
 
 T = TypeVar("T")
 
@@ -39,9 +34,6 @@ class ReceiptsDeps:
     vectors_error: str | None = None
     """Why ``vectors`` is None, for the 'unavailable' answers."""
     extra: dict[str, Any] = field(default_factory=dict)
-    models: ModelSource | None = None
-    """``models(role)`` -> the chat model for a role (the agent strategy asks for ``specialist``);
-    the harness hands in one that records or replays per case."""
     calibration: Callable[[str, str | None], Calibration | None] | None = None
     """``calibration(strategy, model)`` -> the stored confidence calibration, if any; the
     policy thresholds the calibrated confidence."""
@@ -58,9 +50,6 @@ class ReceiptsDeps:
     def without_vectors(self, reason: str = "vector store disabled") -> ReceiptsDeps:
         return replace(self, vectors=None, vectors_error=reason)
 
-    def with_models(self, models: ModelSource) -> ReceiptsDeps:
-        return replace(self, models=models)
-
     def for_tenant(self, tenant: Caller | None) -> ReceiptsDeps:
         """These deps seen by ``tenant``: the repository (and the local places it reads) scoped
         to it, and a cache of its own, since cached lookups and built agents hold rows."""
@@ -72,26 +61,6 @@ class ReceiptsDeps:
         )
         cache = LookupCache() if self.cache is not None else None
         return replace(self, tenant=tenant, repo=repo, places=places, cache=cache)
-
-
-def settings_models(settings: Settings, spec: str | None = None) -> ModelSource:
-    """The configured model of each role (or ``spec`` for every role), resolved once per role."""
-    from casework.llm import resolve_model
-
-    resolved: dict[str, BaseChatModel] = {}
-    lock = threading.Lock()
-
-    def models(role: str) -> BaseChatModel:
-        with lock:
-            if role not in resolved:
-                # a cascade's local layer stays on the configured local model under ``spec``
-                chosen = settings.models.local if role == LOCAL_ROLE else spec
-                resolved[role] = resolve_model(
-                    chosen or settings.models.for_role(role), settings=settings
-                )
-            return resolved[role]
-
-    return models
 
 
 def stored_calibrations(settings: Settings) -> Callable[[str, str | None], Calibration | None]:
@@ -113,7 +82,6 @@ def build_deps(
     places: PlacesProvider | None = None,
     with_vectors: bool = True,
     run_migrations: bool = True,
-    models: ModelSource | None = None,
 ) -> ReceiptsDeps:
     """Deps on the configured stores (migrated on first use). A vector store that can't be
     opened gives deps without vectors, not an error: the tools then answer 'unavailable'."""
@@ -136,6 +104,5 @@ def build_deps(
         places=places or LocalPlacesProvider(repo),
         settings=settings,
         vectors_error=error,
-        models=models or settings_models(settings),
         calibration=stored_calibrations(settings),
     )

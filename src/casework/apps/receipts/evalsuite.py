@@ -38,7 +38,6 @@ from casework.apps.receipts.models import DECISION_THRESHOLD, LabelInput
 from casework.config import Settings, get_settings
 from casework.errors import InputError
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
-from casework.runtime.strategy import ModelSource
 
 __all__ = [
     "TARGETS",
@@ -74,7 +73,6 @@ def eval_deps(
     settings: Settings | None = None,
     *,
     with_vectors: bool = True,
-    models: ModelSource | None = None,
 ) -> ReceiptsDeps:
     """Deps on the private evaluation store (not seeded: call ``setup`` first)."""
     settings = settings or get_settings()
@@ -86,7 +84,6 @@ def eval_deps(
         db_url=f"sqlite:///{(folder / f'{tag}.db').as_posix()}",
         collection=f"eval_{tag}".replace("-", "_"),
         with_vectors=with_vectors,
-        models=models,
     )
 
 
@@ -136,10 +133,10 @@ class _Store:
         if not self.working:
             setup(settings)
 
-    def deps(self, settings: Settings, models: ModelSource) -> ReceiptsDeps:
+    def deps(self, settings: Settings) -> ReceiptsDeps:
         if self.working:
-            return build_deps(settings, models=models).with_cache()
-        return eval_deps(settings, models=models).with_cache()
+            return build_deps(settings).with_cache()
+        return eval_deps(settings).with_cache()
 
 
 def user_cases(settings: Settings, slugs: list[str] | None) -> list[EvalCase]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from casework.apps.receipts import evidence
-from casework.apps.receipts.deps import ReceiptsDeps, build_deps, settings_models
+from casework.apps.receipts.deps import ReceiptsDeps, build_deps
 from casework.apps.receipts.models import (
     MONEY_LABELS,
     FixOutcome,
@@ -48,6 +48,7 @@ from casework.config import Settings
 from casework.runtime.batch import BatchConfig, BatchResult, arun_batch
 from casework.runtime.cache import LookupCache
 from casework.runtime.context import Caller
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "HarmonizeReport",
@@ -287,9 +288,10 @@ def label_input(ref: WordRef) -> LabelInput:
 class _Validate:
     """The batch's ``fn``: validates one word with ``strategy``.
 
-    Locally it runs on the caller's ``deps``. Stores and models do not travel to a Ray worker,
-    so there it arrives without ``deps`` and opens its own on its first item (once per worker
-    process), from ``settings``, the ``model`` spec and the caller's ``tenant``.
+    Locally it runs on the caller's ``deps`` and run ``config``. Stores and models do not
+    travel to a Ray worker, so there it arrives without either and opens its own on its first
+    item (once per worker process), from ``settings``, the ``model`` spec and the caller's
+    ``tenant``.
     """
 
     strategy: LabelStrategy
@@ -297,43 +299,48 @@ class _Validate:
     model: str | None = None
     tenant: Caller | None = None
     deps: ReceiptsDeps | None = None
+    config: RunConfig | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "deps": None}
+        return {**self.__dict__, "deps": None, "config": None}
 
     def __call__(self, ref: WordRef) -> LabelDecision:
         if self.deps is None:
-            deps = build_deps(self.settings, models=settings_models(self.settings, self.model))
+            deps = build_deps(self.settings)
             self.deps = deps.for_tenant(self.tenant).with_cache(LookupCache())
-        return self.strategy(label_input(ref), self.deps)
+        if self.config is None:
+            self.config = RunConfig.of(self.settings, self.model, caller=self.tenant)
+        return self.strategy(label_input(ref), self.deps, self.config)
 
 
 async def validate_outliers(
     outliers: list[Outlier],
     deps: ReceiptsDeps,
     strategy: LabelStrategy,
+    config: RunConfig,
     *,
     concurrency: int = 2,
     executor: str = "local",
     address: str | None = None,
-    model: str | None = None,
     on_done: Callable[[Outlier, LabelDecision | None], None] | None = None,
 ) -> list[tuple[Outlier, LabelDecision | None, str | None]]:
-    """Validate each outlier's suggestion with at most ``concurrency`` in flight, through the
-    platform's batch seam on ``executor`` (``local`` or ``ray`` at ``address``; a Ray worker
-    resolves ``model``, a provider spec, itself). A failure of one validation is recorded (and
-    sends that outlier to review), never raised."""
+    """Validate each outlier's suggestion under ``config`` with at most ``concurrency`` in
+    flight, through the platform's batch seam on ``executor`` (``local`` or ``ray`` at
+    ``address``; a Ray worker resolves the config's model spec itself). A failure of one
+    validation is recorded (and sends that outlier to review), never raised."""
 
     def done(item: BatchResult[LabelDecision]) -> None:
         if on_done:
             on_done(outliers[item.index], item.value)
 
+    local = executor == "local"
     validate = _Validate(
         strategy,
         deps.settings,
-        model=model,
+        model=config.models.override,
         tenant=deps.tenant,
-        deps=deps if executor == "local" else None,
+        deps=deps if local else None,
+        config=config if local else None,
     )
     results = await arun_batch(
         [o.ref() for o in outliers],
@@ -465,21 +472,21 @@ async def harmonize(
     deps: ReceiptsDeps,
     strategy_name: str,
     strategy: LabelStrategy,
+    config: RunConfig | None = None,
     *,
     merchant: str | None = None,
     dry_run: bool = False,
     concurrency: int = 2,
     executor: str = "local",
     address: str | None = None,
-    model: str | None = None,
     limit: int | None = None,
     on_found: Callable[[int], None] | None = None,
     on_done: Callable[[Outlier, LabelDecision | None], None] | None = None,
 ) -> HarmonizeReport:
     """Find outliers, validate each suggestion with ``strategy`` (the app's strategy named
-    ``strategy_name``) on ``deps`` through ``run_batch`` (``executor`` local or ray at
-    ``address``, ``model`` the provider spec a Ray worker resolves), plan, and (unless
-    ``dry_run``) apply."""
+    ``strategy_name``) on ``deps`` under ``config`` (default: the settings' models) through
+    ``run_batch`` (``executor`` local or ray at ``address``), plan, and (unless ``dry_run``)
+    apply."""
     started = time.perf_counter()
     cache = deps.cache or LookupCache()
     report = HarmonizeReport(strategy=strategy_name, model=None, merchant=merchant, dry_run=dry_run)
@@ -492,10 +499,10 @@ async def harmonize(
         outliers,
         deps,
         strategy,
+        config or RunConfig.of(deps.settings, caller=deps.tenant),
         concurrency=concurrency,
         executor=executor,
         address=address,
-        model=model,
         on_done=on_done,
     )
     models = [v.run.model for _, v, _ in results if v is not None and v.run is not None]

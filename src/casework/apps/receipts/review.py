@@ -35,6 +35,7 @@ from casework.apps.receipts.service import (
 )
 from casework.config import Settings
 from casework.errors import InputError, NotFoundError
+from casework.llm.roles import RoleModels
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, Evidence
 from casework.runtime.events import Event
@@ -50,6 +51,7 @@ from casework.runtime.review import (
     Section,
     Span,
 )
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["DECIDED", "KIND", "ReceiptsReview"]
 
@@ -319,10 +321,13 @@ class ReceiptsReview:
             word_id=word_id,
             suggested_label=params.get("label", ""),
         )
+        config = RunConfig.of(self.settings, caller=caller)
+        if self._chat_model is not None:
+            config = replace(config, models=RoleModels.given(self._chat_model))
         return validation_events(
             self.deps,
             request,
+            config,
             params.get("strategy", "agent"),
             proposed_by=f"web:{caller.name}",
-            model=self._chat_model,
         )

@@ -16,9 +16,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-
-from casework.apps.receipts.agent import agent_for, decision_from_run, model_name, render_task
+from casework.apps.receipts.agent import agent_for, decision_from_run, render_task
 from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.harmonizer import HarmonizeReport, Outlier
 from casework.apps.receipts.harmonizer import harmonize as harmonize_labels
@@ -44,12 +42,13 @@ from casework.apps.receipts.vectors import (
     refresh_labels,
     word_doc_id,
 )
-from casework.errors import ConfigError, InputError, NotFoundError
+from casework.errors import InputError, NotFoundError
 from casework.registry import strategy_named
 from casework.runtime.batch import BatchConfig, check_batch_config
 from casework.runtime.cache import LookupCache
 from casework.runtime.events import Event, to_json
 from casework.runtime.harness import RunResult
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "STRATEGIES",
@@ -230,19 +229,20 @@ class Validation:
 def validate_word(
     deps: ReceiptsDeps,
     request: LabelInput,
+    config: RunConfig,
     strategy: str = "cascade",
     *,
     record: bool = False,
     proposed_by: str = "cli",
 ) -> Validation:
-    """Validate a suggested label for one word with a strategy by name; with ``record``, the
-    decision is appended to the word's label history (refused before the model runs when the
-    caller may not change the receipt's labels)."""
+    """Validate a suggested label for one word with a strategy by name, under ``config``; with
+    ``record``, the decision is appended to the word's label history (refused before the model
+    runs when the caller may not change the receipt's labels)."""
     run = strategy_named(STRATEGIES, strategy)
     ref = resolve_input(deps, request)
     if record:
         deps.repo.require_writable(deps.repo.get_receipt_by_key(ref.image_id, ref.receipt_id).id)
-    result = run(request, deps)
+    result = run(request, deps, config)
     recorded = record_result(deps, ref, result, proposed_by=proposed_by) if record else []
     return Validation(ref=ref, result=result, recorded=recorded)
 
@@ -250,25 +250,20 @@ def validate_word(
 def validation_events(
     deps: ReceiptsDeps,
     request: LabelInput,
+    config: RunConfig,
     strategy: str = "agent",
     *,
     proposed_by: str,
-    model: BaseChatModel | None = None,
 ) -> Iterator[Event]:
-    """Validate and record one word's label as the runtime's events: the agent's as they
-    happen (``model`` instead of the deps' specialist model), while the other strategies run
-    no agent and send nothing until the decision; last ``complete`` with the decision, how
-    the run ended, and the NEEDS_REVIEW labels it recorded. The strategy, the word and the
-    model are checked before the first event."""
+    """Validate and record one word's label under ``config`` as the runtime's events: the
+    agent's as they happen, while the other strategies run no agent and send nothing until
+    the decision; last ``complete`` with the decision, how the run ended, and the NEEDS_REVIEW
+    labels it recorded. The strategy and the word are checked before the first event."""
     run = strategy_named(STRATEGIES, strategy)
     ref = resolve_input(deps, request)
     if strategy != "agent":
-        return _events_of(deps, ref, lambda: run(request, deps), proposed_by)
-    if model is None:
-        if deps.models is None:
-            raise ConfigError("The agent strategy needs a model: these deps carry no models.")
-        model = deps.models(AGENT_ROLE)
-    return _agent_events(deps, ref, model, proposed_by)
+        return _events_of(deps, ref, lambda: run(request, deps, config), proposed_by)
+    return _agent_events(deps, ref, config, proposed_by)
 
 
 def _events_of(
@@ -278,18 +273,19 @@ def _events_of(
 
 
 def _agent_events(
-    deps: ReceiptsDeps, ref: WordRef, model: BaseChatModel, proposed_by: str
+    deps: ReceiptsDeps, ref: WordRef, config: RunConfig, proposed_by: str
 ) -> Iterator[Event]:
     """The agent strategy, streamed: the same agent, policy and calibration as
     ``strategies.agent``, but its events reach the caller while it runs."""
     run: RunResult[LabelDecision] | None = None
-    for event in agent_for(deps, model).iter_events(render_task(ref), context=ref):
+    model = config.models(AGENT_ROLE)
+    for event in agent_for(deps, model, config).iter_events(render_task(ref), context=ref):
         if event["type"] == "complete":  # ours comes last, after the label is recorded
             run = event["result"]
         else:
             yield to_json(event)
     assert run is not None  # iter_events always ends with complete
-    name = model_name(model)
+    name = config.models.name(AGENT_ROLE)
     calibration = deps.calibration("agent", name) if deps.calibration else None
     result = decision_from_run(run, model=name, calibration=calibration)
     yield _complete(deps, ref, result, proposed_by)
@@ -508,14 +504,15 @@ def harmonize(
     concurrency: int = 2,
     executor: str = "local",
     address: str | None = None,
-    model: str | None = None,
+    config: RunConfig | None = None,
     limit: int | None = None,
     on_found: Callable[[int], None] | None = None,
     on_done: Callable[[Outlier, LabelDecision | None], None] | None = None,
 ) -> HarmonizeReport:
-    """Find outlier labels, validate a replacement for each with a strategy by name (through
-    the batch seam: ``executor`` local or ray at ``address``, where each worker opens the
-    stores and ``model`` itself), and apply the fixes by confidence (plan only: ``dry_run``)."""
+    """Find outlier labels, validate a replacement for each with a strategy by name under
+    ``config`` (default: the settings' models; through the batch seam: ``executor`` local or
+    ray at ``address``, where each worker opens the stores itself), and apply the fixes by
+    confidence (plan only: ``dry_run``)."""
     run: LabelStrategy = strategy_named(STRATEGIES, strategy)
     check_batch_config(BatchConfig(executor=executor, address=address, concurrency=concurrency))
     check_merchant(deps, merchant)
@@ -524,12 +521,12 @@ def harmonize(
             deps.with_cache(LookupCache()),
             strategy,
             run,
+            config,
             merchant=merchant,
             dry_run=dry_run,
             concurrency=concurrency,
             executor=executor,
             address=address,
-            model=model,
             limit=limit,
             on_found=on_found,
             on_done=on_done,

@@ -1,8 +1,9 @@
-"""The receipts strategies: plain functions ``run(input, deps) -> LabelDecision``.
+"""The receipts strategies: plain functions ``run(input, deps, config) -> LabelDecision``.
 
 The CLI (``receipts validate``, ``harmonize``), the API (``POST /receipts/validate``) and the
 evaluation (``casework eval receipts --strategy S``) all call these, by name, with the same
-kind of deps; what is measured is what users run. Each resolves the input to the stored word,
+kind of deps and a run config (``RunConfig``: the models, the trace folder); what is
+measured is what users run. Each resolves the input to the stored word,
 decides, applies the policy (on the stored calibration of (strategy, model), if any) and fills
 ``decision.run``.
 """
@@ -13,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from casework.apps.receipts.agent import agent_for, model_name, run_agent
+from casework.apps.receipts.agent import agent_for, run_agent
 from casework.apps.receipts.baseline import baseline_decide
 from casework.apps.receipts.classify import run_choice
 from casework.apps.receipts.deps import ReceiptsDeps
@@ -22,7 +23,6 @@ from casework.apps.receipts.labels import resolve_input
 from casework.apps.receipts.models import DECISION_THRESHOLD, LabelDecision, LabelInput
 from casework.apps.receipts.policy import apply_policy
 from casework.apps.receipts.rules import decide_by_rules
-from casework.errors import ConfigError
 from casework.llm.local import is_local_model
 from casework.runtime.cascade import (
     LOCAL_ROLE,
@@ -35,6 +35,7 @@ from casework.runtime.cascade import (
     load_policy,
 )
 from casework.runtime.decision import Decision, EndReason, RunInfo
+from casework.runtime.runconfig import RunConfig
 from casework.runtime.usage import Usage
 
 __all__ = [
@@ -48,20 +49,20 @@ __all__ = [
     "rules",
 ]
 
-LabelStrategy = Callable[[LabelInput, ReceiptsDeps], LabelDecision]
+LabelStrategy = Callable[[LabelInput, ReceiptsDeps, RunConfig], LabelDecision]
 """A receipts strategy: a ``casework.runtime.strategy.Strategy`` that returns a LabelDecision."""
 
 AGENT_ROLE = "specialist"
-"""The model role the agent asks ``deps.models`` for."""
+"""The model role the agent asks ``config.models`` for."""
 
 
-def baseline(input: LabelInput, deps: ReceiptsDeps) -> LabelDecision:
+def baseline(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDecision:
     """The similarity baseline: edge cases, then a vote of similar words (no model)."""
     calibration = deps.calibration("baseline", None) if deps.calibration else None
     return baseline_decide(deps, resolve_input(deps, input), calibration=calibration)
 
 
-def rules(input: LabelInput, deps: ReceiptsDeps) -> LabelDecision:
+def rules(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDecision:
     """The rule layer alone (receipts/rules.py): no model, no vector search. It shows what the
     model adds over the rules in the evaluation."""
     started = time.perf_counter()
@@ -87,26 +88,22 @@ def rules(input: LabelInput, deps: ReceiptsDeps) -> LabelDecision:
     )
 
 
-def agent(input: LabelInput, deps: ReceiptsDeps) -> LabelDecision:
-    """The ReAct agent on ``deps.models("specialist")`` with the six evidence tools."""
-    if deps.models is None:
-        raise ConfigError("The agent strategy needs a model: these deps carry no models.")
+def agent(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDecision:
+    """The ReAct agent on ``config.models("specialist")`` with the six evidence tools."""
     ref = resolve_input(deps, input)
-    model = deps.models(AGENT_ROLE)
-    name = model_name(model)
+    model = config.models(AGENT_ROLE)
+    name = config.models.name(AGENT_ROLE)
     calibration = deps.calibration("agent", name) if deps.calibration else None
-    return run_agent(agent_for(deps, model), ref, calibration=calibration)
+    return run_agent(agent_for(deps, model, config), ref, model=name, calibration=calibration)
 
 
-def choice(input: LabelInput, deps: ReceiptsDeps) -> LabelDecision:
+def choice(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDecision:
     """The bundled model asked which label fits the word (``classify.py``): one scored choice
     among the labels the word's shape allows, no ReAct run; the policy applied."""
-    if deps.models is None:
-        raise ConfigError("The choice strategy needs a model: these deps carry no models.")
     ref = resolve_input(deps, input)
-    model = deps.models(LOCAL_ROLE)
-    name = model_name(model)
-    decided = run_choice(deps, ref, model, name)
+    model = config.models(LOCAL_ROLE)
+    name = config.models.name(LOCAL_ROLE)
+    decided = run_choice(deps, config, ref, model, name)
     calibration = deps.calibration("choice", name) if deps.calibration else None
     final, confidence, downgraded = apply_policy(decided.verdict, decided.confidence, calibration)
     return decided.model_copy(
@@ -125,17 +122,17 @@ def _raw(strategy: LabelStrategy) -> LabelStrategy:
     """A strategy's verdict before its own policy: in a cascade, the cascade's thresholds
     (on each layer's calibrated confidence) decide instead."""
 
-    def run(input: LabelInput, deps: ReceiptsDeps) -> LabelDecision:
-        decided = strategy(input, deps)
+    def run(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDecision:
+        decided = strategy(input, deps, config)
         raw = decided.raw_verdict or decided.verdict
         return decided.model_copy(update={"verdict": raw, "policy_applied": False})
 
     return run
 
 
-def _remote_configured(deps: ReceiptsDeps) -> bool:
+def _remote_configured(deps: ReceiptsDeps, config: RunConfig) -> bool:
     """The agent layer takes part only when the agent's model is not the local one."""
-    return deps.models is not None and not is_local_model(deps.models(AGENT_ROLE))
+    return not is_local_model(config.models(AGENT_ROLE))
 
 
 SHIPPED_POLICY = Path(__file__).parent / "data" / "cascade-offline.json"
@@ -144,10 +141,8 @@ for the project: ``casework eval calibrate RUN --target 0.9`` on an ``--all-laye
 160 of their cases), used until a user fits their own."""
 
 
-def _cascade_policy(deps: ReceiptsDeps) -> CascadePolicy:
-    remote = (
-        model_name(deps.models(AGENT_ROLE)) if _remote_configured(deps) and deps.models else None
-    )
+def _cascade_policy(deps: ReceiptsDeps, config: RunConfig) -> CascadePolicy:
+    remote = config.models.name(AGENT_ROLE) if _remote_configured(deps, config) else None
     stored = load_policy(cascade_path(deps.settings.home, "receipts", remote))
     if stored is not None:
         return stored

@@ -42,6 +42,7 @@ from casework.apps.sql.validation import validate_sql
 from casework.errors import ModelError
 from casework.runtime import EndReason, ReactAgent, Run, RunResult
 from casework.runtime.prompts import load_prompt
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "LIMIT_OWN_CONFIDENCE",
@@ -70,14 +71,6 @@ LIMIT_OWN_CONFIDENCE = 0.5
 AgentKind = Literal["keyword", "semantic", "v1", "v2"]
 
 
-def _model_name(model: Any) -> str | None:
-    for attr in ("model_name", "model", "name"):
-        value = getattr(model, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return type(model).__name__ if model is not None else None
-
-
 def refusal_response(question: str, reason: str, *, strategy: str, kind: str) -> SQLQueryResponse:
     return SQLQueryResponse(
         question=question,
@@ -92,13 +85,14 @@ def refusal_response(question: str, reason: str, *, strategy: str, kind: str) ->
     )
 
 
-def start_run(deps: SQLDeps, question: str, *, strategy: str, model: Any = None) -> Run:
-    """The harness's run of one question: usage, trace and the typed end."""
+def start_run(config: RunConfig, question: str, *, strategy: str, model: str | None = None) -> Run:
+    """The harness's run of one question under the run's config: usage, trace and the typed
+    end; ``model`` names the model it asks (a refusal asks none)."""
     return Run(
         f"sql_{strategy}",
-        model=_model_name(model),
+        model=model,
         strategy=strategy,
-        trace_dir=deps.settings.traces_dir,
+        trace_dir=config.traces,
         payload={"question": question},
     )
 
@@ -114,11 +108,11 @@ def ended(run: Run, response: SQLQueryResponse) -> RunResult[SQLQueryResponse]:
 
 
 def refused(
-    deps: SQLDeps, question: str, refusal: Refusal, *, strategy: str
+    config: RunConfig, question: str, refusal: Refusal, *, strategy: str
 ) -> RunResult[SQLQueryResponse]:
     """The screen's refusal, as a run the rules ended (no model was asked)."""
     response = refusal_response(question, refusal.reason, strategy=strategy, kind=refusal.kind)
-    return ended(start_run(deps, question, strategy=strategy), response)
+    return ended(start_run(config, question, strategy=strategy), response)
 
 
 def screen(deps: SQLDeps, question: str) -> Refusal | None:
@@ -277,13 +271,17 @@ def finalize(
 
 # ---------------------------------------------------------------------- single pass
 def single_pass_prompt(
-    deps: SQLDeps, state: AgentStateV2, question: str, mode: Literal["keyword", "semantic"]
+    deps: SQLDeps,
+    config: RunConfig,
+    state: AgentStateV2,
+    question: str,
+    mode: Literal["keyword", "semantic"],
 ) -> tuple[Any, Any, list[Any]]:
     """Retrieve by ``mode`` and build the one-shot prompt: (model, model bound to the submit
     tool, messages). Shared by the single pass and self-consistency."""
     found = retrieve(deps, state, question, deps.config.top_k, mode=mode)
     tables = [deps.schema.tables[t["table"]] for t in found["tables"]]
-    model = deps.models(deps.config.agent_role)
+    model = config.models(deps.config.agent_role)
     bound = model.bind_tools(
         [SubmitAnswer.model_json_schema() | {"title": SUBMIT}], tool_choice=SUBMIT
     )
@@ -315,32 +313,34 @@ def ask_once(
 
 
 def run_single_pass(
-    deps: SQLDeps, question: str, mode: Literal["keyword", "semantic"]
+    deps: SQLDeps, config: RunConfig, question: str, mode: Literal["keyword", "semantic"]
 ) -> RunResult[SQLQueryResponse]:
     """Retrieve by ``mode``, generate once, validate once (the spec's keyword/semantic agents)."""
     refusal = screen(deps, question)
     if refusal is not None:
-        return refused(deps, question, refusal, strategy=mode)
+        return refused(config, question, refusal, strategy=mode)
     state = AgentStateV2(question=question)
-    model, bound, messages = single_pass_prompt(deps, state, question, mode)
-    run = start_run(deps, question, strategy=mode, model=model)
+    _, bound, messages = single_pass_prompt(deps, config, state, question, mode)
+    run = start_run(
+        config, question, strategy=mode, model=config.models.name(deps.config.agent_role)
+    )
     answer, ended_by, detail = ask_once(run, bound, messages)
     if answer is not None and answer.query.strip():
         validate(deps, state, answer.query)
     response = finalize(
         state, answer, deps, strategy=mode, use_judge=False, ended_by=ended_by, detail=detail
     )
-    response.model = _model_name(model)
+    response.model = config.models.name(deps.config.agent_role)
     return ended(run, response)
 
 
 # ---------------------------------------------------------------------- ReAct (v1 / v2)
 def build_react_agent(
-    deps: SQLDeps, *, use_judge: bool
+    deps: SQLDeps, config: RunConfig, *, use_judge: bool
 ) -> tuple[ReactAgent[SubmitAnswer], SQLJudge | None]:
     cfg = deps.config
-    judge_model = SQLJudge(deps.models(cfg.judge_role), deps.schema) if use_judge else None
-    limits = deps.settings.limits.model_copy(
+    judge_model = SQLJudge(config.models(cfg.judge_role), deps.schema) if use_judge else None
+    limits = (config.limits or deps.settings.limits).model_copy(
         update={"max_tool_calls": cfg.max_iterations, "max_model_calls": cfg.max_iterations + 2}
     )
     caps = {"retrieve_tables": cfg.max_retrieval_calls, "validate_sql": cfg.max_validation_attempts}
@@ -358,7 +358,7 @@ def build_react_agent(
         judge_limit=f", {cfg.max_judge_calls} judge calls" if use_judge else "",
     )
     agent = ReactAgent(
-        model=deps.models(cfg.agent_role),
+        model=config.models(cfg.agent_role),
         tools=build_tools(deps, judge_model),
         decision_model=SubmitAnswer,
         system_prompt=system,
@@ -368,20 +368,22 @@ def build_react_agent(
         limits=limits,
         tool_caps=caps,
         fallback=lambda reason: None,  # type: ignore[arg-type,return-value]
-        trace_dir=deps.settings.traces_dir,
+        trace_dir=config.traces,
     )
     return agent, judge_model
 
 
-def run_react(deps: SQLDeps, question: str, *, use_judge: bool) -> RunResult[SQLQueryResponse]:
+def run_react(
+    deps: SQLDeps, config: RunConfig, question: str, *, use_judge: bool
+) -> RunResult[SQLQueryResponse]:
     """The ReAct loop; a fresh ``AgentStateV2`` (every counter at 0) per question. The judge
     is asked inside the loop's run, so its calls are in the run's usage."""
     strategy = "v2" if use_judge else "v1"
     started = time.perf_counter()
     refusal = screen(deps, question)
     if refusal is not None:
-        return refused(deps, question, refusal, strategy=strategy)
-    agent, _ = build_react_agent(deps, use_judge=use_judge)
+        return refused(config, question, refusal, strategy=strategy)
+    agent, _ = build_react_agent(deps, config, use_judge=use_judge)
     state = AgentStateV2(question=question)
     result: RunResult[Any] = agent.run(f"Question: {question}", context=SQLRunContext(state=state))
     answer = result.decision if result.ended_by is EndReason.SUBMIT else None
@@ -394,8 +396,8 @@ def run_react(deps: SQLDeps, question: str, *, use_judge: bool) -> RunResult[SQL
         ended_by=result.ended_by,
         detail=result.detail,
     )
-    response.model = _model_name(agent.model)
-    response.judge_model = _model_name(deps.models(deps.config.judge_role)) if use_judge else None
+    response.model = config.models.name(deps.config.agent_role)
+    response.judge_model = config.models.name(deps.config.judge_role) if use_judge else None
     response.model_calls = result.usage.model_calls
     response.input_tokens = result.usage.input_tokens
     response.output_tokens = result.usage.output_tokens

@@ -9,6 +9,7 @@ error table of ``casework.apikit`` (unknown schema: 404; bad input, a refused or
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal
 
 from fastapi import APIRouter, Depends
@@ -19,6 +20,8 @@ from casework.apps.sql import service
 from casework.apps.sql.deps import build_deps
 from casework.apps.sql.models import MAX_QUESTION_CHARS, SQLQueryResponse, ValidationResult
 from casework.config import Settings
+from casework.llm.roles import RoleModels
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["AskRequest", "ValidateRequest", "router"]
 
@@ -34,17 +37,26 @@ class ValidateRequest(BaseModel):
 
 
 def router(
-    settings: Settings | None = None, deps_factory: Callable[[], Any] | None = None
+    settings: Settings | None = None,
+    deps_factory: Callable[[], Any] | None = None,
+    *,
+    models: RoleModels | None = None,
 ) -> APIRouter:
     """The routes. Nothing is opened at mount time: deps are built on first use from the
     settings each request carries (``get_settings_dep``), once per database (the newest stored
-    schema, else the bundled one); ``deps_factory`` for tests."""
+    schema, else the bundled one); each question runs on the settings' models. ``deps_factory``
+    and ``models`` (scripted ones) for tests."""
     api = APIRouter(tags=["sql"])
     deps = DepsCache(build_deps, deps_factory).dependency
 
     @api.post("/ask")
     def ask(request: AskRequest, d: Any = Depends(deps)) -> SQLQueryResponse:
-        return service.ask(d, request.question, strategy=request.strategy, execute=request.execute)
+        config = RunConfig.of(d.settings)
+        if models is not None:
+            config = replace(config, models=models)
+        return service.ask(
+            d, request.question, config, strategy=request.strategy, execute=request.execute
+        )
 
     @api.post("/validate")
     def validate(request: ValidateRequest, d: Any = Depends(deps)) -> ValidationResult:

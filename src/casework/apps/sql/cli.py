@@ -163,6 +163,7 @@ def ask(
     from casework.apps.sql.service import ask as ask_fn
     from casework.apps.sql.service import check_question, deps_for
     from casework.errors import InputError
+    from casework.runtime.runconfig import RunConfig
 
     check_question(question, strategy)
     if retrieval not in ("semantic", "keyword"):
@@ -185,7 +186,9 @@ def ask(
             "No database to run on; create one with `casework sql db create` or pass --db URL."
         )
     with err_console.status(f"{strategy}: thinking about {question[:60]!r}"):
-        response = ask_fn(deps, question, strategy=strategy, execute=execute)
+        response = ask_fn(
+            deps, question, RunConfig.of(settings), strategy=strategy, execute=execute
+        )
     if as_json:
         print_json(response.model_dump(mode="json"))
         return

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from casework.apps.sql.agent import (
-    _model_name,
     ask_once,
     ended,
     finalize,
@@ -35,6 +34,7 @@ from casework.apps.sql.tools import validate
 from casework.errors import CaseworkError
 from casework.llm.local import is_local_model
 from casework.runtime import EndReason, RunResult
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["SAMPLES", "TEMPERATURE", "Candidate", "run_self_consistent", "vote"]
 
@@ -119,6 +119,7 @@ def _run(deps: SQLDeps, state: AgentStateV2, answer: SubmitAnswer | None) -> Can
 
 def run_self_consistent(
     deps: SQLDeps,
+    config: RunConfig,
     question: str,
     mode: Literal["keyword", "semantic"] = "keyword",
     *,
@@ -128,13 +129,14 @@ def run_self_consistent(
     run of the harness (every candidate's call in its usage and trace)."""
     refusal = screen(deps, question)
     if refusal is not None:
-        return refused(deps, question, refusal, strategy="consistency")
+        return refused(config, question, refusal, strategy="consistency")
     state = AgentStateV2(question=question)
     deps = deps.with_config(
         max_validation_attempts=max(samples, deps.config.max_validation_attempts)
     )
-    model, bound, messages = single_pass_prompt(deps, state, question, mode)
-    run = start_run(deps, question, strategy="consistency", model=model)
+    model, bound, messages = single_pass_prompt(deps, config, state, question, mode)
+    name = config.models.name(deps.config.agent_role)
+    run = start_run(config, question, strategy="consistency", model=name)
     local = is_local_model(model)
     majority = samples // 2 + 1
     candidates: list[Candidate] = []
@@ -181,7 +183,7 @@ def run_self_consistent(
             {"kind": "final", "outcome": "refused", "refusal": "unanswerable"},
         ]
         response.ended_by = EndReason.SUBMIT
-        response.model = _model_name(model)
+        response.model = name
         return ended(run, response)
     chosen = candidates[winner].answer if winner is not None else candidates[0].answer
     ended_by, detail = endings[winner if winner is not None else 0]
@@ -197,5 +199,5 @@ def run_self_consistent(
     if winner is not None and response.query:  # a refusal keeps its capped confidence
         response.confidence = round(size / samples, 4)
         response.confidence_source = "consistency"
-    response.model = _model_name(model)
+    response.model = name
     return ended(run, response)

@@ -8,6 +8,7 @@ machine each bundled-model call takes minutes, and v2 needs five or more of them
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Console
@@ -22,16 +23,20 @@ DEMO_ROWS = 200
 def run_demo(
     console: Console | None = None, *, strategy: str = "keyword", models: Any = None
 ) -> None:
-    """``models`` (a ModelSource) replaces the configured models (tests)."""
+    """``models`` (a ``RoleModels``) replaces the configured models (tests)."""
     from casework.apps.sql.deps import build_deps
     from casework.apps.sql.service import ask, demo_database, execute_validated, validate_query
     from casework.config import get_settings
     from casework.errors import CaseworkError
+    from casework.runtime.runconfig import RunConfig
 
     console = console or Console()
     settings = get_settings()
     schema, url = demo_database(settings, rows=DEMO_ROWS)
-    deps = build_deps(settings, schema=schema, db_url=url, models=models)
+    deps = build_deps(settings, schema=schema, db_url=url)
+    config = RunConfig.of(settings)
+    if models is not None:
+        config = replace(config, models=models)
     console.print(f"[bold]sql[/]: {len(schema.tables)} tables, {DEMO_ROWS} rows each at {url}")
 
     checked = validate_query(deps, DEMO_QUERY)
@@ -45,7 +50,7 @@ def run_demo(
         soft_wrap=True,
     )
 
-    refused = ask(deps, "Delete all alerts older than a week", strategy="rules")
+    refused = ask(deps, "Delete all alerts older than a week", config, strategy="rules")
     console.print(
         f"  'Delete all alerts older than a week': no query, {refused.explanation}",
         highlight=False,
@@ -56,6 +61,7 @@ def run_demo(
         response = ask(
             deps.with_config(retrieval_type="keyword", top_k=3),
             DEMO_QUESTION,
+            config,
             strategy=strategy,
             execute=True,
         )

@@ -1,4 +1,5 @@
-"""One deps object per run: the schema, the database it describes, settings and models."""
+"""The deps every run shares: the schema, the database it describes and the settings (a run's
+models come in its ``RunConfig``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any, Literal
 from casework.apps.sql.models import DatabaseSchema
 from casework.apps.sql.repository import SchemaRepository
 from casework.config import Settings, get_settings
-from casework.runtime import ModelSource
+from casework.stores import open_stores
 
 __all__ = ["BUNDLED_SCHEMA", "SQLConfig", "SQLDeps", "build_deps", "open_repository"]
 
@@ -19,7 +20,8 @@ BUNDLED_SCHEMA = Path(__file__).parent / "data" / "schemas" / "security.json"
 
 @dataclass(frozen=True)
 class SQLConfig:
-    """The spec's configuration table (models are roles: ``specialist`` and ``judge``)."""
+    """The spec's configuration table (models are roles of the run config's models:
+    ``specialist`` and ``judge``)."""
 
     retrieval_type: Literal["semantic", "keyword"] = "semantic"
     top_k: int = 5
@@ -38,7 +40,6 @@ class SQLConfig:
 class SQLDeps:
     schema: DatabaseSchema
     settings: Settings
-    models: ModelSource
     db_url: str | None = None
     """Where questions are executed; None: validate only (no database)."""
     config: SQLConfig = field(default_factory=SQLConfig)
@@ -70,26 +71,8 @@ def _reflected(db_url: str) -> DatabaseSchema:
 
 
 def open_repository(settings: Settings | None = None) -> SchemaRepository:
-    from casework.stores.sql import get_engine, migrate
-
-    settings = settings or get_settings()
-    engine = get_engine(settings.db_url)
-    migrate(engine)
-    return SchemaRepository(engine)
-
-
-def _default_models(settings: Settings) -> ModelSource:
-    from casework.llm import resolve_model
-
-    cache: dict[str, Any] = {}
-
-    def models(role: str) -> Any:
-        spec = settings.models.for_role(role)
-        if spec not in cache:
-            cache[spec] = resolve_model(spec, settings=settings)
-        return cache[spec]
-
-    return models
+    """The stored schemas, on the settings' database (migrated on first use)."""
+    return SchemaRepository(open_stores(settings or get_settings()).engine)
 
 
 def build_deps(
@@ -98,7 +81,6 @@ def build_deps(
     schema: DatabaseSchema | None = None,
     schema_name: str | None = None,
     db_url: str | None = None,
-    models: ModelSource | None = None,
     config: SQLConfig | None = None,
 ) -> SQLDeps:
     """Deps on a given schema, or on a stored one (by name, else the newest), else the
@@ -119,7 +101,6 @@ def build_deps(
     return SQLDeps(
         schema=schema,
         settings=settings,
-        models=models or _default_models(settings),
         db_url=db_url,
         config=config or SQLConfig(),
     )

@@ -43,7 +43,6 @@ from casework.apps.sql.service import STRATEGIES, bundled_schema, ensure_databas
 from casework.config import Settings
 from casework.errors import InputError
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
-from casework.runtime.strategy import ModelSource
 
 __all__ = [
     "EVAL_ROWS",
@@ -104,9 +103,9 @@ class _Run:
     def setup(self, settings: Settings) -> None:
         ensure_database(bundled_schema(), eval_db_url(settings), rows=EVAL_ROWS, seed=EVAL_SEED)
 
-    def deps(self, settings: Settings, models: ModelSource) -> SQLDeps:
+    def deps(self, settings: Settings) -> SQLDeps:
         schema = bundled_schema()
-        self.base = build_deps(settings, schema=schema, db_url=eval_db_url(settings), models=models)
+        self.base = build_deps(settings, schema=schema, db_url=eval_db_url(settings))
         return self.base
 
     def cases(self, settings: Settings, options: dict[str, list[str]]) -> list[EvalCase]:

@@ -4,7 +4,7 @@ only after it passed structural validation."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,6 +29,7 @@ from casework.apps.sql.validation import validate_sql
 from casework.config import Settings
 from casework.errors import InputError
 from casework.registry import strategy_named
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "STRATEGIES",
@@ -165,16 +166,24 @@ def execute_validated(deps: SQLDeps, query: str) -> ExecutionResult:
     )
 
 
-def answer(deps: SQLDeps, question: str, strategy: str = "v2") -> SQLQueryResponse:
-    decision = strategy_named(STRATEGIES, strategy)(question, deps)
+def answer(
+    deps: SQLDeps, question: str, config: RunConfig, strategy: str = "v2"
+) -> SQLQueryResponse:
+    decision = strategy_named(STRATEGIES, strategy)(question, deps, config)
     return decision.response  # type: ignore[attr-defined]
 
 
 def ask(
-    deps: SQLDeps, question: str, *, strategy: str = "v2", execute: bool = False
+    deps: SQLDeps,
+    question: str,
+    config: RunConfig,
+    *,
+    strategy: str = "v2",
+    execute: bool = False,
 ) -> SQLQueryResponse:
-    """Answer, and with ``execute`` run the answer's query when it passed validation."""
-    response = answer(deps, question, strategy)
+    """Answer under ``config``, and with ``execute`` run the answer's query when it passed
+    validation."""
+    response = answer(deps, question, config, strategy)
     if execute and response.query and response.valid:
         response.result = execute_validated(deps, response.query)
     return response
@@ -184,7 +193,8 @@ class SQLAgent:
     """The spec's entry point: ``SQLAgent(schema_path="schemas/").run(question)`` -> dict.
 
     ``strategy`` picks the agent (``v2`` by default, ``v1``, ``keyword``, ``semantic``);
-    ``db_url`` enables ``run(question, execute=True)``.
+    ``db_url`` enables ``run(question, execute=True)``; ``models`` (a ``RoleModels``)
+    replaces the settings' models.
     """
 
     def __init__(
@@ -212,10 +222,12 @@ class SQLAgent:
         )
         self.strategy = strategy
         self.deps = build_deps(
-            settings, schema=load_schema(schema_path), db_url=db_url, models=models, config=config
+            settings, schema=load_schema(schema_path), db_url=db_url, config=config
         )
+        self.config = RunConfig.of(self.deps.settings)
+        if models is not None:
+            self.config = replace(self.config, models=models)
 
     def run(self, question: str, *, execute: bool = False) -> dict[str, Any]:
-        return ask(self.deps, question, strategy=self.strategy, execute=execute).model_dump(
-            mode="json"
-        )
+        response = ask(self.deps, question, self.config, strategy=self.strategy, execute=execute)
+        return response.model_dump(mode="json")

@@ -1,4 +1,4 @@
-"""Strategies: ``run(question, deps) -> SQLDecision``, one per compared agent. The question
+"""Strategies: ``run(question, deps, config) -> SQLDecision``, one per compared agent. The question
 is a string, or a ``SQLQuestion`` naming the database it is asked of (benchmark cases).
 
 - ``rules``: no model; screening refusals, otherwise the tables a person would start from
@@ -19,7 +19,6 @@ import json
 from typing import Any, Literal
 
 from casework.apps.sql.agent import (
-    _model_name,
     refusal_response,
     run_react,
     run_single_pass,
@@ -30,7 +29,7 @@ from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.models import AgentStateV2, SQLDecision, SQLQueryResponse, SQLQuestion
 from casework.apps.sql.retrieval import retrieve_tables
 from casework.llm.local import is_local_model
-from casework.runtime import Decision, EndReason, Evidence, RunInfo, RunResult, Strategy
+from casework.runtime import Decision, EndReason, Evidence, RunConfig, RunInfo, RunResult, Strategy
 from casework.runtime.cascade import (
     LOCAL_ROLE,
     Cascade,
@@ -163,7 +162,7 @@ def _on(question: Question, deps: SQLDeps) -> tuple[str, SQLDeps]:
     return question.question, deps.on_database(question.db_url) if question.db_url else deps
 
 
-def run_rules(question: Question, deps: SQLDeps) -> SQLDecision:
+def run_rules(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
     question, deps = _on(question, deps)
     refusal = screen(deps, question)
     if refusal is not None:
@@ -188,29 +187,29 @@ def run_rules(question: Question, deps: SQLDeps) -> SQLDecision:
     return decision_from_response(response)
 
 
-def run_keyword(question: Question, deps: SQLDeps) -> SQLDecision:
+def run_keyword(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
     question, deps = _on(question, deps)
-    return _decided(run_single_pass(deps, question, "keyword"))
+    return _decided(run_single_pass(deps, config, question, "keyword"))
 
 
-def run_semantic(question: Question, deps: SQLDeps) -> SQLDecision:
+def run_semantic(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
     question, deps = _on(question, deps)
-    return _decided(run_single_pass(deps, question, "semantic"))
+    return _decided(run_single_pass(deps, config, question, "semantic"))
 
 
-def run_v1(question: Question, deps: SQLDeps) -> SQLDecision:
+def run_v1(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
     question, deps = _on(question, deps)
-    return _decided(run_react(deps, question, use_judge=False))
+    return _decided(run_react(deps, config, question, use_judge=False))
 
 
-def run_v2(question: Question, deps: SQLDeps) -> SQLDecision:
+def run_v2(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
     question, deps = _on(question, deps)
-    return _decided(run_react(deps, question, use_judge=True))
+    return _decided(run_react(deps, config, question, use_judge=True))
 
 
-def run_consistency(question: Question, deps: SQLDeps) -> SQLDecision:
+def run_consistency(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
     question, deps = _on(question, deps)
-    return _decided(run_self_consistent(deps, question))
+    return _decided(run_self_consistent(deps, config, question))
 
 
 # -- the cascade -------------------------------------------------------------------------
@@ -219,9 +218,9 @@ CONSISTENCY_THRESHOLD = 60.0
 """Until a policy is fitted: two of three candidates agreeing decide."""
 
 
-def _screen_layer(question: Question, deps: SQLDeps) -> SQLDecision:
+def _screen_layer(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
     """The screen: a refusal it is sure of (policy, not a guess); anything else passes on."""
-    decided = run_rules(question, deps)
+    decided = run_rules(question, deps, config)
     if decided.verdict == "REFUSED":
         decided.confidence = 100.0  # sure of the verdict; the answer's own confidence stays 0
     return decided
@@ -235,20 +234,22 @@ def _agreement(decided: SQLDecision) -> float:
     return round(100.0 * vote.get("agreeing", 0) / SAMPLES, 2)
 
 
-def _local_consistency(question: Question, deps: SQLDeps) -> SQLDecision:
+def _local_consistency(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
     """Self-consistency on the bundled (``local``) model; the decision's confidence is the
     candidates' agreement on its verdict (a refusal's answer confidence stays capped)."""
-    decided = run_consistency(question, deps.with_config(agent_role=LOCAL_ROLE))
+    decided = run_consistency(question, deps.with_config(agent_role=LOCAL_ROLE), config)
     decided.confidence = _agreement(decided)
     return decided
 
 
-def _remote_configured(deps: SQLDeps) -> bool:
-    return deps.models is not None and not is_local_model(deps.models(deps.config.agent_role))
+def _remote_configured(deps: SQLDeps, config: RunConfig) -> bool:
+    return not is_local_model(config.models(deps.config.agent_role))
 
 
-def _cascade_policy(deps: SQLDeps) -> CascadePolicy:
-    remote = _model_name(deps.models(deps.config.agent_role)) if _remote_configured(deps) else None
+def _cascade_policy(deps: SQLDeps, config: RunConfig) -> CascadePolicy:
+    remote = (
+        config.models.name(deps.config.agent_role) if _remote_configured(deps, config) else None
+    )
     return stored_policy(deps.settings.home, "sql", remote)
 
 

@@ -54,6 +54,7 @@ from casework.runtime import Event, ReactAgent, RunInfo, RunResult
 from casework.runtime.decision import Decision
 from casework.runtime.harness import run_info
 from casework.runtime.prompts import load_prompt
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "PROMPT_VERSION",
@@ -66,6 +67,7 @@ __all__ = [
     "run_location_specialist",
     "run_outreach_agent",
     "run_shift_specialist",
+    "verifier",
 ]
 
 APP_PACKAGE = "casework.apps.vanpool"
@@ -83,24 +85,20 @@ ROLES = {
 }
 
 
-def _run_info(result: RunResult[Any], deps: VanpoolDeps, agent: str) -> RunInfo:
-    return run_info(result, strategy="agent", model=settings_model(deps, ROLES[agent]))
+def _run_info(result: RunResult[Any], config: RunConfig, agent: str) -> RunInfo:
+    return run_info(result, strategy="agent", model=config.models.name(ROLES[agent]))
 
 
-def settings_model(deps: VanpoolDeps, role: str) -> str:
-    return deps.settings.models.for_role(role)
-
-
-def _limits(deps: VanpoolDeps, model_calls: int) -> Limits:
-    base = deps.settings.limits
+def _limits(deps: VanpoolDeps, config: RunConfig, model_calls: int) -> Limits:
+    base = config.limits or deps.settings.limits
     return base.model_copy(update={"max_model_calls": min(base.max_model_calls, model_calls)})
 
 
-def _agent(deps: VanpoolDeps, name: str, **kwargs: Any) -> ReactAgent[Any]:
+def _agent(config: RunConfig, name: str, **kwargs: Any) -> ReactAgent[Any]:
     return ReactAgent(
-        model=deps.models(ROLES[name]),
+        model=config.models(ROLES[name]),
         name=f"{name}@{PROMPT_VERSION}",
-        trace_dir=deps.settings.traces_dir,
+        trace_dir=config.traces,
         **kwargs,
     )
 
@@ -123,11 +121,13 @@ def _failures_from_evidence(decision: D, rule_field: str) -> D:
     return decision.model_copy(update={"failed_employees": failing}) if failing else decision
 
 
-def run_location_specialist(deps: VanpoolDeps, vanpool_id: str) -> LocationDecision:
+def run_location_specialist(
+    deps: VanpoolDeps, config: RunConfig, vanpool_id: str
+) -> LocationDecision:
     vanpool = deps.repo.get_vanpool(vanpool_id)
     riders = ", ".join(e.employee_id for e in vanpool.riders)
     agent = _agent(
-        deps,
+        config,
         "location_specialist",
         tools=location_tools(deps),
         decision_model=LocationDecision,
@@ -135,7 +135,7 @@ def run_location_specialist(deps: VanpoolDeps, vanpool_id: str) -> LocationDecis
             APP_PACKAGE, "location_specialist", vanpool_id=vanpool_id, riders=riders
         ),
         context_schema=VanpoolRef,
-        limits=_limits(deps, len(vanpool.riders) * 2 + 3),
+        limits=_limits(deps, config, len(vanpool.riders) * 2 + 3),
     )
     ctx = VanpoolRef(vanpool_id)
     result = agent.run(f"Check the commute of every rider of {vanpool_id}.", context=ctx)
@@ -143,11 +143,12 @@ def run_location_specialist(deps: VanpoolDeps, vanpool_id: str) -> LocationDecis
         verdict="NEEDS_REVIEW", confidence=0, reasoning="No decision."
     )
     decision = _failures_from_evidence(decision, "within_threshold")
-    return decision.model_copy(update={"run": _run_info(result, deps, "location_specialist")})
+    return decision.model_copy(update={"run": _run_info(result, config, "location_specialist")})
 
 
 def run_shift_specialist(
     deps: VanpoolDeps,
+    config: RunConfig,
     employee_ids: Sequence[str],
     vanpool_id: str | None = None,
     on: date | None = None,
@@ -161,13 +162,13 @@ def run_shift_specialist(
         deps.repo.get_employee(e)
     group = f"vanpool {vanpool_id}: " if vanpool_id else ""
     agent = _agent(
-        deps,
+        config,
         "shift_specialist",
         tools=shift_tools(deps),
         decision_model=ShiftDecision,
         system_prompt=load_prompt(APP_PACKAGE, "shift_specialist", group=group + ", ".join(ids)),
         context_schema=ShiftGroup,
-        limits=_limits(deps, 4),
+        limits=_limits(deps, config, 4),
     )
     ctx = ShiftGroup(ids, on or deps.now().date(), vanpool_id)
     result = agent.run("Are these shifts compatible for one vanpool?", context=ctx)
@@ -175,20 +176,29 @@ def run_shift_specialist(
         verdict="NEEDS_REVIEW", confidence=0, reasoning="No decision."
     )
     decision = _failures_from_evidence(decision, "meets_rule")
-    return decision.model_copy(update={"run": _run_info(result, deps, "shift_specialist")})
+    return decision.model_copy(update={"run": _run_info(result, config, "shift_specialist")})
 
 
 def agent_verify(
-    deps: VanpoolDeps, vanpool_id: str, checks: Sequence[str] = ("location", "shift")
+    deps: VanpoolDeps,
+    config: RunConfig,
+    vanpool_id: str,
+    checks: Sequence[str] = ("location", "shift"),
 ) -> lifecycle.Verification:
     """Both specialist agents, in parallel (the lifecycle's ``Verifier`` for the agent strategy)."""
     vanpool = deps.repo.get_vanpool(vanpool_id)
     ids = [e.employee_id for e in vanpool.riders]
     with ThreadPoolExecutor(max_workers=2) as pool:
         loc = (
-            pool.submit(run_location_specialist, deps, vanpool_id) if "location" in checks else None
+            pool.submit(run_location_specialist, deps, config, vanpool_id)
+            if "location" in checks
+            else None
         )
-        sh = pool.submit(run_shift_specialist, deps, ids, vanpool_id) if "shift" in checks else None
+        sh = (
+            pool.submit(run_shift_specialist, deps, config, ids, vanpool_id)
+            if "shift" in checks
+            else None
+        )
         return lifecycle.Verification(loc.result() if loc else None, sh.result() if sh else None)
 
 
@@ -196,18 +206,31 @@ def agent_verify(
 _BUCKET_RE = re.compile("|".join(b.value for b in Bucket))
 
 
-def classify_with_model(deps: VanpoolDeps, text: str, config: RunnableConfig | None = None) -> str:
+def verifier(config: RunConfig) -> lifecycle.Verifier:
+    """The lifecycle's verifier that runs both specialist agents under ``config``."""
+
+    def verify(
+        deps: VanpoolDeps, vanpool_id: str, checks: Sequence[str] = ("location", "shift")
+    ) -> lifecycle.Verification:
+        return agent_verify(deps, config, vanpool_id, checks)
+
+    return verify
+
+
+def classify_with_model(
+    config: RunConfig, text: str, runnable: RunnableConfig | None = None
+) -> str:
     """The classifier role's bucket for a reply; its first bucket word counts. A model that
     names none leaves the keyword rules to decide (which route unclear replies to a person),
     and a reply with an escalation cue word goes to a person whatever the model says: the
     bundled model called 3 of the 6 angry replies of the outreach set acknowledgments, and an
     automated answer to an angry rider costs more than a reviewer's minute.
-    ``config`` is the run's (a harness ``Run``'s counts the call); inside an agent's tool the
-    agent's run is inherited."""
-    model = deps.models(ROLES["classify_reply"])
+    ``runnable`` is the LangChain config of the call's run (a harness ``Run``'s counts the
+    call); inside an agent's tool the agent's run is inherited."""
+    model = config.models(ROLES["classify_reply"])
     answer = model.invoke(
         [HumanMessage(load_prompt(APP_PACKAGE, "classify_reply", reply=text[:2000]))],
-        config=config,
+        config=runnable,
     )
     found = _BUCKET_RE.search(str(answer.content).lower())
     if found is None:
@@ -216,7 +239,7 @@ def classify_with_model(deps: VanpoolDeps, text: str, config: RunnableConfig | N
 
 
 def run_outreach_agent(
-    deps: VanpoolDeps, case_id: str, reply_message_id: str | None = None
+    deps: VanpoolDeps, config: RunConfig, case_id: str, reply_message_id: str | None = None
 ) -> OutreachResult:
     """Handle a case's thread: the initial email (template, no model) or a reply (the agent)."""
     case = deps.repo.get_case(case_id)
@@ -227,9 +250,9 @@ def run_outreach_agent(
     )
     ctx = OutreachContext(case_id, case.thread_id, case.vanpool_id, reply_message_id)
     agent = _agent(
-        deps,
+        config,
         "outreach_agent",
-        tools=outreach_tools(deps, lambda text: classify_with_model(deps, text)),
+        tools=outreach_tools(deps, lambda text: classify_with_model(config, text)),
         decision_model=OutreachResult,
         submit_name="submit_outcome",
         system_prompt=load_prompt(
@@ -242,7 +265,7 @@ def run_outreach_agent(
             portal_url=deps.app.portal_url,
         ),
         context_schema=OutreachContext,
-        limits=_limits(deps, 5),
+        limits=_limits(deps, config, 5),
     )
     result = agent.run("Handle the new reply.", context=ctx)
     done = ctx.done
@@ -255,22 +278,22 @@ def run_outreach_agent(
         bucket=Bucket(bucket) if bucket else None,
         hitl_required=bucket == Bucket.ESCALATION,
         sent=bool(done.get("sent")),
-        run=_run_info(result, deps, "outreach_agent"),
+        run=_run_info(result, config, "outreach_agent"),
     )
 
 
-def agent_process_reply(deps: VanpoolDeps, message_id: str) -> CaseManagerResult:
+def agent_process_reply(deps: VanpoolDeps, config: RunConfig, message_id: str) -> CaseManagerResult:
     """A reply, handled by the Outreach Agent, then routed by the lifecycle on its bucket."""
     thread_id = deps.repo.get_message(message_id).thread_id
     case_id = deps.repo.thread_case(thread_id)
-    out = run_outreach_agent(deps, case_id, message_id)
+    out = run_outreach_agent(deps, config, case_id, message_id)
     bucket = (
         out.bucket.value
         if out.bucket
         else classify_reply_keywords(deps.repo.get_message(message_id).body)
     )
     return lifecycle.process_reply(
-        deps, message_id, bucket, agent_verify, "case_manager_agent", outreach=out
+        deps, message_id, bucket, verifier(config), "case_manager_agent", outreach=out
     )
 
 
@@ -327,7 +350,9 @@ def _checkpointer(deps: VanpoolDeps) -> Any:
         return _savers[str(path)]
 
 
-def _build_case_manager(deps: VanpoolDeps, vanpool_id: str) -> ReactAgent[CaseManagerResult]:
+def _build_case_manager(
+    deps: VanpoolDeps, config: RunConfig, vanpool_id: str
+) -> ReactAgent[CaseManagerResult]:
     vanpool = deps.repo.get_vanpool(vanpool_id)
     case = deps.repo.open_case_for(vanpool_id)
     roster = "; ".join(
@@ -340,14 +365,14 @@ def _build_case_manager(deps: VanpoolDeps, vanpool_id: str) -> ReactAgent[CaseMa
     )
     tools = case_manager_tools(
         deps,
-        run_location=lambda vid: run_location_specialist(deps, vid),
+        run_location=lambda vid: run_location_specialist(deps, config, vid),
         run_shift=lambda vid: run_shift_specialist(
-            deps, [e.employee_id for e in deps.repo.get_vanpool(vid).riders], vid
+            deps, config, [e.employee_id for e in deps.repo.get_vanpool(vid).riders], vid
         ),
-        run_outreach_agent=lambda cid: run_outreach_agent(deps, cid),
+        run_outreach_agent=lambda cid: run_outreach_agent(deps, config, cid),
     )
     return _agent(
-        deps,
+        config,
         "case_manager",
         tools=tools,
         decision_model=CaseManagerResult,
@@ -355,17 +380,17 @@ def _build_case_manager(deps: VanpoolDeps, vanpool_id: str) -> ReactAgent[CaseMa
             APP_PACKAGE, "case_manager", vanpool_id=vanpool_id, roster=roster, case=case_text
         ),
         context_schema=CaseContext,
-        limits=_limits(deps, 6),
+        limits=_limits(deps, config, 6),
         approvals=CANCEL_APPROVAL,
         checkpointer=_checkpointer(deps),
         middleware=[OfferedTools(deps)],
     )
 
 
-def iter_case_manager(deps: VanpoolDeps, vanpool_id: str) -> Iterator[Event]:
+def iter_case_manager(deps: VanpoolDeps, config: RunConfig, vanpool_id: str) -> Iterator[Event]:
     """The Case Manager's run as the runtime's event stream (for SSE); the last ``complete``
     event carries the ``CaseManagerResult`` read back from the store."""
-    agent = _build_case_manager(deps, vanpool_id)
+    agent = _build_case_manager(deps, config, vanpool_id)
     ctx = CaseContext(vanpool_id)
     for event in agent.iter_events(
         f"Audit vanpool {vanpool_id}.", context=ctx, thread_id=f"vanpool-cm-{uuid.uuid4().hex[:12]}"
@@ -375,22 +400,24 @@ def iter_case_manager(deps: VanpoolDeps, vanpool_id: str) -> Iterator[Event]:
             continue
         result = event["result"]
         if result.interrupted:
-            decision = _record_pause(deps, vanpool_id, result)
+            decision = _record_pause(deps, config, vanpool_id, result)
         else:
-            decision = _case_manager_result(deps, vanpool_id, ctx, result)
+            decision = _case_manager_result(deps, config, vanpool_id, ctx, result)
         yield {"type": "complete", "result": replace(result, decision=decision)}
 
 
-def run_case_manager(deps: VanpoolDeps, vanpool_id: str) -> CaseManagerResult:
+def run_case_manager(deps: VanpoolDeps, config: RunConfig, vanpool_id: str) -> CaseManagerResult:
     """Audit a vanpool with the Case Manager; ``cancel_membership`` pauses for a person."""
     last: Any = None
-    for event in iter_case_manager(deps, vanpool_id):
+    for event in iter_case_manager(deps, config, vanpool_id):
         last = event
     decision: CaseManagerResult = last["result"].decision
     return decision
 
 
-def _record_pause(deps: VanpoolDeps, vanpool_id: str, result: RunResult[Any]) -> CaseManagerResult:
+def _record_pause(
+    deps: VanpoolDeps, config: RunConfig, vanpool_id: str, result: RunResult[Any]
+) -> CaseManagerResult:
     """The Case Manager paused before cancel_membership: the approval is kept with the case
     (thread id of the checkpointed run), so any later process can resume it."""
     case = deps.repo.open_case_for(vanpool_id)
@@ -421,17 +448,19 @@ def _record_pause(deps: VanpoolDeps, vanpool_id: str, result: RunResult[Any]) ->
     return lifecycle.case_result(
         deps.repo.get_case(case.case_id),
         reasoning="cancel_membership waits for a person's approval.",
-        run=_run_info(result, deps, "case_manager"),
+        run=_run_info(result, config, "case_manager"),
     )
 
 
-def resume_case_manager(deps: VanpoolDeps, case_id: str, decision: str) -> CaseManagerResult | None:
+def resume_case_manager(
+    deps: VanpoolDeps, config: RunConfig, case_id: str, decision: str
+) -> CaseManagerResult | None:
     """Resume the paused Case Manager run of a case with a person's decision; None when the
     run is no longer paused (its checkpoint is gone, or it already went past the approval):
     the caller then applies the decision itself, behind the same journal."""
     case = deps.repo.get_case(case_id)
     approval = case.meta.get("approval") or {}
-    agent = _build_case_manager(deps, case.vanpool_id)
+    agent = _build_case_manager(deps, config, case.vanpool_id)
     state = agent.graph.get_state({"configurable": {"thread_id": approval.get("thread_id", "")}})
     if not state.interrupts:
         return None
@@ -441,14 +470,18 @@ def resume_case_manager(deps: VanpoolDeps, case_id: str, decision: str) -> CaseM
         answer["message"] = "A reviewer rejected the cancellation; the membership stays."
     result = agent.resume(approval["thread_id"], [answer], context=ctx)
     ctx.results.setdefault("case_id", case_id)
-    return _case_manager_result(deps, case.vanpool_id, ctx, result)
+    return _case_manager_result(deps, config, case.vanpool_id, ctx, result)
 
 
 def _case_manager_result(
-    deps: VanpoolDeps, vanpool_id: str, ctx: CaseContext, result: RunResult[Any]
+    deps: VanpoolDeps,
+    config: RunConfig,
+    vanpool_id: str,
+    ctx: CaseContext,
+    result: RunResult[Any],
 ) -> CaseManagerResult:
     """The outcome from the store and the run's tool effects; the model adds its reasoning."""
-    info = _run_info(result, deps, "case_manager")
+    info = _run_info(result, config, "case_manager")
     model_reasoning = result.decision.reasoning if result.decision else ""
     case_id = ctx.results.get("case_id")
     checks_ran = "location" in ctx.results and "shift" in ctx.results

@@ -9,7 +9,7 @@ Deciding an approval needs the reviewer role, and the audit log names the caller
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -21,7 +21,9 @@ from casework.apps.vanpool import service
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
 from casework.apps.vanpool.models import check_id
 from casework.config import Settings
+from casework.llm.roles import RoleModels
 from casework.runtime.context import Caller, Role, require_role
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["ApprovalRequest", "AuditRequest", "ReplyRequest", "TickRequest", "router"]
 
@@ -52,13 +54,22 @@ def _case(c: Any) -> dict[str, Any]:
 
 
 def router(
-    settings: Settings | None = None, deps_factory: Callable[[], VanpoolDeps] | None = None
+    settings: Settings | None = None,
+    deps_factory: Callable[[], VanpoolDeps] | None = None,
+    *,
+    models: RoleModels | None = None,
 ) -> APIRouter:
     """The routes. Nothing is opened at mount time: deps are built on first use from the
-    settings each request carries, once per database; ``deps_factory`` for tests."""
+    settings each request carries, once per database; the agents run on the settings' models.
+    ``deps_factory`` and ``models`` (scripted ones) for tests."""
     r = APIRouter(tags=["vanpool"])
     cache = DepsCache(build_deps, deps_factory)
     deps = cache.dependency
+
+    def run_config(d: VanpoolDeps, caller: Caller | None = None) -> RunConfig:
+        config = RunConfig.of(d.settings, caller=caller)
+        return replace(config, models=models) if models is not None else config
+
     reviewer = require_role(Role.REVIEWER)
 
     @r.get("/vanpools")
@@ -70,14 +81,14 @@ def router(
         vanpool_id: str, req: AuditRequest | None = None, d: VanpoolDeps = Depends(deps)
     ) -> dict[str, Any]:
         strategy = (req or AuditRequest()).strategy
-        result = service.run_audit(strategy, vanpool_id, d)
+        result = service.run_audit(strategy, vanpool_id, d, run_config(d))
         return result.model_dump(mode="json")
 
     @r.get("/vanpools/{vanpool_id}/audit/events")
     def audit_events(vanpool_id: str, d: VanpoolDeps = Depends(deps)) -> Any:
         """The Case Manager agent's audit of one vanpool, streamed as server-sent events."""
         # an unknown vanpool is a 404 before the stream starts
-        return sse_response(service.audit_events(d, vanpool_id))
+        return sse_response(service.audit_events(d, vanpool_id, run_config(d)))
 
     @r.get("/cases")
     def cases(status: str | None = None, d: VanpoolDeps = Depends(deps)) -> list[dict[str, Any]]:
@@ -89,7 +100,7 @@ def router(
 
     @r.post("/cases/{case_id}/replies")
     def reply(case_id: str, req: ReplyRequest, d: VanpoolDeps = Depends(deps)) -> dict[str, Any]:
-        result = service.reply_to_case(d, case_id, req.text, req.strategy)
+        result = service.reply_to_case(d, case_id, req.text, req.strategy, run_config(d))
         return result.model_dump(mode="json")
 
     @r.get("/approvals")
@@ -105,7 +116,12 @@ def router(
     ) -> dict[str, Any]:
         """Resume the case's paused action (the same call as `casework vanpool approve`)."""
         c = service.decide_approval(
-            d, check_id("CASE", case_id), req.decision, req.body, actor=caller.name
+            d,
+            check_id("CASE", case_id),
+            req.decision,
+            req.body,
+            actor=caller.name,
+            config=run_config(d, caller),
         )
         return _case(c)
 
@@ -113,6 +129,6 @@ def router(
     def tick(req: TickRequest | None = None, d: VanpoolDeps = Depends(deps)) -> dict[str, Any]:
         req = req or TickRequest()
         at = d.at(req.now) if req.now is not None else d
-        return service.tick(at, req.strategy)
+        return service.tick(at, req.strategy, config=run_config(d))
 
     return r

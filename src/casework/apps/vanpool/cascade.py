@@ -33,6 +33,7 @@ from casework.runtime.cascade import (
 )
 from casework.runtime.decision import Decision, EndReason, RunInfo
 from casework.runtime.harness import Run
+from casework.runtime.runconfig import RunConfig
 from casework.runtime.strategy import Strategy
 
 __all__ = [
@@ -96,14 +97,14 @@ def rules_reply(reply: str) -> OutreachResult:
     )
 
 
-def choice_classify(reply: str, deps: VanpoolDeps) -> OutreachResult:
+def choice_classify(reply: str, config: RunConfig) -> OutreachResult:
     """The bundled model chooses the bucket (scored options); an escalation cue overrides."""
-    model = deps.models(LOCAL_ROLE)
+    model = config.models(LOCAL_ROLE)
     run = Run(
         "vanpool_choice",
-        model=str(getattr(model, "model_name", None) or type(model).__name__),
+        model=config.models.name(LOCAL_ROLE),
         strategy="choice",
-        trace_dir=deps.settings.traces_dir,
+        trace_dir=config.traces,
         payload={"reply": reply},
     )
     picked = choose(model, bucket_messages(reply), [b.value for b in Bucket])
@@ -121,18 +122,17 @@ def choice_classify(reply: str, deps: VanpoolDeps) -> OutreachResult:
 
 
 def _remote(role: str) -> Any:
-    def configured(deps: VanpoolDeps) -> bool:
-        return deps.models is not None and not is_local_model(deps.models(role))
+    def configured(deps: VanpoolDeps, config: RunConfig) -> bool:
+        return not is_local_model(config.models(role))
 
     return configured
 
 
 def _policy(task: str, role: str) -> Any:
-    def policy(deps: VanpoolDeps) -> CascadePolicy:
+    def policy(deps: VanpoolDeps, config: RunConfig) -> CascadePolicy:
         remote = None
-        if _remote(role)(deps):
-            model = deps.models(role)
-            remote = str(getattr(model, "model_name", None) or type(model).__name__)
+        if _remote(role)(deps, config):
+            remote = config.models.name(role)
         return (
             load_policy(cascade_path(deps.settings.home, f"vanpool-{task}", remote))
             or CascadePolicy()

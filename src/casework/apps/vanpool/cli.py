@@ -51,6 +51,13 @@ def _deps(now: datetime | None = None) -> Any:
     return deps.at(now) if now else deps
 
 
+def _config(deps: Any) -> Any:
+    """The run config of a command: the settings' models, traces and budgets."""
+    from casework.runtime.runconfig import RunConfig
+
+    return RunConfig.of(deps.settings)
+
+
 def _parse_now(value: str | None) -> datetime | None:
     if value is None:
         return None
@@ -140,7 +147,14 @@ def audit(
     started = time.perf_counter()
     with progress(enabled=len(ids) > 1) as bar:
         task = bar.add_task(f"auditing ({executor})", total=len(ids))
-        rows = audit_many(deps, ids, strategy, config, on_done=lambda _row: bar.advance(task))
+        rows = audit_many(
+            deps,
+            ids,
+            strategy,
+            config,
+            on_done=lambda _row: bar.advance(task),
+            run_config=_config(deps),
+        )
     seconds = time.perf_counter() - started
     # Named vanpools that could not be audited fail the command; --all reports them and goes on.
     failed = not all_ and any(r["verdict"] == "error" for r in rows)
@@ -262,7 +276,8 @@ def _decide(case_id: str, decision: str, body: str | None = None) -> None:
     from casework.apps.vanpool.models import check_id
     from casework.apps.vanpool.service import decide_approval
 
-    c = decide_approval(_deps(), check_id("CASE", case_id), decision, body)
+    deps = _deps()
+    c = decide_approval(deps, check_id("CASE", case_id), decision, body, config=_config(deps))
     console.print(
         f"{c.case_id}: {decision} -> {c.status}" + (f" ({c.outcome})" if c.outcome else "")
     )
@@ -300,7 +315,8 @@ def reply(
     """File a rider's reply into the case's thread (as if emailed) and handle it."""
     from casework.apps.vanpool.service import reply_to_case
 
-    result = reply_to_case(_deps(), case_id, text, _strategy(strategy))
+    deps = _deps()
+    result = reply_to_case(deps, case_id, text, _strategy(strategy), _config(deps))
     out = result.outreach
     data = {
         "case_id": result.case_id,
@@ -333,7 +349,7 @@ def tick(
     from casework.apps.vanpool.service import tick as advance
 
     deps = _deps(_parse_now(now))
-    out = advance(deps, _strategy(strategy))
+    out = advance(deps, _strategy(strategy), config=_config(deps))
     if as_json:
         print_json(out)
         return
@@ -402,8 +418,10 @@ def mail_serve(
     host = host or deps.app.inbound_host
     port = port or deps.app.inbound_port
 
+    config = _config(deps)
+
     def on_reply(thread_id: str, message_id: str) -> None:
-        result = handle_reply(deps, message_id, strategy)
+        result = handle_reply(deps, message_id, strategy, config)
         err.print(f"{thread_id}: reply {message_id} -> {result.verdict}")
 
     try:

@@ -1,4 +1,5 @@
-"""One deps object per run: repository, distance provider, mailer, journal, clock, models."""
+"""The deps every run shares: repository, distance provider, mailer, journal, clock (a run's
+models come in its ``RunConfig``)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,8 @@ from casework.apps.vanpool.repository import VanpoolRepository
 from casework.apps.vanpool.rules import DistanceProvider, GreatCircleDistance
 from casework.apps.vanpool.settings import VanpoolSettings
 from casework.config import Settings, get_settings
-from casework.runtime import ModelSource
 from casework.runtime.approvals import SideEffectJournal
-from casework.stores.sql import get_engine, migrate
+from casework.stores import open_stores
 
 __all__ = ["VanpoolDeps", "build_deps", "system_clock"]
 
@@ -31,7 +31,6 @@ class VanpoolDeps:
     distance: DistanceProvider
     mailer: Mailer
     journal: SideEffectJournal
-    models: ModelSource
     clock: Callable[[], datetime] = system_clock
     checkpointer: Any = None
     """A LangGraph checkpointer for agent runs that may pause for approval (durable)."""
@@ -50,7 +49,6 @@ def build_deps(
     app: VanpoolSettings | None = None,
     mailer: Mailer | None = None,
     distance: DistanceProvider | None = None,
-    models: ModelSource | None = None,
     clock: Callable[[], datetime] | None = None,
     checkpointer: Any = None,
     run_migrations: bool = True,
@@ -58,15 +56,7 @@ def build_deps(
     """Deps on the configured stores (migrated on first use)."""
     settings = settings or get_settings()
     app = app or VanpoolSettings()
-    engine = get_engine(settings.db_url)
-    if run_migrations:
-        migrate(engine)
-
-    def default_models(role: str) -> Any:
-        from casework.llm import resolve_model
-
-        return resolve_model(settings.models.for_role(role), settings=settings)
-
+    engine = open_stores(settings, run_migrations=run_migrations).engine
     return VanpoolDeps(
         repo=VanpoolRepository(engine),
         settings=settings,
@@ -74,7 +64,6 @@ def build_deps(
         distance=distance or GreatCircleDistance(),
         mailer=mailer or SmtpMailer(app),
         journal=SideEffectJournal(engine),
-        models=models or default_models,
         clock=clock or system_clock,
         checkpointer=checkpointer,
     )

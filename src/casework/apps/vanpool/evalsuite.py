@@ -41,7 +41,7 @@ from casework.errors import InputError, SourceUnavailable
 from casework.evals.datasets import load_dataset
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
 from casework.runtime.decision import Decision
-from casework.runtime.strategy import ModelSource
+from casework.runtime.runconfig import RunConfig
 from casework.stores.sql import get_engine
 
 if TYPE_CHECKING:
@@ -126,13 +126,11 @@ def _store_url(settings: Settings) -> str:
     return f"sqlite:///{(folder / 'vanpool-eval.db').as_posix()}"
 
 
-def eval_deps(
-    settings: Settings | None = None, *, models: ModelSource | None = None
-) -> VanpoolDeps:
+def eval_deps(settings: Settings | None = None) -> VanpoolDeps:
     """Deps on the private evaluation store (call ``setup`` first), at ``EVAL_NOW``."""
     settings = settings or get_settings()
     eval_settings = settings.model_copy(update={"database_url": _store_url(settings)})
-    return build_deps(eval_settings, mailer=Outbox(), models=models, clock=lambda: EVAL_NOW)
+    return build_deps(eval_settings, mailer=Outbox(), clock=lambda: EVAL_NOW)
 
 
 def setup(settings: Settings | None = None, roster: Path = DATA_DIR / "roster.json") -> None:
@@ -262,12 +260,12 @@ def _strategy(name: str, explore: bool = False) -> Any:
     }
     lifecycle_strategy = "agent" if name == "agent" else "rules"
 
-    def run(task: TaskInput, deps: VanpoolDeps) -> Any:
+    def run(task: TaskInput, deps: VanpoolDeps, config: RunConfig) -> Any:
         if task.fault == "distance_timeout":
             deps = replace(deps, distance=TimingOutDistance())
         try:
             if task.task == "lifecycle":
-                return s.run_scenario(task.value, deps, lifecycle_strategy)
+                return s.run_scenario(task.value, deps, lifecycle_strategy, config)
             registry = registries[task.task]
             if name not in registry:
                 raise InputError(
@@ -276,7 +274,7 @@ def _strategy(name: str, explore: bool = False) -> Any:
             chosen = registry[name]
             if explore and hasattr(chosen, "exploring"):
                 chosen = chosen.exploring()
-            return chosen(task.value, deps)
+            return chosen(task.value, deps, config)
         except (InputError, SourceUnavailable) as exc:
             # What a user of the app would get (one sentence, nothing written) as the case's
             # answer, so error-handling cases are scored like the others.
@@ -375,8 +373,8 @@ def _lifecycle_metrics(case: EvalCase, out: CaseOutput) -> dict[str, float | int
     }
 
 
-def _deps(settings: Settings, models: ModelSource) -> VanpoolDeps:
-    return eval_deps(settings, models=models)
+def _deps(settings: Settings) -> VanpoolDeps:
+    return eval_deps(settings)
 
 
 def eval_suite() -> EvalSuite:

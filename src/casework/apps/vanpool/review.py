@@ -29,6 +29,7 @@ from casework.apps.vanpool.service import (
 )
 from casework.config import Settings
 from casework.errors import InputError, NotFoundError
+from casework.llm.roles import RoleModels
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, Evidence
 from casework.runtime.events import Event
@@ -44,6 +45,7 @@ from casework.runtime.review import (
     Section,
     Span,
 )
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["CANCEL", "DECIDED", "DRAFT", "VanpoolReview"]
 
@@ -80,13 +82,25 @@ class VanpoolReview:
     kinds = [CANCEL, DRAFT]
     statuses = [WAITING, DECIDED]
 
-    def __init__(self, settings: Settings, *, deps: VanpoolDeps | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        deps: VanpoolDeps | None = None,
+        models: RoleModels | None = None,
+    ) -> None:
         self.settings = settings
         self._deps = DepsCache(build_deps, None if deps is None else lambda: deps)
+        self._models = models
+        """The models a resumed agent run gets instead of the settings' (tests: scripted)."""
 
     @property
     def deps(self) -> VanpoolDeps:
         return self._deps.get(self.settings)
+
+    def _config(self, caller: Caller) -> RunConfig:
+        config = RunConfig.of(self.deps.settings, caller=caller)
+        return replace(config, models=self._models) if self._models is not None else config
 
     # ------------------------------------------------------------------ listing
     def _waiting(self, filters: ReviewFilters) -> bool:
@@ -258,6 +272,7 @@ class VanpoolReview:
             body=edit if action == "edit" else None,
             note=note,
             actor=caller.name,
+            config=self._config(caller),
         )
 
     # ------------------------------------------------------------------ live runs

@@ -57,6 +57,7 @@ from casework.registry import strategy_named
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.events import Event as RunEvent
 from casework.runtime.review import DecideOutcome
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "AUDITS",
@@ -115,15 +116,20 @@ def check_roster(path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------- audits
-def verifier_for(strategy: str) -> tuple[Verifier, str]:
-    """The lifecycle's verifier and actor for a strategy: the specialist agents for
-    ``agent``, the distance and overlap rules otherwise."""
+def _config(deps: VanpoolDeps, config: RunConfig | None) -> RunConfig:
+    """The run config a caller gave, else the settings' (what the agents run under)."""
+    return config or RunConfig.of(deps.settings)
+
+
+def verifier_for(strategy: str, config: RunConfig) -> tuple[Verifier, str]:
+    """The lifecycle's verifier and actor for a strategy: the specialist agents (under
+    ``config``) for ``agent``, the distance and overlap rules otherwise."""
     if strategy == "agent":
-        return agent.agent_verify, AGENT_ACTOR
+        return agent.verifier(config), AGENT_ACTOR
     return lifecycle.rules_verify, lifecycle.RULES_ACTOR
 
 
-AUDITS: dict[str, Callable[[AuditInput, VanpoolDeps], CaseManagerResult]] = {
+AUDITS: dict[str, Callable[[AuditInput, VanpoolDeps, RunConfig], CaseManagerResult]] = {
     "rules": rules_audit,
     "baseline": rules_audit,
     "agent": agent_audit,
@@ -132,17 +138,22 @@ AUDITS: dict[str, Callable[[AuditInput, VanpoolDeps], CaseManagerResult]] = {
 API take: the rules (``baseline`` is their other name), or the agents."""
 
 
-def run_audit(strategy: str, vanpool_id: str, deps: VanpoolDeps) -> CaseManagerResult:
-    """One vanpool's audit with a strategy of ``AUDITS`` by name."""
-    return strategy_named(AUDITS, strategy)(AuditInput(vanpool_id), deps)
+def run_audit(
+    strategy: str, vanpool_id: str, deps: VanpoolDeps, config: RunConfig | None = None
+) -> CaseManagerResult:
+    """One vanpool's audit with a strategy of ``AUDITS`` by name, under ``config`` (the
+    settings' by default)."""
+    return strategy_named(AUDITS, strategy)(AuditInput(vanpool_id), deps, _config(deps, config))
 
 
-def audit_events(deps: VanpoolDeps, vanpool_id: str) -> Iterator[RunEvent]:
+def audit_events(
+    deps: VanpoolDeps, vanpool_id: str, config: RunConfig | None = None
+) -> Iterator[RunEvent]:
     """The Case Manager agent's audit of one vanpool as the runtime's event stream; an
     unknown vanpool raises before the first event."""
     vid = check_id("VP", vanpool_id)
     deps.repo.get_vanpool(vid)
-    return agent.iter_case_manager(deps, vid)
+    return agent.iter_case_manager(deps, _config(deps, config), vid)
 
 
 def audit_row(vanpool_id: str, r: CaseManagerResult) -> dict[str, Any]:
@@ -186,26 +197,30 @@ _deps_lock = threading.Lock()
 class VanpoolAuditor:
     """``run_batch``'s function for ``vanpool audit --all``: a vanpool id -> its summary row.
 
-    It pickles as its settings alone, so a Ray worker builds its own deps (store, mailer,
-    models) on its first vanpool and keeps them for the rest; locally the caller's deps are
-    shared by the worker threads."""
+    It pickles as its settings alone, so a Ray worker builds its own deps (store, mailer) and
+    run config (models) on its first vanpool and keeps them for the rest; locally the caller's
+    are shared by the worker threads."""
 
     strategy: str
     settings: Settings
     app: VanpoolSettings
     deps: VanpoolDeps | None = field(default=None, repr=False)
+    config: RunConfig | None = field(default=None, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "deps": None}
+        return {**self.__dict__, "deps": None, "config": None}
 
-    def _ready(self) -> VanpoolDeps:
+    def _ready(self) -> tuple[VanpoolDeps, RunConfig]:
         with _deps_lock:
             if self.deps is None:
                 self.deps = build_deps(self.settings, app=self.app)
-            return self.deps
+            if self.config is None:
+                self.config = RunConfig.of(self.settings)
+            return self.deps, self.config
 
     def __call__(self, vanpool_id: str) -> dict[str, Any]:
-        return audit_row(vanpool_id, run_audit(self.strategy, vanpool_id, self._ready()))
+        deps, config = self._ready()
+        return audit_row(vanpool_id, run_audit(self.strategy, vanpool_id, deps, config))
 
 
 def audit_many(
@@ -214,12 +229,14 @@ def audit_many(
     strategy: str,
     config: BatchConfig,
     on_done: Callable[[dict[str, Any]], None] | None = None,
+    *,
+    run_config: RunConfig | None = None,
 ) -> list[dict[str, Any]]:
     """Audit every vanpool once through the platform's batch seam (``local`` threads or
-    ``ray``); one row per vanpool in the order given. A vanpool whose audit fails is an
-    ``error`` row with its one sentence, and the others go on."""
+    ``ray``) under ``run_config``; one row per vanpool in the order given. A vanpool whose
+    audit fails is an ``error`` row with its one sentence, and the others go on."""
     ids = list(dict.fromkeys(vanpool_ids))  # a vanpool named twice is audited once
-    auditor = VanpoolAuditor(strategy, deps.settings, deps.app, deps)
+    auditor = VanpoolAuditor(strategy, deps.settings, deps.app, deps, _config(deps, run_config))
 
     def row(item: BatchResult[dict[str, Any]]) -> dict[str, Any]:
         if item.value is not None:
@@ -258,16 +275,25 @@ def process_reply(
     return lifecycle.process_reply(deps, message_id, bucket, lifecycle.rules_verify, actor)
 
 
-def handle_reply(deps: VanpoolDeps, message_id: str, strategy: str = "rules") -> CaseManagerResult:
+def handle_reply(
+    deps: VanpoolDeps,
+    message_id: str,
+    strategy: str = "rules",
+    config: RunConfig | None = None,
+) -> CaseManagerResult:
     """Classify and route one filed reply: keyword rules, or the Outreach Agent."""
     if strategy == "agent":
-        return agent.agent_process_reply(deps, message_id)
+        return agent.agent_process_reply(deps, _config(deps, config), message_id)
     body = deps.repo.get_message(message_id).body
     return process_reply(deps, message_id, classify_reply_keywords(body))
 
 
 def reply_to_case(
-    deps: VanpoolDeps, case_id: str, text: str, strategy: str = "rules"
+    deps: VanpoolDeps,
+    case_id: str,
+    text: str,
+    strategy: str = "rules",
+    config: RunConfig | None = None,
 ) -> CaseManagerResult:
     """File a rider's reply into the case's thread (as if it came by email) and handle it."""
     if not text.strip():
@@ -286,7 +312,7 @@ def reply_to_case(
         body=text,
         now=deps.now(),
     )
-    return handle_reply(deps, message_id, strategy)
+    return handle_reply(deps, message_id, strategy, config)
 
 
 def serve_inbound(
@@ -302,11 +328,15 @@ def serve_inbound(
 
 # ---------------------------------------------------------------------------- time
 def tick(
-    deps: VanpoolDeps, strategy: str = "rules", *, verifier: Verifier | None = None
+    deps: VanpoolDeps,
+    strategy: str = "rules",
+    *,
+    verifier: Verifier | None = None,
+    config: RunConfig | None = None,
 ) -> dict[str, Any]:
     """Advance time: retry queued email, re-audit cases whose reply timeout has passed
     (with the strategy's verifier, or ``verifier``)."""
-    verify = verifier or verifier_for(strategy)[0]
+    verify = verifier or verifier_for(strategy, _config(deps, config))[0]
     now = deps.now()
     delivery = mail.deliver_queue(deps.repo, deps.app, deps.mailer, now)
     reaudited = []
@@ -345,8 +375,10 @@ def decide_approval(
     decision: str,
     body: str | None = None,
     actor: str = REVIEWER,
+    config: RunConfig | None = None,
 ) -> CaseView:
-    """A person's decision on a case's pending approval (approve / edit / reject).
+    """A person's decision on a case's pending approval (approve / edit / reject); a paused
+    agent run resumes under ``config``.
 
     The effect runs before the approval is cleared, behind the journal, so a decision
     submitted twice, or retried after a crash, never sends or cancels twice.
@@ -365,7 +397,7 @@ def decide_approval(
         raise InputError("An edit needs the new email text.")
     if approval.get("mode") == "agent":
         # The Case Manager's run is paused (checkpointed) before cancel_membership: resume it.
-        agent.resume_case_manager(deps, case_id, decision)
+        agent.resume_case_manager(deps, _config(deps, config), case_id, decision)
         case = deps.repo.get_case(case_id)
         if case.status != CaseStatus.CLOSED:
             return lifecycle.decide_cancel(deps, case_id, decision, approval, actor)
@@ -402,16 +434,24 @@ def settled_approval(deps: VanpoolDeps, request: ApprovalRequest) -> DecideOutco
 
 
 def decide_approval_request(
-    deps: VanpoolDeps, request_id: int, decision: str, *, body: str | None, note: str, actor: str
+    deps: VanpoolDeps,
+    request_id: int,
+    decision: str,
+    *,
+    body: str | None,
+    note: str,
+    actor: str,
+    config: RunConfig | None = None,
 ) -> DecideOutcome:
-    """The review inbox's decision on one approval request: ``decide_approval`` on its case,
-    then a ``review_decision`` row naming who decided and why. A request another reviewer
-    settled first is not decided again: the answer reads who was first."""
+    """The review inbox's decision on one approval request: ``decide_approval`` on its case
+    (a paused agent run resumes under ``config``), then a ``review_decision`` row naming who
+    decided and why. A request another reviewer settled first is not decided again: the answer
+    reads who was first."""
     request = deps.repo.approval_request(request_id)
     if not deps.repo.approval_waiting(request.id):
         return _settled_or_gone(deps, request)
     try:
-        decide_approval(deps, request.case_id, decision, body, actor=actor)
+        decide_approval(deps, request.case_id, decision, body, actor=actor, config=config)
     except NotFoundError:
         # Lost a race: the other decision cleared the approval while this one started.
         return _settled_or_gone(deps, request)
@@ -473,10 +513,10 @@ def judge_runs(
 
 
 # ---------------------------------------------------------------------------- scenarios
-def _apply(deps: VanpoolDeps, case_id: str, event: Event, strategy: str) -> None:
+def _apply(deps: VanpoolDeps, case_id: str, event: Event, strategy: str, config: RunConfig) -> None:
     case = deps.repo.get_case(case_id)
     if event.reply is not None:
-        reply_to_case(deps, case_id, event.reply, strategy)
+        reply_to_case(deps, case_id, event.reply, strategy, config)
     elif event.moves_near_pickup is not None:
         eid = check_id("EMP", event.moves_near_pickup)
         zip_code = deps.repo.get_vanpool(case.vanpool_id).pickup_zip
@@ -486,22 +526,25 @@ def _apply(deps: VanpoolDeps, case_id: str, event: Event, strategy: str) -> None
         )
     elif event.timeout:
         if case.status == "pending_reply" and case.due_at and case.due_at <= deps.now():
-            verify, actor = verifier_for(strategy)
+            verify, actor = verifier_for(strategy, config)
             lifecycle.reaudit(deps, case_id, verify, actor, trigger="timeout")
     elif event.review is not None and case.meta.get("approval") and case.status != "closed":
-        decide_approval(deps, case_id, event.review)
+        decide_approval(deps, case_id, event.review, config=config)
 
 
-def run_scenario(scenario: Scenario, deps: VanpoolDeps, strategy: str) -> LifecycleResult:
-    """Audit the vanpool with ``strategy``, then play the events on its case."""
+def run_scenario(
+    scenario: Scenario, deps: VanpoolDeps, strategy: str, config: RunConfig
+) -> LifecycleResult:
+    """Audit the vanpool with ``strategy`` under ``config``, then play the events on its case."""
     start = deps.now()
-    audited = run_audit(strategy, scenario.vanpool_id, deps)
+    audited = run_audit(strategy, scenario.vanpool_id, deps, config)
     if audited.case_id is None:
         return LifecycleResult.model_validate(audited.model_dump()).model_copy(
             update={"run": audited.run}
         )
     for event in scenario.events:
-        _apply(deps.at(start + timedelta(days=event.day)), audited.case_id, event, strategy)
+        at = deps.at(start + timedelta(days=event.day))
+        _apply(at, audited.case_id, event, strategy, config)
     case = deps.repo.get_case(audited.case_id)
     cancelled = sorted(
         {

@@ -1,4 +1,4 @@
-"""Strategies: ``run(input, deps) -> Decision`` per task, registered by name.
+"""Strategies: ``run(input, deps, config) -> Decision`` per task, registered by name.
 
 ``STRATEGIES`` audits a vanpool (the Case Manager's job, the whole lifecycle's entry):
 ``rules`` (alias ``baseline``) is the rules-only auditor, ``agent`` the Case Manager agent.
@@ -22,7 +22,7 @@ from casework.apps.vanpool.models import (
     ShiftDecision,
     check_id,
 )
-from casework.runtime import EndReason, Run, RunInfo, Strategy
+from casework.runtime import EndReason, Run, RunConfig, RunInfo, Strategy
 
 __all__ = [
     "LOCATION_STRATEGIES",
@@ -59,32 +59,32 @@ def _rules_info() -> RunInfo:
     return RunInfo(ended_by=EndReason.RULES, strategy="rules")
 
 
-def rules_audit(input: AuditInput, deps: VanpoolDeps) -> CaseManagerResult:
+def rules_audit(input: AuditInput, deps: VanpoolDeps, config: RunConfig) -> CaseManagerResult:
     result, _ = lifecycle.audit_vanpool(deps, input.vanpool_id)
     return result.model_copy(update={"run": _rules_info()})
 
 
-def agent_audit(input: AuditInput, deps: VanpoolDeps) -> CaseManagerResult:
-    return agent.run_case_manager(deps, input.vanpool_id)
+def agent_audit(input: AuditInput, deps: VanpoolDeps, config: RunConfig) -> CaseManagerResult:
+    return agent.run_case_manager(deps, config, input.vanpool_id)
 
 
-def rules_location(input: AuditInput, deps: VanpoolDeps) -> LocationDecision:
+def rules_location(input: AuditInput, deps: VanpoolDeps, config: RunConfig) -> LocationDecision:
     return checks.location_check(deps, deps.repo.get_vanpool(input.vanpool_id))
 
 
-def agent_location(input: AuditInput, deps: VanpoolDeps) -> LocationDecision:
-    return agent.run_location_specialist(deps, input.vanpool_id)
+def agent_location(input: AuditInput, deps: VanpoolDeps, config: RunConfig) -> LocationDecision:
+    return agent.run_location_specialist(deps, config, input.vanpool_id)
 
 
-def rules_shift(input: ShiftInput, deps: VanpoolDeps) -> ShiftDecision:
+def rules_shift(input: ShiftInput, deps: VanpoolDeps, config: RunConfig) -> ShiftDecision:
     employees = [deps.repo.get_employee(check_id("EMP", e)) for e in input.employee_ids]
     vanpool = deps.repo.get_vanpool(input.vanpool_id) if input.vanpool_id else None
     return checks.shift_check(employees, input.on or deps.now().date(), vanpool)
 
 
-def agent_shift(input: ShiftInput, deps: VanpoolDeps) -> ShiftDecision:
+def agent_shift(input: ShiftInput, deps: VanpoolDeps, config: RunConfig) -> ShiftDecision:
     ids = [check_id("EMP", e) for e in input.employee_ids]
-    return agent.run_shift_specialist(deps, ids, input.vanpool_id, input.on)
+    return agent.run_shift_specialist(deps, config, ids, input.vanpool_id, input.on)
 
 
 def _bucket_result(bucket: str, run: RunInfo | None = None) -> OutreachResult:
@@ -98,26 +98,26 @@ def _bucket_result(bucket: str, run: RunInfo | None = None) -> OutreachResult:
     )
 
 
-def rules_classify(input: ReplyInput, deps: VanpoolDeps) -> OutreachResult:
+def rules_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> OutreachResult:
     """The cue words' bucket: confidence 90 when a cue named it, 40 for the unclear default."""
     return cascade.rules_reply(input.reply)
 
 
-def choice_classify(input: ReplyInput, deps: VanpoolDeps) -> OutreachResult:
+def choice_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> OutreachResult:
     """The bundled model chooses the bucket among the four (scored; the escalation guard)."""
-    return cascade.choice_classify(input.reply, deps)
+    return cascade.choice_classify(input.reply, config)
 
 
-def agent_classify(input: ReplyInput, deps: VanpoolDeps) -> OutreachResult:
+def agent_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> OutreachResult:
     """The classifier role's bucket, asked once under the runtime's harness."""
     run = Run(
         "vanpool_classify",
-        model=deps.settings.models.for_role(agent.ROLES["classify_reply"]),
+        model=config.models.name(agent.ROLES["classify_reply"]),
         strategy="agent",
-        trace_dir=deps.settings.traces_dir,
+        trace_dir=config.traces,
         payload={"reply": input.reply},
     )
-    bucket = agent.classify_with_model(deps, input.reply, config=run.config())
+    bucket = agent.classify_with_model(config, input.reply, run.config())
     decision = _bucket_result(bucket)
     run.end(decision, EndReason.SUBMIT)  # fills decision.run
     return decision

@@ -1,4 +1,4 @@
-"""``RunConfig``: every setting of an evaluation run, declared once.
+"""``EvalConfig``: every setting of an evaluation run, declared once.
 
 The CLI builds it from its options, tests and notebooks build it directly; the runner reads
 nothing else.
@@ -16,11 +16,11 @@ from rich.console import Console
 from casework.evals.cassettes import BaseModelFactory
 from casework.evals.suite import EvalCase
 
-__all__ = ["RunConfig"]
+__all__ = ["EvalConfig"]
 
 
 @dataclass
-class RunConfig:
+class EvalConfig:
     strategy: str | None = None
     """One of the suite's strategies; the suite's default when None."""
     model: str | None = None
