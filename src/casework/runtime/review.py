@@ -12,13 +12,14 @@ follows the JSON-safe runtime events it yields (``casework.runtime.events``), th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from sqlalchemy import and_, or_
 
+from casework.errors import InputError
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, ToolCallRecord
 from casework.runtime.events import Event
@@ -37,6 +38,7 @@ __all__ = [
     "Span",
     "age_window",
     "keyset_before",
+    "known_status",
 ]
 
 Action = Literal["approve", "edit", "reject"]
@@ -77,6 +79,13 @@ class ReviewFilters:
     status: str = WAITING
     created_after: datetime | None = None
     created_before: datetime | None = None
+
+
+def known_status(filters: ReviewFilters, statuses: Sequence[str]) -> str:
+    """The filter's status, or one sentence naming the statuses the provider knows."""
+    if filters.status not in statuses:
+        raise InputError(f"Unknown status {filters.status!r}; use one of: {', '.join(statuses)}.")
+    return filters.status
 
 
 def age_window(at: Any, filters: ReviewFilters) -> list[Any]:

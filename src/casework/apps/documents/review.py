@@ -44,6 +44,7 @@ from casework.runtime.review import (
     RunField,
     Section,
     Span,
+    known_status,
 )
 from casework.runtime.runconfig import RunConfig
 
@@ -96,11 +97,7 @@ class DocumentsReview:
 
     # ------------------------------------------------------------------ listing
     def _decided(self, filters: ReviewFilters) -> bool:
-        if filters.status not in self.statuses:
-            raise InputError(
-                f"Unknown status {filters.status!r}; use one of: {', '.join(self.statuses)}."
-            )
-        return filters.status == DECIDED
+        return known_status(filters, self.statuses) == DECIDED
 
     def _config(self) -> RunConfig:
         """A retry's run config: the settings' models, or the chat model handed in (tests)."""

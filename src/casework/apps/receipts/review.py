@@ -50,6 +50,7 @@ from casework.runtime.review import (
     RunField,
     Section,
     Span,
+    known_status,
 )
 from casework.runtime.runconfig import RunConfig
 
@@ -109,11 +110,7 @@ class ReceiptsReview:
 
     # ------------------------------------------------------------------ listing
     def _decided(self, filters: ReviewFilters) -> bool:
-        if filters.status not in self.statuses:
-            raise InputError(
-                f"Unknown status {filters.status!r}; use one of: {', '.join(self.statuses)}."
-            )
-        return filters.status == DECIDED
+        return known_status(filters, self.statuses) == DECIDED
 
     def items(
         self, filters: ReviewFilters, *, limit: int, before: Cursor | None = None

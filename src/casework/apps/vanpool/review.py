@@ -44,6 +44,7 @@ from casework.runtime.review import (
     RunField,
     Section,
     Span,
+    known_status,
 )
 from casework.runtime.runconfig import RunConfig
 
@@ -104,11 +105,7 @@ class VanpoolReview:
 
     # ------------------------------------------------------------------ listing
     def _waiting(self, filters: ReviewFilters) -> bool:
-        if filters.status not in self.statuses:
-            raise InputError(
-                f"Unknown status {filters.status!r}; use one of: {', '.join(self.statuses)}."
-            )
-        return filters.status == WAITING
+        return known_status(filters, self.statuses) == WAITING
 
     def items(
         self, filters: ReviewFilters, *, limit: int, before: Cursor | None = None
