@@ -373,27 +373,35 @@ def review_decide(
             consolidated_from_id=label.consolidated_from_id,
         )
     ]
-    if accept and label.consolidated_from_id:
-        old = deps.repo.get_label(label.consolidated_from_id)
-        if old.current and old.label_type != label.label_type:
-            changes.append(
-                LabelChange(
-                    word_pk=old.word_pk,
-                    label_type=old.label_type,
-                    status=ValidationStatus.INVALID,
-                    proposed_by=old.proposed_by,
-                    reasoning=f"Replaced by {label.label_type} (review of label {label.id} accepted by {reviewer}).",
-                    confidence=100.0,
-                    validated_by=who,
-                    replaces_id=old.id,
-                )
-            )
-    try:
-        rows = deps.repo.append_labels(changes)
-    except NotFoundError:
-        raise
+    if accept:
+        changes += _replaced(deps, label, label.label_type, f"accepted by {reviewer}", who)
+    rows = deps.repo.append_labels(changes)
     refresh_labels(deps.repo, deps.vectors, label.receipt_pk, {label.word_pk})
     return rows
+
+
+def _replaced(
+    deps: ReceiptsDeps, label: Label, new_type: str, how: str, who: str
+) -> list[LabelChange]:
+    """The INVALID row for the label a reviewed suggestion replaces, when it is still current
+    and of another type than the one the review settled on."""
+    if not label.consolidated_from_id:
+        return []
+    old = deps.repo.get_label(label.consolidated_from_id)
+    if not old.current or old.label_type == new_type:
+        return []
+    return [
+        LabelChange(
+            word_pk=old.word_pk,
+            label_type=old.label_type,
+            status=ValidationStatus.INVALID,
+            proposed_by=old.proposed_by,
+            reasoning=f"Replaced by {new_type} (review of label {label.id} {how}).",
+            confidence=100.0,
+            validated_by=who,
+            replaces_id=old.id,
+        )
+    ]
 
 
 def review_edit(
@@ -420,21 +428,7 @@ def review_edit(
             consolidated_from_id=label.consolidated_from_id or label.id,
         )
     ]
-    if label.consolidated_from_id:
-        old = deps.repo.get_label(label.consolidated_from_id)
-        if old.current and old.label_type != new_type:
-            changes.append(
-                LabelChange(
-                    word_pk=old.word_pk,
-                    label_type=old.label_type,
-                    status=ValidationStatus.INVALID,
-                    proposed_by=old.proposed_by,
-                    reasoning=f"Replaced by {new_type} (review of label {label.id} edited by {reviewer}).",
-                    confidence=100.0,
-                    validated_by=who,
-                    replaces_id=old.id,
-                )
-            )
+    changes += _replaced(deps, label, new_type, f"edited by {reviewer}", who)
     rows = deps.repo.append_labels(changes)
     refresh_labels(deps.repo, deps.vectors, label.receipt_pk, {label.word_pk})
     return rows
