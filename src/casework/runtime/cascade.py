@@ -28,7 +28,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, Field
 
-from casework.errors import CaseworkError, InputError
+from casework.errors import CaseworkError, InputError, ReplayDriftError
 from casework.llm.roles import LOCAL_ROLE
 from casework.runtime.calibration import Calibration, fit_calibration
 from casework.runtime.decision import Decision, EndReason, RunInfo
@@ -97,6 +97,10 @@ class LayerOutcome(BaseModel):
     """The layer's decision as plain data (so an evaluation can score every layer)."""
     right: bool | None = None
     """Filled by an evaluation that knows the answer; None otherwise."""
+
+    def brief(self) -> dict[str, Any]:
+        """What a user reads of the layer (its whole answer, ``output``, left out)."""
+        return self.model_dump(mode="json", exclude={"output", "right"}, exclude_none=True)
 
 
 @dataclass(frozen=True)
@@ -264,6 +268,8 @@ class Cascade(Generic[DecisionT]):
         started = time.perf_counter()
         try:
             decision = layer.run(input, deps, config)
+        except (InputError, ReplayDriftError):
+            raise  # the case itself is wrong (no later layer would do better), or a replay drifted
         except CaseworkError as exc:  # a layer that cannot answer (no model, bad source)
             seconds = time.perf_counter() - started
             return LayerOutcome(

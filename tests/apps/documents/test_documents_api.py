@@ -140,7 +140,8 @@ def test_a_dropped_sse_client_reattaches_without_losing_an_event(deps: Documents
     )
     client = _client(deps, model)
     with _served(client.app) as base, httpx.Client(base_url=base, timeout=10) as http:
-        started = http.post("/documents/extractions", json={"document_id": doc.id}).json()
+        body = {"document_id": doc.id, "strategy": "agent"}
+        started = http.post("/documents/extractions", json=body).json()
         run_id = started["run_id"]
         with http.stream("GET", f"/documents/runs/{run_id}/events") as res:  # a real socket
             first = []

@@ -297,7 +297,13 @@ def test_extract_under_model_names_that_model(
         service, "_extraction_complete", lambda d: decisions.append(d) or complete(d)
     )
     spec = f"replay:{cassette}"
-    ext = json.loads(_ok(["extract", "1", "--user", "ana", "--model", spec, "--json"]))
+    argv = ["extract", "1", "--user", "ana", "--model", spec, "--strategy", "agent", "--json"]
+    ext = json.loads(_ok(argv))
     assert ext["status"] == "completed" and ext["fields"] == {"total": 640.97}
     [decision] = decisions
     assert (decision.run.model, decision.run.strategy) == (spec, "agent")
+    # the default is the cascade: the rules find every field of this invoice, no model runs
+    again = json.loads(_ok(["extract", "1", "--user", "ana", "--model", spec, "--json"]))
+    assert again["status"] == "completed"
+    run = decisions[-1].run
+    assert (run.strategy, run.decided_by, run.model) == ("cascade", "rules", None)

@@ -60,13 +60,23 @@ def test_annotate_route_and_model_header() -> None:
     seen: list = []
     r = client(seen).post(
         "/hed/annotate",
-        json={"description": "A red circle appears."},
+        json={"description": "A red circle appears.", "strategy": "loop"},
         headers={"X-Casework-Model": "openrouter:some/model"},
     )
     assert r.status_code == 200, r.text
     body = r.json()
     assert (body["verdict"], body["annotation"], body["run"]["strategy"]) == ("VALID", GOOD, "loop")
     assert seen == ["openrouter:some/model"]
+    default = client().post("/hed/annotate", json={"description": "A red circle appears."})
+    body = default.json()  # the default is the cascade, whose look-up is sure of this one
+    assert (body["annotation"], body["run"]["strategy"], body["run"]["decided_by"]) == (
+        "Sensory-event, Visual-presentation, Red, Circle",
+        "cascade",
+        "rules",
+    )
+    assert [(o["layer"], o["kept"], "output" in o) for o in body["run"]["layers"]] == [
+        ("rules", True, False)
+    ]
     empty = client().post("/hed/annotate", json={"description": ""})
     assert empty.status_code == 422 and "empty" in empty.json()["error"]
 
@@ -83,7 +93,7 @@ def _sse(text: str) -> list[tuple[str, dict]]:
 
 def test_annotate_stream_reports_langgraph_events_then_the_result() -> None:
     with client().stream(
-        "POST", "/hed/annotate/stream", json={"description": "A red circle."}
+        "POST", "/hed/annotate/stream", json={"description": "A red circle.", "strategy": "loop"}
     ) as r:
         assert r.status_code == 200
         events = _sse("".join(r.iter_text()))
@@ -143,7 +153,9 @@ def test_a_model_failing_mid_run_is_a_502_with_the_state_reached() -> None:
     app = FastAPI()
     app.include_router(router(get_settings(), factory), prefix="/hed")
     add_error_handler(app)  # the server's error table
-    r = TestClient(app).post("/hed/annotate", json={"description": "A red circle."})
+    r = TestClient(app).post(
+        "/hed/annotate", json={"description": "A red circle.", "strategy": "loop"}
+    )
     assert r.status_code == 502
     body = r.json()
     assert body["kind"] == "ModelError" and body["error"].startswith(

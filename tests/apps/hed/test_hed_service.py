@@ -45,7 +45,12 @@ def test_batch_resumes_and_loses_nothing(tmp_path: Path, repo: HedRepository) ->
     config = RunConfig(models=RoleModels.given(model))
     seen: list[str] = []
     report = run_batch(
-        csv_path, deps, config, concurrency=2, on_row=lambda rid, d: seen.append(rid)
+        csv_path,
+        deps,
+        config,
+        strategy="loop",  # the scripted model annotates; the default cascade's look-up would
+        concurrency=2,
+        on_row=lambda rid, d: seen.append(rid),
     )
     assert (report.total, report.done, report.failed, report.skipped) == (3, 2, 1, 0)
     assert sorted(seen) == ["a", "b", "c"] and report.verdicts == {"VALID": 2}
@@ -54,7 +59,7 @@ def test_batch_resumes_and_loses_nothing(tmp_path: Path, repo: HedRepository) ->
     assert lines[0]["annotation"] == GOOD and lines[0]["run"]["strategy"] == "loop"
     assert lines[1]["error"] == "The event description is empty; describe the event in a sentence."
     calls = model.calls
-    again = run_batch(csv_path, deps, config)
+    again = run_batch(csv_path, deps, config, strategy="loop")
     assert (again.skipped, again.done, again.failed) == (2, 0, 1)
     assert model.calls == calls  # finished rows are not annotated twice
     assert [json.loads(x)["id"] for x in again.out.read_text().splitlines()] == ["a", "b", "c"]
@@ -133,10 +138,14 @@ def test_cli_history_lists_stored_runs(settings, repo: HedRepository) -> None:
 
     model = ScriptedChatModel(responder=responder)
     deps = build_deps(settings, validator="python")
-    annotate(HedInput(description="A red circle."), deps, RunConfig(models=RoleModels.given(model)))
+    config = RunConfig(models=RoleModels.given(model))
+    annotate(HedInput(description="A red circle."), deps, config, strategy="loop")
+    annotate(HedInput(description="A red circle."), deps, config)  # the default: the cascade
     rows = json.loads(runner.invoke(app, ["history", "--json"]).stdout)
+    # newest first; the cascade's look-up was sure of this one, so the model was not asked
     assert [(r["verdict"], r["annotation"], r["strategy"]) for r in rows] == [
-        ("VALID", GOOD, "loop")
+        ("VALID", "Sensory-event, Visual-presentation, Red, Circle", "cascade"),
+        ("VALID", GOOD, "loop"),
     ]
 
 

@@ -148,3 +148,40 @@ def test_the_model_layers_run_under_the_runtimes_harness(deps) -> None:
         assert (records[0]["agent"], records[-1]["result"]["bucket"]) == (agent, result.bucket)
     assert (chose.bucket, asked.bucket) == ("update", "question")
     assert chose.run.model == "scripted-chooser"
+
+
+def _waiting_case(deps, truth) -> str:
+    from casework.apps.vanpool import lifecycle
+
+    vp = next(t["vanpool_id"] for t in truth.values() if t["scenario"] == "location_mismatch")
+    result, _ = lifecycle.audit_vanpool(deps, vp)
+    assert result.verdict == "pending_reply" and result.case_id
+    return result.case_id
+
+
+@pytest.mark.parametrize(
+    ("p", "bucket", "actor", "status"),
+    [
+        (0.8, "question", "reply_choice", "pending_reply"),  # sure: the rider gets an answer
+        (0.45, "escalation", "rules_auditor", "hitl_review"),  # unsure: a person reads it
+    ],
+)
+def test_a_cases_reply_goes_through_the_cascade_by_default(
+    deps, truth, p: float, bucket: str, actor: str, status: str
+) -> None:
+    """`vanpool reply` / the API's default strategy: a reply without a cue word is bucketed
+    by the bundled model's choice when it is sure, and goes to a person when it is not."""
+    from casework.apps.vanpool.service import reply_to_case
+
+    case_id = _waiting_case(deps, truth)
+    chooser = ScriptedChooser(_buckets("question", p))
+    config = _models(**{LOCAL_ROLE: chooser, "classifier": _local()})
+    result = reply_to_case(
+        deps, case_id, "I wonder what this review means for my seat.", config=config
+    )
+    assert len(chooser.calls) == 1  # the rules had no cue word; no remote model is configured
+    assert (result.outreach.bucket, deps.repo.get_case(case_id).status) == (bucket, status)
+    [classified] = [
+        e for e in deps.repo.audit_log(case_id=case_id) if e["action"] == "reply_classified"
+    ]
+    assert (classified["actor"], classified["detail"]["bucket"]) == (actor, bucket)

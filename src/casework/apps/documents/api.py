@@ -36,7 +36,7 @@ __all__ = ["router"]
 class ExtractRequest(BaseModel):
     document_id: int
     fields: list[str] | None = Field(default=None, description="Custom mode: exactly these names.")
-    strategy: Literal["agent", "rules"] = "agent"
+    strategy: Literal["cascade", "rules", "fields", "agent"] = "cascade"
 
 
 class CorrectRequest(BaseModel):

@@ -221,7 +221,11 @@ def extract(
         "--fields",
         help="Custom mode: comma-separated names, e.g. company,date,address,total.",
     ),
-    strategy: str = typer.Option("agent", help="agent or rules."),
+    strategy: str = typer.Option(
+        "cascade",
+        help="cascade (the rules, then the bundled model's field layer, then a remote agent "
+        "when --model names one), or one strategy: rules, fields, agent.",
+    ),
     model: str | None = MODEL,
     as_json: bool = JSON,
 ) -> None:

@@ -81,7 +81,7 @@ class DocumentsReview:
         settings: Settings,
         *,
         deps: DocumentsDeps | None = None,
-        strategy: str = "agent",
+        strategy: str = "cascade",
         chat_model: BaseChatModel | None = None,
         background: bool = True,
     ) -> None:

@@ -251,7 +251,7 @@ def start_extraction(
     document_id: int,
     *,
     fields: list[str] | None = None,
-    strategy: str = "agent",
+    strategy: str = "cascade",
     config: RunConfig | None = None,
     background: bool = True,
 ) -> RunHandle:
@@ -434,7 +434,7 @@ def decide_failed_extraction(
     *,
     note: str,
     actor: str,
-    strategy: str = "agent",
+    strategy: str = "cascade",
     config: RunConfig | None = None,
     background: bool = True,
 ) -> DecideOutcome:

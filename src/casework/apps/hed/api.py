@@ -52,7 +52,7 @@ class AnnotateRequest(BaseModel):
     description: str = Field(default="", max_length=MAX_DESCRIPTION_CHARS * 2)
     schema_version: str = DEFAULT_SCHEMA
     run_assessment: bool = False
-    strategy: Literal["loop", "loop-no-eval", "one-shot", "rules"] = "loop"
+    strategy: Literal["cascade", "loop", "loop-no-eval", "one-shot", "rules"] = "cascade"
     image_base64: str | None = Field(
         default=None, description="An image for the vision agent (PNG, JPEG, GIF or WebP)."
     )

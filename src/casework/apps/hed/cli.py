@@ -146,7 +146,10 @@ def annotate_cmd(
     schema: str = SCHEMA_OPTION,
     assess: bool = typer.Option(False, "--assess", help="Run the completeness assessment too."),
     strategy: str = typer.Option(
-        "loop", "--strategy", help="loop, loop-no-eval, one-shot or rules (no model)."
+        "cascade",
+        "--strategy",
+        help="cascade (the look-up, then the bundled model, then a remote model when --model "
+        "names one), or one strategy: loop, loop-no-eval, one-shot, rules (no model).",
     ),
     model: str | None = typer.Option(None, "--model", help="provider:name for every text role."),
     image: Path | None = typer.Option(
@@ -215,7 +218,10 @@ def batch_cmd(
     ),
     schema: str = SCHEMA_OPTION,
     strategy: str = typer.Option(
-        "loop", "--strategy", help="loop, loop-no-eval, one-shot or rules (no model)."
+        "cascade",
+        "--strategy",
+        help="cascade (the look-up, then the bundled model, then a remote model when --model "
+        "names one), or one strategy: loop, loop-no-eval, one-shot, rules (no model).",
     ),
     assess: bool = typer.Option(False, "--assess"),
     concurrency: int = typer.Option(2, "--concurrency", min=1, max=64),

@@ -10,6 +10,7 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 
 from casework.runtime import Decision
+from casework.runtime.cascade import LayerOutcome
 
 __all__ = [
     "DEFAULT_SCHEMA",
@@ -143,5 +144,7 @@ def decision_json(decision: HedDecision) -> dict[str, Any]:
             "model": run.model,
             "run_id": run.run_id,
             "usage": usage.to_dict() if hasattr(usage, "to_dict") else None,
+            "decided_by": run.decided_by,  # in a cascade: the layer whose answer stood
+            "layers": [LayerOutcome.model_validate(o).brief() for o in run.layers],
         }
     return data

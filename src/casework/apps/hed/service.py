@@ -168,7 +168,7 @@ def next_node(after: str, state: HedAnnotationState) -> str:
 
 
 def annotation_stream(
-    input: HedInput, deps: HedDeps, config: RunConfig, strategy: str = "loop"
+    input: HedInput, deps: HedDeps, config: RunConfig, strategy: str = "cascade"
 ) -> AsyncIterator[dict[str, Any]]:
     """One strategy's run as events: for a graph strategy LangGraph's (``model``, ``token``,
     ``step``), then ``complete`` with the ``decision``, stored when the run finished (not when
@@ -204,7 +204,7 @@ def annotate(
     deps: HedDeps,
     config: RunConfig,
     *,
-    strategy: str = "loop",
+    strategy: str = "cascade",
     batch_key: str | None = None,
     row_id: str | None = None,
 ) -> HedDecision:
@@ -326,7 +326,7 @@ def run_batch(
     deps: HedDeps,
     config: RunConfig | None = None,
     *,
-    strategy: str = "loop",
+    strategy: str = "cascade",
     schema: str = "8.3.0",
     assess: bool = False,
     concurrency: int = 1,

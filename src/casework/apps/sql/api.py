@@ -28,7 +28,9 @@ __all__ = ["AskRequest", "ValidateRequest", "router"]
 
 class AskRequest(BaseModel):
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
-    strategy: Literal["rules", "keyword", "semantic", "v1", "v2"] = "v2"
+    strategy: Literal["cascade", "rules", "keyword", "semantic", "v1", "v2", "consistency"] = (
+        "cascade"
+    )
     execute: bool = Field(default=False, description="Run the query read-only and return rows.")
 
 

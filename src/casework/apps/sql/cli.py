@@ -141,7 +141,12 @@ def ask(
     execute: bool = typer.Option(
         False, "--execute", help="Run the query read-only and print the rows."
     ),
-    strategy: str = typer.Option("v2", "--strategy", help="rules, keyword, semantic, v1 or v2."),
+    strategy: str = typer.Option(
+        "cascade",
+        "--strategy",
+        help="cascade (the screen, the bundled model's self-consistency, then a remote model "
+        "when one is configured), or one strategy: rules, keyword, semantic, v1, v2, consistency.",
+    ),
     schema: str | None = typer.Option(
         None, "--schema", help="Stored schema name (default: the newest)."
     ),

@@ -8,7 +8,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from casework.apps.sql.agent import AgentKind
 from casework.apps.sql.database import (
     create_database,
     default_db_url,
@@ -167,7 +166,7 @@ def execute_validated(deps: SQLDeps, query: str) -> ExecutionResult:
 
 
 def answer(
-    deps: SQLDeps, question: str, config: RunConfig, strategy: str = "v2"
+    deps: SQLDeps, question: str, config: RunConfig, strategy: str = "cascade"
 ) -> SQLQueryResponse:
     decision = strategy_named(STRATEGIES, strategy)(question, deps, config)
     return decision.response  # type: ignore[attr-defined]
@@ -178,7 +177,7 @@ def ask(
     question: str,
     config: RunConfig,
     *,
-    strategy: str = "v2",
+    strategy: str = "cascade",
     execute: bool = False,
 ) -> SQLQueryResponse:
     """Answer under ``config``, and with ``execute`` run the answer's query when it passed
@@ -192,7 +191,8 @@ def ask(
 class SQLAgent:
     """The spec's entry point: ``SQLAgent(schema_path="schemas/").run(question)`` -> dict.
 
-    ``strategy`` picks the agent (``v2`` by default, ``v1``, ``keyword``, ``semantic``);
+    ``strategy`` names one of ``STRATEGIES`` (``cascade`` by default: the screen, the bundled
+    model's self-consistency, then a remote model when one is configured; or ``v2``, ...);
     ``db_url`` enables ``run(question, execute=True)``; ``models`` (a ``RoleModels``)
     replaces the settings' models.
     """
@@ -201,7 +201,7 @@ class SQLAgent:
         self,
         schema_path: str | Path,
         *,
-        strategy: AgentKind = "v2",
+        strategy: str = "cascade",
         retrieval_type: Literal["semantic", "keyword"] = "semantic",
         top_k: int = 5,
         max_iterations: int = 10,
@@ -221,6 +221,7 @@ class SQLAgent:
             max_judge_calls=max_judge_calls,
         )
         self.strategy = strategy
+        strategy_named(STRATEGIES, strategy)  # refused before the schema loads
         self.deps = build_deps(
             settings, schema=load_schema(schema_path), db_url=db_url, config=config
         )

@@ -29,12 +29,12 @@ __all__ = ["ApprovalRequest", "AuditRequest", "ReplyRequest", "TickRequest", "ro
 
 
 class AuditRequest(BaseModel):
-    strategy: Literal["rules", "agent"] = "rules"
+    strategy: Literal["cascade", "rules", "agent"] = "cascade"
 
 
 class ReplyRequest(BaseModel):
     text: str = Field(min_length=1, max_length=20_000)
-    strategy: Literal["rules", "agent"] = "rules"
+    strategy: Literal["cascade", "rules", "agent"] = "cascade"
 
 
 class ApprovalRequest(BaseModel):
@@ -46,7 +46,7 @@ class ApprovalRequest(BaseModel):
 
 class TickRequest(BaseModel):
     now: datetime | None = None
-    strategy: Literal["rules", "agent"] = "rules"
+    strategy: Literal["cascade", "rules", "agent"] = "cascade"
 
 
 def _case(c: Any) -> dict[str, Any]:

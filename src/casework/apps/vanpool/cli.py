@@ -41,7 +41,11 @@ app = typer.Typer(
 mail_app = typer.Typer(help="Email: the inbound SMTP receiver.", no_args_is_help=True)
 app.add_typer(mail_app, name="mail")
 
-STRATEGY_HELP = "rules (no model) or agent (Case Manager and specialists on the configured models)."
+STRATEGY_HELP = (
+    "cascade (the rules; a reply without a cue word goes to the bundled model's bucket choice; "
+    "a remote model only when one is configured), rules (no model) or agent (Case Manager and "
+    "specialists on the configured models)."
+)
 
 
 def _deps(now: datetime | None = None) -> Any:
@@ -120,7 +124,7 @@ def _print_counts(deps: Any, counts: dict[str, int], as_json: bool) -> None:
 def audit(
     vanpool_ids: list[str] = typer.Argument(None, help="Vanpool ids (VP-###)."),
     all_: bool = typer.Option(False, "--all", help="Audit every vanpool."),
-    strategy: str = typer.Option("rules", "--strategy", help=STRATEGY_HELP),
+    strategy: str = typer.Option("cascade", "--strategy", help=STRATEGY_HELP),
     concurrency: ConcurrencyOption = 1,
     executor: ExecutorOption = "local",
     address: AddressOption = None,
@@ -309,7 +313,7 @@ def reject(case_id: str = typer.Argument(..., help="CASE-XXXXXXXX")) -> None:
 def reply(
     case_id: str = typer.Argument(..., help="CASE-XXXXXXXX"),
     text: str = typer.Argument(..., help="The rider's reply."),
-    strategy: str = typer.Option("rules", "--strategy", help=STRATEGY_HELP),
+    strategy: str = typer.Option("cascade", "--strategy", help=STRATEGY_HELP),
     as_json: JsonOption = False,
 ) -> None:
     """File a rider's reply into the case's thread (as if emailed) and handle it."""
@@ -342,7 +346,7 @@ def reply(
 @app.command()
 def tick(
     now: str | None = typer.Option(None, "--now", help="Pretend it is this ISO date-time."),
-    strategy: str = typer.Option("rules", "--strategy", help=STRATEGY_HELP),
+    strategy: str = typer.Option("cascade", "--strategy", help=STRATEGY_HELP),
     as_json: JsonOption = False,
 ) -> None:
     """Advance time: retry queued email, re-audit cases whose one-week reply timeout passed."""
@@ -408,7 +412,7 @@ def mail_serve(
     port: int | None = typer.Option(
         None, "--port", help="Default: CASEWORK_VANPOOL__INBOUND_PORT."
     ),
-    strategy: str = typer.Option("rules", "--strategy", help=STRATEGY_HELP),
+    strategy: str = typer.Option("cascade", "--strategy", help=STRATEGY_HELP),
 ) -> None:
     """Receive replies by SMTP, file each into its thread and handle it (Ctrl-C stops)."""
     from casework.apps.vanpool.service import handle_reply, serve_inbound

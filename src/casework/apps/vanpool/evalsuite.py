@@ -258,7 +258,7 @@ def _strategy(name: str, explore: bool = False) -> Any:
         "case-manager": s.STRATEGIES,
         "outreach": s.OUTREACH_STRATEGIES,
     }
-    lifecycle_strategy = "agent" if name == "agent" else "rules"
+    lifecycle_strategy = name if name in ("agent", "cascade") else "rules"
 
     def run(task: TaskInput, deps: VanpoolDeps, config: RunConfig) -> Any:
         if task.fault == "distance_timeout":

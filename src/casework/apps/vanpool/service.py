@@ -31,6 +31,7 @@ from casework.apps.vanpool.models import (
     CaseStatus,
     CaseView,
     MessageView,
+    OutreachResult,
     check_id,
 )
 from casework.apps.vanpool.pairwise import Pair, PairwiseResult, compare_answers, pairs_of
@@ -58,6 +59,7 @@ from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.events import Event as RunEvent
 from casework.runtime.review import DecideOutcome
 from casework.runtime.runconfig import RunConfig
+from casework.runtime.strategy import Strategy
 
 __all__ = [
     "AUDITS",
@@ -129,13 +131,16 @@ def verifier_for(strategy: str, config: RunConfig) -> tuple[Verifier, str]:
     return lifecycle.rules_verify, lifecycle.RULES_ACTOR
 
 
-AUDITS: dict[str, Callable[[AuditInput, VanpoolDeps, RunConfig], CaseManagerResult]] = {
+AUDITS: dict[str, Strategy[AuditInput, VanpoolDeps]] = {
+    "cascade": STRATEGIES["cascade"],
     "rules": rules_audit,
     "baseline": rules_audit,
     "agent": agent_audit,
 }
 """The strategies a case's life runs on (audits, replies, time), by the names the CLI and the
-API take: the rules (``baseline`` is their other name), or the agents."""
+API take: ``cascade`` (the default: the rules audit and verify, a reply without a cue word
+goes to the bundled model's bucket choice, a remote model only when one is configured), the
+rules (``baseline`` is their other name), or the agents."""
 
 
 def run_audit(
@@ -143,7 +148,9 @@ def run_audit(
 ) -> CaseManagerResult:
     """One vanpool's audit with a strategy of ``AUDITS`` by name, under ``config`` (the
     settings' by default)."""
-    return strategy_named(AUDITS, strategy)(AuditInput(vanpool_id), deps, _config(deps, config))
+    result = strategy_named(AUDITS, strategy)(AuditInput(vanpool_id), deps, _config(deps, config))
+    assert isinstance(result, CaseManagerResult)
+    return result
 
 
 def audit_events(
@@ -278,21 +285,33 @@ def process_reply(
 def handle_reply(
     deps: VanpoolDeps,
     message_id: str,
-    strategy: str = "rules",
+    strategy: str = "cascade",
     config: RunConfig | None = None,
 ) -> CaseManagerResult:
-    """Classify and route one filed reply: keyword rules, or the Outreach Agent."""
+    """Classify and route one filed reply: the outreach cascade (cue words, then the bundled
+    model's choice; a reply no layer is sure of goes to a person), keyword rules, or the
+    Outreach Agent."""
+    strategy_named(AUDITS, strategy)
     if strategy == "agent":
         return agent.agent_process_reply(deps, _config(deps, config), message_id)
     body = deps.repo.get_message(message_id).body
-    return process_reply(deps, message_id, classify_reply_keywords(body))
+    if strategy != "cascade":
+        return process_reply(deps, message_id, classify_reply_keywords(body))
+    decided = OUTREACH_STRATEGIES["cascade"](ReplyInput(body), deps, _config(deps, config))
+    assert isinstance(decided, OutreachResult)
+    bucket = decided.bucket.value if decided.bucket else "escalation"
+    if decided.verdict == "NEEDS_REVIEW":  # no layer was sure: a person reads it
+        bucket = "escalation"
+    by = decided.run.decided_by if decided.run else None
+    actor = lifecycle.RULES_ACTOR if by in (None, "rules") else f"reply_{by}"  # who chose it
+    return process_reply(deps, message_id, bucket, actor)
 
 
 def reply_to_case(
     deps: VanpoolDeps,
     case_id: str,
     text: str,
-    strategy: str = "rules",
+    strategy: str = "cascade",
     config: RunConfig | None = None,
 ) -> CaseManagerResult:
     """File a rider's reply into the case's thread (as if it came by email) and handle it."""
@@ -329,7 +348,7 @@ def serve_inbound(
 # ---------------------------------------------------------------------------- time
 def tick(
     deps: VanpoolDeps,
-    strategy: str = "rules",
+    strategy: str = "cascade",
     *,
     verifier: Verifier | None = None,
     config: RunConfig | None = None,
