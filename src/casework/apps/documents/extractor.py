@@ -8,6 +8,7 @@ below, so the evaluation can compare them with the agent's.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from casework.apps.documents.normalize import as_amount, date_candidates
@@ -58,7 +59,9 @@ FIELDS_BY_TYPE: dict[str, tuple[str, ...]] = {
 DOCUMENT_TYPES = tuple(t for t in FIELDS_BY_TYPE if t != "document")
 """The types a document can be told apart as; ``document`` is 'none of these'."""
 
-_AMOUNT = r"[-(]?[$€£]?\s?\d[\d,.\s]*\d(?:\.\d{2})?\)?|[$€£]?\d"
+# a space inside an amount only as a thousands separator ("1 234.50"): a wider gap is a column
+# break ("TOTAL QTY: 5   44.73" holds two numbers, not 544.73)
+_AMOUNT = r"[-(]?[$€£]?\s?\d(?:[\d,.]|\s(?=\d{3}(?!\d)))*\d(?:\.\d{2})?\)?|[$€£]?\d"
 _DATE = (
     r"\d{4}-\d{2}-\d{2}|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}"
     r"|\d{1,2}(?:st|nd|rd|th)?\s+[A-Za-z]{3,9}\.?,?\s+\d{4}|[A-Za-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"
@@ -66,7 +69,20 @@ _DATE = (
 
 # name -> label words (first match wins; the value follows the label on the same line)
 _LABELS: dict[str, tuple[str, ...]] = {
-    "total": ("grand total", "total due", "amount due", "balance due", "total amount", "total"),
+    "total": (
+        "grand total",
+        "total due",
+        "amount due",
+        "balance due",
+        "total payable",
+        "amount payable",
+        "amt payable",
+        "rounded total",
+        "total rounded",
+        "total amt rounded",
+        "total amount",
+        "total",
+    ),
     "subtotal": ("subtotal", "sub-total", "sub total", "net amount", "net total"),
     "tax": ("vat", "sales tax", "tax", "gst"),
     "invoice_number": ("invoice number", "invoice no", "invoice #", "inv no", "invoice"),
@@ -113,6 +129,44 @@ _TYPES = (
     ("form", ("application form", "form", "please complete", "signature")),
     ("letter", ("dear ", "yours sincerely", "yours faithfully", "kind regards", "sincerely")),
 )
+# "TOTAL ITEM DISCOUNT 0.00", "TOTAL SALES (EXCLUDING GST)", "TOTAL GST", "SUB TOTAL": a total
+# line that names something other than the amount to pay
+_NOT_THE_TOTAL = re.compile(
+    r"(?i)\b(discounts?|savings?|saved|excl\w*|exempt|tender\w*|points?|weight|change)\b"
+)
+_COUNTED = re.compile(r"(?i)\b(qty|quantity|items?|item\(s\)|pcs|units?|count)\b")
+_TAX_WORD = re.compile(r"(?i)\b(tax|gst|vat)\b")
+
+
+def _names_the_total(before: str, between: str, value: str) -> bool:
+    """Whether a line's "total" label is the amount to pay: not qualified away (``between``:
+    the text from the label to the value), not a sub total, a tax only when included, and a
+    count ("TOTAL QTY: 4", "TOTAL ITEM(S): 10") only when an amount with cents follows it."""
+    if re.search(r"(?i)\bsub[\s-]*$", before) or _NOT_THE_TOTAL.search(between):
+        return False
+    if _COUNTED.search(between) and not re.search(r"\d[.,]\d{2}\)?$", value):
+        return False
+    return not (_TAX_WORD.search(between) and not re.search(r"(?i)\bincl", between))
+
+
+def _total(lines: list[str]) -> str | None:
+    """The amount to pay: the first total line that names it, or, when a cash rounding
+    adjustment is printed, the first one after it ("TOTAL 7.42 / ROUNDING -0.02 / TOTAL 7.40")."""
+
+    def first(among: list[str]) -> str | None:
+        return _after_label(among, _LABELS["total"], _AMOUNT, last=True, accept=_names_the_total)
+
+    rounding = next(
+        (
+            i
+            for i, ln in enumerate(lines)
+            if re.search(r"(?i)\bround", ln) and "total" not in ln.lower()
+        ),
+        None,
+    )
+    if rounding is not None and (after := first(lines[rounding + 1 :])):
+        return after
+    return first(lines)
 
 
 def classify(text: str) -> str:
@@ -150,9 +204,16 @@ def coverage_confidence(text: str, fields: dict[str, Any], requested: list[str] 
 
 
 def _after_label(
-    lines: list[str], labels: tuple[str, ...], pattern: str | None, *, last: bool = False
+    lines: list[str],
+    labels: tuple[str, ...],
+    pattern: str | None,
+    *,
+    last: bool = False,
+    accept: Callable[[str, str, str], bool] | None = None,
 ) -> str | None:
-    """The value after the first label found; ``last``: the line's last match ("VAT 20% 2.60")."""
+    """The value after the first label found; ``last``: the line's last match ("VAT 20% 2.60");
+    ``accept(before, between, value)``: whether a line's label counts (the text before the
+    label, and from the label to the value)."""
     for label in labels:
         rx = re.compile(rf"(?i)(?<![a-z]){re.escape(label)}(?![a-z])\s*[:#.]?\s*(.*)$")
         for line in lines:
@@ -164,10 +225,14 @@ def _after_label(
                 if rest:
                     return rest
                 continue
-            found = [m.group(0).strip() for m in re.finditer(pattern, rest)]
-            found = [f for f in found if not rest[rest.find(f) + len(f) :].startswith("%")]
-            if found:
-                return found[-1] if last else found[0]
+            found = [(f.start(), f.group(0).strip()) for f in re.finditer(pattern, rest)]
+            found = [(at, f) for at, f in found if not rest[at + len(f) :].lstrip().startswith("%")]
+            if not found:
+                continue
+            at, value = found[-1] if last else found[0]
+            if accept is not None and not accept(line[: m.start()], rest[:at], value):
+                continue
+            return value
     return None
 
 
@@ -228,7 +293,11 @@ def extract(
         pattern = _AMOUNT if name in _AMOUNT_FIELDS else _DATE if name in _DATE_FIELDS else None
         if name in {"invoice_number", "receipt_number"}:
             pattern = r"[A-Z0-9][A-Z0-9-/]*\d[A-Z0-9-/]*"
-        value = _value(name, _after_label(lines, labels, pattern, last=name in _AMOUNT_FIELDS))
+        if name == "total":
+            raw = _total(lines)
+        else:
+            raw = _after_label(lines, labels, pattern, last=name in _AMOUNT_FIELDS)
+        value = _value(name, raw)
         if value is not None:
             found[name] = (value, CONF_LABELLED)
     if requested is None:

@@ -1,0 +1,49 @@
+"""The rules extractor's choice of the amount to pay, on receipt and invoice layouts."""
+
+from __future__ import annotations
+
+import pytest
+
+from casework.apps.documents.extractor import extract
+
+
+def _total(text: str) -> float | None:
+    fields, _ = extract(text, ["total"])
+    return fields["total"]
+
+
+@pytest.mark.parametrize(
+    ("text", "total"),
+    [
+        ("Subtotal 1 234.50\nVAT 20 % 246.90\nTotal 1 481.40", 1481.40),  # a space in thousands
+        ("TOTAL QTY:   5   44.73\nCASH : 50.00", 44.73),  # a column gap is not a digit group
+        ("TOTAL QTY: 4\nTOTAL :   4.60", 4.60),  # a count, not an amount
+        ("TOTAL ITEM(S) : 10\nTOTAL 5.00", 5.00),
+        ("Total (3 items) 45.10", 45.10),  # counted, but an amount with cents follows
+        ("TOTAL ITEM DISCOUNT   0.00\nTOTAL :   28.30", 28.30),
+        ("(EXCLUDED GST) SUB TOTAL :   234.00\nTOTAL GST :   14.04\nTOTAL :   248.05", 248.05),
+        ("TOTAL EXCL. OF GST   122.64\nTOTAL INCL. OF GST   130.00", 130.00),
+        ("TOTAL SALES (EXCLUDING GST) :   42.20\nTOTAL SALES (INCLUSIVE OF GST) :   44.73", 44.73),
+        # cash rounding: the total printed after the adjustment is the amount paid
+        (
+            "TOTAL SALES INCLUSIVE GST @ 0.00%   28.31\nROUNDING ADJUSTMENT:   -0.01\nTOTAL :   28.30",
+            28.30,
+        ),
+        (
+            "TOTAL AMT INCL GST @ 6% :   7.42\nROUNDING ADJUSTMENT :   (0.01)\nTOTAL AMT PAYABLE :   7.40",
+            7.40,
+        ),
+        ("Total tax 2.00\nTotal 14.00", 14.00),
+        ("Amount due: $1,250.00\nTotal hours 12", 1250.00),
+        ("TOTAL QTY: 4", None),
+    ],
+)
+def test_the_total_is_the_amount_to_pay(text: str, total: float | None) -> None:
+    assert _total(text) == total
+
+
+def test_a_tax_summary_after_the_total_does_not_replace_it() -> None:
+    text = (
+        "TOTAL :   248.05\nCASH :   248.05\nTAX CODE   %   AMOUNT   GST\nTOTAL :   234.00   14.04"
+    )
+    assert _total(text) == 248.05
