@@ -47,3 +47,36 @@ def test_a_tax_summary_after_the_total_does_not_replace_it() -> None:
         "TOTAL :   248.05\nCASH :   248.05\nTAX CODE   %   AMOUNT   GST\nTOTAL :   234.00   14.04"
     )
     assert _total(text) == 248.05
+
+
+def _address(text: str) -> tuple[str | None, float]:
+    fields, confidences = extract(text, ["address"])
+    return fields["address"], confidences["address"]
+
+
+def test_a_postcode_block_under_the_name_is_the_address() -> None:
+    text = (
+        "SYARIKAT PERNIAGAAN GIN KEE\n(81109-A)\nNO 290, JALAN AIR PANAS,\nSETAPAK,\n"
+        "53200, KUALA LUMPUR\nTEL : 03-40210276\nGST ID : 000750673920\nTAX INVOICE"
+    )
+    assert _address(text) == ("NO 290, JALAN AIR PANAS, SETAPAK, 53200, KUALA LUMPUR", 0.8)
+
+
+def test_the_block_stops_at_registration_lines_and_takes_the_state_after_the_postcode() -> None:
+    text = (
+        "DION REALTIES SDN BHD (CO. NO:20154-T)\n(GST REGISTRATION NO : 000650247680)\n"
+        "MENARA DION #02-03, LEVEL 2,\n27, JALAN SULTAN ISMAIL,\n50250 KUALA LUMPUR.\n"
+        "SELANGOR\nTEL : + 6 03 2026 6386"
+    )
+    assert _address(text)[0] == (
+        "MENARA DION #02-03, LEVEL 2, 27, JALAN SULTAN ISMAIL, 50250 KUALA LUMPUR. SELANGOR"
+    )
+    shop = "FIVE STAR CASH & CARRY\nCOMPANY NO: 499702-V\nLOT G29, AEON MALL,\n81100 JOHOR BAHRU."
+    assert _address(shop)[0] == "LOT G29, AEON MALL, 81100 JOHOR BAHRU."
+
+
+def test_a_street_line_is_a_guess_and_no_postcode_is_no_address() -> None:
+    assert _address("Acme Ltd\n12 High Street, Leeds\nInvoice") == ("12 High Street, Leeds", 0.5)
+    assert _address("Acme Ltd\nSomewhere nice\nTel 0113 496 0000") == (None, 0.1)
+    # a registration number in brackets is not a postcode line
+    assert _address("GERBANG ALAF SDN BHD\n(65351-M)\nTHANK YOU") == (None, 0.1)
