@@ -41,6 +41,12 @@ def test_date_candidates(written: str, iso: set[str]) -> None:
         ("(12.00)", -12.0),
         ("-3.5", -3.5),
         ("USD 7", 7.0),
+        ("RM 29.70", 29.7),  # Malaysian ringgit, as SROIE's keys write it
+        ("RM367.10", 367.1),
+        ("29.70 MYR", 29.7),
+        ("S$ 4.50", 4.5),
+        ("₹1,200", 1200.0),
+        ("Farm 12", None),  # letters that only contain a code are not a currency
         ("abc", None),
         (True, None),
     ],

@@ -42,7 +42,10 @@ _MONTHS = {
     )
     for m in names
 }
-_CURRENCY = re.compile(r"(?i)(?:[$€£¥]|usd|eur|gbp|chf|jpy)")
+# a currency sign or code next to an amount ("RM 29.70" is Malaysian ringgit, as SROIE writes it)
+_CURRENCY = re.compile(
+    r"(?i)(?:[$€£¥₹]|(?<![a-z])(?:usd|eur|gbp|chf|jpy|cad|aud|sgd|inr|myr|rm|s\$)(?![a-z]))"
+)
 _AMOUNT = re.compile(r"^[+-]?(\d{1,3}(?:[,\s]\d{3})+|\d+)(?:\.(\d+))?$")
 _AMOUNT_EU = re.compile(r"^[+-]?(\d{1,3}(?:[.\s]\d{3})+|\d+),(\d{1,2})$")
 
