@@ -80,3 +80,25 @@ def test_a_street_line_is_a_guess_and_no_postcode_is_no_address() -> None:
     assert _address("Acme Ltd\nSomewhere nice\nTel 0113 496 0000") == (None, 0.1)
     # a registration number in brackets is not a postcode line
     assert _address("GERBANG ALAF SDN BHD\n(65351-M)\nTHANK YOU") == (None, 0.1)
+
+
+@pytest.mark.parametrize(
+    ("text", "company"),
+    [
+        ("118\nGERBANG ALAF RESTAURANTS SDN BHD\n(65351-M)", "GERBANG ALAF RESTAURANTS SDN BHD"),
+        ("DION REALTIES SDN BHD (CO. NO:20154-T)\nMENARA DION", "DION REALTIES SDN BHD"),
+        ("Acme Widgets Ltd.\nInvoice", "Acme Widgets Ltd."),
+        ("Big Shop\nDenver, CO 80202\nTotal 5.00", "Big Shop"),  # a state, not a legal form
+        ("Pinecrest Office Supply\n12 Main St", "Pinecrest Office Supply"),  # the first name line
+    ],
+)
+def test_a_legal_form_names_the_company_else_the_first_name_line(text: str, company: str) -> None:
+    assert extract(text, ["company"])[0]["company"] == company
+
+
+def test_an_unlabelled_date_is_a_guess_and_a_labelled_one_wins() -> None:
+    receipt = "SHOP\nRECEIPT NO.[00522899]   19/01/2017 10:48\nTOTAL 5.00"
+    assert extract(receipt, ["date"]) == ({"date": "2017-01-19"}, {"date": 0.5})
+    invoice = "ACME\nShipped 02/03/2024\nInvoice date: 2024-03-05"
+    assert extract(invoice, ["date"]) == ({"date": "2024-03-05"}, {"date": 0.8})
+    assert extract("Bay 1300-13-13\nTOTAL 5.00", ["date"])[0] == {"date": None}  # not a date

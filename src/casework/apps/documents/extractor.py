@@ -244,7 +244,30 @@ def _currency(text: str) -> str | None:
     return m.group(1) if m else None
 
 
+# a company's legal form at the end of its name: "SDN BHD", "S/B", "Ltd", "GmbH", "SARL", "Inc."
+_LEGAL_FORM = re.compile(
+    r"(?i)^(?P<name>.*?[A-Za-z].*?\b(?:sdn\.?\s*bhd|s/b|bhd|ltd|limited|llc|llp|inc|gmbh|sarl|plc"
+    r"|pty|corp(?:oration)?|co)\b\.?)(?!\s*\d)"  # not "Denver, CO 80202"
+)
+
+
+def _first_date(lines: list[str]) -> str | None:
+    """The first written date that is a real date, on any line (no label said which)."""
+    for line in lines:
+        for m in re.finditer(_DATE, line):
+            if date_candidates(m.group(0)):
+                return _value("date", m.group(0))
+    return None
+
+
 def _company(lines: list[str]) -> str | None:
+    """The first line near the top that names a company by its legal form (cut after it: a
+    registration number may follow on the line), else the first line that reads as a name."""
+    for line in lines[:6]:
+        if (m := _LEGAL_FORM.match(line.strip())) and not re.search(
+            r"(?i)\bno\b\s*[:.]", m["name"]
+        ):
+            return m["name"].strip()
     for line in lines[:4]:
         s = line.strip()
         if (
@@ -331,6 +354,8 @@ def extract(
         value = _value(name, raw)
         if value is not None:
             found[name] = (value, CONF_LABELLED)
+    if "date" not in found and (unlabelled := _first_date(lines)):
+        found["date"] = (unlabelled, CONF_GUESSED)  # receipts print "19/01/17 10:48" unlabelled
     if requested is None:
         return {k: v for k, (v, _) in found.items()}, {k: c for k, (_, c) in found.items()}
     fields: dict[str, Any] = {}
