@@ -89,6 +89,7 @@ def test_a_street_line_is_a_guess_and_no_postcode_is_no_address() -> None:
         ("DION REALTIES SDN BHD (CO. NO:20154-T)\nMENARA DION", "DION REALTIES SDN BHD"),
         ("Acme Widgets Ltd.\nInvoice", "Acme Widgets Ltd."),
         ("Big Shop\nDenver, CO 80202\nTotal 5.00", "Big Shop"),  # a state, not a legal form
+        ("KING'S CONFECTIONERY S/B 273500-U (GKJ)\nX", "KING'S CONFECTIONERY S/B"),  # reg. no.
         ("Pinecrest Office Supply\n12 Main St", "Pinecrest Office Supply"),  # the first name line
     ],
 )

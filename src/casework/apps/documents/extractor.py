@@ -246,8 +246,8 @@ def _currency(text: str) -> str | None:
 
 # a company's legal form at the end of its name: "SDN BHD", "S/B", "Ltd", "GmbH", "SARL", "Inc."
 _LEGAL_FORM = re.compile(
-    r"(?i)^(?P<name>.*?[A-Za-z].*?\b(?:sdn\.?\s*bhd|s/b|bhd|ltd|limited|llc|llp|inc|gmbh|sarl|plc"
-    r"|pty|corp(?:oration)?|co)\b\.?)(?!\s*\d)"  # not "Denver, CO 80202"
+    r"(?i)^(?P<name>.*?[A-Za-z].*?\b(?:(?:sdn\.?\s*bhd|s/b|bhd|ltd|limited|llc|llp|inc|gmbh|sarl"
+    r"|plc|pty|corp(?:oration)?)\b\.?|co\b\.?(?!\s*\d)))"  # "CO" but not "Denver, CO 80202"
 )
 
 
