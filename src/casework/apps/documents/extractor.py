@@ -245,9 +245,9 @@ def _currency(text: str) -> str | None:
 
 
 # a company's legal form at the end of its name: "SDN BHD", "S/B", "Ltd", "GmbH", "SARL", "Inc."
+_LEGAL_FORMS = r"sdn\.?\s*bhd|s/b|bhd|ltd|limited|llc|llp|inc|gmbh|sarl|plc|pty|corp(?:oration)?"
 _LEGAL_FORM = re.compile(
-    r"(?i)^(?P<name>.*?[A-Za-z].*?\b(?:(?:sdn\.?\s*bhd|s/b|bhd|ltd|limited|llc|llp|inc|gmbh|sarl"
-    r"|plc|pty|corp(?:oration)?)\b\.?|co\b\.?(?!\s*\d)))"  # "CO" but not "Denver, CO 80202"
+    rf"(?i)^(?P<name>.*?[A-Za-z].*?\b(?:(?:{_LEGAL_FORMS})\b\.?|co\b\.?(?!\s*\d)))"  # not "CO 80202"
 )
 
 
@@ -287,8 +287,8 @@ _STREET = re.compile(
 # document's heading, a registration number in brackets, a line naming a company
 _NOT_ADDRESS = re.compile(
     r"(?i)\b(tel|fax|phone|h/p|gst|sst|reg|registration|co\.?\s*no|tax|invoice|receipt|cashier"
-    r"|date|www|e-?mail|licen[cs]ee|formerly|bill|sdn\.?\s*bhd|bhd|ltd|limited|inc|llc|gmbh|sarl"
-    r"|plc|corp|roc)\b|\bco\.(\s|$)|@|^\(.*\)$|\d{5,}-[A-Z]\b"
+    rf"|date|www|e-?mail|licen[cs]ee|formerly|bill|roc|{_LEGAL_FORMS})\b|\bco\.(\s|$)|@|^\(.*\)$"
+    r"|\d{5,}-[A-Z]\b"
 )
 # a postcode: five digits (US, Malaysia, France, Germany...) or a UK one
 _POSTCODE = re.compile(r"\b\d{5}\b|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b")

@@ -384,15 +384,11 @@ def plan_fixes(
         changes: list[LabelChange] = []
         if outcome == FixOutcome.RELABEL:
             changes = [
-                LabelChange(
-                    word_pk=lab.word_pk,
-                    label_type=lab.label_type,
-                    status=ValidationStatus.INVALID,
-                    proposed_by=lab.proposed_by,
-                    reasoning=f"Replaced by {o.suggestion}: {evidence_note}",
+                LabelChange.retiring(
+                    lab,
+                    f"Replaced by {o.suggestion}: {evidence_note}",
                     confidence=conf,
                     validated_by=who,
-                    replaces_id=lab.id,
                 ),
                 LabelChange(
                     word_pk=lab.word_pk,
@@ -407,15 +403,8 @@ def plan_fixes(
             ]
         elif outcome == FixOutcome.MARK_INVALID:
             changes = [
-                LabelChange(
-                    word_pk=lab.word_pk,
-                    label_type=lab.label_type,
-                    status=ValidationStatus.INVALID,
-                    proposed_by=lab.proposed_by,
-                    reasoning=f"{evidence_note}. {why}",
-                    confidence=conf,
-                    validated_by=who,
-                    replaces_id=lab.id,
+                LabelChange.retiring(
+                    lab, f"{evidence_note}. {why}", confidence=conf, validated_by=who
                 ),
             ]
         elif outcome == FixOutcome.REVIEW:

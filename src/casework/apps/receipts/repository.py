@@ -86,6 +86,22 @@ class LabelChange:
     replaces_id: int | None = None
     consolidated_from_id: int | None = None
 
+    @classmethod
+    def retiring(
+        cls, label: Label, reasoning: str, *, confidence: float | None, validated_by: str
+    ) -> LabelChange:
+        """The INVALID row that replaces ``label`` (its word, type and proposer kept)."""
+        return cls(
+            word_pk=label.word_pk,
+            label_type=label.label_type,
+            status=ValidationStatus.INVALID,
+            proposed_by=label.proposed_by,
+            reasoning=reasoning,
+            confidence=confidence,
+            validated_by=validated_by,
+            replaces_id=label.id,
+        )
+
 
 class ReceiptsRepository:
     """Receipts in SQL (SQLite or PostgreSQL); every method opens and closes its own session."""

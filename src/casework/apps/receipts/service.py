@@ -390,18 +390,8 @@ def _replaced(
     old = deps.repo.get_label(label.consolidated_from_id)
     if not old.current or old.label_type == new_type:
         return []
-    return [
-        LabelChange(
-            word_pk=old.word_pk,
-            label_type=old.label_type,
-            status=ValidationStatus.INVALID,
-            proposed_by=old.proposed_by,
-            reasoning=f"Replaced by {new_type} (review of label {label.id} {how}).",
-            confidence=100.0,
-            validated_by=who,
-            replaces_id=old.id,
-        )
-    ]
+    why = f"Replaced by {new_type} (review of label {label.id} {how})."
+    return [LabelChange.retiring(old, why, confidence=100.0, validated_by=who)]
 
 
 def review_edit(

@@ -36,7 +36,7 @@ from casework.apps.vanpool.models import (
 )
 from casework.apps.vanpool.pairwise import Pair, PairwiseResult, compare_answers, pairs_of
 from casework.apps.vanpool.repository import APPROVAL_REQUESTED, OPEN_STATUSES, REVIEW_DECISION
-from casework.apps.vanpool.rules import classify_reply_keywords, zip_coordinates
+from casework.apps.vanpool.rules import zip_coordinates
 from casework.apps.vanpool.scenarios import Event, LifecycleResult, Scenario
 from casework.apps.vanpool.settings import VanpoolSettings
 from casework.apps.vanpool.strategies import (
@@ -292,16 +292,13 @@ def handle_reply(
     model's choice; a reply no layer is sure of goes to a person), keyword rules, or the
     Outreach Agent."""
     strategy_named(AUDITS, strategy)
-    if strategy == "agent":
+    if strategy == "agent":  # the Outreach Agent classifies and answers in one run
         return agent.agent_process_reply(deps, _config(deps, config), message_id)
     body = deps.repo.get_message(message_id).body
-    if strategy != "cascade":
-        return process_reply(deps, message_id, classify_reply_keywords(body))
-    decided = OUTREACH_STRATEGIES["cascade"](ReplyInput(body), deps, _config(deps, config))
+    decided = OUTREACH_STRATEGIES[strategy](ReplyInput(body), deps, _config(deps, config))
     assert isinstance(decided, OutreachResult)
-    bucket = decided.bucket.value if decided.bucket else "escalation"
-    if decided.verdict == "NEEDS_REVIEW":  # no layer was sure: a person reads it
-        bucket = "escalation"
+    sure = decided.bucket is not None and decided.verdict != "NEEDS_REVIEW"
+    bucket = decided.bucket.value if sure and decided.bucket else "escalation"  # else a person
     by = decided.run.decided_by if decided.run else None
     actor = lifecycle.RULES_ACTOR if by in (None, "rules") else f"reply_{by}"  # who chose it
     return process_reply(deps, message_id, bucket, actor)
