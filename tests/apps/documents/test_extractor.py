@@ -75,6 +75,41 @@ def test_the_block_stops_at_registration_lines_and_takes_the_state_after_the_pos
     assert _address(shop)[0] == "LOT G29, AEON MALL, 81100 JOHOR BAHRU."
 
 
+def test_a_branch_name_above_the_address_is_left_out() -> None:
+    text = (
+        "TRI SHAAS SDN BHD (728515-M)\nMYDIN MART SRI MUDA\n4-20, JALAN RIA 25/62 TAMAN SRI MUDA\n"
+        "SEKSYEN 25, 40400 SHAH ALAM SELANGOR\nTEL : 03-51217970"
+    )
+    assert _address(text)[0] == (
+        "4-20, JALAN RIA 25/62 TAMAN SRI MUDA SEKSYEN 25, 40400 SHAH ALAM SELANGOR"
+    )
+
+
+def test_the_town_after_a_line_ending_with_its_postcode_belongs_to_the_address() -> None:
+    text = (
+        "SWC ENTERPRISE SDN BHD\n(1125830-V)\n5-7, JALAN MAHAGONI 7/1\n"
+        "SEKSYEN 4, BANDAR UTAMA, 44300\nBATANG KALI, SELANGOR\n03-60571377"
+    )
+    assert _address(text)[0] == (
+        "5-7, JALAN MAHAGONI 7/1 SEKSYEN 4, BANDAR UTAMA, 44300 BATANG KALI, SELANGOR"
+    )
+    two_lines = (
+        "ECO-SHOP MARKETING SDN BHD\nCOMPANY NO : 734055-M\nLOT F1-01, 6, JALAN 8/27A,\n"
+        "53300 KUALA LUMPUR,\nWILAYAH PERSEKUTUAN KUALA\nLUMPUR, MALAYSIA.\nTHANK YOU"
+    )
+    assert _address(two_lines)[0] == (
+        "LOT F1-01, 6, JALAN 8/27A, 53300 KUALA LUMPUR, WILAYAH PERSEKUTUAN KUALA LUMPUR, MALAYSIA."
+    )
+    # a closed postcode line takes a short state line only, not the next words
+    closed = "ACME SDN BHD\nNO 1, JALAN A\n53200 KUALA LUMPUR\nTHANK YOU FOR COMING"
+    assert _address(closed)[0] == "NO 1, JALAN A 53200 KUALA LUMPUR"
+
+
+def test_ocr_spaces_before_a_comma_are_closed() -> None:
+    text = "ACME SDN BHD\nLOT 1851-A, JALAN KPB 6 ,\n43300 SERI KEMBANGAN , SELANGOR\nTEL 03"
+    assert _address(text)[0] == "LOT 1851-A, JALAN KPB 6, 43300 SERI KEMBANGAN, SELANGOR"
+
+
 def test_a_street_line_is_a_guess_and_no_postcode_is_no_address() -> None:
     assert _address("Acme Ltd\n12 High Street, Leeds\nInvoice") == ("12 High Street, Leeds", 0.5)
     assert _address("Acme Ltd\nSomewhere nice\nTel 0113 496 0000") == (None, 0.1)

@@ -292,7 +292,9 @@ _NOT_ADDRESS = re.compile(
 )
 # a postcode: five digits (US, Malaysia, France, Germany...) or a UK one
 _POSTCODE = re.compile(r"\b\d{5}\b|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b")
-_ONLY_WORDS = re.compile(r"^[A-Za-z][A-Za-z .'-]*[.,]?$")
+_ONLY_WORDS = re.compile(r"^[A-Za-z][A-Za-z .,'-]*$")
+# the first line of a street address: a number, or a unit, lot or level word before one
+_OPENS_ADDRESS = re.compile(r"(?i)^(?:\d|#|(?:no|lot|unit|level|suite|block|blk|floor)\b)")
 
 
 def _address(lines: list[str]) -> tuple[str, float] | None:
@@ -313,10 +315,23 @@ def _address(lines: list[str]) -> tuple[str, float] | None:
         while start - 1 >= 1 and at - start < 3 and not _NOT_ADDRESS.search(top[start - 1]):
             start -= 1
         block = top[start : at + 1]
-        after = top[at + 1] if at + 1 < len(top) else ""
-        if _ONLY_WORDS.match(after) and len(after.split()) <= 2 and not _NOT_ADDRESS.search(after):
-            block.append(after)  # "SELANGOR", "MALAYSIA"
-        return " ".join(" ".join(block).split()), CONF_LABELLED
+        # a branch or shop name printed between the company and its address ("MYDIN MART SRI
+        # MUDA") has no number; the address opens at the first line that reads like one
+        while len(block) > 2 and not re.search(r"\d", block[0]) and _OPENS_ADDRESS.match(block[1]):
+            block = block[1:]
+        # the town and state follow a line that ends with its postcode or a comma
+        # ("..., 44300" / "BATANG KALI, SELANGOR"); otherwise only a one- or two-word state
+        open_end = bool(re.search(r"(\b\d{5}|,)\s*$", top[at]))
+        for after in top[at + 1 : at + 3]:
+            if not _ONLY_WORDS.match(after) or _NOT_ADDRESS.search(after):
+                break
+            if not open_end and len(after.split()) > 2:
+                break
+            block.append(after)  # "SELANGOR", "MALAYSIA", "SEMENYIH, SELANGOR"
+            if not open_end or after.endswith("."):
+                break
+        joined = " ".join(" ".join(block).split())
+        return re.sub(r"\s+(?=[,.](?:\s|$))", "", joined), CONF_LABELLED  # OCR's "KPB 6 ,"
     return None
 
 
