@@ -36,6 +36,10 @@ def _total(text: str) -> float | None:
         ("Total tax 2.00\nTotal 14.00", 14.00),
         ("Amount due: $1,250.00\nTotal hours 12", 1250.00),
         ("TOTAL QTY: 4", None),
+        ("TOTAL DUE (GST INC):   31.00\nPAID:   CASH   51.00", 31.00),  # "INC" is included
+        # a bracketed note names the tax in the total; a till that prints only "DUE"
+        ("QTY   1   7.50\nDUE   7.50\nPAY   20.00\n(TOTAL INCLUDED GST @ 6% : 0.42)", 7.50),
+        ("TOTAL INCL. GST@6%   RM 53.30\nGST @6% INCLUDED IN TOTAL   RM 3.02", 53.30),
     ],
 )
 def test_the_total_is_the_amount_to_pay(text: str, total: float | None) -> None:
@@ -126,6 +130,14 @@ def test_a_street_line_is_a_guess_and_no_postcode_is_no_address() -> None:
         ("Big Shop\nDenver, CO 80202\nTotal 5.00", "Big Shop"),  # a state, not a legal form
         ("KING'S CONFECTIONERY S/B 273500-U (GKJ)\nX", "KING'S CONFECTIONERY S/B"),  # reg. no.
         ("Pinecrest Office Supply\n12 Main St", "Pinecrest Office Supply"),  # the first name line
+        # a name wrapped over lines: the form's line cannot begin a name
+        ("POPULAR BOOK\nCO. (M) SDN BHD\n(CO. NO. 113825-W)", "POPULAR BOOK CO. (M) SDN BHD"),
+        (
+            "AIK HUAT HARDWARE\nENTERPRISE (SETIA\nALAM) SDN BHD\n822737-X",
+            "AIK HUAT HARDWARE ENTERPRISE (SETIA ALAM) SDN BHD",
+        ),
+        ("MYDIN\nTRI SHAAS SDN BHD (728515-M)", "TRI SHAAS SDN BHD"),  # a logo line stays out
+        ("TAX INVOICE\nDOMINO'S PIZZA\n30, JLN KEBUDAYAAN 7", "DOMINO'S PIZZA"),  # a heading
     ],
 )
 def test_a_legal_form_names_the_company_else_the_first_name_line(text: str, company: str) -> None:
@@ -138,3 +150,15 @@ def test_an_unlabelled_date_is_a_guess_and_a_labelled_one_wins() -> None:
     invoice = "ACME\nShipped 02/03/2024\nInvoice date: 2024-03-05"
     assert extract(invoice, ["date"]) == ({"date": "2024-03-05"}, {"date": 0.8})
     assert extract("Bay 1300-13-13\nTOTAL 5.00", ["date"])[0] == {"date": None}  # not a date
+
+
+@pytest.mark.parametrize(
+    ("line", "date"),
+    [
+        ("CB# : 45976649320   25/FEB/2017 07:43:54", "2017-02-25"),
+        ("24 MAR 18 09:12:41 PM", "2018-03-24"),  # a two-digit year after a month name
+        ("MI11/3-21 - 12/480\n16-03-18   13 : 49", "2018-03-16"),  # one separator throughout
+    ],
+)
+def test_receipt_dates_with_month_names_and_mixed_codes(line: str, date: str) -> None:
+    assert extract(f"SHOP\n{line}\nTOTAL 5.00", ["date"])[0] == {"date": date}

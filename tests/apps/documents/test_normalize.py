@@ -25,6 +25,9 @@ from casework.apps.documents.normalize import (
         ("Sept 1 2025", {"2025-09-01"}),
         ("not a date", set()),
         ("31/02/2024", set()),
+        ("24 MAR 18", {"2018-03-24"}),  # day, month name, two-digit year (was year 24)
+        ("25/FEB/2017", {"2017-02-25"}),
+        ("2024 March 5", {"2024-03-05"}),
     ],
 )
 def test_date_candidates(written: str, iso: set[str]) -> None:

@@ -7,6 +7,7 @@ below, so the evaluation can compare them with the agent's.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -62,8 +63,12 @@ DOCUMENT_TYPES = tuple(t for t in FIELDS_BY_TYPE if t != "document")
 # a space inside an amount only as a thousands separator ("1 234.50"): a wider gap is a column
 # break ("TOTAL QTY: 5   44.73" holds two numbers, not 544.73)
 _AMOUNT = r"[-(]?[$€£]?\s?\d(?:[\d,.]|\s(?=\d{3}(?!\d)))*\d(?:\.\d{2})?\)?|[$€£]?\d"
+_MONTH_ABBR = r"(?i:jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)"
 _DATE = (
-    r"\d{4}-\d{2}-\d{2}|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}"
+    # one separator throughout ("MI11/3-21" is a code, not a date); "25/FEB/2017", "24 MAR 18"
+    r"(?<![\w/.-])(?:\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}\.\d{1,2}\.\d{2,4}|\d{1,2}-\d{1,2}-\d{2,4})"
+    rf"|\d{{1,2}}(?:/{_MONTH_ABBR}/|-{_MONTH_ABBR}-| {_MONTH_ABBR} )\d{{2}}(?:\d{{2}})?\b"
+    r"|\d{4}-\d{2}-\d{2}"
     r"|\d{1,2}(?:st|nd|rd|th)?\s+[A-Za-z]{3,9}\.?,?\s+\d{4}|[A-Za-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"
 )
 
@@ -146,7 +151,9 @@ def _names_the_total(before: str, between: str, value: str) -> bool:
         return False
     if _COUNTED.search(between) and not re.search(r"\d[.,]\d{2}\)?$", value):
         return False
-    return not (_TAX_WORD.search(between) and not re.search(r"(?i)\bincl", between))
+    if before.strip() == "(":
+        return False  # a note in brackets: "(TOTAL INCLUDED GST @ 6% : 0.42)" is the tax
+    return not (_TAX_WORD.search(between) and not re.search(r"(?i)\binc(?:l\w*)?\b", between))
 
 
 def _total(lines: list[str]) -> str | None:
@@ -166,7 +173,15 @@ def _total(lines: list[str]) -> str | None:
     )
     if rounding is not None and (after := first(lines[rounding + 1 :])):
         return after
-    return first(lines)
+    if labelled := first(lines):
+        return labelled
+    # no total label: a line that is only "DUE 7.50" (SROIE's bakery tills print it so)
+    for line in lines:
+        if m := re.fullmatch(
+            r"(?i)\s*(?:amount\s+)?due\s*:?\s*(?:RM|\$|€|£)?\s*(\d[\d,]*\.\d{2})\s*", line
+        ):
+            return m.group(1)
+    return None
 
 
 def classify(text: str) -> str:
@@ -260,20 +275,30 @@ def _first_date(lines: list[str]) -> str | None:
     return None
 
 
+# a line that cannot begin a company's name, so the name began on the lines above it: "CO. (M)
+# SDN BHD", "ALAM) SDN BHD" (a bracket closed that the line did not open), "& SONS LTD"
+_CONTINUES_NAME = re.compile(r"(?i)^(?:co\b|&|and\b|[^(]*\))")
+_NAME_PART = re.compile(r"^\s*[A-Za-z][A-Za-z .,&'()-]*$")
+
+
 def _company(lines: list[str]) -> str | None:
     """The first line near the top that names a company by its legal form (cut after it: a
     registration number may follow on the line), else the first line that reads as a name."""
-    for line in lines[:6]:
+    for at, line in enumerate(lines[:6]):
         if (m := _LEGAL_FORM.match(line.strip())) and not re.search(
             r"(?i)\bno\b\s*[:.]", m["name"]
         ):
-            return m["name"].strip()
+            name = m["name"].strip()
+            if _CONTINUES_NAME.match(name):  # "POPULAR BOOK" / "CO. (M) SDN BHD"
+                above = list(itertools.takewhile(_NAME_PART.match, reversed(lines[:at])))[:2]
+                name = " ".join([*(ln.strip() for ln in reversed(above)), name])
+            return name
     for line in lines[:4]:
         s = line.strip()
         if (
             s
             and not re.search(r"\d{2}", s)
-            and not re.match(r"(?i)(invoice|receipt|dear|date)\b", s)
+            and not re.match(r"(?i)(invoice|receipt|dear|date|tax invoice)\b", s)
         ):
             return s
     return None

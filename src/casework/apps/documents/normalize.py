@@ -97,9 +97,11 @@ def date_candidates(value: Any) -> set[str]:
         nums = [w for w in words if w.isdigit()]
         months = [_MONTHS[w] for w in words if w in _MONTHS]
         if len(months) == 1 and len(nums) == 2:
-            day, year = (
-                (int(nums[0]), int(nums[1])) if len(nums[1]) == 4 else (int(nums[1]), int(nums[0]))
-            )
+            if len(nums[0]) == 4:  # "2024 March 5"
+                year, day = int(nums[0]), int(nums[1])
+            else:  # "5 March 2024", "March 5, 2024", "24 MAR 18" (a two-digit year is 20YY)
+                day, year = int(nums[0]), int(nums[1])
+                year = year + 2000 if year < 100 else year
             out.add(_valid(year, months[0], day) or "")
     out.discard("")
     return out
