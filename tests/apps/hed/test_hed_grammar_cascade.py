@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from casework.apps.hed.baseline import coverage
+from casework.apps.hed.baseline import candidate_tags, coverage
 from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.grammar import annotation_grammar, grammar_tags
 from casework.apps.hed.models import HedInput
@@ -41,6 +41,32 @@ def test_coverage_is_the_share_of_content_words_the_look_up_accounts_for():
     assert coverage("Three red dots appear on the screen.", vocab) == 1.0
     assert coverage("A checkerboard pattern fills the screen.", vocab) == pytest.approx(0.5)
     assert coverage("the of a", vocab) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("description", "tags"),
+    [
+        # a relative place is a three-word tag; "screen" is the schema's Computer-screen
+        (
+            "A green square is shown on the left side of the screen.",
+            ["Green", "Square", "Left-side-of", "Computer-screen"],
+        ),
+        # a movement is Leftward; "played" presents a sound, it is not the action Play
+        ("The avatar turns its head to the left.", ["Turn", "Head", "Leftward"]),
+        ("A quiet tone is played through the speakers.", ["Quiet", "Tone", "Loudspeaker"]),
+        # the identity of a hand stays Left, as the schema's description says
+        (
+            "The participant grasps the joystick with the left hand.",
+            ["Grasp", "Joystick", "Left", "Hand"],
+        ),
+        (
+            "A sphere is shown in the middle of the display.",
+            ["Sphere", "Center-of", "Display-device"],
+        ),
+    ],
+)
+def test_the_look_up_reads_phrases_in_the_descriptions_order(description: str, tags: list[str]):
+    assert candidate_tags(description, load_vocabulary("8.3.0")) == tags
 
 
 def deps_with(model: ScriptedChatModel) -> tuple[HedDeps, RunConfig]:

@@ -42,8 +42,25 @@ CUE_WORDS: dict[str, frozenset[str]] = {
 
 _AGENTS = _words("participant subject experimenter person he she they")
 
-# Words that name a schema tag but carry no meaning of their own in a description.
-_SKIP = _words("a an the on in of to is are and or it at by with as")
+# Words that name a schema tag but carry no meaning of their own in a description; "played"
+# is a sound presented ("a tone is played"), not the action Play.
+_SKIP = _words("a an the on in of to is are and or it at by with as played")
+
+# Everyday words and phrases for tags the schema names otherwise. Directions follow the
+# schema's own descriptions: "to the left" is a movement (Leftward), "the left side of" a
+# relative place (Left-side-of, matched as a three-word tag), "the left hand" an identity (Left).
+_PHRASES: dict[tuple[str, ...], str] = {
+    ("screen",): "Computer-screen",
+    ("monitor",): "Computer-screen",
+    ("display",): "Display-device",
+    ("speaker",): "Loudspeaker",
+    ("speakers",): "Loudspeaker",
+    ("middle", "of"): "Center-of",
+    ("to", "the", "left"): "Leftward",
+    ("to", "the", "right"): "Rightward",
+    ("pointing", "left"): "Leftward",
+    ("pointing", "right"): "Rightward",
+}
 
 
 def _variants(word: str) -> list[str]:
@@ -67,25 +84,39 @@ def _tag(forms: list[str], vocab: Vocabulary) -> str | None:
 
 
 def candidate_tags(description: str, vocab: Vocabulary) -> list[str]:
-    """Schema tags named by the description's word pairs and words, in order, once each.
-    A word inside a matched pair ("mouse" in ``Mouse-button``) is not matched again; tags
-    that take a value are left out (the baseline cannot read values)."""
+    """Schema tags named by the description's phrases, word triples and pairs, and words, in
+    the description's order, once each. A word inside a matched phrase ("mouse" in
+    ``Mouse-button``) is not matched again; tags that take a value are left out (the
+    baseline cannot read values)."""
     words = _WORD.findall(description.lower())
-    found: list[str] = []
+    found: dict[str, int] = {}  # tag -> where its words start
     used: set[int] = set()
-    for i in range(len(words) - 1):
-        tag = _tag([f"{f}-{words[i + 1]}" for f in _variants(words[i])], vocab)
-        if tag is not None:
-            used |= {i, i + 1}
-            if tag not in found:
-                found.append(tag)
+
+    def take(tag: str, span: range) -> None:
+        used.update(span)
+        found.setdefault(tag, span.start)
+
+    for phrase, tag in _PHRASES.items():
+        for i in range(len(words) - len(phrase) + 1):
+            span = range(i, i + len(phrase))
+            if tuple(words[i : i + len(phrase)]) == phrase and not used & set(span):
+                take(tag, span)
+    for size in (3, 2):  # "left side of" -> Left-side-of, "mouse button" -> Mouse-button
+        for i in range(len(words) - size + 1):
+            span = range(i, i + size)
+            if used & set(span):
+                continue
+            rest = "-".join(words[i + 1 : i + size])
+            tag = _tag([f"{f}-{rest}" for f in _variants(words[i])], vocab)
+            if tag is not None:
+                take(tag, span)
     for i, word in enumerate(words):
         if i in used or word in _SKIP:
             continue
         tag = _tag(_variants(word), vocab)
-        if tag is not None and tag not in found:
-            found.append(tag)
-    return found
+        if tag is not None:
+            found.setdefault(tag, i)
+    return sorted(found, key=found.__getitem__)  # in the description's order
 
 
 # Words that carry no tag of their own in a description (besides ``_SKIP``).
@@ -104,11 +135,12 @@ def coverage(description: str, vocab: Vocabulary) -> float:
     if not words:
         return 0.0
     cues = frozenset().union(*CUE_WORDS.values()) | _AGENTS
+    named = {w for phrase in _PHRASES for w in phrase}
     covered = 0
     for i, word in enumerate(words):
         pairs = [f"{f}-{n}" for f in _variants(word) for n in words[i + 1 : i + 2]]
         pairs += [f"{f}-{word}" for f in _variants(words[i - 1])] if i else []
-        if word in cues or _tag(_variants(word), vocab) or _tag(pairs, vocab):
+        if word in cues or word in named or _tag(_variants(word), vocab) or _tag(pairs, vocab):
             covered += 1
     return covered / len(words)
 
