@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from casework.apps.hed.baseline import candidate_tags, coverage
+from casework.apps.hed.baseline import candidate_tags, coverage, lookup_annotation
 from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.grammar import annotation_grammar, grammar_tags
 from casework.apps.hed.models import HedInput
@@ -41,6 +41,16 @@ def test_coverage_is_the_share_of_content_words_the_look_up_accounts_for():
     assert coverage("Three red dots appear on the screen.", vocab) == 1.0
     assert coverage("A checkerboard pattern fills the screen.", vocab) == pytest.approx(0.5)
     assert coverage("the of a", vocab) == 0.0
+
+
+def test_the_look_up_names_who_acts_and_how_a_sound_is_presented() -> None:
+    vocab = load_vocabulary("8.3.0")
+    spoken = lookup_annotation("The experimenter speaks to the participant.", vocab)
+    assert spoken == "Agent-action, Experimenter, Speak"  # not a participant response
+    pressed = lookup_annotation("The participant presses the left mouse button.", vocab)
+    assert pressed.startswith("Agent-action, Participant-response, Experiment-participant")
+    chord = lookup_annotation("A musical chord is played on a piano.", vocab)
+    assert chord.startswith("Sensory-event, Auditory-presentation")
 
 
 @pytest.mark.parametrize(

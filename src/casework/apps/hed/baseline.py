@@ -29,7 +29,9 @@ CUE_WORDS: dict[str, frozenset[str]] = {
         "screen display displayed appears appear shown shows flash flashes image picture "
         "video monitor visible light"
     ),
-    "auditory": _words("tone beep sound sounds hear heard audio voice noise speaker headphones"),
+    "auditory": _words(
+        "tone beep sound sounds hear heard audio voice noise speaker speakers headphones played"
+    ),
     "action": _words(
         "press presses pressed click clicks clicked respond responds response button key "
         "moves move reaches grasps says speaks looks"
@@ -158,7 +160,9 @@ def lookup_annotation(description: str, vocab: Vocabulary) -> str:
     else:  # someone does something the cue words do not know
         event = "Agent-action"
     tags = [event]
-    if event == "Agent-action" and "participant" in words:
+    said = _WORD.findall(description.lower())
+    actor = next((w for w in said if w in _AGENTS), None)
+    if event == "Agent-action" and actor in {"participant", "subject"}:  # the participant acts
         tags += ["Participant-response", "Experiment-participant"]
     if event == "Sensory-event":
         if words & CUE_WORDS["auditory"]:
