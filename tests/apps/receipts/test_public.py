@@ -39,12 +39,14 @@ MODULES = [
 # are owned); a change here is an API change and belongs in the changelog.
 PUBLIC = {
     "dataset": {
+        "AUDIT_PATH",
         "CASES_PATH",
         "CONFUSIONS",
         "SEED",
         "build_bundled_cases",
         "build_cases",
         "main",
+        "read_audit",
         "write_cases",
     },
     "rules": {

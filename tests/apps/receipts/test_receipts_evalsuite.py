@@ -43,6 +43,11 @@ def test_dataset_file_is_current_and_balanced():
         "PRODUCT_NAME->MERCHANT_NAME",
     } <= pairs
     assert len({c["id"] for c in on_disk}) == len(on_disk)
+    # the third-party receipts' cases carry the gold-label audit's verdict; ours carry none
+    audited = Counter(c["metadata"].get("gold_audit") for c in on_disk)
+    assert audited == {"right": 648, "wrong": 282, "unsure": 42, None: 534}
+    change = next(c for c in on_disk if c["id"] == "cvs-L17-W2-WEBSITE")
+    assert change["inputs"]["word"] == ".00" and change["metadata"]["gold_audit"] == "wrong"
     first20 = Counter(c["expected"]["verdict"] for c in on_disk[:20])
     assert min(first20.values()) >= 5  # `--limit 20` sees both answers
 

@@ -9,6 +9,11 @@ carries a VALID label:
   INVALID. Which one is drawn by an RNG seeded with the receipt's key, the line and the word,
   so a case never changes when other receipts are added.
 
+The six third-party receipts' labels are noisy; ``data/receipts/gold_audit.jsonl`` is a
+reading of every one of their labels against the label definitions (right, wrong or unsure,
+written without running the tools), and a case built on an audited label carries the verdict
+as ``metadata.gold_audit``, so a report shows accuracy on the labels the reading found right.
+
 ``build_cases(repo)`` works on any store (the user's own imported receipts);
 ``python -m casework.apps.receipts.dataset`` regenerates ``data/eval/cases.jsonl`` from the
 bundled receipts in a temporary store (a test checks the file is current).
@@ -28,16 +33,19 @@ from casework.apps.receipts.models import Receipt, ValidationStatus
 from casework.apps.receipts.repository import ReceiptsRepository
 
 __all__ = [
+    "AUDIT_PATH",
     "CASES_PATH",
     "CONFUSIONS",
     "SEED",
     "build_bundled_cases",
     "build_cases",
     "main",
+    "read_audit",
     "write_cases",
 ]
 
 CASES_PATH = Path(__file__).parent / "data" / "eval" / "cases.jsonl"
+AUDIT_PATH = Path(__file__).parent / "data" / "receipts" / "gold_audit.jsonl"
 SEED = 2679
 REASON = "A labelling pass suggested this label."
 
@@ -73,10 +81,29 @@ def _source(receipt: Receipt) -> str:
     return Path(receipt.source.split("[")[0]).name or receipt.source
 
 
+Audit = dict[tuple[str, int, int, str], str]
+"""(slug, line id, word id, label) -> the reading's verdict on that label."""
+
+
+def read_audit(path: Path = AUDIT_PATH) -> Audit:
+    """The gold-label audit: each line ``{"slug", "line_id", "word_id", "label", "verdict"}``."""
+    rows = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line)
+    return {(r["slug"], r["line_id"], r["word_id"], r["label"]): r["verdict"] for r in rows}
+
+
 def _case(
-    receipt: Receipt, line_id: int, word_id: int, word: str, gold: str, suggested: str
+    receipt: Receipt,
+    line_id: int,
+    word_id: int,
+    word: str,
+    gold: str,
+    suggested: str,
+    audit: Audit,
 ) -> dict[str, Any]:
     kind = "gold" if suggested == gold else "confusion"
+    metadata = {"kind": kind, "pair": f"{gold}->{suggested}", "source": _source(receipt)}
+    if verdict := audit.get((receipt.slug, line_id, word_id, gold)):
+        metadata["gold_audit"] = verdict
     return {
         "id": f"{receipt.slug}-L{line_id}-W{word_id}-{suggested}",
         "inputs": {
@@ -90,7 +117,7 @@ def _case(
             "reason": REASON,
         },
         "expected": {"verdict": "VALID" if kind == "gold" else "INVALID", "gold_label": gold},
-        "metadata": {"kind": kind, "pair": f"{gold}->{suggested}", "source": _source(receipt)},
+        "metadata": metadata,
     }
 
 
@@ -100,9 +127,13 @@ def _receipts(repo: ReceiptsRepository, slugs: list[str] | None) -> list[Receipt
     return [repo.resolve_receipt(slug) for slug in dict.fromkeys(slugs)]  # raises NotFoundError
 
 
-def build_cases(repo: ReceiptsRepository, slugs: list[str] | None = None) -> list[dict]:
+def build_cases(
+    repo: ReceiptsRepository, slugs: list[str] | None = None, audit: Audit | None = None
+) -> list[dict]:
     """A gold and a confusion case for every VALID-labelled word of the receipts named by
-    ``slugs`` (slugs or keys; all imported receipts when None), shuffled deterministically."""
+    ``slugs`` (slugs or keys; all imported receipts when None), shuffled deterministically;
+    ``audit`` marks the cases whose gold label it read."""
+    audit = audit or {}
     cases: dict[str, dict] = {}
     for receipt in _receipts(repo, slugs):
         gold: dict[tuple[int, int, str], set[str]] = defaultdict(set)
@@ -110,13 +141,15 @@ def build_cases(repo: ReceiptsRepository, slugs: list[str] | None = None) -> lis
             gold[(lab.line_id, lab.word_id, lab.word_text)].add(lab.label_type)
         for (line_id, word_id, word), labels in sorted(gold.items()):
             for label in sorted(labels):
-                ok = _case(receipt, line_id, word_id, word, label, label)
+                ok = _case(receipt, line_id, word_id, word, label, label, audit)
                 cases.setdefault(ok["id"], ok)
                 # A word may rightly carry two labels: never call one of them wrong.
                 options = [c for c in CONFUSIONS.get(label, ()) if c not in labels]
                 if options:
                     rng = random.Random(f"{SEED}:{receipt.key}:{line_id}:{word_id}:{label}")
-                    wrong = _case(receipt, line_id, word_id, word, label, rng.choice(options))
+                    wrong = _case(
+                        receipt, line_id, word_id, word, label, rng.choice(options), audit
+                    )
                     cases.setdefault(wrong["id"], wrong)
     out = sorted(cases.values(), key=lambda c: c["id"])
     random.Random(SEED).shuffle(out)
@@ -132,7 +165,7 @@ def build_bundled_cases() -> list[dict]:
     with tempfile.TemporaryDirectory(prefix="casework-cases-") as home:
         deps = build_deps(Settings(home=Path(home)), with_vectors=False)
         import_files(deps, bundled_receipt_files(), index=False)
-        cases = build_cases(deps.repo)
+        cases = build_cases(deps.repo, audit=read_audit())
         deps.repo.engine.dispose()
     return cases
 
