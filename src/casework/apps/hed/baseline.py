@@ -98,26 +98,24 @@ def candidate_tags(description: str, vocab: Vocabulary) -> list[str]:
         used.update(span)
         found.setdefault(tag, span.start)
 
-    for phrase, tag in _PHRASES.items():
+    for phrase, named in _PHRASES.items():
         for i in range(len(words) - len(phrase) + 1):
             span = range(i, i + len(phrase))
             if tuple(words[i : i + len(phrase)]) == phrase and not used & set(span):
-                take(tag, span)
+                take(named, span)
     for size in (3, 2):  # "left side of" -> Left-side-of, "mouse button" -> Mouse-button
         for i in range(len(words) - size + 1):
             span = range(i, i + size)
             if used & set(span):
                 continue
             rest = "-".join(words[i + 1 : i + size])
-            tag = _tag([f"{f}-{rest}" for f in _variants(words[i])], vocab)
-            if tag is not None:
-                take(tag, span)
+            if (joined := _tag([f"{f}-{rest}" for f in _variants(words[i])], vocab)) is not None:
+                take(joined, span)
     for i, word in enumerate(words):
         if i in used or word in _SKIP:
             continue
-        tag = _tag(_variants(word), vocab)
-        if tag is not None:
-            found.setdefault(tag, i)
+        if (single := _tag(_variants(word), vocab)) is not None:
+            found.setdefault(single, i)
     return sorted(found, key=found.__getitem__)  # in the description's order
 
 
