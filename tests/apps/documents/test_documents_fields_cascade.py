@@ -173,12 +173,13 @@ def test_a_model_error_leaves_the_rules_values_and_says_why(deps: DocumentsDeps)
     model = ScriptedChatModel(responder=broken)
     doc = _doc(deps, INVOICE_TEXT)
     decision = STRATEGIES["fields"](
-        ExtractionInput(document_id=doc, user_id=ALICE, fields=["company", "total"]),
+        ExtractionInput(document_id=doc, user_id=ALICE, fields=["company", "address", "total"]),
         deps,
         on(model),
     )
     assert decision.verdict == "completed" and decision.fields["total"] == 45.1
-    assert decision.fields["company"] == "ACME SUPPLIES LTD"  # the rules' guess stands
+    assert decision.fields["company"] == "ACME SUPPLIES LTD"  # named by its legal form
+    assert decision.fields["address"] == "12 Harbour Road, Leeds LS1 4AB"  # the guess stands
     assert decision.run.ended_by == EndReason.ERROR_MODEL and "max_tokens" in decision.run.detail
     assert decision.run.usage.model_calls == 1  # the failed call was asked all the same
 

@@ -162,3 +162,8 @@ def test_an_unlabelled_date_is_a_guess_and_a_labelled_one_wins() -> None:
 )
 def test_receipt_dates_with_month_names_and_mixed_codes(line: str, date: str) -> None:
     assert extract(f"SHOP\n{line}\nTOTAL 5.00", ["date"])[0] == {"date": date}
+
+
+def test_a_legal_form_is_as_sure_as_a_label_and_a_first_line_is_a_guess() -> None:
+    assert extract("ACME SUPPLIES LTD\nInvoice", ["company"])[1] == {"company": 0.8}
+    assert extract("Pinecrest Office Supply\n12 Main St", ["company"])[1] == {"company": 0.5}
