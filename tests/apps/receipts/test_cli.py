@@ -199,3 +199,16 @@ def test_validate_under_model_names_that_model(seeded, seeded_home, on_home, tmp
         "agent",
         ["get_word_context", "submit_decision"],
     )
+
+
+def test_import_warns_of_labels_outside_the_taxonomy(tmp_path, on_home, write_receipt):
+    on_home(tmp_path / "home")
+    rows = [("SHOP", "B-MERCHANT_NAME"), ("1 Main St", "B-ADDRESS")]
+    path = write_receipt(tmp_path / "odd.labels.json", rows, lines=[0, 1], key="odd-0001#1")
+    res = runner.invoke(app, ["import", str(path), "--no-index"])
+    assert res.exit_code == 0, res.output
+    assert "odd.labels.json uses labels the taxonomy does not define (ADDRESS)" in " ".join(
+        res.output.split()
+    )
+    again = runner.invoke(app, ["import", str(path), "--no-index", "--json"])
+    assert json.loads(again.output)["unknown_labels"] == {"odd.labels.json": ["ADDRESS"]}

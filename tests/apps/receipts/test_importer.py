@@ -161,6 +161,7 @@ def test_unseen_receipt_can_be_imported_and_validated(small, tmp_path, write_rec
     )
     report = import_files(small, [path], status=ValidationStatus.PENDING)
     assert report.added[0].slug == "corner" and report.indexed_words == 8
+    assert report.unknown_labels == {}
     labels = small.repo.current_labels(receipt_pk=report.added[0].id)
     assert {lab.status for lab in labels} == {ValidationStatus.PENDING}
     ref = resolve_ref(small, "corner", 4, 2, "SUBTOTAL")
@@ -168,3 +169,11 @@ def test_unseen_receipt_can_be_imported_and_validated(small, tmp_path, write_rec
     result = baseline_decide(small, ref)
     assert result.verdict == "NEEDS_REVIEW"
     assert result.run.tool_names == ["check_edge_cases", "search_similar_words"]
+
+
+def test_labels_outside_the_taxonomy_are_named_in_the_report(small, tmp_path, write_receipt):
+    rows = [("SHOP", "B-MERCHANT_NAME"), ("1 Main St", "B-ADDRESS"), ("0.00", "B-CASH_BACK")]
+    path = write_receipt(tmp_path / "odd.labels.json", rows, lines=[0, 1, 2], key="odd-0001#1")
+    report = import_files(small, [path], index=False)
+    assert report.added[0].slug == "odd"  # imported as given
+    assert report.unknown_labels == {"odd.labels.json": ["ADDRESS", "CASH_BACK"]}

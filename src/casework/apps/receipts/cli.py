@@ -127,6 +127,7 @@ def _print_import(report: Any, as_json: bool) -> None:
                 "skipped": report.skipped,
                 "indexed_words": report.indexed_words,
                 "vector_error": report.vector_error,
+                "unknown_labels": report.unknown_labels,
             }
         )
         return
@@ -142,6 +143,12 @@ def _print_import(report: Any, as_json: bool) -> None:
     if report.vector_error:
         console.print(
             f"[yellow]warning:[/] words not embedded ({report.vector_error}); run `casework receipts index` later."
+        )
+    for source, names in report.unknown_labels.items():
+        console.print(
+            f"[yellow]warning:[/] {source} uses labels the taxonomy does not define "
+            f"({', '.join(names)}): they were imported as given, and no strategy can check "
+            "them until they are mapped to the taxonomy's names."
         )
 
 

@@ -24,6 +24,7 @@ from casework.apps.receipts.importer import parse_file
 from casework.apps.receipts.labels import check_label, resolve_input
 from casework.apps.receipts.models import (
     HUMAN,
+    LABEL_DEFINITIONS,
     EdgeCase,
     Label,
     LabelDecision,
@@ -85,6 +86,9 @@ class ImportReport:
     skipped: list[str] = field(default_factory=list)
     indexed_words: int = 0
     vector_error: str | None = None
+    unknown_labels: dict[str, list[str]] = field(default_factory=dict)
+    """Per file, the labels it uses that the taxonomy does not define (kept as given: no
+    strategy checks them)."""
 
     @property
     def words(self) -> int:
@@ -110,6 +114,10 @@ def import_files(
     parsed = [rec for path in paths for rec in parse_file(Path(path))]
     added, skipped = deps.repo.add_receipts(parsed, status=status)
     report = ImportReport(added=added, skipped=skipped)
+    for rec in parsed:
+        used = {w.label for line in rec.lines for w in line.words if w.label is not None}
+        if unknown := sorted(used - LABEL_DEFINITIONS.keys()):
+            report.unknown_labels[Path(rec.source).name] = unknown
     if index:
         try:
             report.indexed_words = (
