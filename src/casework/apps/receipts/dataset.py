@@ -10,9 +10,10 @@ carries a VALID label:
   so a case never changes when other receipts are added.
 
 The six third-party receipts' labels are noisy; ``data/receipts/gold_audit.jsonl`` is a
-reading of every one of their labels against the label definitions (right, wrong or unsure,
-written without running the tools), and a case built on an audited label carries the verdict
-as ``metadata.gold_audit``, so a report shows accuracy on the labels the reading found right.
+reading of every one of their labels against the label definitions (right, wrong or unsure;
+by an engineering agent session, not a domain annotator, without running the tools), and a
+case built on an audited label carries the verdict as ``metadata.gold_audit``, so a report
+shows accuracy on the labels the reading found right.
 
 ``build_cases(repo)`` works on any store (the user's own imported receipts);
 ``python -m casework.apps.receipts.dataset`` regenerates ``data/eval/cases.jsonl`` from the
