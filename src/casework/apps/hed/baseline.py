@@ -63,6 +63,7 @@ _PHRASES: dict[tuple[str, ...], str] = {
     ("pointing", "left"): "Leftward",
     ("pointing", "right"): "Rightward",
 }
+_PHRASE_WORDS = frozenset(w for phrase in _PHRASES for w in phrase)
 
 
 def _variants(word: str) -> list[str]:
@@ -135,19 +136,24 @@ def coverage(description: str, vocab: Vocabulary) -> float:
     if not words:
         return 0.0
     cues = frozenset().union(*CUE_WORDS.values()) | _AGENTS
-    named = {w for phrase in _PHRASES for w in phrase}
     covered = 0
     for i, word in enumerate(words):
         pairs = [f"{f}-{n}" for f in _variants(word) for n in words[i + 1 : i + 2]]
         pairs += [f"{f}-{word}" for f in _variants(words[i - 1])] if i else []
-        if word in cues or word in named or _tag(_variants(word), vocab) or _tag(pairs, vocab):
+        if (
+            word in cues
+            or word in _PHRASE_WORDS
+            or _tag(_variants(word), vocab)
+            or _tag(pairs, vocab)
+        ):
             covered += 1
     return covered / len(words)
 
 
 def lookup_annotation(description: str, vocab: Vocabulary) -> str:
     """The baseline's HED string for a description (not yet validated)."""
-    words = set(_WORD.findall(description.lower()))
+    said = _WORD.findall(description.lower())
+    words = set(said)
     sensory = words & (CUE_WORDS["visual"] | CUE_WORDS["auditory"])
     if words & CUE_WORDS["action"] and not sensory:
         event = "Agent-action"
@@ -158,7 +164,6 @@ def lookup_annotation(description: str, vocab: Vocabulary) -> str:
     else:  # someone does something the cue words do not know
         event = "Agent-action"
     tags = [event]
-    said = _WORD.findall(description.lower())
     actor = next((w for w in said if w in _AGENTS), None)
     if event == "Agent-action" and actor in {"participant", "subject"}:  # the participant acts
         tags += ["Participant-response", "Experiment-participant"]
