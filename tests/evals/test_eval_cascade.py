@@ -104,3 +104,26 @@ def test_cascade_run_reports_layers_and_fits_a_policy_that_the_next_run_uses(
     assert again.metrics["layer_share.rules"] == 6 / 16
     assert again.metrics["undecided_share"] == 10 / 16 and again.metrics["model_share"] == 10 / 16
     assert again.metrics["accuracy"] == 6 / 16  # needs review counts as not right
+
+
+def test_calibrate_for_a_budget_says_when_it_is_out_of_reach(settings, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from casework.evals.cli import build_app
+
+    dataset = write_dataset(tmp_path / "toy3.jsonl", make_cases(copies=2))
+    suite = make_suite(dataset, strategies={"cascade": CASCADE}, default_strategy="cascade")
+    explored = run_suite(suite, all_layers=True, progress=False)
+    # the rules are sure of fruit only: 10 of 16 cases reach the model whatever they keep at
+    policy, path = calibrate_cascade(
+        load_run(explored.run_id), settings, target=0.9, max_model_share=0.2
+    )
+    assert policy.fitted["budget_met"] is False and policy.fitted["model_share"] == 10 / 16
+    assert json.loads(path.read_text())["max_model_share"] == 0.2
+    result = CliRunner().invoke(
+        build_app(), ["calibrate", explored.run_id, "--max-model-share", "0.7"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "at most 0.70 of cases to the model" in " ".join(result.output.split())
+    assert "out of reach" not in result.output
+    assert load_policy(path).max_model_share == 0.7  # type: ignore[union-attr]

@@ -205,6 +205,13 @@ def test_too_few_decisions_to_calibrate(toy_app: EvalSuite) -> None:
     assert "at least 10 decisions" in str(result.exception)
 
 
+def test_a_budget_needs_a_cascade_run(toy_app: EvalSuite) -> None:
+    run = run_suite(toy_app, strategy="baseline", limit=3, progress=False)
+    result = invoke("calibrate", run.run_id, "--max-model-share", "0.3")
+    assert isinstance(result.exception, InputError)
+    assert "not a cascade run made with --all-layers" in str(result.exception)
+
+
 def test_app_options_build_the_cases(toy_app: EvalSuite) -> None:
     from casework.evals.suite import SuiteOption
 

@@ -18,7 +18,9 @@ from casework.runtime.cascade import (
     LayerPolicy,
     cascade_path,
     fit_policy,
+    fit_policy_for_budget,
     load_policy,
+    model_layers,
     save_policy,
     simulate,
     sweep,
@@ -193,6 +195,37 @@ def test_a_target_no_layer_reaches_sends_everything_to_review() -> None:
     assert policy.layers["rules"].for_verdict("VALID").threshold == NEVER
     assert policy.layers["model"].for_verdict("VALID").threshold == NEVER
     assert policy.fitted["needs_review_share"] == 1.0 and policy.fitted["accuracy"] == 0.0
+
+
+def test_a_budget_lowers_the_cheap_layers_target_until_the_model_share_fits() -> None:
+    cases = _dev_cases()
+    assert model_layers(cases, ["rules", "model"]) == ["model"]
+    # at 0.95 the rules keep nothing (9 of 10 right at 90): the model gets every case; at 0.9
+    # they keep the 10 at 90 and the model gets the other half
+    half = fit_policy_for_budget(cases, ["rules", "model"], target=0.95, max_model_share=0.6)
+    assert half.fitted["cheap_target"] == 0.9 and half.fitted["budget_met"] is True
+    assert half.fitted["model_share"] == pytest.approx(0.5)
+    assert half.layers["rules"].for_verdict("VALID").threshold == 90.0
+    # the model keeps its answers at the target, 0.95: its 10 are right 9 times, so never
+    assert half.layers["model"].for_verdict("VALID").threshold == NEVER
+    assert half.max_model_share == 0.6 and half.target == 0.95
+    # a budget of 0.4: down to 0.7, where the rules' 14 right of 20 take every case
+    none = fit_policy_for_budget(cases, ["rules", "model"], target=0.95, max_model_share=0.4)
+    assert none.fitted["cheap_target"] == 0.7 and none.fitted["model_share"] == 0.0
+    assert none.fitted["accuracy"] == pytest.approx(0.7)
+    loaded = CascadePolicy.from_dict(none.to_dict())
+    assert loaded.max_model_share == 0.4 and loaded.fitted["cheap_target"] == 0.7
+
+
+def test_a_budget_out_of_reach_stores_the_cheapest_fit_and_says_so() -> None:
+    # rules always wrong: even at the floor (0.5) they keep nothing
+    cases = [
+        [_outcome("rules", "VALID", 60, False, 0.01), _outcome("model", "VALID", 95, True, 5.0, 1)]
+        for _ in range(10)
+    ]
+    policy = fit_policy_for_budget(cases, ["rules", "model"], target=0.9, max_model_share=0.5)
+    assert policy.fitted["budget_met"] is False and policy.fitted["cheap_target"] == 0.5
+    assert policy.fitted["model_share"] == 1.0 and policy.fitted["accuracy"] == 1.0
 
 
 def test_simulate_counts_only_the_layers_a_case_reached() -> None:

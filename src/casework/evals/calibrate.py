@@ -25,7 +25,13 @@ from casework.runtime.calibration import (
     load_calibration,
     save_calibration,
 )
-from casework.runtime.cascade import CascadePolicy, cascade_path, fit_policy, save_policy
+from casework.runtime.cascade import (
+    CascadePolicy,
+    cascade_path,
+    fit_policy,
+    fit_policy_for_budget,
+    save_policy,
+)
 
 __all__ = ["add_calibration", "calibrate_cascade", "calibrate_run", "calibration_pairs"]
 
@@ -94,18 +100,26 @@ def calibrate_run(run: EvalRun, settings: Settings) -> tuple[Calibration, Any]:
 
 
 def calibrate_cascade(
-    run: EvalRun, settings: Settings, *, target: float
+    run: EvalRun, settings: Settings, *, target: float, max_model_share: float | None = None
 ) -> tuple[CascadePolicy, Path]:
     """Fit a cascade's thresholds (and each layer's calibration) on a run where every layer
     ran on every case (``--all-layers``), and store it for the app and the remote model its
-    remote layer ran (or as the offline cascade when none ran)."""
+    remote layer ran (or as the offline cascade when none ran). With ``max_model_share`` the
+    layers before the model keep what they decide at the highest accuracy that sends no
+    more than that share of the cases on to a model (``fit_policy_for_budget``)."""
     cases = [c for c in run.cases if c.layers and c.error is None]
     names = layer_names(cases)
     if any({o["layer"] for o in c.layers} < set(names) for c in cases):
         raise InputError(
             f"Run {run.run_id} did not run every layer on every case; run it again with --all-layers to fit the cascade."
         )
-    policy = fit_policy(layer_outcomes(cases), names, target=target, source=run.run_id)
+    outcomes = layer_outcomes(cases)
+    if max_model_share is None:
+        policy = fit_policy(outcomes, names, target=target, source=run.run_id)
+    else:
+        policy = fit_policy_for_budget(
+            outcomes, names, target=target, max_model_share=max_model_share, source=run.run_id
+        )
     remote = next(
         (o["model"] for c in cases for o in c.layers if o.get("remote") and o.get("model")), None
     )

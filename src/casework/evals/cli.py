@@ -266,11 +266,20 @@ def calibrate_cmd(
         max=1.0,
         help="Cascade runs: the accuracy each layer's kept decisions must reach.",
     ),
+    max_model_share: float | None = typer.Option(
+        None,
+        "--max-model-share",
+        min=0.0,
+        max=1.0,
+        help="Cascade runs: a budget, at most this share of cases sent on to a model; the "
+        "layers before it keep decisions at the highest accuracy that stays within it.",
+    ),
 ) -> None:
     """Fit a confidence calibration on a stored run and store it for its app, strategy and model.
 
     On a cascade run made with ``--all-layers`` it fits the cascade instead: each layer's
-    calibration and its threshold for ``--target`` accuracy, stored for the app and model."""
+    calibration and its threshold for ``--target`` accuracy, stored for the app and model;
+    ``--max-model-share`` fits it for a budget of model calls instead."""
     from casework.config import get_settings
     from casework.evals.calibrate import calibrate_cascade, calibrate_run, calibration_pairs
     from casework.evals.evaluators.calibration import expected_calibration_error
@@ -280,9 +289,16 @@ def calibrate_cmd(
     settings = get_settings()
     run = load_run(run_ref)
     if any(c.layers for c in run.cases):
-        policy, path = calibrate_cascade(run, settings, target=target)
+        policy, path = calibrate_cascade(
+            run, settings, target=target, max_model_share=max_model_share
+        )
         _print_cascade_fit(run, policy, path, as_json)
         return
+    if max_model_share is not None:
+        raise InputError(
+            f"--max-model-share fits a cascade; run {run.run_id} is not a cascade run made "
+            "with --all-layers."
+        )
     cal, path = calibrate_run(run, settings)
     pairs = calibration_pairs(run)
     right = [ok for _, ok in pairs]
@@ -336,9 +352,15 @@ def _print_cascade_fit(run: Any, policy: Any, path: Path, as_json: bool) -> None
             text = shown(rule.threshold)
         table.add_row(name, text, f"{fitted.get('share', {}).get(name, 0.0):.2f}")
     console = _console()
+    aim = f"accuracy {policy.target:.2f} of what each layer keeps"
+    if policy.max_model_share is not None:
+        aim = (
+            f"at most {policy.max_model_share:.2f} of cases to the model, which keeps what it "
+            f"decides at accuracy {policy.target:.2f}; the layers before it keep theirs at "
+            f"{fitted.get('cheap_target', 0):.3f}"
+        )
     console.print(
-        f"cascade of {run.app} fitted on {fitted.get('cases', 0)} cases of {run.run_id} for "
-        f"accuracy {policy.target:.2f} of what each layer keeps"
+        f"cascade of {run.app} fitted on {fitted.get('cases', 0)} cases of {run.run_id} for {aim}"
     )
     console.print(table)
     acc = fitted.get("accuracy")
@@ -347,6 +369,12 @@ def _print_cascade_fit(run: Any, policy: Any, path: Path, as_json: bool) -> None
         f"{fitted.get('needs_review_share', 0):.2f}, model on {fitted.get('model_share', 0):.2f} "
         f"of cases, {fitted.get('seconds_per_case', 0):.2f} s per case"
     )
+    if fitted.get("budget_met") is False:
+        console.print(
+            f"[red]the budget is out of reach:[/red] even at accuracy "
+            f"{fitted.get('cheap_target', 0):.2f} the layers before the model leave "
+            f"{fitted.get('model_share', 0):.2f} of these cases to it; this cheapest fit is stored."
+        )
     console.print(f"stored: {path}")
 
 

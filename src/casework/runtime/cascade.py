@@ -45,7 +45,9 @@ __all__ = [
     "cascade_path",
     "describe_outcomes",
     "fit_policy",
+    "fit_policy_for_budget",
     "load_policy",
+    "model_layers",
     "save_policy",
     "simulate",
     "stored_policy",
@@ -149,6 +151,8 @@ class CascadePolicy:
     """Where it was fitted (an evaluation run id)."""
     fitted: dict[str, Any] = field(default_factory=dict)
     """The fit's own figures on its cases (accuracy, share per layer, cost)."""
+    max_model_share: float | None = None
+    """The budget it was fitted for: at most this share of cases reaching a model layer."""
 
     def for_layer(self, layer: Layer) -> LayerPolicy:
         return self.layers.get(layer.name) or LayerPolicy(layer.default_threshold)
@@ -157,6 +161,7 @@ class CascadePolicy:
         return {
             "layers": {k: v.to_dict() for k, v in self.layers.items()},
             "target": self.target,
+            "max_model_share": self.max_model_share,
             "source": self.source,
             "fitted": self.fitted,
         }
@@ -168,6 +173,7 @@ class CascadePolicy:
             data.get("target"),
             str(data.get("source", "")),
             dict(data.get("fitted") or {}),
+            data.get("max_model_share"),
         )
 
 
@@ -438,8 +444,10 @@ def fit_policy(
     by_verdict: bool = True,
     undecided: frozenset[str] = frozenset({"NEEDS_REVIEW"}),
     source: str = "",
+    layer_targets: Mapping[str, float] | None = None,
 ) -> CascadePolicy:
-    """Thresholds for a target accuracy of what each layer decides.
+    """Thresholds for a target accuracy of what each layer decides (``layer_targets`` sets
+    another for the layers it names).
 
     In layer order, among the cases no earlier layer took: each verdict a layer gives gets its
     own calibration (fitted on that layer's pairs of the verdict, over every case) and its own
@@ -480,7 +488,8 @@ def fit_policy(
                 for i, o in members
                 if i in open_cases
             ]
-            threshold = _threshold([(v, bool(o.right)) for v, _, o in scored], target, min_support)
+            wanted = (layer_targets or {}).get(name, target)
+            threshold = _threshold([(v, bool(o.right)) for v, _, o in scored], wanted, min_support)
             taken |= {i for v, i, _ in scored if v >= threshold}
             rules[key] = LayerPolicy(round(threshold, 4), cal)
         remaining = [i for i in remaining if i not in taken]
@@ -491,6 +500,61 @@ def fit_policy(
     policy = CascadePolicy(layers, target, source)
     fitted = simulate(cases, policy, layer_names, undecided=undecided)
     return CascadePolicy(layers, target, source, fitted)
+
+
+def model_layers(cases: Sequence[Sequence[LayerOutcome]], layer_names: Sequence[str]) -> list[str]:
+    """The layers that called a model on any of these cases, and every layer after the first
+    of them (a later layer is at least as dear)."""
+    paid = {o.layer for outcomes in cases for o in outcomes if o.model_calls > 0}
+    first = next((i for i, name in enumerate(layer_names) if name in paid), len(layer_names))
+    return list(layer_names[first:])
+
+
+BUDGET_STEP = 0.005
+"""How finely the budget fit lowers the cheap layers' target accuracy."""
+BUDGET_FLOOR = 0.5
+"""The lowest target accuracy the budget fit lets a cheap layer keep its answers at."""
+
+
+def fit_policy_for_budget(
+    cases: Sequence[Sequence[LayerOutcome]],
+    layer_names: Sequence[str],
+    *,
+    target: float,
+    max_model_share: float,
+    min_support: int = 5,
+    min_pairs: int = 10,
+    undecided: frozenset[str] = frozenset({"NEEDS_REVIEW"}),
+    source: str = "",
+) -> CascadePolicy:
+    """Thresholds for a budget: at most ``max_model_share`` of the cases reach a model layer.
+
+    The model layers keep what they decide at ``target`` accuracy; the layers before them
+    (rules, baselines) keep theirs at the highest accuracy, from ``target`` down in steps of
+    ``BUDGET_STEP`` to ``BUDGET_FLOOR``, at which the model is asked on no more than the
+    budget's share of these cases. ``fitted["cheap_target"]`` is that accuracy and
+    ``fitted["budget_met"]`` says whether the floor was enough (when not, the policy is the
+    floor's: the cheapest these layers can be made)."""
+    paid = model_layers(cases, layer_names)
+    cheap = [name for name in layer_names if name not in paid]
+    steps = max(round((target - BUDGET_FLOOR) / BUDGET_STEP), 0)
+    for k in range(steps + 1):
+        cheap_target = round(target - k * BUDGET_STEP, 4)
+        policy = fit_policy(
+            cases,
+            layer_names,
+            target=target,
+            min_support=min_support,
+            min_pairs=min_pairs,
+            undecided=undecided,
+            source=source,
+            layer_targets=dict.fromkeys(cheap, cheap_target),
+        )
+        met = (policy.fitted.get("model_share") or 0.0) <= max_model_share + 1e-9
+        if met:
+            break
+    fitted = {**policy.fitted, "cheap_target": cheap_target, "budget_met": met}
+    return CascadePolicy(policy.layers, target, source, fitted, max_model_share)
 
 
 def sweep(
