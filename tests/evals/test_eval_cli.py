@@ -198,6 +198,21 @@ def test_calibrate_a_stored_run_then_report_ece_after(
     assert "Expected calibration error" in (Path(again.run_dir) / "report.html").read_text()
 
 
+def test_calibrate_runs_the_apps_own_fit_and_says_what_it_stored(toy_app: EvalSuite) -> None:
+    recorded = run_suite(toy_app, cases=make_cases(2), base_model=toy_models, progress=False)
+    seen: list[tuple[int, str]] = []
+
+    def fit(cases, settings, run_id):
+        seen.append((len(cases), run_id))
+        return "the toy's own record stored"
+
+    toy_app.calibrate_more = fit
+    data = json.loads(invoke("calibrate", recorded.run_id, "--json").output)
+    assert seen == [(len(recorded.cases), recorded.run_id)]
+    assert data["app_fit"] == "the toy's own record stored"
+    assert "toy: the toy's own record stored" in invoke("calibrate", recorded.run_id).output
+
+
 def test_too_few_decisions_to_calibrate(toy_app: EvalSuite) -> None:
     run = run_suite(toy_app, strategy="baseline", limit=3, progress=False)
     result = invoke("calibrate", run.run_id)

@@ -292,7 +292,7 @@ def calibrate_cmd(
         policy, path = calibrate_cascade(
             run, settings, target=target, max_model_share=max_model_share
         )
-        _print_cascade_fit(run, policy, path, as_json)
+        _print_cascade_fit(run, policy, path, as_json, _calibrate_more(run, settings))
         return
     if max_model_share is not None:
         raise InputError(
@@ -315,6 +315,9 @@ def calibrate_cmd(
         "path": str(path),
         "calibration": cal.to_dict(),
     }
+    more = _calibrate_more(run, settings)
+    if more:
+        result["app_fit"] = more
     if as_json:
         _print_json(result)
         return
@@ -323,9 +326,25 @@ def calibrate_cmd(
         f"of {run.run_id}: ECE {before:.3f} before, {after:.3f} after (5-fold cross-fit)"
     )
     _console().print(f"stored: {path}")
+    if more:
+        _console().print(f"{run.app}: {more}")
 
 
-def _print_cascade_fit(run: Any, policy: Any, path: Path, as_json: bool) -> None:
+def _calibrate_more(run: Any, settings: Any) -> str | None:
+    """The app's own fit on the run (``EvalSuite.calibrate_more``), when it has one."""
+    from casework.registry import all_apps
+
+    spec = all_apps().get(run.app)
+    suite = spec.eval_suite() if spec is not None and spec.eval_suite is not None else None
+    if suite is None or suite.calibrate_more is None:
+        return None
+    said: str | None = suite.calibrate_more(run.cases, settings, run.run_id)
+    return said
+
+
+def _print_cascade_fit(
+    run: Any, policy: Any, path: Path, as_json: bool, more: str | None = None
+) -> None:
     result = {
         "run_id": run.run_id,
         "app": run.app,
@@ -334,6 +353,8 @@ def _print_cascade_fit(run: Any, policy: Any, path: Path, as_json: bool) -> None
         "path": str(path),
         "policy": policy.to_dict(),
     }
+    if more:
+        result["app_fit"] = more
     if as_json:
         _print_json(result)
         return
@@ -369,6 +390,8 @@ def _print_cascade_fit(run: Any, policy: Any, path: Path, as_json: bool) -> None
         f"{fitted.get('needs_review_share', 0):.2f}, model on {fitted.get('model_share', 0):.2f} "
         f"of cases, {fitted.get('seconds_per_case', 0):.2f} s per case"
     )
+    if more:
+        console.print(f"{run.app}: {more}")
     if fitted.get("budget_met") is False:
         console.print(
             f"[red]the budget is out of reach:[/red] even at accuracy "

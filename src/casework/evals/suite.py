@@ -146,6 +146,11 @@ class EvalSuite:
     (micro-averaged precision / recall, calibration pooled over fields, totals); they join the
     headline metrics before the targets are checked."""
 
+    calibrate_more: Callable[[Sequence[CaseResult], Any, str], str | None] | None = None
+    """An app's own fit, run by ``casework eval calibrate`` after the platform's:
+    ``calibrate_more(cases, settings, run_id)`` stores what it fits under the home and returns
+    a sentence saying what it stored (None: nothing to fit in this run)."""
+
     def strategy_input(self, case: EvalCase) -> Any:
         model = self.input_model
         if model is None:

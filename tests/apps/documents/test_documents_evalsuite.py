@@ -268,3 +268,42 @@ def test_run_metrics_count_an_errored_case_as_nothing_extracted() -> None:
     assert m["field_ece"] == pytest.approx(0.25)  # (0 + 0.5) / 2
     attack = CaseResult(case_id="t", index=2, inputs={"attack": "api"}, error="boom")
     assert run_metrics([attack])["cross_tenant_leaks"] == 1  # an attack that errored proved nothing
+
+
+def test_the_models_readings_are_fitted_from_an_all_layers_run(settings):
+    from casework.apps.documents.evalsuite import fit_readings, model_readings
+    from casework.apps.documents.fields import readings_path, stored_readings
+    from casework.evals.results import CaseResult
+
+    def case(i, gold, rules, read):
+        layers = [
+            {"layer": "rules", "output": {"fields": rules}},
+            {"layer": "fields", "output": {"fields": read}},
+        ]
+        return CaseResult(case_id=f"c{i}", index=i, expected={"gold": gold}, layers=layers)
+
+    gold = {"address": "1 High St", "total": "4.50", "date": "2024-03-01"}
+    cases = [
+        # the model agrees with the rules on the total: not a reading; its address is wrong
+        case(0, gold, {"total": "4.50"}, {"total": "4.50", "address": "High St"}),
+        # it changes the rules' wrong date to the right one, and reads the address right
+        case(1, gold, {"date": "2024-01-03"}, {"date": "1 March 2024", "address": "1 high st"}),
+        case(2, gold, {}, {"address": "Shop 4"}),
+        case(3, gold, {}, {}),  # nothing read
+    ]
+    assert model_readings(cases) == [
+        ("address", False),
+        ("address", True),
+        ("date", True),
+        ("address", False),
+    ]
+    said = fit_readings(cases, settings, "run-1")
+    assert said is not None and "not asked for address" in said
+    record = stored_readings(settings.home)
+    assert record.by_field["address"] == (1, 3) and record.by_field["date"] == (1, 1)
+    assert record.by_field["recipient"] == (8, 8)  # not read here: the shipped record's
+    assert record.source == "run-1" and readings_path(settings.home).is_file()
+    # a later run that did not read the address keeps its record
+    fit_readings([case(4, gold, {}, {"date": "2024-03-01"})], settings, "run-2")
+    assert stored_readings(settings.home).by_field["address"] == (1, 3)
+    assert fit_readings([case(5, gold, {}, {})], settings, "run-3") is None

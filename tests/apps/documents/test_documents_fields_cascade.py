@@ -173,7 +173,9 @@ def test_a_model_error_leaves_the_rules_values_and_says_why(deps: DocumentsDeps)
     model = ScriptedChatModel(responder=broken)
     doc = _doc(deps, INVOICE_TEXT)
     decision = STRATEGIES["fields"](
-        ExtractionInput(document_id=doc, user_id=ALICE, fields=["company", "address", "total"]),
+        ExtractionInput(
+            document_id=doc, user_id=ALICE, fields=["company", "address", "po_number", "total"]
+        ),
         deps,
         on(model),
     )
@@ -205,3 +207,55 @@ def test_the_field_layer_is_a_harness_run_with_its_trace(deps: DocumentsDeps):
     sure = ExtractionInput(document_id=_doc(deps, LETTER), user_id=ALICE, fields=["reference"])
     ruled = STRATEGIES["fields"](sure, deps, config).run
     assert (ruled.model, ruled.usage.model_calls) == (None, 0)
+
+
+def test_a_field_the_model_reads_badly_is_not_asked_for(deps: DocumentsDeps):
+    from casework.apps.documents.fields import Readings, readings_path, stored_readings
+
+    shipped = stored_readings(deps.settings.home)
+    assert shipped.by_field["address"] == (0, 3) and not shipped.trusted("address")
+    assert shipped.trusted("recipient") and shipped.trusted("policy_number")  # never read
+    asked: list[str] = []
+
+    def read(messages, tools):
+        asked.append(str(messages[-1].content))
+        return call("FieldValues", recipient="Ms Patel", address="York")
+
+    wanted = ["address", "recipient"]
+    doc = _doc(deps, LETTER)
+    decision = STRATEGIES["fields"](
+        ExtractionInput(document_id=doc, user_id=ALICE, fields=wanted),
+        deps,
+        on(ScriptedChatModel(responder=read)),
+    )
+    assert "- recipient:" in asked[0] and "- address:" not in asked[0]
+    assert decision.fields["recipient"] == "Ms Patel" and decision.fields.get("address") != "York"
+    # a user's own record, where the model read addresses right, puts it back
+    path = readings_path(deps.settings.home)
+    path.parent.mkdir(parents=True)
+    path.write_text(__import__("json").dumps(Readings({"address": (3, 4)}).to_dict()))
+    STRATEGIES["fields"](
+        ExtractionInput(document_id=doc, user_id=ALICE, fields=wanted),
+        deps,
+        on(ScriptedChatModel(responder=read)),
+    )
+    assert "- address:" in asked[1]
+
+
+def test_readings_are_counted_and_judged_once_there_are_enough():
+    from casework.apps.documents.fields import Readings
+
+    record = Readings.counted(
+        [
+            ("address", False),
+            ("address", True),
+            ("date", False),
+            ("total", True),
+            ("address", False),
+        ]
+    )
+    assert record.by_field == {"address": (1, 3), "date": (0, 1), "total": (1, 1)}
+    assert not record.trusted("address")  # 1 right of 3
+    assert record.trusted("date")  # one reading is too few to judge
+    assert Readings.counted([("a", True), ("a", False)] * 2).trusted("a")  # half right: asked
+    assert Readings.from_dict(record.to_dict()) == record

@@ -26,6 +26,7 @@ figure is the number of cross-tenant reads and writes, which must be 0.
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,8 +35,9 @@ from typing import Any
 
 from casework.apps.documents.adversarial import ATTACKS, run_attack
 from casework.apps.documents.deps import DocumentsDeps
+from casework.apps.documents.fields import Readings, readings_path, stored_readings
 from casework.apps.documents.models import ExtractionDecision, ExtractionInput, TenancyDecision
-from casework.apps.documents.normalize import field_scores, lookup
+from casework.apps.documents.normalize import field_scores, lookup, values_match
 from casework.config import Settings
 from casework.errors import InputError
 from casework.evals.evaluators.calibration import calibration_report
@@ -52,6 +54,8 @@ __all__ = [
     "case_input",
     "document_metrics",
     "eval_suite",
+    "fit_readings",
+    "model_readings",
     "read_case",
     "run_metrics",
 ]
@@ -306,6 +310,45 @@ def run_metrics(results: Sequence[CaseResult]) -> dict[str, float | int | None]:
     return m
 
 
+def model_readings(cases: Sequence[CaseResult]) -> list[tuple[str, bool]]:
+    """(field, right) of every gold field where the field layer's value differs from the
+    rules' in a run that ran both (``--all-layers``): the model's readings."""
+    readings = []
+    for case in cases:
+        layers = {o["layer"]: o for o in case.layers}
+        if "rules" not in layers or "fields" not in layers or case.error is not None:
+            continue
+        ruled = (layers["rules"].get("output") or {}).get("fields") or {}
+        read = (layers["fields"].get("output") or {}).get("fields") or {}
+        for name, gold in ((case.expected or {}).get("gold") or {}).items():
+            before, after = lookup(ruled, name)[1], lookup(read, name)[1]
+            if after is not None and not (before is not None and values_match(before, after)):
+                readings.append((name, values_match(gold, after)))
+    return readings
+
+
+def fit_readings(cases: Sequence[CaseResult], settings: Settings, source: str) -> str | None:
+    """``casework eval calibrate``'s documents part: the model's record per field, stored for
+    the field layer. A field this run did not read keeps the record in force (the layer stops
+    asking for a field it reads badly, so a later run cannot read it again)."""
+    read = model_readings(cases)
+    if not read:
+        return None
+    fitted = Readings.counted(read, source)
+    merged = {**stored_readings(settings.home).by_field, **fitted.by_field}
+    record = Readings(dict(sorted(merged.items())), source)
+    path = readings_path(settings.home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record.to_dict(), indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    off = [n for n in record.by_field if not record.trusted(n)]
+    return (
+        f"the model's readings of {len(fitted.by_field)} fields counted ({len(read)} readings); "
+        f"it is not asked for {', '.join(off) if off else 'no field'}; stored: {path}"
+    )
+
+
 def eval_suite() -> EvalSuite:
     return EvalSuite(
         app="documents",
@@ -336,4 +379,5 @@ def eval_suite() -> EvalSuite:
         read_case=read_case,
         run_metrics=run_metrics,
         submit_tool="complete_extraction",
+        calibrate_more=fit_readings,
     )

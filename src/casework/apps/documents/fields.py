@@ -7,6 +7,12 @@ The rules keep every value they found after its own label (``CONF_LABELLED``); t
 asked only for the rest, so a document whose rules are sure costs no model call. A value
 the model gives is kept at ``CONF_GROUNDED`` when it occurs in the text (after normalising),
 else at ``CONF_UNGROUNDED``: a value the document does not show is a guess.
+
+The model is not asked for a field whose readings were wrong more often than right on
+development documents (``Readings``: each field's count of the model's readings that differed
+from the rules' and how many of them were right, fitted by ``casework eval calibrate`` on an
+``--all-layers`` run). On the SROIE development receipts its address readings were wrong every
+time (a branch name added, a line left out), so the shipped record keeps it off the address.
 """
 
 from __future__ import annotations
@@ -14,6 +20,9 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -29,12 +38,16 @@ __all__ = [
     "CONF_UNGROUNDED",
     "FIELD_HINTS",
     "MAX_LINES",
+    "MIN_READINGS",
     "TYPE_THRESHOLD",
+    "Readings",
     "ask_fields",
     "document_type",
     "fields_schema",
     "grounded",
     "numbered_lines",
+    "readings_path",
+    "stored_readings",
 ]
 
 CONF_GROUNDED = 0.7
@@ -50,6 +63,65 @@ TYPE_LINES = 25
 TYPE_THRESHOLD = 60.0
 """The model's type is used when its probability is above this; else the document keeps the
 generic type (company, date, total)."""
+
+MIN_READINGS = 3
+"""A field's record speaks once the model has read it this many times (fewer: it is asked)."""
+SHIPPED_READINGS = Path(__file__).parent / "data" / "model-readings.json"
+"""The bundled model's record on the development documents (the 44 bundled ones and 40 SROIE
+receipts), used until a user fits their own."""
+
+
+@dataclass(frozen=True)
+class Readings:
+    """Per field, how many of the model's readings differed from the rules' value and how
+    many of those were right."""
+
+    by_field: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """name -> (right, read)."""
+    source: str = ""
+
+    def trusted(self, name: str) -> bool:
+        """Whether to ask the model for the field: too few readings to judge, or right at
+        least half the time."""
+        right, read = self.by_field.get(name, (0, 0))
+        return read < MIN_READINGS or 2 * right >= read
+
+    @classmethod
+    def counted(cls, readings: Iterable[tuple[str, bool]], source: str = "") -> Readings:
+        """From (field, right) of every reading."""
+        by_field: dict[str, tuple[int, int]] = {}
+        for name, right in readings:
+            was_right, read = by_field.get(name, (0, 0))
+            by_field[name] = (was_right + bool(right), read + 1)
+        return cls(dict(sorted(by_field.items())), source)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "fields": {k: {"right": r, "read": n} for k, (r, n) in self.by_field.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Readings:
+        fields = data.get("fields") or {}
+        return cls(
+            {k: (int(v["right"]), int(v["read"])) for k, v in fields.items()},
+            str(data.get("source", "")),
+        )
+
+
+def readings_path(home: Path) -> Path:
+    """Where a user's fitted record is stored, beside the app's other calibrations."""
+    return home / "calibration" / "documents" / "model-readings.json"
+
+
+def stored_readings(home: Path) -> Readings:
+    """The user's fitted record, else the shipped one."""
+    for path in (readings_path(home), SHIPPED_READINGS):
+        if path.is_file():
+            return Readings.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    return Readings()
+
 
 FIELD_HINTS: dict[str, str] = {
     "company": "the business that issued the document (its name as printed at the top)",

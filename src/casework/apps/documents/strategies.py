@@ -18,6 +18,7 @@ from casework.apps.documents.fields import (
     ask_fields,
     document_type,
     grounded,
+    stored_readings,
 )
 from casework.apps.documents.models import MODEL_ROLE, ExtractionDecision, ExtractionInput
 from casework.errors import InputError, ModelError, NotFoundError
@@ -95,9 +96,16 @@ def run_fields(
     kind = extractor.classify(text)
     typing = not input.fields and kind == "document"  # auto mode, no cue word: ask the model
 
+    readings = stored_readings(deps.settings.home)
+
     def unsure() -> list[str]:
+        """The fields the rules are not sure of and the model reads well enough."""
         wanted = extractor.wanted_fields(text, input.fields, kind)
-        return [n for n in wanted if confidences.get(n, 0.0) < extractor.CONF_LABELLED]
+        return [
+            n
+            for n in wanted
+            if confidences.get(n, 0.0) < extractor.CONF_LABELLED and readings.trusted(n)
+        ]
 
     asked = unsure()
     run = Run(
