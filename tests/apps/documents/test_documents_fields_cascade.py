@@ -259,3 +259,36 @@ def test_readings_are_counted_and_judged_once_there_are_enough():
     assert record.trusted("date")  # one reading is too few to judge
     assert Readings.counted([("a", True), ("a", False)] * 2).trusted("a")  # half right: asked
     assert Readings.from_dict(record.to_dict()) == record
+
+
+def test_with_a_remote_model_the_agent_on_it_is_the_last_layer(deps: DocumentsDeps):
+    # no rule finds either field; the bundled-model layer's guess is not in the text (unsure):
+    # the ReAct agent on the configured model extracts them and decides
+    model = ScriptedChatModel(
+        steps=[
+            call("FieldValues", po_number="ZZ-999", due_date=None),
+            call("get_document_text"),
+            call(
+                "extract_fields",
+                fields={"po_number": "PO-77", "due_date": "12/04/2024"},
+                confidences={"po_number": 0.9, "due_date": 0.9},
+            ),
+            call("complete_extraction"),
+        ]
+    )
+    doc = _doc(deps, INVOICE_TEXT)
+    decision = STRATEGIES["cascade"](
+        ExtractionInput(document_id=doc, user_id=ALICE, fields=["po_number", "due_date"]),
+        deps,
+        on(model),
+    )
+    model.assert_exhausted()
+    layers = [(o.layer, o.verdict, o.confidence, o.kept) for o in decision.run.layers]
+    assert layers == [
+        ("rules", "failed", 0.0, False),
+        ("fields", "completed", 20.0, False),  # the guess at 0.3, the rules' nothing at 0.1
+        ("agent", "completed", 90.0, True),
+    ]
+    assert decision.run.decided_by == "agent" and decision.run.layers[2].remote
+    assert decision.fields == {"po_number": "PO-77", "due_date": "12/04/2024"}
+    assert len(deps.repo.extractions_of(ALICE, doc)) == 1

@@ -142,3 +142,53 @@ def test_a_syntax_error_is_not_evidence_of_an_unanswerable_question(make_deps):
     )
     response = run_self_consistent(deps, config, "What is the average age of users?").decision
     assert not response.refused
+
+
+def test_with_a_remote_model_the_agent_on_it_decides_what_the_vote_could_not(
+    security, security_db, settings, monkeypatch
+):
+    from casework.apps.sql import strategies
+    from casework.apps.sql.deps import SQLConfig, SQLDeps
+    from casework.apps.sql.judge import JUDGE_TOOL
+
+    monkeypatch.setattr(strategies, "is_local_model", lambda m: m.model_name == "scripted-local")
+    local = ScriptedChatModel(
+        steps=[submit(COUNT), submit(OTHER), submit(OTHER + " LIMIT 0")],
+        model_name="scripted-local",
+    )
+    remote = ScriptedChatModel(
+        steps=[
+            call("llm_judge_evaluate", query=COUNT, question=QUESTION),
+            submit(COUNT, confidence=0.9),
+        ],
+        model_name="scripted-remote",
+    )
+    judge = ScriptedChatModel(
+        steps=[
+            call(
+                JUDGE_TOOL,
+                is_correct=True,
+                correctness_score=0.9,
+                issues=[],
+                suggestions=[],
+                reasoning="counts the critical ones",
+            )
+        ],
+        model_name="scripted-judge",
+    )
+    config = RunConfig(
+        models=RoleModels.given({"local": local, "specialist": remote, "judge": judge})
+    )
+    deps = SQLDeps(
+        schema=security,
+        settings=settings,
+        db_url=security_db,
+        config=SQLConfig(retrieval_type="keyword"),
+    )
+    decision = STRATEGIES["cascade"](QUESTION, deps, config)
+    for model in (local, remote, judge):
+        model.assert_exhausted()
+    layers = [(o.layer, o.kept, o.remote) for o in decision.run.layers]
+    assert layers == [("rules", False, False), ("consistency", False, False), ("agent", True, True)]
+    assert decision.verdict == "ANSWERED" and decision.run.decided_by == "agent"
+    assert decision.response.query == COUNT and decision.confidence == 90.0
