@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -101,6 +102,8 @@ def test_scripted_agent_with_judge_and_retries_same_on_both_executors(
     ray_session: None, suite: EvalSuite, settings: Settings, tmp_path: Path
 ) -> None:
     runs = {}
+    scratch = Path(tempfile.gettempdir())
+    worker_folders = set(scratch.glob("casework-traces-*"))
     for executor in ("local", "ray"):
         for strategy in ("agent", "flaky"):
             runs[executor, strategy] = run_suite(
@@ -127,6 +130,8 @@ def test_scripted_agent_with_judge_and_retries_same_on_both_executors(
     assert "tool" in trace_types(agent)[0]  # the agent's own trace came back from the worker
     assert [c.attempts for c in runs["ray", "flaky"].cases] == [2] * 8  # retried in the worker
     assert not list((tmp_path / "ray-agent" / "traces" / "runs").glob("*"))
+    # every trace came back: the workers' own folders are gone
+    assert set(scratch.glob("casework-traces-*")) <= worker_folders
 
 
 @pytest.mark.slow

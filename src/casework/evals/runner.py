@@ -15,6 +15,7 @@ Every case keeps its trace under ``<run_dir>/traces/``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -179,6 +180,10 @@ class _CaseTask:
         if self.remote and trace is not None and trace.is_file():
             run.trace = trace.read_text(encoding="utf-8")
             trace.unlink()
+            # the worker's folder goes once empty (the next trace makes it again): a worker
+            # process ends without a finaliser that could remove it
+            with contextlib.suppress(OSError):
+                trace.parent.rmdir()
         return run
 
 
