@@ -26,7 +26,6 @@ figure is the number of cross-tenant reads and writes, which must be 0.
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,7 +34,6 @@ from typing import Any
 
 from casework.apps.documents.adversarial import ATTACKS, run_attack
 from casework.apps.documents.deps import DocumentsDeps
-from casework.apps.documents.fields import Readings, readings_path, stored_readings
 from casework.apps.documents.models import ExtractionDecision, ExtractionInput, TenancyDecision
 from casework.apps.documents.normalize import field_scores, lookup, values_match
 from casework.config import Settings
@@ -329,24 +327,10 @@ def model_readings(cases: Sequence[CaseResult]) -> list[tuple[str, bool]]:
 
 def fit_readings(cases: Sequence[CaseResult], settings: Settings, source: str) -> str | None:
     """``casework eval calibrate``'s documents part: the model's record per field, stored for
-    the field layer. A field this run did not read keeps the record in force (the layer stops
-    asking for a field it reads badly, so a later run cannot read it again)."""
-    read = model_readings(cases)
-    if not read:
-        return None
-    fitted = Readings.counted(read, source)
-    merged = {**stored_readings(settings.home).by_field, **fitted.by_field}
-    record = Readings(dict(sorted(merged.items())), source)
-    path = readings_path(settings.home)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record.to_dict(), indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    off = [n for n in record.by_field if not record.trusted(n)]
-    return (
-        f"the model's readings of {len(fitted.by_field)} fields counted ({len(read)} readings); "
-        f"it is not asked for {', '.join(off) if off else 'no field'}; stored: {path}"
-    )
+    the field layer (``service.record_model_readings``)."""
+    from casework.apps.documents.service import record_model_readings
+
+    return record_model_readings(model_readings(cases), settings, source)
 
 
 def eval_suite() -> EvalSuite:

@@ -47,6 +47,7 @@ __all__ = [
     "grounded",
     "numbered_lines",
     "readings_path",
+    "save_readings",
     "stored_readings",
 ]
 
@@ -113,6 +114,16 @@ class Readings:
 def readings_path(home: Path) -> Path:
     """Where a user's fitted record is stored, beside the app's other calibrations."""
     return home / "calibration" / "documents" / "model-readings.json"
+
+
+def save_readings(record: Readings, home: Path) -> Path:
+    """Store a user's record (whole or not at all)."""
+    path = readings_path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record.to_dict(), indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
 
 
 def stored_readings(home: Path) -> Readings:

@@ -23,6 +23,7 @@ from typing import Any
 
 from casework.apps.documents.agent import finish_extraction, run_correction
 from casework.apps.documents.deps import DocumentsDeps
+from casework.apps.documents.fields import Readings, save_readings, stored_readings
 from casework.apps.documents.models import (
     DocumentInfo,
     ExtractionDecision,
@@ -61,6 +62,7 @@ __all__ = [
     "decide_failed_extraction",
     "extraction_owner",
     "follow_run",
+    "record_model_readings",
     "recover_stale_runs",
     "settled_review",
     "stack_csv",
@@ -571,6 +573,26 @@ def _cell(value: Any) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def record_model_readings(
+    readings: list[tuple[str, bool]], settings: Settings, source: str
+) -> str | None:
+    """Store the bundled model's record per field from (field, right) readings, for the field
+    layer; a field these readings do not cover keeps the record in force (the layer stops
+    asking for a field it reads badly, so a later run cannot read it again). Returns what was
+    stored, in a sentence; None when there was nothing to count."""
+    if not readings:
+        return None
+    fitted = Readings.counted(readings, source)
+    merged = {**stored_readings(settings.home).by_field, **fitted.by_field}
+    record = Readings(dict(sorted(merged.items())), source)
+    path = save_readings(record, settings.home)
+    off = [n for n in record.by_field if not record.trusted(n)]
+    return (
+        f"the model's readings of {len(fitted.by_field)} fields counted ({len(readings)} "
+        f"readings); it is not asked for {', '.join(off) if off else 'no field'}; stored: {path}"
+    )
 
 
 def build_deps(
