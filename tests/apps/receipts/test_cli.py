@@ -212,3 +212,12 @@ def test_import_warns_of_labels_outside_the_taxonomy(tmp_path, on_home, write_re
     )
     again = runner.invoke(app, ["import", str(path), "--no-index", "--json"])
     assert json.loads(again.output)["unknown_labels"] == {"odd.labels.json": ["ADDRESS"]}
+    mapped = write_receipt(tmp_path / "odd2.labels.json", rows, lines=[0, 1], key="odd-0002#1")
+    ok = runner.invoke(
+        app, ["import", str(mapped), "--no-index", "--json", "--map", "ADDRESS=ADDRESS_LINE"]
+    )
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["unknown_labels"] == {}
+    bad = runner.invoke(app, ["import", str(mapped), "--map", "ADDRESS"])
+    assert isinstance(bad.exception, InputError) and bad.exception.exit_code == 2
+    assert "write it as OLD=NEW" in str(bad.exception)

@@ -177,3 +177,17 @@ def test_labels_outside_the_taxonomy_are_named_in_the_report(small, tmp_path, wr
     report = import_files(small, [path], index=False)
     assert report.added[0].slug == "odd"  # imported as given
     assert report.unknown_labels == {"odd.labels.json": ["ADDRESS", "CASH_BACK"]}
+
+
+def test_a_map_renames_a_files_labels_to_the_taxonomys(small, tmp_path, write_receipt):
+    rows = [("SHOP", "B-MERCHANT_NAME"), ("1 Main St", "B-ADDRESS"), ("0.00", "B-CASH_BACK")]
+    path = write_receipt(tmp_path / "odd.labels.json", rows, lines=[0, 1, 2], key="odd-0002#1")
+    with pytest.raises(InputError, match=r"--map CASH_BACK=CASHBACK: CASHBACK is not a label"):
+        import_files(small, [path], index=False, rename={"CASH_BACK": "CASHBACK"})
+    assert "odd" not in {r.slug for r in small.repo.list_receipts()}  # nothing written
+    report = import_files(
+        small, [path], index=False, rename={"ADDRESS": "ADDRESS_LINE", "CASH_BACK": "CHANGE"}
+    )
+    assert report.unknown_labels == {}
+    labels = small.repo.current_labels(receipt_pk=report.added[0].id)
+    assert sorted(lab.label_type for lab in labels) == ["ADDRESS_LINE", "CHANGE", "MERCHANT_NAME"]

@@ -24,6 +24,7 @@ from casework.apps.receipts.models import (
     WordRef,
 )
 from casework.clikit import AddressOption, ConcurrencyOption, ExecutorOption
+from casework.errors import InputError
 from casework.registry import strategy_named
 
 __all__ = ["app"]
@@ -81,6 +82,13 @@ def import_cmd(
         "--user",
         help="Make the receipts this user's (only they see them); default: shared with every user.",
     ),
+    mapping: list[str] = typer.Option(
+        [],
+        "--map",
+        metavar="OLD=NEW",
+        help="Rename a label the files use to the taxonomy's name (repeatable): "
+        "--map ADDRESS=ADDRESS_LINE.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Import labelled receipts: all files in one transaction, then embed their words.
@@ -93,8 +101,14 @@ def import_cmd(
     deps = _deps(with_vectors=not no_index)
     if user is not None:
         deps = deps.for_tenant(caller_named(user, deps.settings))
+    rename = {}
+    for pair in mapping:
+        old, sep, new = pair.partition("=")
+        if not sep or not old.strip() or not new.strip():
+            raise InputError(f"--map {pair}: write it as OLD=NEW, e.g. --map ADDRESS=ADDRESS_LINE.")
+        rename[old.strip()] = new.strip()
     status = ValidationStatus.PENDING if pending else ValidationStatus.VALID
-    report = import_files(deps, files, status=status, index=not no_index)
+    report = import_files(deps, files, status=status, index=not no_index, rename=rename)
     _print_import(report, as_json)
 
 
@@ -148,7 +162,7 @@ def _print_import(report: Any, as_json: bool) -> None:
         console.print(
             f"[yellow]warning:[/] {source} uses labels the taxonomy does not define "
             f"({', '.join(names)}): they were imported as given, and no strategy can check "
-            "them until they are mapped to the taxonomy's names."
+            "them until they are mapped to the taxonomy's names (`--map OLD=NEW` on import)."
         )
 
 

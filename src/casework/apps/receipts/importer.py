@@ -17,6 +17,7 @@ import json
 import re
 import statistics
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -185,8 +186,12 @@ def _slug(path: Path, index: int, count: int) -> str:
     return f"{slug}-{index + 1}" if count > 1 else slug
 
 
-def parse_record(data: Any, *, source: str, slug: str) -> ParsedReceipt:
-    """One receipt object -> ParsedReceipt; raises InputError naming ``source`` on bad input."""
+def parse_record(
+    data: Any, *, source: str, slug: str, rename: Mapping[str, str] | None = None
+) -> ParsedReceipt:
+    """One receipt object -> ParsedReceipt; raises InputError naming ``source`` on bad input.
+    ``rename`` maps a file's label names to the taxonomy's (``ADDRESS`` -> ``ADDRESS_LINE``)
+    before anything reads them (the merchant and its place included)."""
     if not isinstance(data, dict):
         raise _fail(source, "expected a JSON object with tokens, bboxes and ner_tags.")
     missing = [k for k in ("tokens", "bboxes", "ner_tags") if k not in data]
@@ -220,7 +225,7 @@ def parse_record(data: Any, *, source: str, slug: str) -> ParsedReceipt:
                 token_index=i,
                 text=tok.strip()[:400],
                 box=Box(x0=min(x0, x1), y0=min(y0, y1), x1=max(x0, x1), y1=max(y0, y1)),
-                label=None if tag == "O" else tag[2:],
+                label=None if tag == "O" else (rename or {}).get(tag[2:], tag[2:]),
             )
         )
     lines = build_lines(words, y_up=_y_up(words))
@@ -256,8 +261,9 @@ def _receipt_key(value: Any, tokens: list[Any], boxes: list[Any]) -> tuple[str, 
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"casework-receipt:{digest}")), 1
 
 
-def parse_file(path: Path) -> list[ParsedReceipt]:
-    """Every receipt in one file (an object, or a list of objects)."""
+def parse_file(path: Path, rename: Mapping[str, str] | None = None) -> list[ParsedReceipt]:
+    """Every receipt in one file (an object, or a list of objects), labels renamed by
+    ``rename``."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path} is not a file.")
@@ -275,6 +281,7 @@ def parse_file(path: Path) -> list[ParsedReceipt]:
             rec,
             source=str(path) if len(records) == 1 else f"{path}[{i}]",
             slug=_slug(path, i, len(records)),
+            rename=rename,
         )
         for i, rec in enumerate(records)
     ]

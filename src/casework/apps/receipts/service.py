@@ -10,7 +10,7 @@ SQL.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -106,12 +106,20 @@ def import_files(
     *,
     status: ValidationStatus = ValidationStatus.VALID,
     index: bool = True,
+    rename: Mapping[str, str] | None = None,
 ) -> ImportReport:
     """Parse every file first (a bad one aborts before anything is written), write them all
-    in one transaction, then embed the new words (idempotent upserts, after the commit)."""
+    in one transaction, then embed the new words (idempotent upserts, after the commit).
+    ``rename`` maps the files' label names to the taxonomy's; each new name must be one."""
     if not paths:
         raise InputError("Name at least one receipt file to import.")
-    parsed = [rec for path in paths for rec in parse_file(Path(path))]
+    for old, new in (rename or {}).items():
+        if new not in LABEL_DEFINITIONS:
+            raise InputError(
+                f"--map {old}={new}: {new} is not a label of the taxonomy "
+                f"({', '.join(sorted(LABEL_DEFINITIONS))})."
+            )
+    parsed = [rec for path in paths for rec in parse_file(Path(path), rename)]
     added, skipped = deps.repo.add_receipts(parsed, status=status)
     report = ImportReport(added=added, skipped=skipped)
     for rec in parsed:
