@@ -1,7 +1,9 @@
-"""``casework documents demo``: a demo user, two sample documents, the rules and the agent.
+"""``casework documents demo``: a demo user, two sample documents, the rules alone and the
+default strategy (the cascade: the rules when they found every field asked for, else the
+bundled model's field layer; the extraction's method says which wrote it).
 
-The agent runs on the configured specialist model (the bundled one by default); when it
-cannot be loaded the demo says so and stops after the rules.
+The cascade needs the configured models (the bundled one by default); when they cannot be
+loaded the demo says so and stops after the rules.
 """
 
 from __future__ import annotations
@@ -34,12 +36,12 @@ def run_demo(console: Console | None = None, *, model: str | None = None) -> Non
     try:
         config.models("specialist")
     except CaseworkError as exc:
-        console.print(f"  agent skipped: {exc}")
+        console.print(f"  cascade skipped: {exc}")
         return
-    agent = start_extraction(
+    cascade = start_extraction(
         deps, caller, docs[1].id, fields=["name", "email", "date"], config=config, background=False
     )
-    _show(console, deps, caller.user_id, agent.extraction_id, "agent")
+    _show(console, deps, caller.user_id, cascade.extraction_id, "cascade")
 
 
 def _show(console: Console, deps, user_id: int, extraction_id: int | None, label: str) -> None:
