@@ -28,3 +28,5 @@ def test_demo_prints_three_decisions(seeded, seeded_home, monkeypatch):
     assert "'303.83' as GRAND_TOTAL: VALID" in text
     assert "'14.00' as UNIT_PRICE: NEEDS_REVIEW" in text
     assert "'12.417' as LINE_TOTAL: INVALID 90% by agent" in text
+    # the default, the cascade: its rules settle what the neighbour vote could not, no model
+    assert "'14.00' as UNIT_PRICE: INVALID 80% by cascade, decided by its rules layer" in text

@@ -1,5 +1,7 @@
 """``casework demo`` for receipts: seed, validate two words with the baseline, one with the
-bundled local model (skipped with a note when the model is not prepared)."""
+agent on the bundled local model, then the word the baseline was unsure of with the default
+strategy, the cascade: its rules settle it, so no model runs (the model steps are skipped
+with a note when the model is not prepared)."""
 
 from __future__ import annotations
 
@@ -49,10 +51,20 @@ def run_demo(console: Console | None = None, *, model: BaseChatModel | str | Non
             console.print(f"  {name} skipped: {exc}")
             return
         _show(console, done.to_json())
+    receipt, line, word, label = DEMO_WORDS[1]
+    request = LabelInput(receipt=receipt, line_id=line, word_id=word, suggested_label=label)
+    try:
+        done = validate_word(deps, request, config)  # the default strategy
+    except CaseworkError as exc:
+        console.print(f"  cascade skipped: {exc}")
+        return
+    _show(console, done.to_json())
 
 
 def _show(console: Console, r: dict[str, Any]) -> None:
     who = f"{r['strategy']}" + (f" ({r['model']})" if r["model"] else "")
+    if r.get("decided_by"):
+        who += f", decided by its {r['decided_by']} layer"
     console.print(
         f"  {r['word_text']!r} as {r['suggested_label']}: [bold]{r['verdict']}[/] {r['confidence']:.0f}% by {who} "
         f"in {r['seconds'] or 0:.1f}s, tools: {', '.join(r['tool_calls']) or '-'}",
