@@ -67,12 +67,18 @@ def _summary(run: Any) -> dict[str, Any]:
     }
 
 
-def _app_headline(app: str) -> list[str]:
-    """The app's own headline metrics (``EvalSuite.headline``), when the app is still installed."""
+def _suite_of(app: str) -> Any:
+    """The evaluation suite of an installed app by name; None when there is none."""
     from casework.registry import all_apps
 
     spec = all_apps().get(app)
-    return list(spec.eval_suite().headline) if spec and spec.eval_suite else []
+    return spec.eval_suite() if spec is not None and spec.eval_suite is not None else None
+
+
+def _app_headline(app: str) -> list[str]:
+    """The app's own headline metrics (``EvalSuite.headline``), when the app is still installed."""
+    suite = _suite_of(app)
+    return list(suite.headline) if suite is not None else []
 
 
 def _print_run(run: Any) -> None:
@@ -332,10 +338,7 @@ def calibrate_cmd(
 
 def _calibrate_more(run: Any, settings: Any) -> str | None:
     """The app's own fit on the run (``EvalSuite.calibrate_more``), when it has one."""
-    from casework.registry import all_apps
-
-    spec = all_apps().get(run.app)
-    suite = spec.eval_suite() if spec is not None and spec.eval_suite is not None else None
+    suite = _suite_of(run.app)
     if suite is None or suite.calibrate_more is None:
         return None
     said: str | None = suite.calibrate_more(run.cases, settings, run.run_id)
@@ -592,18 +595,13 @@ def validate_cmd(
 ) -> None:
     """Check a dataset file and count its cases by scenario, complexity, tag and verdict."""
     from casework.evals.datasets import dataset_summary, load_dataset
-    from casework.registry import all_apps
-
-    def suite_of(name: str) -> Any:
-        spec = all_apps().get(name)
-        return spec.eval_suite() if spec is not None and spec.eval_suite is not None else None
 
     path = Path(source)
-    suite = suite_of(app_name) if app_name else None
+    suite = _suite_of(app_name) if app_name else None
     if app_name and suite is None:
         raise InputError(f"{app_name!r} is not an app with an evaluation suite.")
     if not path.exists():
-        suite = suite_of(source)
+        suite = _suite_of(source)
         if suite is None:
             raise InputError(
                 f"{source!r} is neither a dataset file nor an app with an evaluation suite."

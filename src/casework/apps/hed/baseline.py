@@ -64,6 +64,8 @@ _PHRASES: dict[tuple[str, ...], str] = {
     ("pointing", "right"): "Rightward",
 }
 _PHRASE_WORDS = frozenset(w for phrase in _PHRASES for w in phrase)
+_COVERED = frozenset().union(*CUE_WORDS.values()) | _AGENTS | _PHRASE_WORDS
+"""Words the look-up accounts for without the schema: cue words, actors, phrase words."""
 
 
 def _variants(word: str) -> list[str]:
@@ -135,17 +137,11 @@ def coverage(description: str, vocab: Vocabulary) -> float:
     words = [w for w in _WORD.findall(description.lower()) if w not in _SKIP | _FUNCTION_WORDS]
     if not words:
         return 0.0
-    cues = frozenset().union(*CUE_WORDS.values()) | _AGENTS
     covered = 0
     for i, word in enumerate(words):
         pairs = [f"{f}-{n}" for f in _variants(word) for n in words[i + 1 : i + 2]]
         pairs += [f"{f}-{word}" for f in _variants(words[i - 1])] if i else []
-        if (
-            word in cues
-            or word in _PHRASE_WORDS
-            or _tag(_variants(word), vocab)
-            or _tag(pairs, vocab)
-        ):
+        if word in _COVERED or _tag(_variants(word), vocab) or _tag(pairs, vocab):
             covered += 1
     return covered / len(words)
 
