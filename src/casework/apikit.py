@@ -1,5 +1,6 @@
-"""What every app's ``api.py`` shares, below the apps and below ``casework.server``: server-sent
-events, the one error -> HTTP table, and the per-database deps cache.
+"""What every app's ``api.py`` shares, below the apps and below ``casework.server``: who may call
+a route (the permission every route declares), the caller and settings as dependencies,
+server-sent events, the one error -> HTTP table, and the per-database deps cache.
 
 An app's router imports this module, never ``casework.server`` (the server mounts the
 routers, so a router importing it would import its own caller). Routes raise
@@ -10,8 +11,15 @@ with ``{"error": <one sentence>, "kind": <the error's class>}``: the server inst
     cache = DepsCache(build_deps, deps_factory)
 
     @r.get("/things/{thing_id}")
-    def thing(thing_id: str, d: Deps = Depends(cache.dependency)) -> dict[str, Any]:
-        return service.thing(d, thing_id)  # an unknown id raises NotFoundError: a 404
+    def thing(
+        thing_id: str,
+        d: Deps = Depends(cache.dependency),
+        caller: Caller = allow("things.read", Role.USER, own=True),
+    ) -> dict[str, Any]:
+        return service.thing(d, thing_id, caller)  # unknown (or another's) id: a 404
+
+Default deny: a route that declares no permission (``allow`` or ``public``) is not mounted
+(:func:`declared_only`), so a forgotten declaration is a missing route, never an open one.
 """
 
 from __future__ import annotations
@@ -21,26 +29,40 @@ import json
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse
+from fastapi.dependencies.models import Dependant
+from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute, APIRouter
 from sse_starlette.sse import EventSourceResponse
 
 from casework.access.service import AuthError
 from casework.config import Settings
 from casework.errors import CaseworkError, ConfigError, InputError, ModelError, NotFoundError
-from casework.runtime.context import PermissionDenied, get_settings_dep
+from casework.runtime.context import Caller, PermissionDenied, Role
 from casework.runtime.events import Event, to_json
 
 __all__ = [
     "DepsCache",
+    "ErrorPage",
+    "Permission",
     "RequestTooLarge",
     "add_error_handler",
+    "allow",
+    "chosen_model",
+    "current_caller",
+    "declared_only",
     "error_body",
     "error_response",
     "error_status",
+    "get_settings_dep",
+    "offered_models",
+    "permission_of",
+    "permission_table",
+    "public",
     "sse_response",
 ]
 
@@ -82,6 +104,150 @@ _STATUS: list[tuple[type[CaseworkError], int]] = [
 """The one error -> HTTP table, most specific class first; any other error is a 500."""
 
 
+async def get_settings_dep(request: Request) -> Settings:
+    """FastAPI dependency: the settings ``create_app(settings)`` was built with.
+
+    ``async`` although it awaits nothing: FastAPI runs a plain ``def`` dependency on a worker
+    thread, a hop that costs more than the attribute read (and this runs on every request)."""
+    settings: Settings = request.app.state.settings  # Starlette's app.state is untyped
+    return settings
+
+
+async def current_caller(request: Request) -> Caller:
+    """FastAPI dependency: the caller the platform authenticated for this request (the API's
+    bearer token, the web UI's session), read from ``request.state``.
+
+    A router mounted without the platform's authentication gets a 401 here, never an anonymous
+    caller: forgetting the mount-time dependency fails closed.
+    """
+    caller = getattr(request.state, "caller", None)
+    if not isinstance(caller, Caller):
+        raise AuthError("Send an API token in the Authorization header as 'Bearer TOKEN'.")
+    return caller
+
+
+# ---------------------------------------------------------------------- who may call a route
+
+
+@dataclass(frozen=True)
+class Permission:
+    """What a route declares: the action it performs (``app.noun.verb``), the least role it
+    needs (``None``: anyone, before sign-in), and whether it reaches only the caller's own
+    objects (the repository scopes them by the caller: another user's id answers 404)."""
+
+    action: str
+    role: Role | None
+    own: bool = False
+
+
+@dataclass(frozen=True)
+class _Allow(Permission):
+    async def __call__(self, caller: Caller = Depends(current_caller)) -> Caller:
+        if self.role is not None and not caller.has_role(self.role):
+            raise PermissionDenied(
+                f"This action needs the {self.role} role; {caller.name} is a {caller.role}."
+            )
+        return caller
+
+
+@dataclass(frozen=True)
+class _Public(Permission):
+    async def __call__(self) -> None:
+        return None
+
+
+def allow(action: str, role: Role | str = Role.USER, *, own: bool = False) -> Any:
+    """The permission of a route, as a parameter that receives the caller::
+
+        caller: Caller = allow("vanpool.case.reply", Role.REVIEWER)
+
+    or in ``dependencies=[allow(...)]`` when the handler does not need the caller. A caller
+    below ``role`` gets ``PermissionDenied`` (403)."""
+    return Depends(_Allow(action, Role(role), own))
+
+
+def public(action: str) -> Any:
+    """The declaration of a route anyone may call (the sign-in form, a static script)."""
+    return Depends(_Public(action, None))
+
+
+def permission_of(route: APIRoute) -> Permission | None:
+    """The permission ``route`` declares (in its parameters or ``dependencies``), if any."""
+
+    def walk(dependant: Dependant) -> Permission | None:
+        for sub in dependant.dependencies:
+            if isinstance(sub.call, Permission):
+                return sub.call
+            if (found := walk(sub)) is not None:
+                return found
+        return None
+
+    return walk(route.dependant)
+
+
+def declared_only(router: APIRouter, where: str) -> APIRouter:
+    """``router`` without the routes that declare no permission (default deny), each one
+    dropped named in the log: an app author sees it at start-up, a caller gets a 404."""
+    kept = []
+    for route in router.routes:
+        if isinstance(route, APIRoute) and permission_of(route) is None:
+            logger.error(
+                "not mounting %s %s%s: it declares no permission (casework.apikit.allow)",
+                ",".join(sorted(route.methods or ())),
+                where,
+                route.path,
+            )
+            continue
+        kept.append(route)
+    router.routes[:] = kept
+    return router
+
+
+def permission_table(app: FastAPI) -> list[dict[str, Any]]:
+    """Every mounted route with its declaration: method, path, action, role, own objects."""
+    rows = []
+    for route in app.routes:
+        if not isinstance(route, APIRoute):
+            continue
+        declared = permission_of(route)
+        for method in sorted((route.methods or set()) - {"HEAD"}):
+            rows.append(
+                {
+                    "method": method,
+                    "path": route.path,
+                    "action": declared.action if declared else None,
+                    "role": str(declared.role) if declared and declared.role else "anyone",
+                    "own": bool(declared and declared.own),
+                }
+            )
+    return sorted(rows, key=lambda r: (r["path"], r["method"]))
+
+
+def chosen_model(settings: Settings, name: str | None) -> str | None:
+    """A model an HTTP caller named, when the operator offers it: one of the configured
+    models (``[models]``) or of ``server.allowed_models``. Anything else, a ``replay:`` file
+    above all (the server would open that path), is refused in one sentence (422): over HTTP
+    the operator, not the caller, decides what runs and whose key it spends."""
+    if name is None or not name.strip():
+        return None
+    name = name.strip()
+    offered = offered_models(settings)
+    if name.startswith("replay:") or name not in offered:
+        raise InputError(
+            f"Model {name!r} is not offered by this server; choose one of: "
+            f"{', '.join(sorted(offered))} (the operator adds more to server.allowed_models)."
+        )
+    return name
+
+
+def offered_models(settings: Settings) -> set[str]:
+    """The models HTTP callers may choose: the configured ones and the allowlist."""
+    configured = {v for v in settings.models.model_dump().values() if isinstance(v, str) and v}
+    return {
+        m for m in configured | set(settings.server.allowed_models) if not m.startswith("replay:")
+    }
+
+
 def error_status(exc: CaseworkError) -> int:
     """The HTTP status of an error a route raised (see ``_STATUS``)."""
     return next((status for kind, status in _STATUS if isinstance(exc, kind)), 500)
@@ -99,11 +265,21 @@ def error_response(exc: CaseworkError) -> JSONResponse:
     return JSONResponse(error_body(exc), status_code=status, headers=headers)
 
 
-def add_error_handler(app: FastAPI) -> None:
-    """Answer every ``CaseworkError`` a route raises with :func:`error_response`."""
+ErrorPage = Callable[[Request, int, str], Response]
+"""Renders an error as a page: the web UI registers one on ``app.state.error_page``."""
 
-    async def handle(request: Request, exc: Exception) -> JSONResponse:
-        return error_response(cast(CaseworkError, exc))  # registered for CaseworkError only
+
+def add_error_handler(app: FastAPI) -> None:
+    """Answer every ``CaseworkError`` a route raises from the one table: JSON
+    (:func:`error_response`), or a page with the same status and sentence when the route
+    renders pages (a route whose class sets ``renders_pages``: the web UI's)."""
+
+    async def handle(request: Request, exc: Exception) -> Response:
+        error = cast(CaseworkError, exc)  # registered for CaseworkError only
+        page: ErrorPage | None = getattr(request.app.state, "error_page", None)
+        if page is not None and getattr(request.scope.get("route"), "renders_pages", False):
+            return page(request, error_status(error), str(error))
+        return error_response(error)
 
     app.add_exception_handler(CaseworkError, handle)
 

@@ -99,6 +99,9 @@ class ServerSettings(BaseModel):
     locks. Default 5."""
     login_lockout_seconds: int = 300
     """How long a locked sign-in stays locked (a 429), in seconds. Default 300."""
+    allowed_models: list[str] = Field(default_factory=list)
+    """Models (``provider:name``) an API or web caller may choose besides the configured ones
+    (``[models]``); ``replay:`` files never. Default: none, only the configured models."""
 
 
 class Settings(BaseSettings):

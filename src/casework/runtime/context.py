@@ -6,26 +6,19 @@ sees or chooses an id. Rows that belong to a user carry ``owner_id`` (``TenantSc
 with no owner is shared and read-only to users. ``tenant=None`` means the local operator (CLI,
 evals): trusted, unscoped.
 
-The FastAPI dependencies here only read what the platform put on the request (the settings on
-``app.state``, the authenticated caller on ``request.state``), so an app's ``api.py`` can use
-them without importing the server.
+The runtime knows no HTTP: the FastAPI dependencies that hand a route its caller and settings,
+and the permission each route declares, live in ``casework.apikit``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
-from fastapi import Depends, HTTPException, Request
 from sqlalchemy import ColumnElement, Integer, or_, true
 from sqlalchemy.orm import Mapped, QueryableAttribute, mapped_column
 
 from casework.errors import CaseworkError
-
-if TYPE_CHECKING:
-    from casework.config import Settings
 
 __all__ = [
     "Caller",
@@ -34,10 +27,7 @@ __all__ = [
     "RunContext",
     "Tenant",
     "TenantScoped",
-    "current_caller",
-    "get_settings_dep",
     "owner_for",
-    "require_role",
     "visible_to",
     "writable_by",
 ]
@@ -120,45 +110,3 @@ def writable_by(
     if tenant is None:
         return true()
     return owner_column == tenant.user_id
-
-
-async def get_settings_dep(request: Request) -> Settings:
-    """FastAPI dependency: the settings ``create_app(settings)`` was built with.
-
-    ``async`` although it awaits nothing: FastAPI runs a plain ``def`` dependency on a worker
-    thread, a hop that costs more than the attribute read (and this runs on every request)."""
-    settings: Settings = request.app.state.settings  # Starlette's app.state is untyped
-    return settings
-
-
-async def current_caller(request: Request) -> Caller:
-    """FastAPI dependency: the caller the platform authenticated for this request (``async``
-    to run on the event loop, not on a worker thread; see ``get_settings_dep``).
-
-    A router mounted without the platform's authentication gets a 401 here, never an anonymous
-    caller: forgetting the mount-time dependency fails closed.
-    """
-    caller = getattr(request.state, "caller", None)
-    if not isinstance(caller, Caller):
-        raise HTTPException(
-            status_code=401,
-            detail="Send an API token in the Authorization header as 'Bearer TOKEN'.",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    return caller
-
-
-def require_role(role: Role | str) -> Callable[..., Awaitable[Caller]]:
-    """FastAPI dependency factory: ``PermissionDenied`` (a 403) unless the caller has ``role``
-    (or a higher one)."""
-    needed = Role(role)
-
-    async def check(caller: Caller = Depends(current_caller)) -> Caller:
-        if not caller.has_role(needed):
-            raise PermissionDenied(
-                f"This action needs the {needed} role; {caller.name} is a {caller.role}."
-            )
-        return caller
-
-    check.__name__ = f"require_{needed}"
-    return check

@@ -1,9 +1,11 @@
 """FastAPI app: mounts each registered app's router under /<app>, plus health and SSE helpers.
 
 Every app router is mounted behind ``authenticate`` (a bearer token on every route); only
-/health and the OpenAPI docs are open. Routes read the settings ``create_app`` was given and
-the caller through FastAPI dependencies (``casework.runtime.context``). Request guards
-(``casework.server.guards``) bound every body and add security headers to every answer.
+/health and the OpenAPI docs are open. Every route declares its permission
+(``casework.apikit.allow``): one that does not is not mounted. Routes read the settings
+``create_app`` was given and the caller through FastAPI dependencies (``casework.apikit``).
+Request guards (``casework.server.guards``) bound every body and add security headers to every
+answer; ``casework.server.redaction`` hides secrets in every answer and log line.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from typing import Any
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from casework.apikit import add_error_handler, error_response, sse_response
+from casework.apikit import add_error_handler, declared_only, error_response, public, sse_response
 from casework.config import Settings, get_settings
 from casework.errors import InputError
+from casework.redact import install, redactor_for
 from casework.server.auth import authenticate
 from casework.server.guards import ERROR_HEADERS, BodyGuard, SecurityHeaders
+from casework.server.redaction import RedactAnswers
 
 __all__ = ["create_app", "sse_response"]
 
@@ -61,14 +65,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
         )
 
-    @app.get("/health")
+    @app.get("/health", dependencies=[public("server.health")])
     def health() -> dict[str, Any]:
         return {"status": "ok", "apps": sorted(all_apps())}
 
     for name, spec in all_apps().items():
         if spec.router is not None:
             app.include_router(
-                spec.router(settings),
+                declared_only(spec.router(settings), f"/{name}"),
                 prefix=f"/{name}",
                 tags=[name],
                 dependencies=[Depends(authenticate)],
@@ -76,7 +80,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from casework.web import mount_web  # the UI at /: its own session sign-in, not tokens
 
     mount_web(app, settings)
-    # Added last is outermost: headers go on the guard's own refusals too.
+    # Added last is outermost: headers go on the guard's own refusals too, and every answer
+    # of a route or a guard passes the redactor (the 500 above says only the error's class).
+    redactor = redactor_for(settings)
+    install(redactor)  # traces and reports written while serving use the same
     app.add_middleware(BodyGuard, limits=settings.server)
     app.add_middleware(SecurityHeaders, docs_paths=[app.docs_url, app.redoc_url])
+    app.add_middleware(RedactAnswers, redactor=redactor)
     return app

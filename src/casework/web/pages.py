@@ -1,10 +1,14 @@
 """The web UI's pages: sign-in, inbox, decision pages, live runs, evaluation runs.
 
 Server-rendered Jinja2 (autoescaped) with one small script for the live-run page. Every page
-needs a signed-in user (else a redirect to the sign-in page) with the reviewer role: the
-inbox crosses users (one user's documents and receipts are another's business only as a
-reviewer), so a plain user gets a 403 page and uses the API, which scopes to them; every POST carries the session's CSRF token. Apps are reached only through
-their ``ReviewProvider`` (``AppSpec.review``).
+declares its permission like an API route (``casework.apikit.allow``; an undeclared one is not
+mounted): the sign-in form and the page script are public, the rest needs a signed-in user
+(else a redirect to the sign-in page) and all but sign-out the reviewer role: the inbox
+crosses users (one user's documents and receipts are another's business only as a reviewer),
+so a plain user gets a 403 page and uses the API, which scopes to them. Errors are answered
+from the one table (``casework.apikit.error_status``) as a page. Every POST carries the
+session's CSRF token. Apps are reached only through their ``ReviewProvider``
+(``AppSpec.review``).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, FastAPI, Form, Request
+from fastapi import APIRouter, Depends, FastAPI, Form, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import (
     FileResponse,
@@ -28,10 +32,12 @@ from fastapi.responses import (
     RedirectResponse,
     Response,
 )
+from fastapi.routing import APIRoute
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sse_starlette.sse import EventSourceResponse
 
 from casework.access.service import AuthError, get_user, open_access, verify_password
+from casework.apikit import allow, declared_only, error_status, public
 from casework.config import Settings
 from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.runtime.context import Caller, Role
@@ -71,6 +77,12 @@ PAGE_HEADERS = {
 REPORT_CSP = (
     "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; frame-ancestors 'none'"
 )
+
+
+class WebRoute(APIRoute):
+    """A route of the UI: the one error table answers its errors as a page."""
+
+    renders_pages = True
 
 
 class SignInNeeded(Exception):
@@ -170,7 +182,11 @@ def _safe_next(target: str | None) -> str:
 
 
 async def _viewer(request: Request) -> Viewer:
-    """The signed-in user, re-read from the database; SignInNeeded otherwise."""
+    """The signed-in user, re-read from the database once per request; SignInNeeded
+    otherwise."""
+    known = getattr(request.state, "viewer", None)
+    if isinstance(known, Viewer):
+        return known
     state = _state(request)
     data = decode_session(state.secret, request.cookies.get(SESSION_COOKIE))
     if data is None:
@@ -183,20 +199,19 @@ async def _viewer(request: Request) -> Viewer:
         raise SignInNeeded()
     viewer = Viewer(Caller(user.id, user.name, user.role), data)
     request.state.viewer = viewer
+    request.state.caller = viewer.caller  # what the routes' permissions check
     return viewer
+
+
+async def _signed_in(request: Request) -> None:
+    """Every page but the public ones: the session's user, before its permission is checked."""
+    await _viewer(request)
 
 
 def _check_csrf(viewer: Viewer, token: str | None) -> None:
     if not same_token(viewer.session.csrf, token):
         raise PageError(
             403, "The form expired or did not come from this site; reload the page and try again."
-        )
-
-
-def _need_reviewer(viewer: Viewer) -> None:
-    if not viewer.reviewer:
-        raise PageError(
-            403, f"This needs the reviewer role; {viewer.caller.name} is a {viewer.caller.role}."
         )
 
 
@@ -214,12 +229,8 @@ async def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     """Run a blocking provider or store call in the thread pool, its errors as pages."""
     try:
         return await run_in_threadpool(fn, *args, **kwargs)
-    except NotFoundError as exc:
-        raise PageError(404, str(exc)) from None
-    except InputError as exc:
-        raise PageError(422, str(exc)) from None
-    except CaseworkError as exc:  # e.g. the database or a model is not reachable
-        raise PageError(503, str(exc)) from None
+    except CaseworkError as exc:  # the one table's status, as a page
+        raise PageError(error_status(exc), str(exc)) from None
 
 
 def _counts(state: WebState) -> dict[str, int]:
@@ -253,17 +264,21 @@ def _trajectory(events: list[Any]) -> list[dict[str, Any]]:
 
 
 def build_router() -> APIRouter:
-    web = APIRouter(include_in_schema=False)
+    """The UI's routes, each with its permission: public ones on ``web``, the rest on
+    ``pages``, whose every route first finds the session's user."""
+    web = APIRouter(include_in_schema=False, route_class=WebRoute)
+    pages = APIRouter(route_class=WebRoute, dependencies=[Depends(_signed_in)])
+    reviewer = Role.REVIEWER
 
     # ------------------------------------------------------------------ sign-in
-    @web.get("/login")
+    @web.get("/login", dependencies=[public("web.signin.form")])
     async def login_form(request: Request, next: str = "/") -> HTMLResponse:
         token = secrets.token_urlsafe(24)
         response = _render(request, "login.html", login_csrf=token, next=_safe_next(next), error="")
         response.set_cookie(LOGIN_COOKIE, token, max_age=3600, httponly=True, samesite="lax")
         return response
 
-    @web.post("/login")
+    @web.post("/login", dependencies=[public("web.signin")])
     async def login(
         request: Request,
         username: str = Form(""),
@@ -319,7 +334,7 @@ def build_router() -> APIRouter:
         redirect.delete_cookie(LOGIN_COOKIE)
         return redirect
 
-    @web.post("/logout")
+    @pages.post("/logout", dependencies=[allow("web.signout", Role.USER)])
     async def logout(request: Request, csrf: str = Form("")) -> Response:
         viewer = await _viewer(request)
         _check_csrf(viewer, csrf)
@@ -328,7 +343,7 @@ def build_router() -> APIRouter:
         return response
 
     # ------------------------------------------------------------------ inbox
-    @web.get("/")
+    @pages.get("/", dependencies=[allow("web.inbox.read", reviewer)])
     async def inbox(
         request: Request,
         app: str = "",
@@ -337,7 +352,6 @@ def build_router() -> APIRouter:
         after: str = "",
         shown: int = 0,
     ) -> HTMLResponse:
-        _need_reviewer(await _viewer(request))
         state = _state(request)
         if app and app not in state.providers:
             raise PageError(404, f"No app {app!r} offers review items; pick one from the list.")
@@ -378,10 +392,9 @@ def build_router() -> APIRouter:
         )
 
     # ------------------------------------------------------------------ decision page
-    @web.get("/items/{app}/{item_id}")
+    @pages.get("/items/{app}/{item_id}", dependencies=[allow("web.item.read", reviewer)])
     async def item_page(request: Request, app: str, item_id: str, result: str = "") -> HTMLResponse:
         viewer = await _viewer(request)
-        _need_reviewer(viewer)
         return await _item(request, viewer, app, item_id, result=result)
 
     async def _item(
@@ -414,7 +427,7 @@ def build_router() -> APIRouter:
             counts=await _call(_counts, state),
         )
 
-    @web.post("/items/{app}/{item_id}/decide")
+    @pages.post("/items/{app}/{item_id}/decide", dependencies=[allow("web.item.decide", reviewer)])
     async def decide(
         request: Request,
         app: str,
@@ -426,7 +439,6 @@ def build_router() -> APIRouter:
     ) -> Response:
         viewer = await _viewer(request)
         _check_csrf(viewer, csrf)
-        _need_reviewer(viewer)
         provider = _provider(_state(request), app)
         if action not in ACTIONS:
             raise PageError(422, "Choose approve, edit or reject.")
@@ -451,9 +463,8 @@ def build_router() -> APIRouter:
         )
 
     # ------------------------------------------------------------------ live runs
-    @web.get("/runs")
+    @pages.get("/runs", dependencies=[allow("web.runs.list", reviewer)])
     async def runs_page(request: Request) -> HTMLResponse:
-        _need_reviewer(await _viewer(request))
         state = _state(request)
         forms = {name: p.run_fields() for name, p in state.providers.items() if p.run_fields()}
         runs = await _call(state.store.recent, 50)
@@ -466,12 +477,11 @@ def build_router() -> APIRouter:
             counts=await _call(_counts, state),
         )
 
-    @web.post("/runs")
+    @pages.post("/runs", dependencies=[allow("web.run.start", reviewer)])
     async def start_run(request: Request) -> Response:
         viewer = await _viewer(request)
         form = await request.form()
         _check_csrf(viewer, str(form.get("csrf", "")))
-        _need_reviewer(viewer)
         state = _state(request)
         provider = _provider(state, str(form.get("app", "")))
         wanted = [f.name for f in provider.run_fields()]
@@ -479,9 +489,8 @@ def build_router() -> APIRouter:
         record = await _call(state.runs.start, provider, params, viewer.caller)
         return RedirectResponse(f"/runs/{record.id}", status_code=303)
 
-    @web.get("/runs/{run_id}")
+    @pages.get("/runs/{run_id}", dependencies=[allow("web.run.read", reviewer)])
     async def run_page(request: Request, run_id: str) -> HTMLResponse:
-        _need_reviewer(await _viewer(request))
         state = _state(request)
         run = await _call(state.store.get, run_id)
         events = await _call(state.store.events_after, run_id)
@@ -494,11 +503,10 @@ def build_router() -> APIRouter:
             counts=await _call(_counts, state),
         )
 
-    @web.get("/runs/{run_id}/events")
+    @pages.get("/runs/{run_id}/events", dependencies=[allow("web.run.read", reviewer)])
     async def run_events(request: Request, run_id: str, after: int = 0) -> Response:
         """SSE: the run's events after ``Last-Event-ID`` (a reconnect) or ``after`` (a page
         that rendered some already), then an ``end`` event once it finished."""
-        _need_reviewer(await _viewer(request))
         state = _state(request)
         await _call(state.store.get, run_id)
         header = request.headers.get("last-event-id", "")
@@ -523,9 +531,8 @@ def build_router() -> APIRouter:
         return EventSourceResponse(stream())
 
     # ------------------------------------------------------------------ evaluation runs
-    @web.get("/evals")
+    @pages.get("/evals", dependencies=[allow("web.evals.list", reviewer)])
     async def evals_page(request: Request) -> HTMLResponse:
-        _need_reviewer(await _viewer(request))
         state = _state(request)
         from casework.evals.store import list_runs
 
@@ -537,9 +544,8 @@ def build_router() -> APIRouter:
             request, "evals.html", runs=runs, reports=reports, counts=await _call(_counts, state)
         )
 
-    @web.get("/evals/compare")
+    @pages.get("/evals/compare", dependencies=[allow("web.evals.compare", reviewer)])
     async def evals_compare(request: Request, a: str = "", b: str = "") -> HTMLResponse:
-        _need_reviewer(await _viewer(request))
         state = _state(request)
         if not a or not b or a == b:
             raise PageError(422, "Pick two different evaluation runs to compare.")
@@ -556,9 +562,10 @@ def build_router() -> APIRouter:
         html = await _call(build)
         return HTMLResponse(html, headers={"Content-Security-Policy": REPORT_CSP})
 
-    @web.get("/evals/{run_id}/files/{path:path}")
+    @pages.get(
+        "/evals/{run_id}/files/{path:path}", dependencies=[allow("web.evals.file", reviewer)]
+    )
     async def eval_file(request: Request, run_id: str, path: str) -> Response:
-        _need_reviewer(await _viewer(request))
         state = _state(request)
         from casework.evals.store import list_runs, resolve_run_id
 
@@ -585,12 +592,13 @@ def build_router() -> APIRouter:
         target = await _call(find)
         return FileResponse(target, headers={"Content-Security-Policy": REPORT_CSP})
 
-    @web.get("/static/web.js")
+    @web.get("/static/web.js", dependencies=[public("web.static")])
     async def script() -> Response:
         body = files("casework.web").joinpath("static").joinpath("web.js").read_text()
         return PlainTextResponse(body, media_type="text/javascript")
 
-    return web
+    web.include_router(pages)
+    return declared_only(web, "")
 
 
 def mount_web(app: FastAPI, settings: Settings) -> WebState:
@@ -637,6 +645,11 @@ def mount_web(app: FastAPI, settings: Settings) -> WebState:
     @app.exception_handler(PageError)
     async def _page_error(request: Request, exc: PageError) -> Response:
         return _render(request, "error.html", exc.status, message=exc.message)
+
+    def error_page(request: Request, status: int, message: str) -> Response:
+        return _render(request, "error.html", status, message=message)
+
+    app.state.error_page = error_page  # the one error table's answers, as pages
 
     app.include_router(build_router())
     return state

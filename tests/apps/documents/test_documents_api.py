@@ -17,11 +17,11 @@ from docs_fixtures import ALICE, BOB, INVOICE_TEXT, no_models, text_read
 from fastapi import FastAPI, Request
 from fastapi.testclient import TestClient
 
-from casework.apikit import add_error_handler
+from casework.apikit import add_error_handler, current_caller
 from casework.apps.documents.api import router
 from casework.apps.documents.deps import DocumentsDeps
 from casework.llm import RoleModels, ScriptedChatModel, call, say
-from casework.runtime.context import Caller, Role, current_caller
+from casework.runtime.context import Caller, Role
 
 DATA = Path(__file__).resolve().parents[3] / "src/casework/apps/documents/data/eval/files"
 

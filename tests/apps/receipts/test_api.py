@@ -6,12 +6,12 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from casework.apikit import add_error_handler
+from casework.apikit import add_error_handler, current_caller
 from casework.apps.receipts.api import router
 from casework.apps.receipts.models import ValidationStatus
 from casework.apps.receipts.repository import LabelChange
 from casework.apps.receipts.service import bundled_receipt_files
-from casework.runtime.context import Caller, Role, current_caller
+from casework.runtime.context import Caller, Role
 
 
 def _client(deps, role: Role = Role.REVIEWER) -> TestClient:

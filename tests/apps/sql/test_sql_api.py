@@ -7,10 +7,10 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from casework.access import create_token, create_user, open_access
-from casework.apikit import add_error_handler
+from casework.apikit import add_error_handler, current_caller
 from casework.apps.sql.api import router
 from casework.llm import call
-from casework.runtime.context import Caller, Role, current_caller
+from casework.runtime.context import Caller, Role
 from casework.server import create_app
 
 

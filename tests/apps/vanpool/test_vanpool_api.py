@@ -6,10 +6,10 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from vanpool_helpers import first, specialist_responder
 
-from casework.apikit import add_error_handler
+from casework.apikit import add_error_handler, current_caller
 from casework.apps.vanpool.api import router
 from casework.llm import RoleModels
-from casework.runtime.context import Caller, Role, current_caller
+from casework.runtime.context import Caller, Role
 
 
 def _client(deps, role: Role = Role.REVIEWER, models: RoleModels | None = None) -> TestClient:

@@ -22,12 +22,12 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
-from casework.apikit import DepsCache
+from casework.apikit import DepsCache, allow
 from casework.apps.documents import service
 from casework.apps.documents.deps import DocumentsDeps
 from casework.config import Settings
 from casework.llm.roles import RoleModels
-from casework.runtime.context import Caller, current_caller
+from casework.runtime.context import Caller, Role
 from casework.runtime.runconfig import RunConfig
 
 __all__ = ["router"]
@@ -96,7 +96,7 @@ def router(
     async def upload(
         file: UploadFile = File(...),
         d: DocumentsDeps = Depends(deps),
-        caller: Caller = Depends(current_caller),
+        caller: Caller = allow("documents.document.add", Role.USER, own=True),
     ) -> dict[str, Any]:
         """Add a PDF, PNG or JPEG: its text is read (OCR for scans) before this answers."""
         data = await file.read()
@@ -109,13 +109,16 @@ def router(
 
     @api.get("/documents")
     def list_documents(
-        d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = allow("documents.documents.list", Role.USER, own=True),
     ) -> list[dict[str, Any]]:
         return [doc.to_dict() for doc in d.repo.list_documents(caller.user_id)]
 
     @api.get("/documents/{document_id}")
     def show_document(
-        document_id: int, d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
+        document_id: int,
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = allow("documents.document.read", Role.USER, own=True),
     ) -> dict[str, Any]:
         doc = d.repo.get_document(caller.user_id, document_id)
         return doc.to_dict() | {
@@ -126,7 +129,7 @@ def router(
     def show_extraction(
         extraction_id: int,
         d: DocumentsDeps = Depends(deps),
-        caller: Caller = Depends(current_caller),
+        caller: Caller = allow("documents.extraction.read", Role.USER, own=True),
     ) -> dict[str, Any]:
         return d.repo.get_extraction(caller.user_id, extraction_id).to_dict()
 
@@ -135,7 +138,7 @@ def router(
     def extract(
         body: ExtractRequest,
         d: DocumentsDeps = Depends(deps),
-        caller: Caller = Depends(current_caller),
+        caller: Caller = allow("documents.extraction.start", Role.USER, own=True),
     ) -> dict[str, Any]:
         """Create the extraction and start the run; follow it at ``/runs/{run_id}/events``."""
         handle = service.start_extraction(
@@ -153,7 +156,7 @@ def router(
         extraction_id: int,
         body: CorrectRequest,
         d: DocumentsDeps = Depends(deps),
-        caller: Caller = Depends(current_caller),
+        caller: Caller = allow("documents.extraction.correct", Role.USER, own=True),
     ) -> dict[str, Any]:
         handle = service.start_correction(
             d, caller, extraction_id, body.instruction, config=run_config(d, caller)
@@ -162,7 +165,9 @@ def router(
 
     @api.get("/runs/{run_id}")
     def show_run(
-        run_id: str, d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
+        run_id: str,
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = allow("documents.run.read", Role.USER, own=True),
     ) -> dict[str, Any]:
         return d.repo.get_run(caller.user_id, run_id)
 
@@ -170,7 +175,7 @@ def router(
     def run_events(
         run_id: str,
         d: DocumentsDeps = Depends(deps),
-        caller: Caller = Depends(current_caller),
+        caller: Caller = allow("documents.run.read", Role.USER, own=True),
         last_event_id: str | None = Header(default=None),
     ) -> EventSourceResponse:
         """The run's events as SSE from ``Last-Event-ID`` on (all of them without it)."""
@@ -181,7 +186,7 @@ def router(
     def agent_extract(
         body: ExtractRequest,
         d: DocumentsDeps = Depends(deps),
-        caller: Caller = Depends(current_caller),
+        caller: Caller = allow("documents.extraction.start", Role.USER, own=True),
     ) -> EventSourceResponse:
         handle = service.start_extraction(
             d,
@@ -197,7 +202,7 @@ def router(
     def agent_correct(
         body: CorrectRequest,
         d: DocumentsDeps = Depends(deps),
-        caller: Caller = Depends(current_caller),
+        caller: Caller = allow("documents.extraction.correct", Role.USER, own=True),
     ) -> EventSourceResponse:
         handle = service.start_correction(
             d, caller, body.extraction_id, body.instruction, config=run_config(d, caller)
@@ -209,13 +214,14 @@ def router(
     def create_stack(
         body: StackRequest,
         d: DocumentsDeps = Depends(deps),
-        caller: Caller = Depends(current_caller),
+        caller: Caller = allow("documents.stack.create", Role.USER, own=True),
     ) -> dict[str, Any]:
         return service.create_stack(d, caller.user_id, body.name).to_dict()
 
     @api.get("/stacks")
     def list_stacks(
-        d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = allow("documents.stacks.list", Role.USER, own=True),
     ) -> list[dict[str, Any]]:
         return [s.to_dict() for s in d.repo.list_stacks(caller.user_id)]
 
@@ -224,26 +230,32 @@ def router(
         stack_id: int,
         body: StackDocs,
         d: DocumentsDeps = Depends(deps),
-        caller: Caller = Depends(current_caller),
+        caller: Caller = allow("documents.stack.edit", Role.USER, own=True),
     ) -> dict[str, Any]:
         return service.add_to_stack(d, caller.user_id, stack_id, body.document_ids).to_dict()
 
     @api.get("/stacks/{stack_id}")
     def show_stack(
-        stack_id: int, d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
+        stack_id: int,
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = allow("documents.stack.read", Role.USER, own=True),
     ) -> dict[str, Any]:
         return d.repo.get_stack(caller.user_id, stack_id).to_dict()
 
     @api.post("/stacks/{stack_id}/build", status_code=202)
     def build_stack(
-        stack_id: int, d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
+        stack_id: int,
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = allow("documents.stack.build", Role.USER, own=True),
     ) -> dict[str, Any]:
         handle = service.start_stack_build(d, caller, stack_id, config=run_config(d, caller))
         return {"run_id": handle.run_id, "stack_id": stack_id}
 
     @api.get("/stacks/{stack_id}/export.csv")
     def export_stack(
-        stack_id: int, d: DocumentsDeps = Depends(deps), caller: Caller = Depends(current_caller)
+        stack_id: int,
+        d: DocumentsDeps = Depends(deps),
+        caller: Caller = allow("documents.stack.export", Role.USER, own=True),
     ) -> Response:
         text, _ = service.stack_csv(d, caller.user_id, stack_id)
         return Response(text, media_type="text/csv")

@@ -23,7 +23,14 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
-from casework.apikit import DepsCache, error_body, error_status
+from casework.apikit import (
+    DepsCache,
+    allow,
+    chosen_model,
+    error_body,
+    error_status,
+    get_settings_dep,
+)
 from casework.apps.hed import service
 from casework.apps.hed.deps import ROLES, HedDeps, open_repository
 from casework.apps.hed.models import (
@@ -93,8 +100,14 @@ def _choice(
     model: str | None = Header(default=None, alias="X-Casework-Model"),
     vision_model: str | None = Header(default=None, alias="X-Casework-Vision-Model"),
     api_key: str | None = Header(default=None, alias="X-Casework-Api-Key"),
+    settings: Settings = Depends(get_settings_dep),
 ) -> ModelChoice:
-    return ModelChoice(model=model or None, vision_model=vision_model or None, api_key=api_key)
+    """The models a request names, each one the operator offers (``chosen_model``: 422 else)."""
+    return ModelChoice(
+        model=chosen_model(settings, model),
+        vision_model=chosen_model(settings, vision_model),
+        api_key=api_key,
+    )
 
 
 def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRouter:
@@ -117,7 +130,7 @@ def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRout
     factory = run_factory or default_factory
     api = APIRouter()
 
-    @api.post("/validate")
+    @api.post("/validate", dependencies=[allow("hed.strings.validate")])
     def validate_route(body: ValidateRequest) -> list[dict[str, Any]]:
         """Validate HED strings with the JS validator (hedtools as the fallback)."""
         return [
@@ -127,7 +140,7 @@ def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRout
             )
         ]
 
-    @api.post("/annotate")
+    @api.post("/annotate", dependencies=[allow("hed.annotation.run")])
     def annotate_route(body: AnnotateRequest, choice: ModelChoice = Depends(_choice)) -> Any:
         """Annotate a description (or a base64 image) with a strategy; the whole state back.
         A model that fails mid-run answers 502 with the state reached (nothing is stored)."""
@@ -146,7 +159,7 @@ def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRout
             )
         return data
 
-    @api.post("/annotate/stream")
+    @api.post("/annotate/stream", dependencies=[allow("hed.annotation.run")])
     async def annotate_stream(
         body: AnnotateRequest, choice: ModelChoice = Depends(_choice)
     ) -> EventSourceResponse:

@@ -18,12 +18,12 @@ from fastapi import APIRouter, Depends, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field, TypeAdapter
 
-from casework.apikit import DepsCache
+from casework.apikit import DepsCache, allow, chosen_model, current_caller
 from casework.apps.receipts import service
 from casework.apps.receipts.deps import build_deps
 from casework.apps.receipts.models import LABEL_DEFINITIONS, Label, LabelInput, Verdict
 from casework.config import Settings
-from casework.runtime.context import Caller, Role, current_caller, require_role
+from casework.runtime.context import Caller, Role
 from casework.runtime.decision import Evidence
 from casework.runtime.runconfig import RunConfig
 
@@ -121,7 +121,9 @@ def router(
             hit = answers[key] = (version, body)
         return Response(hit[1], media_type="application/json")
 
-    @api.get("/receipts", response_model=list[dict[str, Any]])
+    own_reads = allow("receipts.receipts.read", Role.USER, own=True)
+
+    @api.get("/receipts", response_model=list[dict[str, Any]], dependencies=[own_reads])
     async def list_receipts(merchant: str | None = None, d: Any = Depends(deps)) -> Response:
         """Imported receipts with the slugs the other routes accept."""
 
@@ -134,11 +136,12 @@ def router(
 
         return await cached_json(d, ("receipts", merchant), run)
 
-    @api.post("/validate")
+    @api.post("/validate", dependencies=[allow("receipts.label.validate", Role.USER, own=True)])
     def validate(body: ValidateRequest, served: Any = Depends(deps)) -> ValidateResponse:
         """Validate a suggested label for one word with one of the app's strategies."""
         d = served
-        config = RunConfig.of(d.settings, body.model, caller=d.tenant)
+        model = chosen_model(d.settings, body.model)
+        config = RunConfig.of(d.settings, model, caller=d.tenant)
         request = LabelInput(
             receipt=body.receipt,
             line_id=body.line_id,
@@ -147,13 +150,17 @@ def router(
             reason=body.reason,
         )
         done = service.validate_word(
-            d, request, config, body.strategy, record=body.record, proposed_by="api"
+            d, request, config, body.strategy, record=body.record, proposed_by=d.tenant.name
         )
         return ValidateResponse(
             **done.to_json(), recorded_label_ids=[lab.id for lab in done.recorded]
         )
 
-    @api.get("/review", response_model=list[ReviewItem])
+    @api.get(
+        "/review",
+        response_model=list[ReviewItem],
+        dependencies=[allow("receipts.review.list", Role.USER, own=True)],
+    )
     async def review_queue(
         merchant: str | None = None, limit: int = 100, d: Any = Depends(deps)
     ) -> Response:
@@ -175,14 +182,12 @@ def router(
         note = body.note if body else ""
         return service.review_decide(d, label_id, accept=accept, reviewer=caller.name, note=note)
 
-    reviewer = require_role(Role.REVIEWER)
-
     @api.post("/review/{label_id}/accept")
     def accept(
         label_id: int,
         body: ReviewDecision | None = None,
         d: Any = Depends(deps),
-        caller: Caller = Depends(reviewer),
+        caller: Caller = allow("receipts.review.decide", Role.REVIEWER, own=True),
     ) -> list[Label]:
         """Accept: the label becomes VALID (and the one it replaces INVALID). Returns the new rows."""
         return _decide(d, caller, label_id, body, True)
@@ -192,12 +197,15 @@ def router(
         label_id: int,
         body: ReviewDecision | None = None,
         d: Any = Depends(deps),
-        caller: Caller = Depends(reviewer),
+        caller: Caller = allow("receipts.review.decide", Role.REVIEWER, own=True),
     ) -> list[Label]:
         """Reject: the label becomes INVALID. Returns the new rows."""
         return _decide(d, caller, label_id, body, False)
 
-    @api.get("/words/{receipt}/{line_id}/{word_id}/labels")
+    @api.get(
+        "/words/{receipt}/{line_id}/{word_id}/labels",
+        dependencies=[allow("receipts.word.history", Role.USER, own=True)],
+    )
     def word_history(
         receipt: str, line_id: int, word_id: int, d: Any = Depends(deps)
     ) -> list[Label]:

@@ -15,12 +15,14 @@ from typing import Any, Literal
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
-from casework.apikit import DepsCache
+from casework.apikit import DepsCache, allow
 from casework.apps.sql import service
 from casework.apps.sql.deps import build_deps
 from casework.apps.sql.models import MAX_QUESTION_CHARS, SQLQueryResponse, ValidationResult
 from casework.config import Settings
 from casework.llm.roles import RoleModels
+from casework.redact import redact_url
+from casework.runtime.context import Caller, Role
 from casework.runtime.runconfig import RunConfig
 
 __all__ = ["AskRequest", "ValidateRequest", "router"]
@@ -52,20 +54,27 @@ def router(
     deps = DepsCache(build_deps, deps_factory).dependency
 
     @api.post("/ask")
-    def ask(request: AskRequest, d: Any = Depends(deps)) -> SQLQueryResponse:
-        config = RunConfig.of(d.settings)
+    def ask(
+        request: AskRequest, d: Any = Depends(deps), caller: Caller = allow("sql.question.ask")
+    ) -> SQLQueryResponse:
+        config = RunConfig.of(d.settings, caller=caller)
         if models is not None:
             config = replace(config, models=models)
         return service.ask(
             d, request.question, config, strategy=request.strategy, execute=request.execute
         )
 
-    @api.post("/validate")
+    @api.post("/validate", dependencies=[allow("sql.query.validate")])
     def validate(request: ValidateRequest, d: Any = Depends(deps)) -> ValidationResult:
         return service.validate_query(d, request.query)
 
-    @api.get("/schema")
+    @api.get("/schema", dependencies=[allow("sql.schema.read", Role.ADMIN)])
     def schema(d: Any = Depends(deps)) -> dict[str, Any]:
-        return {"name": d.schema.name, "db_url": d.db_url, "tables": d.schema.to_document()}
+        """The schema questions are asked against; its database URL with the password hidden."""
+        return {
+            "name": d.schema.name,
+            "db_url": redact_url(d.db_url) if d.db_url else None,
+            "tables": d.schema.to_document(),
+        }
 
     return api

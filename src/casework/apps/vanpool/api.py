@@ -3,7 +3,9 @@ audit (also as server-sent events), cases, replies, approvals, time.
 
 Thin: each route calls the same ``service`` functions as the CLI; a CaseworkError they raise is
 answered by the one error table of ``casework.apikit`` (unknown id: 404; bad input: 422).
-Deciding an approval needs the reviewer role, and the audit log names the caller who decided.
+Every route declares its permission: the vanpool ids are for any user; cases name riders
+(e-mail, home ZIP) and every workflow step changes them (audits, replies, time, approvals),
+so the rest needs the reviewer role, and the caller is handed to the run.
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ from typing import Any, Literal
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
-from casework.apikit import DepsCache, sse_response
+from casework.apikit import DepsCache, allow, sse_response
 from casework.apps.vanpool import service
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
 from casework.apps.vanpool.models import check_id
 from casework.config import Settings
 from casework.llm.roles import RoleModels
-from casework.runtime.context import Caller, Role, require_role
+from casework.runtime.context import Caller, Role
 from casework.runtime.runconfig import RunConfig
 
 __all__ = ["ApprovalRequest", "AuditRequest", "ReplyRequest", "TickRequest", "router"]
@@ -70,41 +72,65 @@ def router(
         config = RunConfig.of(d.settings, caller=caller)
         return replace(config, models=models) if models is not None else config
 
-    reviewer = require_role(Role.REVIEWER)
+    reviewer = Role.REVIEWER
 
     @r.get("/vanpools")
-    def vanpools(d: VanpoolDeps = Depends(deps)) -> list[str]:
+    def vanpools(
+        d: VanpoolDeps = Depends(deps), _: Caller = allow("vanpool.vanpools.list")
+    ) -> list[str]:
         return d.repo.vanpool_ids()
 
     @r.post("/vanpools/{vanpool_id}/audit")
     def audit(
-        vanpool_id: str, req: AuditRequest | None = None, d: VanpoolDeps = Depends(deps)
+        vanpool_id: str,
+        req: AuditRequest | None = None,
+        d: VanpoolDeps = Depends(deps),
+        caller: Caller = allow("vanpool.audit.run", reviewer),
     ) -> dict[str, Any]:
         strategy = (req or AuditRequest()).strategy
-        result = service.run_audit(strategy, vanpool_id, d, run_config(d))
+        result = service.run_audit(strategy, vanpool_id, d, run_config(d, caller))
         return result.model_dump(mode="json")
 
     @r.get("/vanpools/{vanpool_id}/audit/events")
-    def audit_events(vanpool_id: str, d: VanpoolDeps = Depends(deps)) -> Any:
+    def audit_events(
+        vanpool_id: str,
+        d: VanpoolDeps = Depends(deps),
+        caller: Caller = allow("vanpool.audit.run", reviewer),
+    ) -> Any:
         """The Case Manager agent's audit of one vanpool, streamed as server-sent events."""
         # an unknown vanpool is a 404 before the stream starts
-        return sse_response(service.audit_events(d, vanpool_id, run_config(d)))
+        return sse_response(service.audit_events(d, vanpool_id, run_config(d, caller)))
 
     @r.get("/cases")
-    def cases(status: str | None = None, d: VanpoolDeps = Depends(deps)) -> list[dict[str, Any]]:
+    def cases(
+        status: str | None = None,
+        d: VanpoolDeps = Depends(deps),
+        _: Caller = allow("vanpool.cases.list", reviewer),
+    ) -> list[dict[str, Any]]:
         return [_case(c) for c in d.repo.list_cases(status)]
 
     @r.get("/cases/{case_id}")
-    def case(case_id: str, d: VanpoolDeps = Depends(deps)) -> dict[str, Any]:
+    def case(
+        case_id: str,
+        d: VanpoolDeps = Depends(deps),
+        _: Caller = allow("vanpool.case.read", reviewer),
+    ) -> dict[str, Any]:
         return service.case_detail(d, case_id)
 
     @r.post("/cases/{case_id}/replies")
-    def reply(case_id: str, req: ReplyRequest, d: VanpoolDeps = Depends(deps)) -> dict[str, Any]:
-        result = service.reply_to_case(d, case_id, req.text, req.strategy, run_config(d))
+    def reply(
+        case_id: str,
+        req: ReplyRequest,
+        d: VanpoolDeps = Depends(deps),
+        caller: Caller = allow("vanpool.case.reply", reviewer),
+    ) -> dict[str, Any]:
+        result = service.reply_to_case(d, case_id, req.text, req.strategy, run_config(d, caller))
         return result.model_dump(mode="json")
 
     @r.get("/approvals")
-    def approvals(d: VanpoolDeps = Depends(deps)) -> list[dict[str, Any]]:
+    def approvals(
+        d: VanpoolDeps = Depends(deps), _: Caller = allow("vanpool.approvals.list", reviewer)
+    ) -> list[dict[str, Any]]:
         return service.pending_approvals(d)
 
     @r.post("/approvals/{case_id}")
@@ -112,7 +138,7 @@ def router(
         case_id: str,
         req: ApprovalRequest,
         d: VanpoolDeps = Depends(deps),
-        caller: Caller = Depends(reviewer),
+        caller: Caller = allow("vanpool.approval.decide", reviewer),
     ) -> dict[str, Any]:
         """Resume the case's paused action (the same call as `casework vanpool approve`)."""
         c = service.decide_approval(
@@ -126,9 +152,13 @@ def router(
         return _case(c)
 
     @r.post("/tick")
-    def tick(req: TickRequest | None = None, d: VanpoolDeps = Depends(deps)) -> dict[str, Any]:
+    def tick(
+        req: TickRequest | None = None,
+        d: VanpoolDeps = Depends(deps),
+        caller: Caller = allow("vanpool.time.tick", reviewer),
+    ) -> dict[str, Any]:
         req = req or TickRequest()
         at = d.at(req.now) if req.now is not None else d
-        return service.tick(at, req.strategy, config=run_config(d))
+        return service.tick(at, req.strategy, config=run_config(d, caller))
 
     return r
