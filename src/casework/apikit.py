@@ -185,36 +185,54 @@ def permission_of(route: APIRoute) -> Permission | None:
     return walk(route.dependant)
 
 
+def _routes(routes: list[Any], prefix: str = "") -> Iterator[tuple[str, APIRoute]]:
+    """Every ``APIRoute`` with its full path, into included routers (FastAPI keeps an included
+    router whole, as one ``_IncludedRouter`` entry, rather than copying its routes)."""
+    for route in routes:
+        if isinstance(route, APIRoute):
+            yield prefix + route.path, route
+        elif hasattr(route, "original_router") and hasattr(route, "include_context"):
+            inner = prefix + route.include_context.prefix
+            yield from _routes(route.original_router.routes, inner)
+
+
 def declared_only(router: APIRouter, where: str) -> APIRouter:
-    """``router`` without the routes that declare no permission (default deny), each one
-    dropped named in the log: an app author sees it at start-up, a caller gets a 404."""
-    kept = []
-    for route in router.routes:
-        if isinstance(route, APIRoute) and permission_of(route) is None:
+    """``router`` without the routes that declare no permission (default deny), included
+    routers too, each one dropped named in the log: an app author sees it at start-up, a
+    caller gets a 404."""
+    undeclared = {id(route) for _, route in _routes(router.routes) if permission_of(route) is None}
+    if not undeclared:
+        return router
+    for path, route in _routes(router.routes, where):
+        if id(route) in undeclared:
             logger.error(
-                "not mounting %s %s%s: it declares no permission (casework.apikit.allow)",
+                "not mounting %s %s: it declares no permission (casework.apikit.allow)",
                 ",".join(sorted(route.methods or ())),
-                where,
-                route.path,
+                path,
             )
-            continue
-        kept.append(route)
-    router.routes[:] = kept
+
+    def prune(routes: list[Any]) -> None:
+        routes[:] = [r for r in routes if id(r) not in undeclared]
+        for r in routes:
+            if hasattr(r, "original_router"):
+                prune(r.original_router.routes)
+
+    prune(router.routes)
     return router
 
 
 def permission_table(app: FastAPI) -> list[dict[str, Any]]:
-    """Every mounted route with its declaration: method, path, action, role, own objects."""
+    """Every mounted route with its declaration: face (api, web), method, path, action, role,
+    own objects."""
     rows = []
-    for route in app.routes:
-        if not isinstance(route, APIRoute):
-            continue
+    for path, route in _routes(app.routes):
         declared = permission_of(route)
         for method in sorted((route.methods or set()) - {"HEAD"}):
             rows.append(
                 {
+                    "face": "web" if getattr(route, "renders_pages", False) else "api",
                     "method": method,
-                    "path": route.path,
+                    "path": path,
                     "action": declared.action if declared else None,
                     "role": str(declared.role) if declared and declared.role else "anyone",
                     "own": bool(declared and declared.own),

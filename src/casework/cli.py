@@ -44,7 +44,13 @@ app.add_typer(token_app, name="token")
 @app.command("config")
 def config_cmd(as_json: JsonOption = False) -> None:
     """Print the effective settings and where each value came from."""
-    rows = config_sources(get_settings())
+    from casework.redact import redact_url
+
+    # a database URL's password is not shown, not even to the operator's terminal
+    rows = [
+        (k, redact_url(v) if isinstance(v, str) and "://" in v else v, src)
+        for k, v, src in config_sources(get_settings())
+    ]
     if as_json:
         print_json([{"key": k, "value": v, "source": s} for k, v, s in rows])
         return
@@ -89,11 +95,34 @@ def serve(
     """Serve the HTTP API (every app's routes under /<app> need a token; /health, /docs open)."""
     import uvicorn
 
+    from casework.redact import current
     from casework.server import create_app
     from casework.server.auth import check_serve_allowed
+    from casework.server.redaction import redact_logs
 
     check_serve_allowed(host, get_settings())
-    uvicorn.run(create_app(get_settings()), host=host, port=port)
+    config = uvicorn.Config(create_app(get_settings()), host=host, port=port)
+    redact_logs(current())  # uvicorn's handlers exist once its config is made
+    uvicorn.Server(config).run()
+
+
+@app.command()
+def permissions(as_json: JsonOption = False) -> None:
+    """Print who may call each route of the API and the web UI: the action, the least role,
+    and whether it reaches only the caller's own objects. A route that declares nothing is
+    not served."""
+    from casework.apikit import permission_table
+    from casework.server import create_app
+
+    rows = permission_table(create_app(get_settings()))
+    if as_json:
+        print_json(rows)
+        return
+    table = Table("face", "method", "path", "action", "role", "own only")
+    for row in rows:
+        own = "yes" if row["own"] else ""
+        table.add_row(row["face"], row["method"], row["path"], row["action"], row["role"], own)
+    console.print(table)
 
 
 @bench_app.command("runtime")
@@ -315,8 +344,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         err_console.print(f"error: {escape(exc.format_message())}", highlight=False)
         raise SystemExit(exc.exit_code) from None
     except CaseworkError as exc:
+        from casework.redact import scrub  # a URL's password in a driver's message stays hidden
+
         busy = store_busy(exc)
-        err_console.print(f"[red]error:[/] {escape(busy or str(exc))}", highlight=False)
+        err_console.print(f"[red]error:[/] {escape(scrub(busy or str(exc)))}", highlight=False)
         raise SystemExit(BUSY_EXIT if busy else exc.exit_code) from None
     except Exception as exc:
         busy = store_busy(exc)

@@ -2,10 +2,12 @@
 environment variables (API keys, passwords, the web secret) and the server's own file paths.
 
 Two ways, one module. Where a value is shown on purpose (a schema's database URL) it is shown
-through :func:`redact_url`. Everything that leaves the process (HTTP answers and pages, log
-lines, traces, reports) also passes :meth:`Redactor.text`, a net for the value nobody meant to
-show: a URL with credentials anywhere in a sentence, a password from the settings echoed in a
-driver's error, an absolute path of the server's home in a traceback's last line.
+through :func:`redact_url`. Everything that leaves the process also passes a net for the
+value nobody meant to show: a URL with credentials anywhere in a sentence, a password from the
+settings echoed in a driver's error, an absolute path of the server's home. HTTP answers and
+pages pass :meth:`Redactor.text` (secrets and paths: a caller learns nothing of the server's
+disk); log lines, traces and reports, which stay with the operator who owns those paths, pass
+:func:`scrub` (secrets only; a stored report's paths are what a replay reads back).
 """
 
 from __future__ import annotations
@@ -71,13 +73,15 @@ class Redactor:
         needles = tuple(s.encode() for s in kept) + tuple(p.encode() for p, _ in folders)
         return cls(tuple(kept), tuple(folders), needles)
 
-    def text(self, text: str) -> str:
+    def text(self, text: str, *, paths: bool = True) -> str:
+        """``text`` without the secrets, URL passwords and (``paths``) the server's folders."""
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, HIDDEN)
-        for folder, shown in self.paths:
-            if folder in text:
-                text = text.replace(folder, shown)
+        if paths:
+            for folder, shown in self.paths:
+                if folder in text:
+                    text = text.replace(folder, shown)
         if "://" in text:
             text = _URL_CREDENTIALS.sub(lambda m: m["head"] + HIDDEN, text)
         return text
@@ -128,8 +132,9 @@ def current() -> Redactor:
 
 
 def scrub(text: str) -> str:
-    """``text`` with the installed redactor applied: for traces, reports and messages."""
-    return current().text(text)
+    """``text`` without the installed redactor's secrets (paths kept): for traces, reports and
+    log lines, which stay with the operator."""
+    return current().text(text, paths=False)
 
 
 class RedactingFilter(logging.Filter):
@@ -141,9 +146,10 @@ class RedactingFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         redactor = self._redactor or current()
-        record.msg = redactor.text(record.getMessage())
+        record.msg = redactor.text(record.getMessage(), paths=False)
         record.args = None
         if record.exc_info:
-            record.exc_text = redactor.text(logging.Formatter().formatException(record.exc_info))
+            trace = logging.Formatter().formatException(record.exc_info)
+            record.exc_text = redactor.text(trace, paths=False)
             record.exc_info = None
         return True

@@ -37,6 +37,7 @@ from casework.evals.sections import (
     trajectory_section,
 )
 from casework.evals.suite import Plot
+from casework.redact import scrub
 
 __all__ = [
     "REPORT_SCHEMA",
@@ -167,13 +168,15 @@ def write_report(
     (folder / "traces").mkdir(parents=True, exist_ok=True)
     if plots:
         run.details["plots"] = draw_plots(run, folder, plots)
+    # A secret a case's input or a model's answer carried is not written down (casework.redact).
     (folder / "report.json").write_text(
-        json.dumps(report_json(run), indent=2, default=str, ensure_ascii=False), encoding="utf-8"
+        scrub(json.dumps(report_json(run), indent=2, default=str, ensure_ascii=False)),
+        encoding="utf-8",
     )
     for case in run.cases:
         (folder / _case_href(case)).write_text(
-            render_case_html(run, case, submit_tool=submit_tool), encoding="utf-8"
+            scrub(render_case_html(run, case, submit_tool=submit_tool)), encoding="utf-8"
         )
     html_path = folder / "report.html"
-    html_path.write_text(render_html(run, folder), encoding="utf-8")
+    html_path.write_text(scrub(render_html(run, folder)), encoding="utf-8")
     return html_path

@@ -10,6 +10,7 @@ from typing import Any
 
 from casework.evals.cassettes import case_filename
 from casework.evals.suite import CaseOutput, EvalCase
+from casework.redact import scrub
 
 __all__ = ["keep_trace"]
 
@@ -55,5 +56,5 @@ def keep_trace(
         records.append({"type": "error", "error": error})
     with dest.open("w", encoding="utf-8") as fh:
         for r in records:
-            fh.write(json.dumps(r, default=str) + "\n")
+            fh.write(scrub(json.dumps(r, default=str)) + "\n")
     return rel.as_posix()

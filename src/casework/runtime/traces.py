@@ -13,6 +13,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, messages_to_dict
 
+from casework.redact import scrub
 from casework.runtime.events import Event, to_json
 
 __all__ = ["TraceWriter", "read_trace"]
@@ -37,7 +38,7 @@ class TraceWriter:
         # No flush per record: the file's buffer writes in blocks and ``end`` closes it, so a
         # step costs no system call (a run that crashes still has its buffer flushed on exit).
         record.setdefault("t", round(time.perf_counter() - self._t0, 4))
-        self._fh.write(json.dumps(record, default=str) + "\n")
+        self._fh.write(scrub(json.dumps(record, default=str)) + "\n")
 
     def start(self, **fields: Any) -> None:
         fields["payload"] = _safe(fields.get("payload"))

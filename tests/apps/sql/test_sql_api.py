@@ -3,6 +3,8 @@ the token check."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
@@ -42,8 +44,14 @@ def test_the_platform_mounts_sql_behind_the_token(settings, security_db):
     auth = {"Authorization": f"Bearer {token}"}
     checked = client.post("/sql/validate", json=query, headers=auth).json()
     assert checked["valid"] is False and checked["errors"][0]["suggestions"][0] == "users.username"
-    shown = client.get("/sql/schema", headers=auth).json()
-    assert shown["name"] == "security" and shown["db_url"] == security_db
+    # the schema is the admin's: it names the database (its folder hidden from a caller)
+    denied = client.get("/sql/schema", headers=auth)
+    assert denied.status_code == 403 and "needs the admin role" in denied.json()["error"]
+    create_user(engine, "ada", "admin")
+    admin = {"Authorization": f"Bearer {create_token(engine, 'ada')[1]}"}
+    shown = client.get("/sql/schema", headers=admin).json()
+    assert shown["name"] == "security"
+    assert shown["db_url"] == f"sqlite:///***/{Path(security_db.split(':///')[1]).name}"
     refused = client.post(
         "/sql/ask", json={"question": "Drop the users table", "strategy": "rules"}, headers=auth
     ).json()

@@ -88,14 +88,14 @@ def schema_show(
 ) -> None:
     """Show a stored schema: tables, categories, columns."""
     from casework.apps.sql.deps import build_deps
+    from casework.redact import redact_url
 
     deps = build_deps(_settings(), schema_name=name)
+    url = redact_url(deps.db_url) if deps.db_url else None  # the password is never shown
     if as_json:
-        print_json(
-            {"name": deps.schema.name, "db_url": deps.db_url, "tables": deps.schema.to_document()}
-        )
+        print_json({"name": deps.schema.name, "db_url": url, "tables": deps.schema.to_document()})
         return
-    table = Table(title=f"{deps.schema.name} ({deps.db_url or 'no database'})")
+    table = Table(title=f"{deps.schema.name} ({url or 'no database'})")
     table.add_column("table")
     table.add_column("category")
     table.add_column("columns")
