@@ -154,6 +154,7 @@ DOCUMENT_FILES = Path(casework.__file__).parent / "apps" / "documents" / "data" 
 
 JSON_INVOCATIONS: dict[str, Invocation] = {
     "config": Invocation(["config", "--json"]),
+    "permissions": Invocation(["permissions", "--json"]),
     "bench runtime": Invocation(["bench", "runtime", "--json", "--steps", "5", "--repeats", "1"]),
     "bench eval-throughput": Invocation(
         [

@@ -10,12 +10,13 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from PIL import Image
 
-from casework.apikit import add_error_handler
+from casework.apikit import add_error_handler, current_caller
 from casework.apps.hed.api import router
 from casework.apps.hed.deps import HedDeps
 from casework.config import get_settings
 from casework.llm import RoleModels, ScriptedChatModel, call, say
 from casework.runtime import RunConfig
+from casework.runtime.context import Caller, Role
 
 GOOD = "Sensory-event, Visual-presentation, (Red, Circle)"
 
@@ -38,8 +39,12 @@ def client(seen_models: list | None = None) -> TestClient:
         deps = HedDeps(settings=get_settings(), validator="python")
         return deps, RunConfig(models=RoleModels.given(model))
 
+    settings = get_settings()
+    offered = settings.server.model_copy(update={"allowed_models": ["openrouter:some/model"]})
     app = FastAPI()
+    app.state.settings = settings.model_copy(update={"server": offered})
     app.include_router(router(get_settings(), factory), prefix="/hed")
+    app.dependency_overrides[current_caller] = lambda: Caller(1, "ana", Role.USER)
     add_error_handler(app)  # the server's error table
     return TestClient(app)
 
@@ -151,7 +156,9 @@ def test_a_model_failing_mid_run_is_a_502_with_the_state_reached() -> None:
         return deps, RunConfig(models=RoleModels.given(model))
 
     app = FastAPI()
+    app.state.settings = get_settings()
     app.include_router(router(get_settings(), factory), prefix="/hed")
+    app.dependency_overrides[current_caller] = lambda: Caller(1, "ana", Role.USER)
     add_error_handler(app)  # the server's error table
     r = TestClient(app).post(
         "/hed/annotate", json={"description": "A red circle.", "strategy": "loop"}

@@ -16,14 +16,14 @@ from casework.runtime.context import Caller, Role
 from casework.server import create_app
 
 
-def _client(deps, config=None) -> TestClient:
+def _client(deps, config=None, role: Role = Role.USER) -> TestClient:
     """The router on a bare app (on ``config``'s models), the caller stubbed (the token check:
     the test below)."""
     app = FastAPI()
     app.state.settings = deps.settings
     models = config.models if config is not None else None
     app.include_router(router(deps.settings, lambda: deps, models=models), prefix="/sql")
-    app.dependency_overrides[current_caller] = lambda: Caller(1, "analyst", Role.USER)
+    app.dependency_overrides[current_caller] = lambda: Caller(1, "analyst", role)
     add_error_handler(app)  # the server's error table
     return TestClient(app)
 
@@ -86,4 +86,6 @@ def test_bad_input_is_a_4xx_and_validation_answers(make_deps):
     assert client.post("/sql/ask", json={"question": "x" * 100_000}).status_code == 422
     checked = client.post("/sql/validate", json={"query": "SELECT usrname FROM users"}).json()
     assert checked["valid"] is False and checked["errors"][0]["suggestions"][0] == "users.username"
-    assert client.get("/sql/schema").json()["tables"]["alerts"]["category"] == "detection"
+    assert client.get("/sql/schema").status_code == 403  # the schema is the admin's
+    admin = _client(deps, role=Role.ADMIN)
+    assert admin.get("/sql/schema").json()["tables"]["alerts"]["category"] == "detection"
