@@ -24,6 +24,7 @@ from casework.runtime import RunConfig
 DATA = Path(__file__).parent / "data"
 EXPORT = DATA / "hr_export.csv"
 GOLD = DATA / "hr_export.jsonl"
+REFUSED = DATA / "hr_export_refused.csv"
 
 
 @pytest.fixture
@@ -167,11 +168,14 @@ BAD_EDITS = [
 
 
 def _bad_export(tmp_path: Path) -> Path:
+    """``data/hr_export_refused.csv`` (the README's example), checked to be the export with
+    exactly ``BAD_EDITS`` made."""
     text = _export_text()
     for old, new, _ in BAD_EDITS:
         assert text.count(old) == 1, old
         text = text.replace(old, new)
-    return _write(tmp_path, text)
+    assert REFUSED.read_bytes() == b"\xef\xbb\xbf" + text.encode("utf-8")
+    return REFUSED
 
 
 def test_every_refused_row_is_listed_at_once_and_nothing_is_written(store, tmp_path) -> None:
@@ -183,7 +187,7 @@ def test_every_refused_row_is_listed_at_once_and_nothing_is_written(store, tmp_p
     # row 15's 55075 is the one that disagrees with it.
     assert [(p.row, p.column) for p in problems] == [where for _, _, where in BAD_EDITS]
     assert str(info.value).splitlines()[0] == (
-        f"{path}: 8 of 17 rows refused (10 problems); nothing was written. Fix these and import "
+        f"{REFUSED}: 8 of 17 rows refused (10 problems); nothing was written. Fix these and import "
         "the file again:"
     )
     by_place = {(p.row, p.column): p for p in problems}
@@ -205,6 +209,16 @@ def test_a_dry_run_writes_nothing(store) -> None:
     assert report.dry_run and report.added["employees"] == 17
     assert store.repo.counts()["employees"] == 0
     assert store.repo.audit_log() == []
+
+
+@pytest.mark.parametrize(
+    ("encode", "separator"), [("cp1252", ","), ("utf-8", ";")], ids=["windows-1252", "semicolons"]
+)
+def test_excel_encodings_and_separators(store, tmp_path, encode: str, separator: str) -> None:
+    path = tmp_path / "export.csv"
+    path.write_bytes(_export_text().replace(",", separator).encode(encode))
+    assert service.import_roster(store, path).added["employees"] == 17
+    assert store.repo.get_employee("EMP-3002").name == "José Núñez"
 
 
 def test_blank_rows_in_the_middle_keep_the_row_numbers(tmp_path) -> None:

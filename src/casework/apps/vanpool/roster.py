@@ -14,7 +14,7 @@ then the vanpool the employee rides in (leave ``vanpool_id`` empty for none): ``
 coordinates come from the ZIP codes (offline).
 
 Repaired silently: a UTF-8 byte-order mark, CRLF line ends, Windows-1252 text (what Excel
-writes as "CSV"), blank rows (a row of commas), ZIP+4 (the five-digit part), ZIPs whose leading
+writes as "CSV"), ``;`` as the separator, blank rows (a row of commas), ZIP+4 (the five-digit part), ZIPs whose leading
 zeros a spreadsheet dropped, times written ``5:20``, ``5:20 PM`` or ``05:20:00``, time-zone
 aliases (``US/Eastern`` -> ``America/New_York``). Left blank on purpose: the e-mail, shift,
 shift name, timezone and PTO of an employee who rides no vanpool (no audit reads them).
@@ -163,7 +163,10 @@ def read_rows(path: Path) -> RosterRows:
             raise InputError(f'{path} must hold a list of row objects or {{"rows": [...]}}.')
         numbered = [(n, {_column(str(k)): v for k, v in r.items()}) for n, r in enumerate(items, 1)]
     elif path.suffix.lower() == ".csv":
-        records = list(csv.reader(io.StringIO(text)))
+        first = text.split("\n", 1)[0]
+        # Excel under a locale whose decimal mark is a comma separates fields with ';'.
+        delimiter = ";" if first.count(";") > first.count(",") else ","
+        records = list(csv.reader(io.StringIO(text), delimiter=delimiter))
         header = [_column(c) for c in records[0]] if records else []
         missing = [c for c in REQUIRED if c not in header]
         if missing:
