@@ -245,6 +245,15 @@ def test_a_non_riders_shift_needs_its_zone_and_a_riders_shift_is_required(store,
     ]
 
 
+def test_a_shift_is_read_even_when_its_zone_is_refused(store, tmp_path) -> None:
+    text = _export_text().replace(
+        "Day Shift,Mon-Fri 7:00-15:30,America/Chicago", "Day Shift,Mon-Fry 7:00-15:30,Central"
+    )
+    with pytest.raises(RosterRefused) as info:
+        service.import_roster(store, _write(tmp_path, text))
+    assert [(p.row, p.column) for p in info.value.problems] == [(2, "timezone"), (2, "shift")]
+
+
 def test_a_shift_check_of_an_employee_without_a_shift_is_one_sentence(store) -> None:
     service.import_roster(store, EXPORT)
     with pytest.raises(InputError, match=r"^EMP-4001 has no shift on record; import the roster"):

@@ -334,14 +334,16 @@ def _parse_row(
             out.repaired["timezone aliases"] += 1
         # No audit reads a non-rider's shift name: a blank one is named by its schedule.
         name = row.text("shift_name") or (row.text("shift") if not rider else "")
-        if zone is not None and name:
-            shift = row.read(
-                "shift",
-                lambda t: shift_record(name, t, zone),
-                "write days and hours, e.g. Mon-Fri 07:00-15:30 or Mon-Fri 7:00 AM-3:30 PM",
-            )
+        # Read even when its zone or name is refused, so the shift's own problems are listed.
+        shift = row.read(
+            "shift",
+            lambda t: shift_record(name or t, t, zone or "Etc/UTC"),
+            "write days and hours, e.g. Mon-Fri 07:00-15:30 or Mon-Fri 7:00 AM-3:30 PM",
+        )
         if shift is not None and shift["spec"] != row.text("shift"):
             out.repaired["shifts to 24-hour"] += 1
+        if zone is None or not name:
+            shift = None
 
     vanpool: dict[str, Any] | None = None
     if rider and vanpool_id:
