@@ -69,7 +69,7 @@ def _summary(run: Any) -> dict[str, Any]:
 
 
 def _errored(run: Any) -> list[Any]:
-    """The cases that ended in an error instead of an answer (the strategy raised)."""
+    """The cases that ended in an error instead of an answer (their input or strategy raised)."""
     return [c for c in run.cases if c.error is not None]
 
 
