@@ -227,6 +227,41 @@ def test_a_budget_needs_a_cascade_run(toy_app: EvalSuite) -> None:
     assert "not a cascade run made with --all-layers" in str(result.exception)
 
 
+def test_errored_cases_are_counted_and_fail_check(toy_app: EvalSuite, tmp_path: Path) -> None:
+    """A case that ends in an error is said either way and fails `--check` even when every
+    target is met (none are set here)."""
+    cases = make_cases()[:1]
+    cases[0].id = "bad-input"  # the flaky strategy refuses it (an InputError: never retried)
+    dataset = write_dataset(tmp_path / "bad.jsonl", cases)
+    toy_app.targets = {}
+    args = ["toy", "--strategy", "flaky", "--dataset", str(dataset), "--no-progress"]
+    plain = invoke(*args)
+    assert plain.exit_code == 0
+    assert "1 of 1 case(s) errored:" in plain.stdout
+    assert "bad-input: InputError: Case bad-input is malformed." in plain.stdout
+    assert f"dataset {dataset}" in plain.stdout
+    as_json = invoke(*args, "--json")
+    assert as_json.exit_code == 0 and "1 of 1 cases errored (errored_cases)." in as_json.stderr
+    assert json.loads(as_json.stdout)["errored_cases"] == [
+        {"case_id": "bad-input", "error": "InputError: Case bad-input is malformed."}
+    ]
+    checked = invoke(*args, "--check")
+    assert checked.exit_code == 1 and "--check fails the run." in checked.stderr
+
+
+def test_cases_built_from_a_dataset_file_name_it(toy_app: EvalSuite, tmp_path: Path) -> None:
+    from casework.evals.datasets import load_dataset
+    from casework.evals.suite import SuiteOption
+
+    dataset = write_dataset(tmp_path / "mine.jsonl", make_cases()[:2])
+    toy_app.options = [SuiteOption("store", "A store.", metavar="FILE", with_dataset=True)]
+    toy_app.cases = lambda settings, options: load_dataset(Path(options["dataset"][0]))
+    args = ["toy", "--store", "x", "--dataset", str(dataset), "--strategy", "baseline"]
+    result = invoke(*args, "--json", "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["dataset"] == str(dataset)  # not "(in memory)"
+
+
 def test_app_options_build_the_cases(toy_app: EvalSuite) -> None:
     from casework.evals.suite import SuiteOption
 

@@ -61,10 +61,16 @@ def _summary(run: Any) -> dict[str, Any]:
         "targets": [t.to_dict() for t in run.target_results],
         "targets_met": run.targets_met,
         "failed_cases": [c.case_id for c in run.failed_cases],
+        "errored_cases": [{"case_id": c.case_id, "error": c.error} for c in _errored(run)],
         "run_dir": str(run_dir) if run_dir else None,
         "report_html": str(run_dir / "report.html") if run_dir else None,
         "report_json": str(run_dir / "report.json") if run_dir else None,
     }
+
+
+def _errored(run: Any) -> list[Any]:
+    """The cases that ended in an error instead of an answer (their input or strategy raised)."""
+    return [c for c in run.cases if c.error is not None]
 
 
 def _suite_of(app: str) -> Any:
@@ -88,6 +94,7 @@ def _print_run(run: Any) -> None:
         f"[bold]{run.app}[/] / {run.strategy} · run [cyan]{run.run_id}[/] · {len(run.cases)} cases in "
         f"{run.wall_seconds:.1f} s · model {run.model or 'settings default'}"
     )
+    _console().print(f"dataset {run.dataset}", highlight=False)
     if run.target_results:
         table = Table("target", "value", "goal", "")
         for t in run.target_results:
@@ -115,6 +122,11 @@ def _print_run(run: Any) -> None:
     if failed:
         shown = ", ".join(c.case_id for c in failed[:10]) + (" …" if len(failed) > 10 else "")
         _console().print(f"[yellow]{len(failed)} failed case(s):[/] {shown}")
+    errored = _errored(run)
+    if errored:
+        _console().print(f"[red]{len(errored)} of {len(run.cases)} case(s) errored:[/]")
+        for c in errored[:10]:
+            _console().print(f"  {c.case_id}: {c.error}", highlight=False)
     if run.run_dir:
         _console().print(f"report: {Path(run.run_dir) / 'report.html'}")
 
@@ -146,7 +158,7 @@ RUN_OPTIONS: list[inspect.Parameter] = [
     _option("rate", float | None, typer.Option(None, "--rate", help="Model requests per second for the model's provider.")),
     _option("retries", int, typer.Option(3, "--retries", help="Retries of a case after a transient model error.")),
     _option("judge_max_calls", int, typer.Option(200, "--judge-max-calls", help="Judge at most the first N cases.")),
-    _option("check", bool, typer.Option(False, "--check", help="Exit 1 when a target is missed (for CI).")),
+    _option("check", bool, typer.Option(False, "--check", help="Exit 1 when a target is missed or a case errored (for CI).")),
     _option("progress", bool, typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr.")),
 ]  # fmt: skip
 
@@ -234,7 +246,14 @@ def _execute(app_name: str, values: dict[str, Any]) -> None:
     else:
         run = run_suite(suite, config)
         _print_run(run)
-    if values["check"] and run.targets_met is False:
+    errored = _errored(run)
+    if errored and (values["check"] or values["as_json"]):  # the table lists them otherwise
+        Console(stderr=True).print(
+            f"{len(errored)} of {len(run.cases)} cases errored"
+            + (": --check fails the run." if values["check"] else " (errored_cases)."),
+            highlight=False,
+        )
+    if values["check"] and (run.targets_met is False or errored):
         raise typer.Exit(1)
 
 

@@ -342,7 +342,10 @@ def _cases(suite: EvalSuite, config: EvalConfig) -> tuple[list[EvalCase], str, s
             ).encode()
         ).hexdigest()
         case_list = sample_cases(list(config.cases), config.sample, config.seed)
-        return (case_list[:limit] if limit else case_list), "(in memory)", digest
+        # Cases an app built from its options (`--roster FILE --dataset FILE.jsonl`) name the
+        # file they came from; only cases given in code have none.
+        name = str(resolve_dataset(suite, config.dataset)) if config.dataset else "(in memory)"
+        return (case_list[:limit] if limit else case_list), name, digest
     path = resolve_dataset(suite, config.dataset)
     if config.sample is None:
         cases = load_dataset(path, limit=limit, read_case=suite.read_case)

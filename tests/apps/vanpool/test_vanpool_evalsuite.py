@@ -506,6 +506,31 @@ def test_a_users_own_roster_and_cases(tmp_path: Path) -> None:
     assert repo.vanpool_ids() == ["VP-001", "VP-002"]
 
 
+def test_the_readmes_single_shift_form_checks_the_vanpools_riders(tmp_path: Path) -> None:
+    """`metadata.task: "shift"` with only `inputs.vanpool_id` (the README's form) checks that
+    vanpool's riders; VP-002's night rider shares no minute with its two day riders."""
+    import json
+
+    roster = tmp_path / "roster.csv"
+    roster.write_text(ROSTER_CSV)
+    dataset = tmp_path / "mine.jsonl"
+    case = {
+        "id": "vp2-shift",
+        "inputs": {"vanpool_id": "VP-002"},
+        "expected": {"verdict": "fail", "conflicting_employees": ["EMP-0005"]},
+        "metadata": {"task": "shift"},
+    }
+    dataset.write_text(json.dumps(case) + "\n")
+    suite = eval_suite()
+    cases = suite.cases(
+        Settings(home=tmp_path / "home"), {"roster": [str(roster)], "dataset": [str(dataset)]}
+    )
+    run = run_suite(suite, _config(tmp_path, strategy="rules", cases=cases))
+    (only,) = run.cases
+    assert (only.error, only.verdict, only.correct) == (None, "fail", True)
+    assert only.output["failed_employees"] == ["EMP-0005"]
+
+
 def test_a_users_roster_errors_are_one_sentence(tmp_path: Path) -> None:
     suite = eval_suite()
     settings = Settings(home=tmp_path / "home")
@@ -515,7 +540,9 @@ def test_a_users_roster_errors_are_one_sentence(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="There is no roster file at"):
         suite.cases(settings, {"roster": [str(roster)], "dataset": ["x.jsonl"]})
     roster.write_text(ROSTER_CSV.replace("94538", "00000"))
-    with pytest.raises(InputError, match=r"Row 1 \(EMP-0001\): ZIP code 00000 does not exist"):
+    with pytest.raises(
+        InputError, match=r"Row 2 \(EMP-0001\), home_zip '00000': ZIP code 00000 does not exist"
+    ):
         suite.cases(settings, {"roster": [str(roster)], "dataset": ["x.jsonl"]})
 
 

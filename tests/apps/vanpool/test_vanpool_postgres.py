@@ -39,7 +39,7 @@ def test_vanpool_on_postgres(pg_url, tmp_path, sink, truth) -> None:
         app=VanpoolSettings(smtp_port=sink.port),
         clock=clock,
     )
-    assert import_roster(deps.repo, DATA_DIR / "roster.json", START)["riders"] == 240
+    assert import_roster(deps.repo, DATA_DIR / "roster.json", START).added["riders"] == 240
     result, _ = lifecycle.audit_vanpool(deps, first(truth, "both_mismatch")["vanpool_id"])
     case = deps.repo.get_case(result.case_id)
     assert (case.status, case.failed_checks, case.due_at.tzinfo is not None) == (

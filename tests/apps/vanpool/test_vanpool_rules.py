@@ -10,16 +10,21 @@ from casework.apps.vanpool.rules import (
     Coordinates,
     GreatCircleDistance,
     RiderShift,
+    canonical_timezone,
     check_distance,
     check_shifts,
+    display_miles,
     format_shift,
     great_circle_miles,
     majority_shift,
+    normalize_time,
+    normalize_zip,
     on_pto,
     parse_days,
     parse_pto,
     parse_shift,
     parse_time,
+    schedule_key,
     shift_overlap,
     zip_coordinates,
 )
@@ -62,7 +67,9 @@ def test_distance_threshold_is_inclusive_and_per_vanpool() -> None:
 
     here = Coordinates(0, 0)
     assert check_distance(here, here, 50, Fixed(50.0)).verdict == "pass"
-    assert check_distance(here, here, 50, Fixed(50.04)).verdict == "pass"  # rounds to 50.0
+    # The unrounded distance is compared: 50.04 is outside 50 though it reads 50.0 to 0.1 mi.
+    assert check_distance(here, here, 50, Fixed(50.04)).verdict == "fail"
+    assert check_distance(here, here, 50, Fixed(50.04)).shown_miles == 50.04
     assert check_distance(here, here, 50, Fixed(50.2)).verdict == "fail"
     assert check_distance(here, here, 30, Fixed(42)).verdict == "fail"
     check = check_distance(
@@ -182,3 +189,124 @@ def test_majority_tie_goes_to_the_service_window() -> None:
     assert majority_shift(riders, window).shift_id == "B-NIGHT"
     with pytest.raises(InputError):
         majority_shift([])
+
+
+def test_display_rounds_without_crossing_the_limit() -> None:
+    assert display_miles(215.83, 50) == 215.8
+    assert display_miles(10.04, 10) == 10.04  # 10.0 would read as inside a 10-mile limit
+    assert display_miles(9.96, 10) == 10.0  # inside, and 10.0 is inside too
+    assert display_miles(10.0004, 10) == 10.0004
+
+
+def test_home_10_04_miles_away_fails_a_10_mile_limit() -> None:
+    # Saint Paul 55123 (44.805, -93.1367) to Minneapolis 55419 (44.9026, -93.2886), by hand:
+    # dlat = 0.0976 deg, dlng = -0.1519 deg; h = sin^2(dlat/2) + cos(44.805) cos(44.9026)
+    # sin^2(dlng/2) = 7.2543e-7 + 0.70951 * 0.70831 * 1.7572e-6 = 1.6085e-6;
+    # d = 2 * 3958.8 * asin(sqrt(h)) = 10.0416 miles.
+    check = check_distance(zip_coordinates("55419"), zip_coordinates("55123"), 10)
+    assert check.distance_miles == pytest.approx(10.0416, abs=1e-4)
+    assert (check.verdict, check.shown_miles) == ("fail", 10.04)
+
+
+@pytest.mark.parametrize(
+    ("written", "five"),
+    [
+        ("55075-4634", "55075"),
+        ("550754634", "55075"),
+        ("1835", "01835"),
+        ("501", "00501"),
+        ("1835-4634", "01835"),
+        (" 02134 ", "02134"),
+    ],
+)
+def test_normalize_zip(written: str, five: str) -> None:
+    assert normalize_zip(written) == five
+
+
+@pytest.mark.parametrize("bad", ["12", "123456", "12345678", "5507-46", "abcde", ""])
+def test_normalize_zip_refuses(bad: str) -> None:
+    with pytest.raises(InputError, match="is not a US ZIP code"):
+        normalize_zip(bad)
+
+
+@pytest.mark.parametrize(
+    ("written", "clock"),
+    [
+        ("5:20", "05:20"),
+        ("05:20", "05:20"),
+        ("5:20 PM", "17:20"),
+        ("5:20pm", "17:20"),
+        ("5:20 p.m.", "17:20"),
+        ("12:05 AM", "00:05"),
+        ("12:30 PM", "12:30"),
+        ("16:45:00", "16:45"),
+        ("7:00:00 AM", "07:00"),
+        ("24:00", "24:00"),
+    ],
+)
+def test_normalize_time(written: str, clock: str) -> None:
+    assert normalize_time(written) == clock
+
+
+@pytest.mark.parametrize("bad", ["7am", "25:00", "13:00 PM", "0:30 AM", "7:60", "16:45:30", "7.30"])
+def test_normalize_time_refuses(bad: str) -> None:
+    with pytest.raises(InputError, match="time"):
+        normalize_time(bad)
+
+
+def test_parse_shift_reads_12_hour_and_h_mm_times() -> None:
+    assert format_shift(parse_shift("Mon-Fri 7:00 AM-3:30 PM", LA)) == "Mon-Fri 07:00-15:30"
+    assert format_shift(parse_shift("Sun-Thu 10:00 PM - 6:30 AM", LA)) == "Sun-Thu 22:00-06:30"
+    assert format_shift(parse_shift("Mon, Wed, Fri 7:00-15:30", LA)) == "Mon,Wed,Fri 07:00-15:30"
+
+
+@pytest.mark.parametrize(
+    ("written", "canonical"),
+    [
+        ("US/Eastern", "America/New_York"),
+        ("us/eastern", "America/New_York"),
+        ("US/Central", "America/Chicago"),
+        ("US/Pacific", "America/Los_Angeles"),
+        ("America/New_York", "America/New_York"),
+        (" America/Chicago ", "America/Chicago"),
+    ],
+)
+def test_canonical_timezone(written: str, canonical: str) -> None:
+    assert canonical_timezone(written) == canonical
+
+
+@pytest.mark.parametrize("bad", ["Eastern", "Pacific", "GMT-5 Eastern", ""])
+def test_canonical_timezone_refuses(bad: str) -> None:
+    with pytest.raises(InputError, match="IANA"):
+        canonical_timezone(bad)
+
+
+def test_two_spellings_of_one_zone_are_one_majority_group() -> None:
+    # 2 day riders on America/New_York + 2 on US/Eastern (one schedule, two shift rows) against
+    # 3 night riders: the day schedule has 4 riders, so the NIGHT riders are the ones flagged.
+    day_ny = parse_shift("Mon-Fri 07:00-15:30", "America/New_York")
+    day_us = parse_shift("Mon-Fri 07:00-15:30", "US/Eastern")
+    night = parse_shift("Sun-Thu 22:00-06:30", "America/New_York")
+    riders = [
+        RiderShift("EMP-0001", "SH-B", "Day Shift", day_ny),
+        RiderShift("EMP-0002", "SH-B", "Day Shift", day_ny),
+        RiderShift("EMP-0003", "SH-C", "Days", day_us),
+        RiderShift("EMP-0004", "SH-C", "Days", day_us),
+        RiderShift("EMP-0005", "SH-A", "Night Shift", night),
+        RiderShift("EMP-0006", "SH-A", "Night Shift", night),
+        RiderShift("EMP-0007", "SH-A", "Night Shift", night),
+    ]
+    assert schedule_key(day_ny) == schedule_key(day_us) != schedule_key(night)
+    check = check_shifts(riders)
+    assert (check.majority_shift_id, check.majority_shift_name) == ("SH-B", "Day Shift")
+    assert [r.employee_id for r in check.failing] == ["EMP-0005", "EMP-0006", "EMP-0007"]
+    # Day against day: 07:00-15:30 is 510 minutes a workday; night against day: none.
+    assert {r.employee_id: r.overlap_minutes for r in check.riders} == {
+        "EMP-0001": 510,
+        "EMP-0002": 510,
+        "EMP-0003": 510,
+        "EMP-0004": 510,
+        "EMP-0005": 0,
+        "EMP-0006": 0,
+        "EMP-0007": 0,
+    }

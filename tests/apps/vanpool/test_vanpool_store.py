@@ -12,6 +12,7 @@ from sqlalchemy.exc import DatabaseError
 from vanpool_helpers import START
 
 from casework.apps.vanpool.deps import build_deps
+from casework.apps.vanpool.models import RosterRefused
 from casework.apps.vanpool.roster import COLUMNS, import_roster
 from casework.config import Settings
 from casework.errors import InputError
@@ -37,7 +38,7 @@ def write_csv(tmp_path: Path, rows: list[str]) -> Path:
 
 
 def test_csv_import_and_shared_shifts(store, tmp_path: Path) -> None:
-    counts = import_roster(store.repo, write_csv(tmp_path, GOOD), START)
+    counts = import_roster(store.repo, write_csv(tmp_path, GOOD), START).added
     assert counts == {"shifts": 2, "employees": 4, "vanpools": 1, "riders": 3}
     vp = store.repo.get_vanpool("VP-001")
     assert [e.employee_id for e in vp.riders] == ["EMP-0001", "EMP-0002", "EMP-0003"]
@@ -45,7 +46,7 @@ def test_csv_import_and_shared_shifts(store, tmp_path: Path) -> None:
     assert vp.riders[0].shift_id == vp.riders[1].shift_id != vp.riders[2].shift_id
     assert store.repo.get_employee("EMP-0002").pto == "2026-11-20..2026-11-27"
     # Importing again changes nothing.
-    assert import_roster(store.repo, write_csv(tmp_path, GOOD), START)["employees"] == 0
+    assert import_roster(store.repo, write_csv(tmp_path, GOOD), START).added["employees"] == 0
 
 
 def test_json_import(store, tmp_path: Path) -> None:
@@ -53,35 +54,56 @@ def test_json_import(store, tmp_path: Path) -> None:
     rows = [dict(zip(keys, line.split(","), strict=True)) for line in GOOD]
     path = tmp_path / "roster.json"
     path.write_text(json.dumps(rows))
-    assert import_roster(store.repo, path, START)["riders"] == 3
+    assert import_roster(store.repo, path, START).added["riders"] == 3
 
 
+# Rows are numbered as a spreadsheet shows them: the header is row 1, so GOOD[1] is row 2.
 @pytest.mark.parametrize(
     ("row", "message"),
     [
-        (GOOD[0].replace("94538", "00000"), "Row 2 (EMP-0001): ZIP code 00000 does not exist."),
-        (GOOD[0].replace("07:00-15:30", "7am-3pm"), "Row 2 (EMP-0001): Time '7am' is not 24-hour"),
-        (GOOD[0].replace("Mon-Fri 07:00", "Monday-Fry 07:00"), "Row 2 (EMP-0001): Day 'Fry'"),
-        (GOOD[0].replace("EMP-0001", "E1"), "Row 2 (E1): 'E1' is not a EMP id"),
+        (
+            GOOD[0].replace("94538", "00000"),
+            "Row 3 (EMP-0001), home_zip '00000': ZIP code 00000 does not exist; check the number.",
+        ),
+        (
+            GOOD[0].replace("07:00-15:30", "7am-3pm"),
+            "Row 3 (EMP-0001), shift 'Mon-Fri 7am-3pm': Time '7am' is not a time of day "
+            "(write 07:00, 7:00 or 7:00 AM).",
+        ),
+        (
+            GOOD[0].replace("Mon-Fri 07:00", "Monday-Fry 07:00"),
+            "Row 3 (EMP-0001), shift 'Monday-Fry 07:00-15:30': Day 'Fry'",
+        ),
+        (GOOD[0].replace("EMP-0001", "E1"), "Row 3 (E1), employee_id 'E1': 'E1' is not a EMP id"),
         (
             GOOD[0].replace("06:15,16:15", "06:15,"),
-            "Row 2 (EMP-0001): vanpool VP-001 needs 'return'.",
+            "Row 3 (EMP-0001), return empty: Write the vanpool's return time, e.g. 16:15",
         ),
-        (GOOD[0].replace("America/Los_Angeles", "Pacific"), "Row 2 (EMP-0001): Timezone 'Pacific'"),
+        (
+            GOOD[0].replace("America/Los_Angeles", "Pacific"),
+            "Row 3 (EMP-0001), timezone 'Pacific': Timezone 'Pacific' is unknown",
+        ),
     ],
 )
 def test_bad_rows_name_the_row_and_write_nothing(
     store, tmp_path: Path, row: str, message: str
 ) -> None:
-    with pytest.raises(InputError) as info:
+    with pytest.raises(RosterRefused) as info:
         import_roster(store.repo, write_csv(tmp_path, [GOOD[1], row]), START)
-    assert str(info.value).startswith(message.replace("Row 2", "Row 2"))
+    lines = str(info.value).splitlines()
+    assert lines[0].endswith(
+        "1 of 2 rows refused (1 problems); nothing was written. Fix these and import the file again:"
+    )
+    assert lines[1].strip().startswith(message), lines[1]
     assert store.repo.counts()["employees"] == 0
 
 
 def test_conflicting_vanpool_columns(store, tmp_path: Path) -> None:
     bad = GOOD[1].replace("94536", "94539")
-    with pytest.raises(InputError, match=r"Row 2 .*VP-001 has pickup_zip '94539' here but '94536'"):
+    with pytest.raises(
+        InputError,
+        match=r"Row 3 \(EMP-0002\), pickup_zip '94539': VP-001 has '94536' there on row 2",
+    ):
         import_roster(store.repo, write_csv(tmp_path, [GOOD[0], bad]), START)
 
 

@@ -24,7 +24,7 @@ from casework.apps.vanpool.rules import (
     parse_shift,
     parse_time,
 )
-from casework.errors import SourceUnavailable
+from casework.errors import InputError, SourceUnavailable
 from casework.runtime import EndReason, Evidence, RunInfo
 
 __all__ = [
@@ -59,7 +59,7 @@ def commute_distance(deps: VanpoolDeps, vanpool: Vanpool, e: Employee) -> dict[s
         "employee_id": e.employee_id,
         "vanpool_id": vanpool.vanpool_id,
         "home_zip": e.home_zip,
-        "distance_miles": check.distance_miles,
+        "distance_miles": check.shown_miles,  # the verdict compared the unrounded miles
         "threshold_miles": check.threshold_miles,
         "provider": check.provider,
         "within_threshold": check.verdict == "pass",
@@ -67,10 +67,15 @@ def commute_distance(deps: VanpoolDeps, vanpool: Vanpool, e: Employee) -> dict[s
 
 
 def _rider_shift(e: Employee) -> RiderShift:
+    if e.shift_id is None or e.shift_spec is None or e.timezone is None:
+        raise InputError(
+            f"{e.employee_id} has no shift on record; import the roster with their shift, "
+            "schedule and timezone first."
+        )
     return RiderShift(
         e.employee_id,
         e.shift_id,
-        e.shift_name,
+        e.shift_name or e.shift_id,
         parse_shift(e.shift_spec, e.timezone),
         parse_pto(e.pto),
     )

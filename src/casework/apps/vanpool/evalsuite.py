@@ -229,8 +229,10 @@ def task_input(case: EvalCase) -> TaskInput:
         raise InputError(f"Case {case.id}: unknown fault {fault!r}; use {', '.join(FAULTS)}.")
     try:
         if task == "shift":
+            # `employee_ids` names a group; a vanpool alone means its riders (the README's form).
             vanpool = i.get("vanpool_id")
-            return TaskInput(task, ShiftInput(tuple(i["employee_ids"]), vanpool_id=vanpool), fault)
+            ids = i["employee_ids"] if vanpool is None else i.get("employee_ids") or ()
+            return TaskInput(task, ShiftInput(tuple(ids), vanpool_id=vanpool), fault)
         if task == "outreach":
             return TaskInput(task, ReplyInput(str(i["reply"])), fault)
         if task == "lifecycle":

@@ -24,11 +24,14 @@ __all__ = [
     "CaseStatus",
     "CaseView",
     "Employee",
+    "ImportReport",
     "LocationDecision",
     "MessageView",
     "Outcome",
     "OutreachResult",
     "Reason",
+    "RosterRefused",
+    "RowProblem",
     "ShiftDecision",
     "Vanpool",
     "check_id",
@@ -106,10 +109,11 @@ class Employee:
     home_lat: float
     home_lng: float
     site: str
-    shift_id: str
-    shift_name: str
-    shift_spec: str
-    timezone: str
+    shift_id: str | None
+    """None for an employee who rides no vanpool and whose export left the shift blank."""
+    shift_name: str | None
+    shift_spec: str | None
+    timezone: str | None
     pto: str = ""
 
 
@@ -125,6 +129,68 @@ class Vanpool:
     timezone: str
     max_commute_miles: float
     riders: list[Employee] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RowProblem:
+    """One refused value of a roster file: where it is, what it holds, what to write instead."""
+
+    row: int
+    """The row a person finds it on: a spreadsheet's row number (the header is row 1) for a
+    CSV file, the item's position (from 1) for a JSON list."""
+    employee_id: str
+    column: str
+    value: str
+    problem: str
+    """One sentence: what is wrong and what to write instead."""
+
+    def sentence(self) -> str:
+        who = f" ({self.employee_id})" if self.employee_id else ""
+        shown = repr(self.value) if self.value else "empty"
+        return f"Row {self.row}{who}, {self.column} {shown}: {self.problem}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "row": self.row,
+            "employee_id": self.employee_id or None,
+            "column": self.column,
+            "value": self.value,
+            "problem": self.problem,
+        }
+
+
+class RosterRefused(InputError):
+    """A roster file with refused rows: every problem of every row, found in one pass; nothing
+    of the file was written."""
+
+    def __init__(self, source: str, rows: int, problems: list[RowProblem]) -> None:
+        self.source = source
+        self.rows = rows
+        self.problems = problems
+        refused = len({p.row for p in problems})
+        head = (
+            f"{source}: {refused} of {rows} rows refused ({len(problems)} problems); nothing "
+            "was written. Fix these and import the file again:"
+        )
+        super().__init__("\n".join([head, *(f"  {p.sentence()}" for p in problems)]))
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What ``vanpool import`` did with a file (or, with ``dry_run``, would do)."""
+
+    file: str
+    dry_run: bool
+    rows: int
+    """Rows read, blank rows left out."""
+    blank_rows: int
+    in_file: dict[str, int]
+    """Employees, vanpools, riders and distinct shifts the file holds."""
+    added: dict[str, int]
+    """Of those, the ones the store did not have (what was, or would be, added)."""
+    repaired: dict[str, int] = field(default_factory=dict)
+    """Values read in a form the store does not keep, counted by kind (ZIP+4, dropped leading
+    zeros, 12-hour or H:MM times, timezone aliases), each rewritten to its canonical form."""
 
 
 @dataclass(frozen=True)

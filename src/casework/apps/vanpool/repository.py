@@ -72,7 +72,7 @@ def _waiting() -> Any:
     )
 
 
-def _employee(row: EmployeeRow, shift: ShiftRow) -> Employee:
+def _employee(row: EmployeeRow, shift: ShiftRow | None) -> Employee:
     return Employee(
         employee_id=row.employee_id,
         name=row.name,
@@ -81,10 +81,10 @@ def _employee(row: EmployeeRow, shift: ShiftRow) -> Employee:
         home_lat=row.home_lat,
         home_lng=row.home_lng,
         site=row.site,
-        shift_id=shift.shift_id,
-        shift_name=shift.name,
-        shift_spec=shift.spec,
-        timezone=shift.timezone,
+        shift_id=shift.shift_id if shift else None,
+        shift_name=shift.name if shift else None,
+        shift_spec=shift.spec if shift else None,
+        timezone=shift.timezone if shift else None,
         pto=row.pto,
     )
 
@@ -104,8 +104,11 @@ class VanpoolRepository:
         vanpools: Sequence[dict[str, Any]],
         riders: Sequence[tuple[str, str]],
         now: datetime,
+        *,
+        dry_run: bool = False,
     ) -> dict[str, int]:
-        """Insert or update the roster in one transaction (validated rows from ``roster``)."""
+        """Insert or update the roster in one transaction (validated rows from ``roster``);
+        ``dry_run`` rolls it back, so the counts say what an import would add."""
         counts = {"shifts": 0, "employees": 0, "vanpools": 0, "riders": 0}
         with self.session() as s:
             shift_pk: dict[str, int] = {}
@@ -122,7 +125,7 @@ class VanpoolRepository:
             emp_pk: dict[str, int] = {}
             for e in employees:
                 data = {k: v for k, v in e.items() if k != "shift_id"}
-                data["shift_pk"] = shift_pk[e["shift_id"]]
+                data["shift_pk"] = shift_pk[e["shift_id"]] if e["shift_id"] else None
                 row = s.scalar(
                     select(EmployeeRow).where(EmployeeRow.employee_id == e["employee_id"])
                 )
@@ -166,6 +169,8 @@ class VanpoolRepository:
                         )
                     )
                     counts["riders"] += 1
+            if dry_run:
+                s.rollback()
         return counts
 
     def _employee_pk(self, s: Session, employee_id: str) -> int:
@@ -178,7 +183,7 @@ class VanpoolRepository:
         with self.session() as s:
             row = s.execute(
                 select(EmployeeRow, ShiftRow)
-                .join(ShiftRow, ShiftRow.id == EmployeeRow.shift_pk)
+                .outerjoin(ShiftRow, ShiftRow.id == EmployeeRow.shift_pk)
                 .where(EmployeeRow.employee_id == employee_id)
             ).first()
             if row is None:
@@ -209,7 +214,7 @@ class VanpoolRepository:
             rows = s.execute(
                 select(EmployeeRow, ShiftRow)
                 .join(RiderRow, RiderRow.employee_pk == EmployeeRow.id)
-                .join(ShiftRow, ShiftRow.id == EmployeeRow.shift_pk)
+                .outerjoin(ShiftRow, ShiftRow.id == EmployeeRow.shift_pk)
                 .where(RiderRow.vanpool_pk == vp.id, RiderRow.removed_at.is_(None))
                 .order_by(EmployeeRow.employee_id)
             ).all()

@@ -5,24 +5,35 @@ distance from home to the vanpool's pickup, measured by a ``DistanceProvider`` (
 by default; a routing service plugs in behind the same protocol). A rider passes when the
 distance is within the vanpool's threshold (default 50 miles).
 
+The distance is compared with the threshold unrounded (a home 10.04 miles away fails a
+10-mile limit); ``display_miles`` rounds it for people without moving it across the limit.
+
 Shifts: a shift is one or more weekly *phases* (a rotating shift has several, cycled week by
-week), each with work days, one or more time segments (a split shift has two) in 24-hour
-``HH:MM`` and a timezone. Segments that end before they start run overnight. Two shifts are
-compared on a UTC week timeline, so overnight, split and cross-timezone shifts need no special
-cases. A rider passes when their shift overlaps the vanpool's majority shift by at least 30
-minutes per workday (for rotating shifts: in at least half of the rotation's weeks). PTO never
-changes the verdict: the schedule is what is compared; PTO is reported as evidence.
+week), each with work days, one or more time segments (a split shift has two) and a timezone.
+Segments that end before they start run overnight. Two shifts are compared on a UTC week
+timeline, so overnight, split and cross-timezone shifts need no special cases, and the
+majority shift is counted by that UTC schedule (``schedule_key``), so one schedule written
+under two names of its zone (``US/Eastern``, ``America/New_York``) is one group. A rider passes
+when their shift overlaps the vanpool's majority shift by at least 30 minutes per workday (for
+rotating shifts: in at least half of the rotation's weeks). PTO never changes the verdict: the
+schedule is what is compared; PTO is reported as evidence.
+
+What people write is read by ``normalize_zip`` (ZIP+4, a leading zero a spreadsheet dropped),
+``normalize_time`` (``5:20``, ``5:20 PM``, ``17:20:00``) and ``canonical_timezone`` (an alias
+such as ``US/Eastern`` -> ``America/New_York``, from the tz database's own links).
 """
 
 from __future__ import annotations
 
+import importlib.resources
 import math
 import re
-from collections import Counter
+import zoneinfo
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from functools import cache
+from pathlib import Path
 from typing import Literal, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -42,15 +53,20 @@ __all__ = [
     "EmployeeOverlap",
     "GreatCircleDistance",
     "RiderShift",
+    "ScheduleKey",
     "Segment",
     "ShiftCheck",
     "ShiftPhase",
+    "canonical_timezone",
     "check_distance",
     "check_shifts",
     "classify_reply_keywords",
+    "display_miles",
     "format_shift",
     "great_circle_miles",
     "majority_shift",
+    "normalize_time",
+    "normalize_zip",
     "on_pto",
     "overlap_minutes",
     "parse_days",
@@ -58,6 +74,7 @@ __all__ = [
     "parse_shift",
     "parse_time",
     "reply_cue",
+    "schedule_key",
     "shift_overlap",
     "zip_coordinates",
 ]
@@ -82,6 +99,21 @@ REFERENCE_MONDAY = date(2026, 1, 5)
 class Coordinates:
     lat: float
     lng: float
+
+
+def normalize_zip(text: str) -> str:
+    """A ZIP as HR exports and spreadsheets write it -> its five digits: ZIP+4 (``55075-4634``,
+    ``550754634``) keeps the five-digit part; a 3-4 digit ZIP gets back the leading zeros a
+    spreadsheet dropped (``1835`` -> ``01835``, ``1835-4634`` -> ``01835``)."""
+    code = text.strip()
+    m = (
+        re.fullmatch(r"(\d{5})(?:\d{4})?", code)
+        or re.fullmatch(r"(\d{3,5})\s*-\s*\d{4}", code)
+        or re.fullmatch(r"(\d{3,4})", code)
+    )
+    if not m:
+        raise InputError(f"ZIP code {text!r} is not a US ZIP code.")
+    return m.group(1).zfill(5)
 
 
 @cache
@@ -125,12 +157,17 @@ class GreatCircleDistance:
 @dataclass(frozen=True)
 class DistanceCheck:
     distance_miles: float
+    """Unrounded: the verdict compares this with the threshold (``display_miles`` for people)."""
     threshold_miles: float
     provider: str
 
     @property
     def verdict(self) -> CheckVerdict:
         return "pass" if self.distance_miles <= self.threshold_miles else "fail"
+
+    @property
+    def shown_miles(self) -> float:
+        return display_miles(self.distance_miles, self.threshold_miles)
 
 
 def check_distance(
@@ -140,8 +177,17 @@ def check_distance(
     provider: DistanceProvider | None = None,
 ) -> DistanceCheck:
     provider = provider or GreatCircleDistance()
-    miles = round(provider.miles(home, pickup), 1)
-    return DistanceCheck(miles, threshold_miles, provider.name)
+    return DistanceCheck(provider.miles(home, pickup), threshold_miles, provider.name)
+
+
+def display_miles(miles: float, threshold: float) -> float:
+    """``miles`` to 0.1 for people, with more decimals when 0.1 would show it on the other side
+    of the threshold (10.04 against a 10-mile limit shows 10.04, never a failing 10.0)."""
+    for digits in range(1, 7):
+        shown = round(miles, digits)
+        if (shown <= threshold) == (miles <= threshold):
+            return shown
+    return miles
 
 
 # ---------------------------------------------------------------------------- shifts
@@ -172,6 +218,33 @@ def parse_time(text: str) -> int:
     if not m or (m.group(1) == "24" and m.group(2) != "00"):
         raise InputError(f"Time {text!r} is not 24-hour HH:MM (for example 07:00 or 19:30).")
     return int(m.group(1)) * 60 + int(m.group(2))
+
+
+_CLOCK = re.compile(
+    r"(?P<h>\d{1,2}):(?P<m>[0-5]\d)(?::(?P<s>[0-5]\d))?\s*(?:(?P<half>[AaPp])\.?\s*[Mm]\.?)?"
+)
+
+
+def normalize_time(text: str) -> str:
+    """A time of day as people and spreadsheets write it -> 24-hour ``HH:MM``: ``5:20`` ->
+    ``05:20``, ``5:20 PM`` / ``5:20pm`` / ``5:20 p.m.`` -> ``17:20``, ``12:05 AM`` -> ``00:05``,
+    ``17:20:00`` -> ``17:20``. Seconds other than 00 and hours without minutes are refused."""
+    m = _CLOCK.fullmatch(text.strip())
+    wrong = f"Time {text!r} is not a time of day (write 07:00, 7:00 or 7:00 AM)."
+    if not m:
+        raise InputError(wrong)
+    hour, minute = int(m["h"]), int(m["m"])
+    if m["s"] not in (None, "00"):
+        raise InputError(
+            f"Time {text!r} has seconds; times are to the minute (write {m['h']}:{m['m']})."
+        )
+    if m["half"]:
+        if not 1 <= hour <= 12:
+            raise InputError(wrong)
+        hour = hour % 12 + (12 if m["half"].lower() == "p" else 0)
+    elif hour > 24 or (hour == 24 and minute):
+        raise InputError(wrong)
+    return f"{hour:02d}:{minute:02d}"
 
 
 def _day(name: str) -> int:
@@ -211,6 +284,49 @@ def _timezone(name: str) -> str:
     return name
 
 
+def _tzdata_text() -> str:
+    """The tz database's compact source (``tzdata.zi``), where its links are written: from the
+    first folder zoneinfo reads zones from, else the ``tzdata`` package."""
+    for folder in zoneinfo.TZPATH:
+        path = Path(folder) / "tzdata.zi"
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    try:
+        return (importlib.resources.files("tzdata.zoneinfo") / "tzdata.zi").read_text("utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        return ""
+
+
+@cache
+def _zone_links() -> dict[str, str]:
+    """Alias -> the zone it links to (``US/Eastern`` -> ``America/New_York``), lower-cased keys
+    with every zone name too, so ``us/eastern`` is found as well."""
+    links: dict[str, str] = {}
+    for line in _tzdata_text().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "L":
+            links[parts[2]] = parts[1]
+    names = {name.lower(): name for name in zoneinfo.available_timezones()}
+    out = {}
+    for lower, name in names.items():
+        target = name
+        for _ in range(5):  # links point at zones; follow a chain all the same
+            target = links.get(target, target)
+        out[lower] = target
+    return out
+
+
+def canonical_timezone(name: str) -> str:
+    """The canonical IANA name of a zone as written (``US/Eastern`` -> ``America/New_York``,
+    ``america/new_york`` -> ``America/New_York``). Unknown names are refused."""
+    text = name.strip()
+    found = _zone_links().get(text.lower())
+    if found is None:
+        _timezone(text)  # a name zoneinfo reads though the list lacks it stays as written
+        return text
+    return found
+
+
 def parse_shift(spec: str, timezone: str) -> tuple[ShiftPhase, ...]:
     """Parse a shift written as ``DAYS HH:MM-HH:MM[+HH:MM-HH:MM]``; rotating weeks joined by ``|``.
 
@@ -221,20 +337,21 @@ def parse_shift(spec: str, timezone: str) -> tuple[ShiftPhase, ...]:
     tz = _timezone(timezone)
     phases = []
     for week in spec.split("|"):
-        parts = week.split()
-        if len(parts) != 2:
+        # Days, then segments; times as normalize_time reads them (7:00 AM-3:30 PM too).
+        m = re.fullmatch(r"\s*([A-Za-z][A-Za-z,\s-]*?)\s+(\d.*?)\s*", week)
+        if not m:
             raise InputError(
                 f"Shift {spec!r} does not parse: write DAYS HH:MM-HH:MM, e.g. 'Mon-Fri 07:00-15:30'."
             )
         segments = []
-        for seg in parts[1].split("+"):
+        for seg in m.group(2).split("+"):
             if seg.count("-") != 1:
-                raise InputError(f"Shift segment {seg!r} is not HH:MM-HH:MM.")
-            start, end = (parse_time(t) for t in seg.split("-"))
+                raise InputError(f"Shift segment {seg.strip()!r} is not HH:MM-HH:MM.")
+            start, end = (parse_time(normalize_time(t)) for t in seg.split("-"))
             if start == end:
-                raise InputError(f"Shift segment {seg!r} starts and ends at the same time.")
+                raise InputError(f"Shift segment {seg.strip()!r} starts and ends at the same time.")
             segments.append(Segment(start, end % (24 * 60)))
-        phases.append(ShiftPhase(parse_days(parts[0]), tuple(segments), tz))
+        phases.append(ShiftPhase(parse_days(m.group(1).replace(" ", "")), tuple(segments), tz))
     return tuple(phases)
 
 
@@ -380,20 +497,46 @@ class ShiftCheck:
         return "fail" if self.failing else "pass"
 
 
+ScheduleKey = tuple[tuple[tuple[int, int], ...], ...]
+
+
+def _merged(intervals: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(intervals):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return tuple(out)
+
+
+def schedule_key(phases: Sequence[ShiftPhase], on: date = REFERENCE_MONDAY) -> ScheduleKey:
+    """A shift's work time on the UTC week of ``on``, phase by phase: the same for one schedule
+    however its zone is spelled (``US/Eastern`` or ``America/New_York``) or split."""
+    return tuple(_merged(_week_intervals(p, on)) for p in phases)
+
+
 def majority_shift(
     riders: Sequence[RiderShift], window: ShiftPhase | None = None, on: date = REFERENCE_MONDAY
 ) -> RiderShift:
-    """The most common shift among riders. Ties go to the shift that overlaps the vanpool's
-    service window most (when known), then to the lowest shift id, so the answer is stable."""
+    """The most common schedule among riders, counted on the UTC week (``schedule_key``), so
+    riders whose shift rows differ only in the zone's spelling count as one group. Ties go to
+    the schedule that overlaps the vanpool's service window most (when known), then to the
+    lowest shift id; the group is named by its lowest shift id, so the answer is stable."""
     if not riders:
         raise InputError("A shift check needs at least one rider.")
-    counts = Counter(r.shift_id for r in riders)
-    best = max(counts.values())
-    tied = sorted({r.shift_id for r in riders if counts[r.shift_id] == best})
-    by_id = {r.shift_id: r for r in riders}
+    groups: dict[ScheduleKey, list[RiderShift]] = {}
+    for r in riders:
+        groups.setdefault(schedule_key(r.phases, on), []).append(r)
+    named = {key: min(group, key=lambda r: r.shift_id) for key, group in groups.items()}
+    best = max(len(group) for group in groups.values())
+    tied = sorted(
+        (named[key] for key, group in groups.items() if len(group) == best),
+        key=lambda r: r.shift_id,
+    )
     if window is not None and len(tied) > 1:
-        tied.sort(key=lambda s: -shift_overlap(by_id[s].phases, (window,), on).overlap_minutes)
-    return by_id[tied[0]]
+        tied.sort(key=lambda r: -shift_overlap(r.phases, (window,), on).overlap_minutes)
+    return tied[0]
 
 
 def check_shifts(

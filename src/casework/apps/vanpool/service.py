@@ -30,6 +30,7 @@ from casework.apps.vanpool.models import (
     CaseManagerResult,
     CaseStatus,
     CaseView,
+    ImportReport,
     MessageView,
     OutreachResult,
     check_id,
@@ -107,9 +108,13 @@ AGENT_ACTOR = "case_manager_agent"
 
 
 # ---------------------------------------------------------------------------- roster
-def import_roster(deps: VanpoolDeps, path: Path = BUNDLED_ROSTER) -> dict[str, int]:
-    """Validate every row of a roster file, then write it in one transaction (counts added)."""
-    return roster.import_roster(deps.repo, path, deps.now())
+def import_roster(
+    deps: VanpoolDeps, path: Path = BUNDLED_ROSTER, *, dry_run: bool = False
+) -> ImportReport:
+    """Validate every row of a roster file, then write it in one transaction; every refused
+    row is reported at once (``RosterRefused``) and nothing is written. ``dry_run`` checks the
+    file against the store and writes nothing."""
+    return roster.import_roster(deps.repo, path, deps.now(), dry_run=dry_run)
 
 
 def check_roster(path: Path) -> None:

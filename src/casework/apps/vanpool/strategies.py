@@ -46,6 +46,7 @@ class AuditInput:
 @dataclass(frozen=True)
 class ShiftInput:
     employee_ids: tuple[str, ...]
+    """The group; empty with a ``vanpool_id``: that vanpool's riders."""
     on: date | None = None
     vanpool_id: str | None = None
 
@@ -76,14 +77,22 @@ def agent_location(input: AuditInput, deps: VanpoolDeps, config: RunConfig) -> L
     return agent.run_location_specialist(deps, config, input.vanpool_id)
 
 
+def _group(input: ShiftInput, deps: VanpoolDeps) -> list[str]:
+    """The employees a shift check compares: the ones named, else the vanpool's riders."""
+    if input.employee_ids or not input.vanpool_id:
+        return [check_id("EMP", e) for e in input.employee_ids]
+    vanpool = deps.repo.get_vanpool(check_id("VP", input.vanpool_id))
+    return [e.employee_id for e in vanpool.riders]
+
+
 def rules_shift(input: ShiftInput, deps: VanpoolDeps, config: RunConfig) -> ShiftDecision:
-    employees = [deps.repo.get_employee(check_id("EMP", e)) for e in input.employee_ids]
+    employees = [deps.repo.get_employee(e) for e in _group(input, deps)]
     vanpool = deps.repo.get_vanpool(input.vanpool_id) if input.vanpool_id else None
     return checks.shift_check(employees, input.on or deps.now().date(), vanpool)
 
 
 def agent_shift(input: ShiftInput, deps: VanpoolDeps, config: RunConfig) -> ShiftDecision:
-    ids = [check_id("EMP", e) for e in input.employee_ids]
+    ids = _group(input, deps)
     return agent.run_shift_specialist(deps, config, ids, input.vanpool_id, input.on)
 
 

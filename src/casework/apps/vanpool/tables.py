@@ -65,7 +65,10 @@ class EmployeeRow(Base):
     home_lat: Mapped[float] = mapped_column(Float)
     home_lng: Mapped[float] = mapped_column(Float)
     site: Mapped[str] = mapped_column(String(120))
-    shift_pk: Mapped[int] = mapped_column(ForeignKey("vanpool_shifts.id"), index=True)
+    shift_pk: Mapped[int | None] = mapped_column(
+        ForeignKey("vanpool_shifts.id"), index=True, nullable=True
+    )
+    """NULL for an employee who rides no vanpool and whose export left the shift blank."""
     pto: Mapped[str] = mapped_column(String(400), default="")
     """PTO ranges, ``YYYY-MM-DD..YYYY-MM-DD`` joined by ``;``."""
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
