@@ -1,12 +1,42 @@
-"""Agent building blocks on LangGraph; knows no app."""
+"""Agent building blocks on LangGraph; knows no app.
 
-from casework.runtime.decision import Decision, EndReason, Evidence, RunInfo, Verdict
-from casework.runtime.events import Event, to_json
-from casework.runtime.harness import Run, RunResult, run_info
-from casework.runtime.react import ReactAgent, ToolCallRecord
-from casework.runtime.runconfig import EventSink, RunConfig
-from casework.runtime.strategy import Strategy
-from casework.runtime.usage import Usage
+The names below load on first use (PEP 562): ``casework.runtime.context`` and the other light
+modules are imported on the way to every command's ``--help``, and importing this package must
+not pull LangChain's agent factory in with them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from casework.runtime.decision import Decision, EndReason, Evidence, RunInfo, Verdict
+    from casework.runtime.events import Event, to_json
+    from casework.runtime.harness import Run, RunResult, run_info
+    from casework.runtime.react import ReactAgent, ToolCallRecord
+    from casework.runtime.runconfig import EventSink, RunConfig
+    from casework.runtime.strategy import Strategy
+    from casework.runtime.usage import Usage
+
+_HOME = {
+    "Decision": "decision",
+    "EndReason": "decision",
+    "Evidence": "decision",
+    "RunInfo": "decision",
+    "Verdict": "decision",
+    "Event": "events",
+    "to_json": "events",
+    "Run": "harness",
+    "RunResult": "harness",
+    "run_info": "harness",
+    "ReactAgent": "react",
+    "ToolCallRecord": "react",
+    "EventSink": "runconfig",
+    "RunConfig": "runconfig",
+    "Strategy": "strategy",
+    "Usage": "usage",
+}
 
 __all__ = [
     "Decision",
@@ -26,3 +56,12 @@ __all__ = [
     "run_info",
     "to_json",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'casework.runtime' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"casework.runtime.{module}"), name)
+    globals()[name] = value  # the next look-up is a plain attribute
+    return value
