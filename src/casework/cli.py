@@ -93,7 +93,9 @@ def serve(
     from casework.server.auth import check_serve_allowed
 
     check_serve_allowed(host, get_settings())
-    uvicorn.run(create_app(get_settings()), host=host, port=port)
+    # Forwarding headers are believed only from server.trusted_proxies (casework's own
+    # ProxyHeaders); uvicorn's would believe them from 127.0.0.1 whatever that setting says.
+    uvicorn.run(create_app(get_settings()), host=host, port=port, proxy_headers=False)
 
 
 @bench_app.command("runtime")

@@ -43,7 +43,7 @@ def pg_url():
 def test_access_on_postgres(pg_url: str, tmp_path: Path) -> None:
     settings = Settings(home=tmp_path / "home", database_url=pg_url, allow_network_models=False)
     engine = open_access(settings)
-    assert "access_0001" in current_heads(engine)
+    assert "access_0002" in current_heads(engine)
     columns = {c["name"] for c in inspect(engine).get_columns("api_tokens")}
     assert columns == {
         "id",

@@ -18,7 +18,7 @@ from casework.apikit import add_error_handler, error_response, sse_response
 from casework.config import Settings, get_settings
 from casework.errors import InputError
 from casework.server.auth import authenticate
-from casework.server.guards import ERROR_HEADERS, BodyGuard, SecurityHeaders
+from casework.server.guards import ERROR_HEADERS, BodyGuard, ProxyHeaders, SecurityHeaders
 
 __all__ = ["create_app", "sse_response"]
 
@@ -76,7 +76,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from casework.web import mount_web  # the UI at /: its own session sign-in, not tokens
 
     mount_web(app, settings)
-    # Added last is outermost: headers go on the guard's own refusals too.
+    # Added last is outermost: headers go on the guard's own refusals too, and the client
+    # address is settled before anything reads it.
     app.add_middleware(BodyGuard, limits=settings.server)
     app.add_middleware(SecurityHeaders, docs_paths=[app.docs_url, app.redoc_url])
+    app.add_middleware(ProxyHeaders, trusted=settings.server.trusted_proxies)
     return app
