@@ -189,7 +189,8 @@ def revoke_sessions(engine: Engine, user: str, which: str = "all") -> int:
                     f"{user}`, not {which!r}."
                 )
             query = query.where(SessionRow.id == int(which))
-        ended = session.execute(query).rowcount
+        # A DELETE's result is a CursorResult, which has the count; the ORM types it plainly.
+        ended = session.execute(query).rowcount  # type: ignore[attr-defined]
         if which != "all" and not ended:
             raise NotFoundError(
                 f"{user} has no session {which}; list them with `casework user sessions {user}`."
