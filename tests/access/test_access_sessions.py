@@ -168,3 +168,10 @@ def test_user_sessions_and_password_from_the_command_line(tmp_path) -> None:
     assert _cli(home, "user", "sessions", "ana").stdout.strip() == "ana has no web sessions"
     short = _cli(home, "user", "password", "ana", "--password-stdin", stdin="short\n")
     assert short.returncode == 2 and "at least 8 characters" in short.stderr
+
+
+def test_a_revoked_sessions_id_is_never_given_to_a_new_one(engine) -> None:
+    first, _ = _start(engine)
+    revoke_sessions(engine, "ana", "all")
+    second, _ = _start(engine)
+    assert second.id > first.id

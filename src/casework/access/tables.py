@@ -42,6 +42,8 @@ class SessionRow(Base):
     so a copy of the database opens no session."""
 
     __tablename__ = "web_sessions"
+    # Ids are never reused, so `--revoke ID` from an old listing cannot end a newer session.
+    __table_args__ = {"sqlite_autoincrement": True}
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)

@@ -31,6 +31,8 @@ def upgrade() -> None:
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("address", sa.String(64)),
         sa.UniqueConstraint("id_hash", name="uq_web_sessions_id_hash"),
+        # Ids are never reused, so `--revoke ID` from an old listing cannot end a newer one.
+        sqlite_autoincrement=True,
     )
 
 
