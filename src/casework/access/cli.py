@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from casework.clikit import mount_user_add, print_json
+from casework.clikit import mount_user_add, print_json, read_password
 from casework.config import get_settings
 
 __all__ = ["token_app", "user_app"]
@@ -81,7 +81,6 @@ def user_password(
 ) -> None:
     """Set a user's web sign-in password; every web session of theirs ends."""
     from casework.access.service import set_password
-    from casework.clikit import read_password
 
     if password_stdin:
         password = read_password()
@@ -99,8 +98,10 @@ def user_sessions(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """List a user's web sessions (created, last seen, address; never the secret), or end
-    them with --revoke: the browser holding one is signed out at its next request."""
+    """List a user's web sessions, or end them with --revoke.
+
+    Shows when each was created and last seen, its latest end and address; never the secret.
+    """
     from casework.access.sessions import list_sessions, revoke_sessions
 
     if revoke is not None:
