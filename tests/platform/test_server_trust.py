@@ -52,6 +52,12 @@ def _h(*pairs: tuple[str, str]) -> list[tuple[bytes, bytes]]:
         ),
         ("10.0.0.2", _h(("Forwarded", "for=6.6.6.6, for=198.51.100.3")), ("198.51.100.3", None)),
         ("10.0.0.2", _h(("Forwarded", "for=unknown")), ("unknown", None)),
+        # The scheme is the nearest proxy's word, not one the client wrote further left.
+        (
+            "10.0.0.2",
+            _h(("Forwarded", "for=6.6.6.6;proto=https, for=203.0.113.5")),
+            ("203.0.113.5", None),
+        ),
         ("10.0.0.2", _h(), ("10.0.0.2", None)),  # trusted, but forwarding nobody
     ],
 )

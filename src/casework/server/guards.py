@@ -26,6 +26,7 @@ All are plain ASGI middleware, so they see every request (API, web UI, docs) bef
 from __future__ import annotations
 
 import email.message
+import functools
 import ipaddress
 import json
 import math
@@ -360,6 +361,7 @@ def _hops(headers: list[tuple[bytes, bytes]]) -> tuple[list[str], str | None]:
     if forwarded:
         chain, proto = [], None
         for element in ",".join(forwarded).split(","):
+            proto = None  # only the nearest proxy's element says how it was reached
             for pair in element.split(";"):
                 key, _, value = pair.strip().partition("=")
                 if key.lower() == "for":
@@ -373,6 +375,11 @@ def _hops(headers: list[tuple[bytes, bytes]]) -> tuple[list[str], str | None]:
     return chain, (protos[-1].split(",")[-1].strip() if protos else None)
 
 
+@functools.lru_cache(maxsize=8)
+def _networks(trusted: tuple[str, ...]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    return [ipaddress.ip_network(t, strict=False) for t in trusted]
+
+
 def forwarded_client(
     peer: str, headers: list[tuple[bytes, bytes]], trusted: Sequence[str]
 ) -> tuple[str, str | None]:
@@ -381,7 +388,7 @@ def forwarded_client(
     hop in the forwarding chain that is not a trusted proxy (each proxy appends the address it
     heard from, so hops a client wrote itself lie further left and are never reached while an
     untrusted hop stands before them). A hop that names no address ends the walk there."""
-    networks = [ipaddress.ip_network(t, strict=False) for t in trusted]
+    networks = _networks(tuple(trusted))
 
     def is_trusted(address: str | None) -> bool:
         if address is None:
