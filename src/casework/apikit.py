@@ -1,6 +1,8 @@
 """What every app's ``api.py`` shares, below the apps and below ``casework.server``: who may call
 a route (the permission every route declares), the caller and settings as dependencies,
-server-sent events, the one error -> HTTP table, and the per-database deps cache.
+server-sent events (and the one ``Last-Event-ID`` parse), the one error -> HTTP table (request
+validation errors included, which never echo the body back), the one way to name an uploaded
+file, and the per-database deps cache.
 
 An app's router imports this module, never ``casework.server`` (the server mounts the
 routers, so a router importing it would import its own caller). Routes raise
@@ -27,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
@@ -35,6 +38,7 @@ from typing import Any, Generic, TypeVar, cast
 from fastapi import Depends, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.dependencies.models import Dependant
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute, APIRouter
 from sse_starlette.sse import EventSourceResponse
@@ -50,6 +54,7 @@ __all__ = [
     "ErrorPage",
     "Permission",
     "RequestTooLarge",
+    "TooManyAttempts",
     "add_error_handler",
     "allow",
     "chosen_model",
@@ -59,10 +64,12 @@ __all__ = [
     "error_response",
     "error_status",
     "get_settings_dep",
+    "last_event_id",
     "offered_models",
     "permission_of",
     "permission_table",
     "public",
+    "safe_upload_name",
     "sse_response",
 ]
 
@@ -82,6 +89,14 @@ class RequestTooLarge(InputError):
         self.limit = limit
 
 
+class TooManyAttempts(CaseworkError):
+    """Too many failed attempts from one client (bad API tokens): a 429 with Retry-After."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 def _size(n: int) -> str:
     mb = n / (1024 * 1024)
     return f"{mb:g} MB" if mb >= 1 else f"{n:,} bytes"
@@ -90,6 +105,7 @@ def _size(n: int) -> str:
 _STATUS: list[tuple[type[CaseworkError], int]] = [
     (AuthError, 401),  # e.g. a sign-in route checking a password
     (RequestTooLarge, 413),
+    (TooManyAttempts, 429),
     (NotFoundError, 404),  # another tenant's row answers the same: it does not exist for them
     (PermissionDenied, 403),
     (InputError, 422),
@@ -280,7 +296,22 @@ def error_response(exc: CaseworkError) -> JSONResponse:
     """The answer to a ``CaseworkError``: its status and :func:`error_body`."""
     status = error_status(exc)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if isinstance(exc, TooManyAttempts):
+        headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
     return JSONResponse(error_body(exc), status_code=status, headers=headers)
+
+
+VALIDATION_KEYS = ("type", "loc", "msg")
+"""What a 422 keeps of each validation error: FastAPI's default also sends ``input`` (the
+whole body for a body of the wrong kind: megabytes echoed back) and ``ctx``."""
+
+
+def validation_response(exc: RequestValidationError) -> JSONResponse:
+    """FastAPI's 422 (``{"detail": [...]}``) without the caller's input in it."""
+    detail = [
+        {key: error[key] for key in VALIDATION_KEYS if key in error} for error in exc.errors()
+    ]
+    return JSONResponse({"detail": detail}, status_code=422)
 
 
 ErrorPage = Callable[[Request, int, str], Response]
@@ -290,7 +321,8 @@ ErrorPage = Callable[[Request, int, str], Response]
 def add_error_handler(app: FastAPI) -> None:
     """Answer every ``CaseworkError`` a route raises from the one table: JSON
     (:func:`error_response`), or a page with the same status and sentence when the route
-    renders pages (a route whose class sets ``renders_pages``: the web UI's)."""
+    renders pages (a route whose class sets ``renders_pages``: the web UI's); and a request
+    that fails validation with :func:`validation_response`."""
 
     async def handle(request: Request, exc: Exception) -> Response:
         error = cast(CaseworkError, exc)  # registered for CaseworkError only
@@ -299,7 +331,52 @@ def add_error_handler(app: FastAPI) -> None:
             return page(request, error_status(error), str(error))
         return error_response(error)
 
+    async def invalid(request: Request, exc: Exception) -> JSONResponse:
+        return validation_response(cast(RequestValidationError, exc))
+
     app.add_exception_handler(CaseworkError, handle)
+    app.add_exception_handler(RequestValidationError, invalid)
+
+
+MAX_EVENT_ID_DIGITS = 18
+"""Event ids are row sequence numbers: 18 digits always fit a 64-bit integer."""
+
+
+def last_event_id(value: str | None) -> int:
+    """The event id in a ``Last-Event-ID`` header (a reconnecting client's last one seen): its
+    number when it is plain ASCII digits a database can hold, else 0 (start over). Junk such
+    as ``²`` (a digit to ``str.isdigit``, not to ``int``) or 5,000 digits is ignored."""
+    value = (value or "").strip()
+    if not value.isascii() or not value.isdigit() or len(value) > MAX_EVENT_ID_DIGITS:
+        return 0
+    return int(value)
+
+
+MAX_NAME_BYTES = 255
+"""A file name's limit on common file systems (ext4, APFS, NTFS), in UTF-8 bytes."""
+MAX_SUFFIX_BYTES = 16
+
+
+def safe_upload_name(filename: str | None) -> str:
+    """The name to store an uploaded file under: its base name (any folders a client put in
+    it dropped, ``/`` or ``\\``), without control characters, cut to 255 bytes keeping the
+    extension. InputError (422) when nothing nameable is left (empty, ``.``, ``..``)."""
+    base = (filename or "").replace("\\", "/").rsplit("/", 1)[-1]
+    base = "".join(ch for ch in base if ch.isprintable()).strip()
+    if base in ("", ".", ".."):
+        raise InputError(
+            "The uploaded file's name is empty, '.', '..' or ends in a folder separator; "
+            "send the file under its own name, such as 'receipt.pdf'."
+        )
+    data = base.encode()
+    if len(data) <= MAX_NAME_BYTES:
+        return base
+    stem, dot, suffix = base.rpartition(".")
+    keeps_suffix = bool(stem) and len(suffix.encode()) < MAX_SUFFIX_BYTES
+    tail = (dot + suffix).encode() if keeps_suffix else b""
+    head = (stem.encode() if keeps_suffix else data)[: MAX_NAME_BYTES - len(tail)]
+    # A cut through a multi-byte character drops that character's first bytes too.
+    return head.decode(errors="ignore") + tail.decode()
 
 
 def sse_response(events: Iterator[Event] | AsyncIterator[Event]) -> EventSourceResponse:

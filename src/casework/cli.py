@@ -101,7 +101,9 @@ def serve(
     from casework.server.redaction import redact_logs
 
     check_serve_allowed(host, get_settings())
-    config = uvicorn.Config(create_app(get_settings()), host=host, port=port)
+    # Forwarding headers are believed only from server.trusted_proxies (casework's own
+    # ProxyHeaders); uvicorn's would believe them from 127.0.0.1 whatever that setting says.
+    config = uvicorn.Config(create_app(get_settings()), host=host, port=port, proxy_headers=False)
     redact_logs(current())  # uvicorn's handlers exist once its config is made
     uvicorn.Server(config).run()
 

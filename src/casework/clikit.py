@@ -48,6 +48,7 @@ __all__ = [
     "print_json",
     "progress",
     "progress_enabled",
+    "read_password",
     "set_progress",
 ]
 
@@ -155,7 +156,7 @@ ModelOption = Annotated[
 ]
 
 
-def _read_password() -> str:
+def read_password() -> str:
     """The first line of stdin, so scripts can pipe a password without it showing in `ps`."""
     line = sys.stdin.readline().rstrip("\r\n")
     if not line:
@@ -176,7 +177,7 @@ def _user_add(
     from casework.access.service import create_user, open_access
     from casework.config import get_settings
 
-    password = _read_password() if password_stdin else None
+    password = read_password() if password_stdin else None
     user = create_user(open_access(get_settings()), name, role, password=password)
     console.print(
         f"[green]added[/] user {user.name} (id {user.id}, role {user.role}"

@@ -6,15 +6,18 @@ Precedence (highest first): explicit overrides, ``CASEWORK_*`` environment varia
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import os
 import tomllib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
@@ -98,10 +101,50 @@ class ServerSettings(BaseModel):
     """Failed sign-ins in a row, per user name and client address, before the web UI's sign-in
     locks. Default 5."""
     login_lockout_seconds: int = 300
-    """How long a locked sign-in stays locked (a 429), in seconds. Default 300."""
+    """How long a locked sign-in stays locked (a 429), in seconds; failures older than this
+    are forgotten. Default 300."""
     allowed_models: list[str] = Field(default_factory=list)
     """Models (``provider:name``) an API or web caller may choose besides the configured ones
     (``[models]``); ``replay:`` files never. Default: none, only the configured models."""
+    login_name_failures: int = 10
+    """Failed sign-ins for one user name from all addresses together before that name locks
+    (guesses spread over many addresses). Default 10."""
+    login_address_failures: int = 20
+    """Failed sign-ins from one client address for all names together before that address
+    locks (one password tried on many names). Default 20."""
+    token_failures: int = 20
+    """Failed API tokens from one client address before the address gets 429s for
+    ``login_lockout_seconds``. Default 20."""
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Addresses or networks (``10.0.0.5``, ``10.0.0.0/8``) of reverse proxies whose
+    ``X-Forwarded-For`` / ``Forwarded`` / ``X-Forwarded-Proto`` headers are believed; from any
+    other peer they are ignored. Comma-separated in ``CASEWORK_SERVER__TRUSTED_PROXIES``.
+    Default: none (every client is the address it connects from)."""
+    session_idle_seconds: int = 1800
+    """A web session unused this long ends (sign in again), in seconds. Default 1800."""
+    session_max_seconds: int = 12 * 3600
+    """A web session ends this long after sign-in however busy, in seconds. Default 43200."""
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _split_proxies(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.lstrip().startswith("["):
+            return json.loads(value)  # the JSON list pydantic-settings reads for list fields
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _check_proxies(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"server.trusted_proxies: {entry!r} is not an IP address or network"
+                ) from None
+        return value
 
 
 class Settings(BaseSettings):

@@ -1,4 +1,5 @@
-"""The access branch on a real PostgreSQL server: migrate, add users, authenticate, revoke."""
+"""The access branch on a real PostgreSQL server: migrate, add users, authenticate, revoke,
+and web sessions ended by a password change and by disabling."""
 
 from __future__ import annotations
 
@@ -12,12 +13,16 @@ from sqlalchemy import inspect
 from casework.access import (
     AuthError,
     authenticate_token,
+    check_session,
     create_token,
     create_user,
     disable_user,
     has_users,
+    list_sessions,
     open_access,
     revoke_token,
+    set_password,
+    start_session,
 )
 from casework.config import Settings
 from casework.errors import InputError
@@ -43,7 +48,7 @@ def pg_url():
 def test_access_on_postgres(pg_url: str, tmp_path: Path) -> None:
     settings = Settings(home=tmp_path / "home", database_url=pg_url, allow_network_models=False)
     engine = open_access(settings)
-    assert "access_0001" in current_heads(engine)
+    assert "access_0002" in current_heads(engine)
     columns = {c["name"] for c in inspect(engine).get_columns("api_tokens")}
     assert columns == {
         "id",
@@ -70,5 +75,16 @@ def test_access_on_postgres(pg_url: str, tmp_path: Path) -> None:
     revoke_token(engine, info.prefix)
     with pytest.raises(AuthError, match="revoked"):
         authenticate_token(engine, token)
+
+    caller = Caller(ana.id, "ana", Role.REVIEWER)
+    _, session = start_session(engine, caller, max_seconds=3600, address="2001:db8::7")
+    assert check_session(engine, session, idle_seconds=1800).caller == caller
+    assert [s.address for s in list_sessions(engine, "ana")] == ["2001:db8::7"]
+    set_password(engine, "ana", "another long one")
+    with pytest.raises(AuthError, match="The session has ended"):
+        check_session(engine, session, idle_seconds=1800)
+    _, session = start_session(engine, caller, max_seconds=3600)
     disable_user(engine, "ana")
+    with pytest.raises(AuthError, match="The session has ended"):
+        check_session(engine, session, idle_seconds=1800)
     assert not has_users(engine)

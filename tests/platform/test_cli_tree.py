@@ -281,6 +281,7 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
         ["hed", "batch", "{hed_csv}", "--strategy", "rules", "--json"], progress=True
     ),
     "user list": Invocation(["user", "list", "--json"]),
+    "user sessions": Invocation(["user", "sessions", "json-user", "--json"]),
     "token create": Invocation(["token", "create", "json-user", "--json"]),
     "token list": Invocation(["token", "list", "json-user", "--json"]),
 }

@@ -34,6 +34,7 @@ def test_public_surface() -> None:
         "print_json",
         "progress",
         "progress_enabled",
+        "read_password",
         "set_progress",
     ]
 

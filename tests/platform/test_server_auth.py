@@ -14,7 +14,7 @@ from casework import registry
 from casework.access import create_token, create_user, disable_user, open_access, revoke_token
 from casework.access.tables import TokenRow
 from casework.apikit import add_error_handler, allow, current_caller, get_settings_dep
-from casework.config import Settings
+from casework.config import ServerSettings, Settings
 from casework.errors import ConfigError
 from casework.registry import AppSpec
 from casework.runtime.context import Caller
@@ -45,7 +45,10 @@ def _probe_app(settings: Settings) -> APIRouter:
 @pytest.fixture
 def world(tmp_path, monkeypatch):
     """create_app on a fresh store with a probe app registered next to the built-in ones."""
-    settings = Settings(home=tmp_path / "home", allow_network_models=False)
+    # The walks below send hundreds of bad tokens from one address on purpose: the per-address
+    # limit on them (tests/reliability/test_attack_trust.py) would answer 429 instead of 401.
+    limits = ServerSettings(token_failures=1_000_000)
+    settings = Settings(home=tmp_path / "home", allow_network_models=False, server=limits)
     apps = dict(registry.all_apps())
     apps["probe"] = AppSpec(name="probe", description="test app", router=_probe_app)
     monkeypatch.setattr(registry, "_cache", apps)

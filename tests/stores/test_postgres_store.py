@@ -34,7 +34,7 @@ def test_migrations_reach_every_head(pg_url):
     applied, expected = migration_status(engine)
     assert applied == expected
     assert sorted(applied) == [
-        "access_0001",
+        "access_0002",
         "core_0002",
         "documents_0001",
         "evals_0001",

@@ -1,7 +1,8 @@
-"""access: users, passwords and API tokens (platform; apps never import it).
+"""access: users, passwords, API tokens and web sessions (platform; apps never import it).
 
 The server authenticates every request with ``authenticate_token``; the web UI signs people in
-with ``verify_password``; ``casework user`` and ``casework token`` manage both.
+with ``verify_password`` and keeps them signed in with a server-side session
+(``start_session`` / ``check_session``); ``casework user`` and ``casework token`` manage them.
 """
 
 from casework.access.service import (
@@ -22,22 +23,38 @@ from casework.access.service import (
     set_password,
     verify_password,
 )
+from casework.access.sessions import (
+    ActiveSession,
+    SessionInfo,
+    check_session,
+    end_session,
+    list_sessions,
+    revoke_sessions,
+    start_session,
+)
 
 __all__ = [
     "TOKEN_PREFIX",
+    "ActiveSession",
     "AuthError",
+    "SessionInfo",
     "TokenInfo",
     "User",
     "authenticate_token",
+    "check_session",
     "create_token",
     "create_user",
     "disable_user",
+    "end_session",
     "get_user",
     "has_users",
+    "list_sessions",
     "list_tokens",
     "list_users",
     "open_access",
+    "revoke_sessions",
     "revoke_token",
     "set_password",
+    "start_session",
     "verify_password",
 ]

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from casework.clikit import mount_user_add, print_json
+from casework.clikit import mount_user_add, print_json, read_password
 from casework.config import get_settings
 
 __all__ = ["token_app", "user_app"]
@@ -63,11 +63,74 @@ def user_list(as_json: bool = typer.Option(False, "--json", help="Print JSON."))
 
 @user_app.command("disable")
 def user_disable(name: str = typer.Argument(..., help="The user to disable.")) -> None:
-    """Disable a user: all their tokens stop working at once."""
+    """Disable a user: all their tokens stop working and their web sessions end at once."""
     from casework.access.service import disable_user
 
     user = disable_user(_engine(), name)
-    console.print(f"[yellow]disabled[/] user {user.name}; their tokens no longer work")
+    console.print(
+        f"[yellow]disabled[/] user {user.name}; their tokens and web sessions no longer work"
+    )
+
+
+@user_app.command("password")
+def user_password(
+    name: str = typer.Argument(..., help="Whose web sign-in password to set."),
+    password_stdin: bool = typer.Option(
+        False, "--password-stdin", help="Read the password from stdin (else it is prompted)."
+    ),
+) -> None:
+    """Set a user's web sign-in password; every web session of theirs ends."""
+    from casework.access.service import set_password
+
+    if password_stdin:
+        password = read_password()
+    else:
+        password = typer.prompt("New password", hide_input=True, confirmation_prompt=True)
+    set_password(_engine(), name, password)
+    console.print(f"[green]set[/] the password of {name}; their web sessions ended")
+
+
+@user_app.command("sessions")
+def user_sessions(
+    name: str = typer.Argument(..., help="Whose web sessions to list or end."),
+    revoke: str | None = typer.Option(
+        None, "--revoke", help="End sessions: 'all', or one session id from the listing."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List a user's web sessions, or end them with --revoke.
+
+    Shows when each was created and last seen, its latest end and address; never the secret.
+    """
+    from casework.access.sessions import list_sessions, revoke_sessions
+
+    if revoke is not None:
+        ended = revoke_sessions(_engine(), name, revoke.strip().lower())
+        if as_json:
+            print_json({"user": name, "ended": ended})
+            return
+        console.print(
+            f"[yellow]ended[/] {ended} web session{'s' if ended != 1 else ''} of {name}",
+            highlight=False,
+        )
+        return
+    sessions = list_sessions(_engine(), name)
+    if as_json:
+        print_json([s.to_dict() for s in sessions])
+        return
+    if not sessions:
+        console.print(f"{name} has no web sessions", highlight=False)
+        return
+    table = Table("id", "created", "last seen", "ends by", "address")
+    for s in sessions:
+        table.add_row(
+            str(s.id),
+            f"{s.created_at:%Y-%m-%d %H:%M}",
+            f"{s.last_seen_at:%Y-%m-%d %H:%M:%S}",
+            f"{s.expires_at:%Y-%m-%d %H:%M}",
+            s.address or "unknown",
+        )
+    console.print(table)
 
 
 @token_app.command("create")

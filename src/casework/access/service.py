@@ -18,11 +18,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pwdlib import PasswordHash
-from sqlalchemy import Engine, bindparam, func, select, update
+from sqlalchemy import Engine, bindparam, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from casework.access.tables import TokenRow, UserRow
+from casework.access.tables import SessionRow, TokenRow, UserRow
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.runtime.context import Caller, Role
@@ -228,16 +228,22 @@ def has_users(engine: Engine) -> bool:
 
 
 def disable_user(engine: Engine, name: str) -> User:
-    """Disable a user: every token of theirs stops working at once (rows are kept for the audit)."""
+    """Disable a user: every token of theirs stops working at once (rows are kept for the
+    audit) and their web sessions end."""
     with session_scope(engine) as session:
         row = _find_user(session, name)
         row.disabled = True
+        session.execute(delete(SessionRow).where(SessionRow.user_id == row.id))
         return _user(row)
 
 
 def set_password(engine: Engine, name: str, password: str) -> None:
+    """Set a user's password; every web session of theirs ends (in the same transaction), so
+    whoever held one must sign in with the new password."""
     with session_scope(engine) as session:
-        _find_user(session, name).password_hash = _passwords.hash(_check_password(password))
+        row = _find_user(session, name)
+        row.password_hash = _passwords.hash(_check_password(password))
+        session.execute(delete(SessionRow).where(SessionRow.user_id == row.id))
 
 
 def verify_password(engine: Engine, name: str, password: str) -> Caller:

@@ -21,7 +21,7 @@ from casework.config import Settings, get_settings
 from casework.errors import InputError
 from casework.redact import install, redactor_for
 from casework.server.auth import authenticate
-from casework.server.guards import ERROR_HEADERS, BodyGuard, SecurityHeaders
+from casework.server.guards import ERROR_HEADERS, BodyGuard, ProxyHeaders, SecurityHeaders
 from casework.server.redaction import RedactAnswers
 
 __all__ = ["create_app", "sse_response"]
@@ -80,11 +80,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from casework.web import mount_web  # the UI at /: its own session sign-in, not tokens
 
     mount_web(app, settings)
-    # Added last is outermost: headers go on the guard's own refusals too, and every answer
-    # of a route or a guard passes the redactor (the 500 above says only the error's class).
+    # Added last is outermost: headers go on the guard's own refusals too, every answer of a
+    # route or a guard passes the redactor (the 500 above says only the error's class), and
+    # the client address is settled before anything reads it.
     redactor = redactor_for(settings)
     install(redactor)  # traces and reports written while serving use the same
     app.add_middleware(BodyGuard, limits=settings.server)
     app.add_middleware(SecurityHeaders, docs_paths=[app.docs_url, app.redoc_url])
     app.add_middleware(RedactAnswers, redactor=redactor)
+    app.add_middleware(ProxyHeaders, trusted=settings.server.trusted_proxies)
     return app

@@ -5,6 +5,8 @@
 ``casework.apikit``) and leaves it on ``request.state`` for
 ``casework.runtime.context.current_caller`` and ``require_role``. Tokens in the query string
 are refused even when a good header comes with them: URLs end up in logs and browser history.
+A client address that sent ``server.token_failures`` bad tokens within
+``server.login_lockout_seconds`` gets a 429 for that long, before its token is looked at.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from sqlalchemy import Engine
 
 from casework.access.service import TOKEN_PREFIX, AuthError, check_token, has_users, touch_token
 from casework.access.service import open_access as open_access_engine
+from casework.apikit import TooManyAttempts
 from casework.config import Settings
 from casework.errors import ConfigError
 from casework.runtime.context import Caller
+from casework.web.throttle import FailureCounter, wait_words
 
 __all__ = ["QUERY_TOKEN_NAMES", "authenticate", "check_serve_allowed", "is_loopback"]
 
@@ -54,20 +58,43 @@ async def authenticate(
         )
     if credentials is None or not credentials.credentials.strip():
         raise AuthError("The Authorization header must read 'Bearer TOKEN'.")
+    failures = _token_failures(request)
+    address = request.client.host if request.client else "unknown"
+    if wait := failures.locked_for(address):
+        raise TooManyAttempts(_too_many(wait), wait)
     engine = await _access_engine(request)
     token, now = credentials.credentials.strip(), datetime.now(UTC)
     # SQLite answers this indexed read from a local file in microseconds, less than the hop to
     # a worker thread costs (measured: the hop alone was ~60% of a cached GET's CPU); a
     # networked database is asked from a worker thread, not to stall the event loop. A token
-    # that does not pass raises AuthError: a 401.
-    if engine.dialect.name == "sqlite":
-        check = check_token(engine, token, now=now)
-    else:
-        check = await run_in_threadpool(check_token, engine, token, now=now)
+    # that does not pass raises AuthError: a 401, or the 429 once it locks the address.
+    try:
+        if engine.dialect.name == "sqlite":
+            check = check_token(engine, token, now=now)
+        else:
+            check = await run_in_threadpool(check_token, engine, token, now=now)
+    except AuthError:
+        if wait := failures.failed(address):
+            raise TooManyAttempts(_too_many(wait), wait) from None
+        raise
     if check.stale:  # a write, which may wait for SQLite's write lock: never on the loop
         await run_in_threadpool(touch_token, engine, check.token_id, now)
     request.state.caller = check.caller
     return check.caller
+
+
+def _too_many(wait: float) -> str:
+    return f"Too many bad API tokens from this address; try again in {wait_words(wait)}."
+
+
+def _token_failures(request: Request) -> FailureCounter:
+    """Failed tokens per client address, one counter per app (made on first use)."""
+    counter: FailureCounter | None = getattr(request.app.state, "token_failures", None)
+    if counter is None:
+        limits = request.app.state.settings.server
+        counter = FailureCounter(limits.token_failures, limits.login_lockout_seconds)
+        request.app.state.token_failures = counter
+    return counter
 
 
 async def _access_engine(request: Request) -> Engine:

@@ -1,10 +1,18 @@
-"""Request guards around the whole server: body size and JSON depth, and security headers.
+"""Request guards around the whole server: who the client is, body size and JSON checks, and
+security headers.
 
-Both are plain ASGI middleware, so they see every request (API, web UI, docs) before routing:
+All are plain ASGI middleware, so they see every request (API, web UI, docs) before routing:
 
-* ``BodyGuard`` refuses a body over ``server.max_body_bytes`` (``max_upload_bytes`` for
-  ``multipart/form-data`` uploads) with a 413, up front when ``Content-Length`` says so and
-  as soon as a chunked body passes the limit otherwise; a JSON body nested deeper than
+* ``ProxyHeaders`` believes ``Forwarded`` / ``X-Forwarded-For`` / ``X-Forwarded-Proto`` only
+  from the peers in ``server.trusted_proxies`` (none by default), so the client address every
+  limit keys on is the one that connected unless a proxy we trust says otherwise. ``casework
+  serve`` turns uvicorn's own handling off (it believes them from 127.0.0.1 by default).
+* ``BodyGuard`` refuses a body over ``server.max_body_bytes`` with a 413 (``max_upload_bytes``
+  for a ``multipart/form-data`` body sent to a route that takes files; a multipart body sent
+  anywhere else gets the ordinary limit), up front when ``Content-Length`` says so and as
+  soon as a chunked body passes the limit otherwise. JSON is read as FastAPI reads it (the
+  first ``Content-Type``): a body that is not UTF-8 (UTF-16 and UTF-32, which Python's parser
+  also takes) gets a 415, since the checks read UTF-8; one nested deeper than
   ``server.max_json_depth`` gets a 422 before any parser recurses into it (Python's own parser
   raises ``RecursionError`` a thousand levels down, which FastAPI answers with a bare 400),
   and so does one that would parse into a value nothing can write back out (see
@@ -17,18 +25,33 @@ Both are plain ASGI middleware, so they see every request (API, web UI, docs) be
 
 from __future__ import annotations
 
+import email.message
+import functools
+import ipaddress
+import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
+from fastapi.dependencies.models import Dependant
+from fastapi.params import File
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from casework.apikit import RequestTooLarge, error_response
+from casework.apikit import RequestTooLarge, error_body, error_response
 from casework.config import ServerSettings
 from casework.errors import InputError
 
-__all__ = ["ERROR_HEADERS", "BodyGuard", "SecurityHeaders", "json_problem"]
+__all__ = [
+    "ERROR_HEADERS",
+    "BodyGuard",
+    "ProxyHeaders",
+    "SecurityHeaders",
+    "forwarded_client",
+    "json_problem",
+]
 
 DEFAULT_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 """For answers that are not pages (JSON, redirects, plain text): nothing in them may load."""
@@ -143,17 +166,58 @@ def _not_finite(bare: bytes) -> bool:
     return False
 
 
+def _media_type(header: bytes) -> str:
+    """``type/subtype`` of a Content-Type, parsed as FastAPI parses it (``text/plain`` when
+    it is malformed), so the guard and the route never disagree on what a body is."""
+    message = email.message.Message()
+    message["content-type"] = header.decode("latin-1")
+    return message.get_content_type()
+
+
 def _is_json(content_type: str) -> bool:
     kind, _, subtype = content_type.partition("/")
     return kind == "application" and (subtype == "json" or subtype.endswith("+json"))
 
 
+NOT_UTF8 = (
+    "The JSON body is not UTF-8 (it reads as {encoding}); send it as UTF-8, which is what "
+    "JSON between systems must be."
+)
+
+
+def _takes_files(route: object) -> bool:
+    """Whether a route declares a ``File`` parameter (itself or in a dependency)."""
+
+    def files_in(dependant: Dependant) -> bool:
+        return any(isinstance(f.field_info, File) for f in dependant.body_params) or any(
+            files_in(sub) for sub in dependant.dependencies
+        )
+
+    return isinstance(route, APIRoute) and files_in(route.dependant)
+
+
 class BodyGuard:
-    """413 for a body over the limit, 422 for JSON that must not be parsed; see the module doc."""
+    """413 for a body over the limit, 415 for JSON that is not UTF-8, 422 for JSON that must
+    not be parsed; see the module doc."""
 
     def __init__(self, app: ASGIApp, limits: ServerSettings) -> None:
         self.app = app
         self.limits = limits
+        self._uploads: dict[int, bool] = {}
+        """Whether the route with this id takes files (routes live as long as the app)."""
+
+    def _multipart_limit(self, scope: Scope) -> RequestTooLarge:
+        """The upload limit for a route that takes files, the body limit for any other. Read
+        when the route first reads the body: by then routing has put the route in the scope."""
+        route = scope.get("route")
+        key = id(route)
+        if key not in self._uploads:
+            self._uploads[key] = _takes_files(route)
+        if self._uploads[key]:
+            return RequestTooLarge(
+                self.limits.max_upload_bytes, "CASEWORK_SERVER__MAX_UPLOAD_BYTES"
+            )
+        return RequestTooLarge(self.limits.max_body_bytes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -165,24 +229,28 @@ class BodyGuard:
                 length = value
             elif name == b"transfer-encoding" and length is None:
                 length = b""
-            elif name == b"content-type":
-                content_type = value.decode("latin-1").partition(";")[0].strip().lower()
+            elif name == b"content-type" and content_type is None:  # the first, as Starlette
+                content_type = _media_type(value)
         if length is None:  # neither header: an HTTP/1.1 request without a body
             await self.app(scope, receive, send)
             return
-        if content_type == "multipart/form-data":
+        multipart = content_type == "multipart/form-data"
+        if multipart:  # the larger limit up front; the route's own once it is known
             too_large = RequestTooLarge(
                 self.limits.max_upload_bytes, "CASEWORK_SERVER__MAX_UPLOAD_BYTES"
             )
         else:
             too_large = RequestTooLarge(self.limits.max_body_bytes)
-        if length.isdigit() and int(length) > too_large.limit:
+        declared = int(length) if length.isdigit() else None
+        if declared is not None and declared > too_large.limit:
             await error_response(too_large)(scope, receive, send)
             return
         if content_type is not None and _is_json(content_type):
             await self._json(scope, receive, send, too_large)
+        elif multipart:
+            await self._streamed(scope, receive, send, self._multipart_limit, declared)
         else:
-            await self._streamed(scope, receive, send, too_large)
+            await self._streamed(scope, receive, send, lambda _: too_large, declared)
 
     async def _json(
         self, scope: Scope, receive: Receive, send: Send, too_large: RequestTooLarge
@@ -203,6 +271,11 @@ class BodyGuard:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
+        encoding = json.detect_encoding(body)
+        if encoding not in ("utf-8", "utf-8-sig"):
+            refusal = InputError(NOT_UTF8.format(encoding=encoding.upper()))
+            await JSONResponse(error_body(refusal), status_code=415)(scope, receive, send)
+            return
         if len(body) <= INLINE_CHECK_BYTES:
             problem = json_problem(body, self.limits.max_json_depth)
         else:
@@ -222,14 +295,26 @@ class BodyGuard:
         await self.app(scope, replay, send)
 
     async def _streamed(
-        self, scope: Scope, receive: Receive, send: Send, too_large: RequestTooLarge
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        limit_for: Callable[[Scope], RequestTooLarge],
+        declared: int | None,
     ) -> None:
-        """Count the body as the app reads it; past the limit, answer 413 instead of the app."""
+        """Count the body as the app reads it; past the limit (``limit_for`` the routed
+        request, asked at the first read), answer 413 instead of the app."""
         size = 0
+        too_large: RequestTooLarge | None = None
         over = started = False
 
         async def counted() -> Message:
-            nonlocal size, over
+            nonlocal size, over, too_large
+            if too_large is None:
+                too_large = limit_for(scope)
+                if declared is not None and declared > too_large.limit:
+                    over = True
+                    raise too_large
             message = await receive()
             if message["type"] == "http.request":
                 size += len(message.get("body", b""))
@@ -251,8 +336,98 @@ class BodyGuard:
         except Exception:
             if not over or started:
                 raise
-        if over and not started:
+        if over and not started and too_large is not None:
             await error_response(too_large)(scope, receive, send)
+
+
+def _address(token: str) -> str | None:
+    """The IP address in one hop of a forwarding header (``for=`` value or X-Forwarded-For
+    item: quoted, bracketed IPv6, with or without a port), or None when it names none."""
+    token = token.strip().strip('"').strip()
+    if token.startswith("["):  # [2001:db8::1]:4711
+        token = token[1:].partition("]")[0]
+    elif token.count(":") == 1:  # 192.0.2.7:4711
+        token = token.partition(":")[0]
+    try:
+        return str(ipaddress.ip_address(token))
+    except ValueError:
+        return None
+
+
+def _hops(headers: list[tuple[bytes, bytes]]) -> tuple[list[str], str | None]:
+    """The client chain (nearest proxy last) and the scheme the headers claim: ``Forwarded``
+    (RFC 7239) when present, else ``X-Forwarded-For`` / ``X-Forwarded-Proto``."""
+    forwarded = [v.decode("latin-1") for n, v in headers if n == b"forwarded"]
+    if forwarded:
+        chain, proto = [], None
+        for element in ",".join(forwarded).split(","):
+            proto = None  # only the nearest proxy's element says how it was reached
+            for pair in element.split(";"):
+                key, _, value = pair.strip().partition("=")
+                if key.lower() == "for":
+                    chain.append(value)
+                elif key.lower() == "proto":
+                    proto = value.strip().strip('"')
+        return chain, proto
+    xff = [v.decode("latin-1") for n, v in headers if n == b"x-forwarded-for"]
+    protos = [v.decode("latin-1") for n, v in headers if n == b"x-forwarded-proto"]
+    chain = [hop for hop in ",".join(xff).split(",") if hop.strip()]
+    return chain, (protos[-1].split(",")[-1].strip() if protos else None)
+
+
+@functools.lru_cache(maxsize=8)
+def _networks(trusted: tuple[str, ...]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    return [ipaddress.ip_network(t, strict=False) for t in trusted]
+
+
+def forwarded_client(
+    peer: str, headers: list[tuple[bytes, bytes]], trusted: Sequence[str]
+) -> tuple[str, str | None]:
+    """The client address (and the scheme, when a proxy says) behind a request from
+    ``peer``: ``peer`` itself unless it is one of the ``trusted`` proxies; then the nearest
+    hop in the forwarding chain that is not a trusted proxy (each proxy appends the address it
+    heard from, so hops a client wrote itself lie further left and are never reached while an
+    untrusted hop stands before them). A hop that names no address ends the walk there."""
+    networks = _networks(tuple(trusted))
+
+    def is_trusted(address: str | None) -> bool:
+        if address is None:
+            return False
+        ip = ipaddress.ip_address(address)
+        return any(ip in network for network in networks)
+
+    if not networks or not is_trusted(_address(peer) or None):
+        return peer, None
+    chain, proto = _hops(headers)
+    client = peer
+    for hop in reversed(chain):
+        address = _address(hop)
+        if address is None:
+            client = hop.strip().strip('"')[:64] or peer  # "unknown", "_hidden": as given
+            break
+        client = address
+        if not is_trusted(address):
+            break
+    scheme = proto.lower() if proto and proto.lower() in ("http", "https") else None
+    return client, scheme
+
+
+class ProxyHeaders:
+    """Sets the request's client address (and scheme) from forwarding headers, only when the
+    peer is a trusted proxy (``server.trusted_proxies``); see ``forwarded_client``."""
+
+    def __init__(self, app: ASGIApp, trusted: Sequence[str] = ()) -> None:
+        self.app = app
+        self.trusted = list(trusted)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        client = scope.get("client")
+        if self.trusted and scope["type"] == "http" and client:
+            address, scheme = forwarded_client(client[0], scope["headers"], self.trusted)
+            scope = dict(scope, client=(address, 0))
+            if scheme is not None:
+                scope["scheme"] = scheme
+        await self.app(scope, receive, send)
 
 
 class SecurityHeaders:

@@ -36,8 +36,9 @@ from fastapi.routing import APIRoute
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sse_starlette.sse import EventSourceResponse
 
-from casework.access.service import AuthError, get_user, open_access, verify_password
-from casework.apikit import allow, declared_only, error_status, public
+from casework.access.service import AuthError, open_access, verify_password
+from casework.access.sessions import ActiveSession, check_session, end_session, start_session
+from casework.apikit import allow, declared_only, error_status, last_event_id, public
 from casework.config import Settings
 from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.runtime.context import Caller, Role
@@ -47,16 +48,13 @@ from casework.web.runs import RunManager
 from casework.web.session import (
     LOGIN_COOKIE,
     SESSION_COOKIE,
-    SESSION_SECONDS,
-    SessionData,
     decode_session,
     encode_session,
     load_secret,
-    new_session,
     same_token,
 )
 from casework.web.store import RunStore
-from casework.web.throttle import LoginThrottle, wait_words
+from casework.web.throttle import LockKind, LoginThrottle, wait_words
 
 __all__ = ["WebState", "mount_web"]
 
@@ -101,7 +99,7 @@ class PageError(Exception):
 @dataclass
 class Viewer:
     caller: Caller
-    session: SessionData
+    session: ActiveSession
 
     @property
     def reviewer(self) -> bool:
@@ -119,7 +117,7 @@ class WebState:
     problems: dict[str, str] = field(default_factory=dict)
     """Apps whose provider could not be built, with why (shown, never fatal)."""
     throttle: LoginThrottle = field(default_factory=LoginThrottle)
-    """Failed sign-ins per user name and client address (see ``casework.web.throttle``)."""
+    """Failed sign-ins per user name, client address and both (see ``casework.web.throttle``)."""
 
 
 def _unjson(value: Any) -> Any:
@@ -182,22 +180,26 @@ def _safe_next(target: str | None) -> str:
 
 
 async def _viewer(request: Request) -> Viewer:
-    """The signed-in user, re-read from the database once per request; SignInNeeded
-    otherwise."""
+    """The signed-in user of a live server-side session (user re-read with it), once per
+    request; SignInNeeded otherwise: no cookie, a forged one, or a session that was ended or
+    timed out."""
     known = getattr(request.state, "viewer", None)
     if isinstance(known, Viewer):
         return known
     state = _state(request)
-    data = decode_session(state.secret, request.cookies.get(SESSION_COOKIE))
-    if data is None:
+    session_id = decode_session(state.secret, request.cookies.get(SESSION_COOKIE))
+    if session_id is None:
         raise SignInNeeded()
     try:
-        user = await run_in_threadpool(get_user, open_access(state.settings), data.name)
-    except NotFoundError:
+        active = await run_in_threadpool(
+            check_session,
+            open_access(state.settings),
+            session_id,
+            idle_seconds=state.settings.server.session_idle_seconds,
+        )
+    except AuthError:
         raise SignInNeeded() from None
-    if user.disabled or user.id != data.user_id:
-        raise SignInNeeded()
-    viewer = Viewer(Caller(user.id, user.name, user.role), data)
+    viewer = Viewer(active.caller, active)
     request.state.viewer = viewer
     request.state.caller = viewer.caller  # what the routes' permissions check
     return viewer
@@ -302,31 +304,35 @@ def build_router() -> APIRouter:
                 response.headers["Retry-After"] = str(math.ceil(wait))
             return response
 
-        def locked(wait: float) -> Response:
+        def locked(wait: float, kind: LockKind) -> Response:
             return form_again(
-                429,
-                "Too many failed sign-ins for this user name from this address; "
-                f"try again in {wait_words(wait)}.",
-                wait,
+                429, f"Too many failed sign-ins for {kind}; try again in {wait_words(wait)}.", wait
             )
 
-        if wait := state.throttle.locked_for(username, address):
-            return locked(wait)  # before the password is checked: the answer tells nothing
+        wait, kind = state.throttle.locked_for(username, address)
+        if wait:
+            return locked(wait, kind)  # before the password is checked: the answer tells nothing
+        engine = open_access(state.settings)
         try:
-            caller = await run_in_threadpool(
-                verify_password, open_access(state.settings), username.strip(), password
-            )
+            caller = await run_in_threadpool(verify_password, engine, username.strip(), password)
         except AuthError as exc:
-            if wait := state.throttle.failed(username, address):
-                return locked(wait)
+            wait, kind = state.throttle.failed(username, address)
+            if wait:
+                return locked(wait, kind)
             return form_again(401, str(exc))
         state.throttle.succeeded(username, address)
-        session = new_session(caller.user_id, caller.name)
+        # A session this browser held before ends: each sign-in gets a fresh id (no fixation).
+        if old := decode_session(state.secret, request.cookies.get(SESSION_COOKIE)):
+            await run_in_threadpool(end_session, engine, old)
+        limits = state.settings.server
+        _, session_id = await run_in_threadpool(
+            start_session, engine, caller, max_seconds=limits.session_max_seconds, address=address
+        )
         redirect = RedirectResponse(target, status_code=303)
         redirect.set_cookie(
             SESSION_COOKIE,
-            encode_session(state.secret, session),
-            max_age=SESSION_SECONDS,
+            encode_session(state.secret, session_id),
+            max_age=limits.session_max_seconds,
             httponly=True,
             samesite="lax",
             secure=request.url.scheme == "https",
@@ -336,8 +342,13 @@ def build_router() -> APIRouter:
 
     @pages.post("/logout", dependencies=[allow("web.signout", Role.USER)])
     async def logout(request: Request, csrf: str = Form("")) -> Response:
+        """Sign out: the session ends on the server, so a copy of the cookie opens nothing."""
         viewer = await _viewer(request)
         _check_csrf(viewer, csrf)
+        state = _state(request)
+        session_id = decode_session(state.secret, request.cookies.get(SESSION_COOKIE))
+        if session_id is not None:
+            await run_in_threadpool(end_session, open_access(state.settings), session_id)
         response = RedirectResponse("/login", status_code=303)
         response.delete_cookie(SESSION_COOKIE)
         return response
@@ -509,8 +520,8 @@ def build_router() -> APIRouter:
         that rendered some already), then an ``end`` event once it finished."""
         state = _state(request)
         await _call(state.store.get, run_id)
-        header = request.headers.get("last-event-id", "")
-        last = int(header) if header.isdigit() else max(after, 0)
+        # A reconnect's Last-Event-ID wins; junk in it (or in ``after``) counts as none.
+        last = last_event_id(request.headers.get("last-event-id")) or last_event_id(str(after))
 
         async def stream() -> Any:
             nonlocal last
@@ -631,6 +642,8 @@ def mount_web(app: FastAPI, settings: Settings) -> WebState:
         throttle=LoginThrottle(
             failures=settings.server.login_failures,
             lockout_seconds=settings.server.login_lockout_seconds,
+            name_failures=settings.server.login_name_failures,
+            address_failures=settings.server.login_address_failures,
         ),
     )
     app.state.web = state

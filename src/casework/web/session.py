@@ -1,9 +1,10 @@
-"""Signed session cookies and CSRF tokens for the web UI.
+"""Session cookies and CSRF tokens for the web UI.
 
-The cookie holds the user's id and name, a per-session CSRF token and when it was issued,
-signed with HMAC-SHA256. It is only a pointer: every request re-reads the user, so disabling
-a user or changing a role takes effect at once. The secret comes from ``CASEWORK_WEB_SECRET``
-or is generated once into ``<home>/web-secret`` (mode 0600), so sessions survive a restart.
+The session itself lives on the server (``casework.access.sessions``: a row per sign-in, so
+sign-out, a password change or disabling the user ends it at once); the cookie carries only
+its random id, signed with HMAC-SHA256 so a forged or mangled cookie is refused before any
+database look-up, and changing the secret signs everyone out. The secret comes from
+``CASEWORK_WEB_SECRET`` or is generated once into ``<home>/web-secret`` (mode 0600).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import json
 import os
 import secrets
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from casework.config import Settings
@@ -23,12 +23,9 @@ from casework.config import Settings
 __all__ = [
     "LOGIN_COOKIE",
     "SESSION_COOKIE",
-    "SESSION_SECONDS",
-    "SessionData",
     "decode_session",
     "encode_session",
     "load_secret",
-    "new_session",
     "same_token",
     "sign",
     "unsign",
@@ -37,16 +34,9 @@ __all__ = [
 SESSION_COOKIE = "cw_session"
 LOGIN_COOKIE = "cw_login"
 """Holds the sign-in form's CSRF token before there is a session (double submit)."""
-SESSION_SECONDS = 12 * 3600
 SECRET_ENV = "CASEWORK_WEB_SECRET"
-
-
-@dataclass(frozen=True)
-class SessionData:
-    user_id: int
-    name: str
-    csrf: str
-    issued: float
+_SESSION_ID_CHARS = 43
+"""``secrets.token_urlsafe(32)``: what ``casework.access.sessions`` hands out."""
 
 
 def load_secret(settings: Settings) -> bytes:
@@ -106,31 +96,21 @@ def unsign(secret: bytes, value: str, *, max_age: float | None = None) -> dict[s
     return payload
 
 
-def new_session(user_id: int, name: str) -> SessionData:
-    return SessionData(
-        user_id=user_id, name=name, csrf=secrets.token_urlsafe(24), issued=time.time()
-    )
+def encode_session(secret: bytes, session_id: str) -> str:
+    """The cookie value for a session id (from ``casework.access.start_session``)."""
+    return sign(secret, {"s": session_id})
 
 
-def encode_session(secret: bytes, data: SessionData) -> str:
-    return sign(secret, {"u": data.user_id, "n": data.name, "c": data.csrf, "t": data.issued})
-
-
-def decode_session(secret: bytes, value: str | None) -> SessionData | None:
-    if not value:
+def decode_session(secret: bytes, value: str | None) -> str | None:
+    """The session id a cookie carries, or None when it is missing, forged or malformed (the
+    server still looks the id up: only a live session row makes it a session)."""
+    if not value or len(value) > 200:
         return None
-    payload = unsign(secret, value, max_age=SESSION_SECONDS)
-    if payload is None:
+    payload = unsign(secret, value)
+    found = payload.get("s") if payload is not None else None
+    if not isinstance(found, str) or len(found) != _SESSION_ID_CHARS:
         return None
-    try:
-        return SessionData(
-            user_id=int(payload["u"]),  # type: ignore[call-overload]
-            name=str(payload["n"]),
-            csrf=str(payload["c"]),
-            issued=float(payload["t"]),  # type: ignore[arg-type]
-        )
-    except (KeyError, TypeError, ValueError):
-        return None
+    return found
 
 
 def same_token(expected: str, given: str | None) -> bool:

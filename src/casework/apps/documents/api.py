@@ -22,7 +22,8 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
-from casework.apikit import DepsCache, allow
+from casework.apikit import DepsCache, allow, safe_upload_name
+from casework.apikit import last_event_id as parse_last_event_id
 from casework.apps.documents import service
 from casework.apps.documents.deps import DocumentsDeps
 from casework.config import Settings
@@ -50,13 +51,6 @@ class StackRequest(BaseModel):
 
 class StackDocs(BaseModel):
     document_ids: list[int] = Field(min_length=1, max_length=500)
-
-
-def _last_event_id(value: str | None) -> int:
-    try:
-        return max(int(value), 0) if value else 0
-    except ValueError:
-        return 0
 
 
 def _sse(deps: DocumentsDeps, caller: Caller, run_id: str, after: int) -> EventSourceResponse:
@@ -99,8 +93,8 @@ def router(
         caller: Caller = allow("documents.document.add", Role.USER, own=True),
     ) -> dict[str, Any]:
         """Add a PDF, PNG or JPEG: its text is read (OCR for scans) before this answers."""
+        name = safe_upload_name(file.filename)  # a 422 before anything is read or written
         data = await file.read()
-        name = Path(file.filename or "upload").name or "upload"
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / name
             path.write_bytes(data)
@@ -179,7 +173,7 @@ def router(
         last_event_id: str | None = Header(default=None),
     ) -> EventSourceResponse:
         """The run's events as SSE from ``Last-Event-ID`` on (all of them without it)."""
-        return _sse(d, caller, run_id, _last_event_id(last_event_id))
+        return _sse(d, caller, run_id, parse_last_event_id(last_event_id))
 
     # The spec's agent routes: create the extraction, then stream the run.
     @api.post("/api/agent/extract")
