@@ -44,28 +44,107 @@ def _validator_kind(value: str) -> ValidatorKind:
     return value  # type: ignore[return-value]
 
 
+def _show_issue(issue: Any) -> None:
+    where = f" at {issue.where}" if issue.where else ""
+    console.print(f"  {issue.severity} {issue.code}{where}: {issue.message}", highlight=False)
+
+
 @app.command("validate")
 def validate_cmd(
-    hed: list[str] = typer.Argument(..., help="One or more HED strings."),
+    hed: list[str] | None = typer.Argument(None, help="One or more HED strings."),
     schema: str = SCHEMA_OPTION,
+    definitions: Path | None = typer.Option(
+        None,
+        "--definitions",
+        help="Definitions in context: a JSON sidecar (its Definition entries) or a text/TSV "
+        "file of (Definition/Name, (...)) strings.",
+    ),
+    sidecar: Path | None = typer.Option(
+        None, "--sidecar", help="Validate this BIDS sidecar (events.json)."
+    ),
+    events: Path | None = typer.Option(
+        None, "--events", help="Validate this events.tsv (with --sidecar: the pair)."
+    ),
     validator: str = typer.Option(
         "auto", "--validator", help="js (npm hed-validator), python (hedtools) or auto."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
-    """Validate HED strings; exit 1 when any is invalid. Errors carry the HED spec's codes."""
-    from casework.apps.hed.service import validate_strings
+    """Validate HED strings, or a BIDS sidecar and events file; exit 1 when anything is
+    invalid. Errors carry the HED spec's codes (and, in files, where they are)."""
     from casework.errors import InputError
 
-    for n, text in enumerate(hed, start=1):
-        if not text.strip():
+    if sidecar is not None or events is not None:
+        if hed:
             raise InputError(
-                f'HED string {n} is empty; pass a HED string such as "Sensory-event, Red".'
+                "Pass HED strings or --sidecar/--events, not both; to validate strings with a "
+                "sidecar's definitions, pass it as --definitions."
             )
-    results = validate_strings(hed, schema, validator=_validator_kind(validator))
+        _validate_files(sidecar, events, definitions, schema, as_json)
+        return
+    if not hed:
+        raise InputError(
+            'Pass one or more HED strings ("Sensory-event, Red"), or --sidecar events.json '
+            "[--events events.tsv]."
+        )
+    _validate_strings(hed, definitions, schema, _validator_kind(validator), as_json)
+
+
+def _validate_files(
+    sidecar: Path | None, events: Path | None, definitions: Path | None, schema: str, as_json: bool
+) -> None:
+    from casework.apps.hed.service import validate_dataset
+
+    with err_console.status("validating with hedtools"):
+        report = validate_dataset(
+            sidecar=sidecar, events=events, schema=schema, definitions=definitions
+        )
     if as_json:
-        _json([r.to_dict() for r in results] if len(results) > 1 else results[0].to_dict())
+        _json(report.to_dict())
     else:
+        mark = "[green]valid[/]" if report.valid else "[red]invalid[/]"
+        console.print(
+            f"{mark} (hedtools, HED {report.schema}): {' + '.join(report.files)}; "
+            f"{report.definitions} definitions in context, {len(report.errors)} error(s), "
+            f"{len(report.warnings)} warning(s)",
+            highlight=False,
+        )
+        for issue in [*report.errors, *report.warnings]:
+            _show_issue(issue)
+    if not report.valid:
+        raise SystemExit(1)  # the root CLI runs click non-standalone, which swallows typer.Exit
+
+
+def _validate_strings(
+    hed: list[str], definitions: Path | None, schema: str, kind: ValidatorKind, as_json: bool
+) -> None:
+    from casework.apps.hed.service import read_definitions, validate_strings
+
+    defs = read_definitions(definitions, schema) if definitions is not None else None
+    results = validate_strings(hed, schema, validator=kind, definitions=defs)
+    defs_valid = defs is None or defs.valid
+    if as_json:
+        data: Any = [r.to_dict() for r in results] if len(results) > 1 else results[0].to_dict()
+        if defs is not None:
+            data = {
+                "definitions": {
+                    "file": defs.source,
+                    "names": list(defs.names),
+                    "valid": defs.valid,
+                    "errors": [i.to_dict() for i in defs.issues],
+                },
+                "results": [r.to_dict() for r in results],
+            }
+        _json(data)
+    else:
+        if defs is not None:
+            mark = "" if defs.valid else "[red]invalid[/] "
+            console.print(
+                f"{mark}definitions ({defs.source}): {', '.join(defs.names) or 'none usable'}",
+                highlight=False,
+            )
+            for issue in defs.issues:
+                _show_issue(issue)
         for r in results:
             mark = "[green]valid[/]" if r.valid else "[red]invalid[/]"
             console.print(f"{mark} ({r.validator}, HED {r.schema}): {r.hed}", highlight=False)
@@ -75,7 +154,7 @@ def validate_cmd(
                 console.print(f"  warning {issue.code}: {issue.message}", highlight=False)
             if r.fallback_reason:
                 console.print(f"  note: {r.fallback_reason}", highlight=False)
-    if not all(r.valid for r in results):
+    if not defs_valid or not all(r.valid for r in results):
         raise SystemExit(1)  # the root CLI runs click non-standalone, which swallows typer.Exit
 
 

@@ -7,20 +7,27 @@ metrics call it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from casework.apps.hed.models import MAX_DESCRIPTION_CHARS
 from casework.errors import InputError
 
 __all__ = [
+    "ANNOTATED_LEVELS_MAX",
     "HED_RULES",
     "MAX_TOTAL_ITERATIONS",
     "MAX_VALIDATION_ATTEMPTS",
+    "NOT_ANNOTATED_COLUMNS",
     "Group",
     "Outcome",
+    "categorical_levels",
     "check_description",
     "clean_annotation",
+    "defined_names",
     "flatten_tags",
+    "level_description",
     "outcome",
     "parse_hed",
     "split_top_level",
@@ -170,3 +177,88 @@ def outcome(is_valid: bool, is_faithful: bool | None, is_complete: bool | None) 
     if is_complete:
         return Outcome("VALID", CONFIDENCE_VALID_FAITHFUL_COMPLETE, status)
     return Outcome("VALID", CONFIDENCE_VALID_FAITHFUL, status)
+
+
+# -- events files: which columns get HED per level ---------------------------------------
+
+ANNOTATED_LEVELS_MAX = 30
+"""A column with more distinct text values than this is free text or ids, not categories
+(unless the sidecar lists its levels)."""
+NOT_ANNOTATED_COLUMNS = frozenset(
+    {"onset", "duration", "sample", "response_time", "hed", "hed_assembled", "stim_file"}
+)
+"""BIDS columns that carry times, counts, files or HED itself (compared case-folded)."""
+
+
+def categorical_levels(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    sidecar: dict[str, Any] | None = None,
+    *,
+    max_levels: int = ANNOTATED_LEVELS_MAX,
+    skip: frozenset[str] = NOT_ANNOTATED_COLUMNS,
+) -> dict[str, list[str]]:
+    """The categorical columns of an events table and their levels, in first-seen order.
+
+    A column the sidecar describes with ``Levels`` or a HED dict is categorical whatever its
+    values; one whose sidecar HED is a string is a value column (its ``#`` takes the value);
+    otherwise a column is categorical when some value is not a number and it has at most
+    ``max_levels`` distinct values. ``n/a`` and blanks are no level; ``skip`` names columns
+    never annotated."""
+    sidecar = sidecar or {}
+    found: dict[str, list[str]] = {}
+    for index, column in enumerate(header):
+        entry = sidecar.get(column)
+        if column.casefold() in skip or (
+            isinstance(entry, dict) and isinstance(entry.get("HED"), str)
+        ):
+            continue
+        values = list(
+            dict.fromkeys(
+                r[index].strip()
+                for r in rows
+                if index < len(r) and r[index].strip() not in ("", "n/a")
+            )
+        )
+        described = isinstance(entry, dict) and (
+            isinstance(entry.get("Levels"), dict) or isinstance(entry.get("HED"), dict)
+        )
+        texty = any(not _is_number(v) for v in values)
+        if values and (described or (texty and len(values) <= max_levels)):
+            found[column] = values
+    return found
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def level_description(column: str, level: str, sidecar: dict[str, Any] | None = None) -> str:
+    """What a categorical level means, to annotate: the sidecar's description of the level
+    when it has one, else its name in words (``show_face`` -> "show face"), with the column's
+    name when the level alone is a bare code (``value`` 5 -> "value 5")."""
+    entry = (sidecar or {}).get(column)
+    levels = entry.get("Levels") if isinstance(entry, dict) else None
+    if isinstance(levels, dict) and isinstance(levels.get(level), str) and levels[level].strip():
+        return _SPACES.sub(" ", levels[level]).strip()
+    words = _SPACES.sub(" ", re.sub(r"[_\-./]+", " ", level)).strip()
+    if not re.search(r"[A-Za-z]{2}", words):
+        words = f"{re.sub(r'[_]+', ' ', column)} {words}"
+    return words
+
+
+_DEFINITION_NAME = re.compile(r"Definition/([^,()/\s]+)(/#)?", re.IGNORECASE)
+
+
+def defined_names(definitions: Sequence[str]) -> tuple[str, ...]:
+    """The names definition strings define, as spelled, each once, with ``/#`` after a name
+    that takes a value: ``(Definition/Acc/#, (...))`` -> ``Acc/#``."""
+    names: dict[str, str] = {}
+    for text in definitions:
+        for match in _DEFINITION_NAME.finditer(text):
+            names.setdefault(match.group(1).casefold(), match.group(1) + (match.group(2) or ""))
+    return tuple(names.values())
