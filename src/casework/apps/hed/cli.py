@@ -238,9 +238,25 @@ def annotate_cmd(
         None, "--vision-model", help="provider:name of a vision-capable model."
     ),
     validator: str = typer.Option("auto", "--validator", help="js, python or auto."),
+    events: Path | None = typer.Option(
+        None,
+        "--events",
+        help="Annotate this events.tsv's categorical levels into a sidecar (instead of a "
+        "description).",
+    ),
+    sidecar: Path | None = typer.Option(
+        None,
+        "--sidecar",
+        help="With --events: the existing sidecar (its level descriptions, definitions and "
+        "HED are used and kept).",
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="With --events: the sidecar to write (default: FILE.json)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
-    """Annotate an event description (or an image) with valid HED, by the agent loop."""
+    """Annotate an event description (or an image) with valid HED, by the agent loop; or,
+    with --events, write the HED of an events file's categorical levels as a sidecar."""
     from casework.apps.hed.deps import build_deps
     from casework.apps.hed.models import decision_json
     from casework.apps.hed.service import (
@@ -252,6 +268,13 @@ def annotate_cmd(
     from casework.errors import InputError
     from casework.runtime.runconfig import RunConfig
 
+    if events is not None:
+        if description or image is not None:
+            raise InputError("Pass a description (or --image), or --events events.tsv, not both.")
+        _annotate_events(events, sidecar, out, schema, strategy, model, validator, as_json)
+        return
+    if sidecar is not None or out is not None:
+        raise InputError("--sidecar and --out go with --events events.tsv.")
     check_request(schema, strategy, description if image is None else None)
     kind = _validator_kind(validator)
     if image is not None and not image.is_file():
@@ -286,6 +309,79 @@ def annotate_cmd(
             console.print(f"image: {image_description}", highlight=False)
         _show_decision(decision)
     if decision.run and decision.run.ended_by == "error:model":
+        raise SystemExit(1)
+
+
+def _annotate_events(
+    events: Path,
+    sidecar: Path | None,
+    out: Path | None,
+    schema: str,
+    strategy: str,
+    model: str | None,
+    validator: str,
+    as_json: bool,
+) -> None:
+    from casework.apps.hed.deps import build_deps
+    from casework.apps.hed.service import (
+        annotate_events,
+        check_events_annotation,
+        load_annotation_model,
+    )
+    from casework.runtime.runconfig import RunConfig
+
+    target = check_events_annotation(
+        events, out=out, sidecar=sidecar, schema=schema, strategy=strategy
+    )
+    deps = build_deps(validator=_validator_kind(validator))
+    config = RunConfig.of(deps.settings, model)
+    with err_console.status("loading the annotation model"):
+        load_annotation_model(config, strategy)
+    with err_console.status("annotating levels") as status:
+
+        def level_done(item: dict[str, Any]) -> None:
+            status.update(f"{item['column']}={item['level']}: {item['hed'] or '-'}")
+
+        result = annotate_events(
+            events,
+            deps,
+            config,
+            sidecar=sidecar,
+            schema=schema,
+            strategy=strategy,
+            out=target,
+            on_level=level_done,
+        )
+    if as_json:
+        _json(result.to_dict())
+    else:
+        for item in result.levels:
+            empty = (
+                "- (its tags repeat an earlier column's: left unannotated)"
+                if item.get("repeats_dropped")
+                else "- (no tag found: left unannotated)"
+            )
+            console.print(
+                f"{item['column']}={item['level']} ({item['decided_by']}): {item['hed'] or empty}",
+                highlight=False,
+                markup=False,
+            )
+        report = result.report
+        if result.out is not None:
+            console.print(
+                f"[green]valid[/] (hedtools, HED {report.schema}, with {events.name}): "
+                f"wrote {result.out}",
+                highlight=False,
+            )
+        else:
+            console.print(
+                f"[red]invalid[/] (hedtools, HED {report.schema}, with {events.name}): "
+                "nothing written",
+                highlight=False,
+            )
+        for issue in [*report.errors, *report.warnings]:
+            _show_issue(issue)
+    if result.out is None:
         raise SystemExit(1)
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "check_description",
     "clean_annotation",
     "defined_names",
+    "drop_repeats_across_columns",
     "flatten_tags",
     "level_description",
     "outcome",
@@ -262,3 +263,45 @@ def defined_names(definitions: Sequence[str]) -> tuple[str, ...]:
         for match in _DEFINITION_NAME.finditer(text):
             names.setdefault(match.group(1).casefold(), match.group(1) + (match.group(2) or ""))
     return tuple(names.values())
+
+
+def _item_key(item: str) -> str:
+    return re.sub(r"\s+", "", item).casefold()
+
+
+def drop_repeats_across_columns(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    hed: dict[str, dict[str, str]],
+    keep: frozenset[tuple[str, str]] = frozenset(),
+) -> dict[str, dict[str, str]]:
+    """Per-level HED with the top-level items a row would repeat taken out.
+
+    A BIDS row's HED is its columns' level strings joined, so a tag two columns both write
+    (``Sensory-event`` for ``event_type=show_face`` and for ``face_type=famous_face``) repeats
+    in the row, which HED forbids (TAG_EXPRESSION_REPEATED). Columns are taken in the file's
+    order: a level's top-level item (a tag or a whole group) goes when a row holding that level
+    already has it from an earlier column. ``keep`` names (column, level) strings never
+    changed (the user's own); a level left with nothing is ''."""
+    order = [c for c in header if c in hed]
+    index = {c: list(header).index(c) for c in order}
+    result = {c: dict(levels) for c, levels in hed.items()}
+
+    def cell(row: Sequence[str], column: str) -> str:
+        i = index[column]
+        return row[i].strip() if i < len(row) else ""
+
+    for position, column in enumerate(order):
+        earlier = order[:position]
+        for level, text in result[column].items():
+            if (column, level) in keep or not earlier:
+                continue
+            seen: set[str] = set()
+            for row in rows:
+                if cell(row, column) == level:
+                    for other in earlier:
+                        before = result[other].get(cell(row, other), "")
+                        seen.update(_item_key(i) for i in split_top_level(before))
+            kept = [i for i in split_top_level(text) if _item_key(i) not in seen]
+            result[column][level] = ", ".join(kept)
+    return result

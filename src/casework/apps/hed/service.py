@@ -46,7 +46,12 @@ from casework.apps.hed.models import (
     decision_json,
 )
 from casework.apps.hed.remediation import augment
-from casework.apps.hed.rules import categorical_levels, check_description, level_description
+from casework.apps.hed.rules import (
+    categorical_levels,
+    check_description,
+    drop_repeats_across_columns,
+    level_description,
+)
 from casework.apps.hed.strategies import (
     GRAPH_STRATEGIES,
     STRATEGIES,
@@ -526,7 +531,9 @@ def annotate_events(
     """Write a sidecar's HED for the categorical levels of ``events``: each level's
     description (the sidecar's, else its name in words) annotated by ``strategy``, with the
     sidecar's definitions in context (the annotation may use their ``Def/`` names and
-    ``Onset``/``Offset``); HED the sidecar already has is kept. The whole sidecar is validated
+    ``Onset``/``Offset``); HED the sidecar already has is kept, and an item a row would repeat
+    from an earlier column is taken out (``rules.drop_repeats_across_columns``). The whole
+    sidecar is validated
     with the events file (hedtools' BIDS validation) and written to ``out`` only when valid,
     whole, then renamed: nothing is written otherwise."""
     check_schema(schema)
@@ -547,18 +554,23 @@ def annotate_events(
                 '{"Description": "...", "Levels": {...}, "HED": {...}}.'
             )
     result = json.loads(json.dumps(base))  # a copy: the user's sidecar is not changed
+    hed: dict[str, dict[str, str]] = {}
+    kept: set[tuple[str, str]] = set()
     annotated: list[dict[str, Any]] = []
     for column, values in found.items():
         entry = result.setdefault(column, {})
         entry.setdefault("Description", column.replace("_", " "))
         levels = entry.setdefault("Levels", {})
-        hed = entry.setdefault("HED", {})
+        existing = entry.get("HED") if isinstance(entry.get("HED"), dict) else {}
+        hed[column] = {}
         for value in values:
             description = level_description(column, value, base)
             levels.setdefault(value, description)
             item: dict[str, Any] = {"column": column, "level": value, "description": description}
-            if isinstance(hed.get(value), str) and hed[value].strip():
-                item |= {"hed": hed[value], "decided_by": "sidecar (kept)"}
+            if isinstance(existing.get(value), str) and existing[value].strip():
+                hed[column][value] = existing[value]
+                kept.add((column, value))
+                item |= {"hed": existing[value], "decided_by": "sidecar (kept)", "valid": True}
             else:
                 input = HedInput(
                     description=description,
@@ -566,19 +578,30 @@ def annotate_events(
                     definitions=list(defs.strings) if defs else [],
                 )
                 decision = annotate(input, deps, config, strategy=strategy)
+                run = decision.run
+                valid = bool(decision.annotation) and decision.is_valid
+                hed[column][value] = decision.annotation if valid else ""
                 item |= {
-                    "hed": decision.annotation,
-                    "decided_by": (decision.run.decided_by if decision.run else "")
-                    or (decision.run.strategy if decision.run else strategy),
-                    "valid": decision.is_valid,
+                    "hed": hed[column][value],
+                    "decided_by": (run.decided_by or run.strategy) if run else strategy,
+                    "valid": valid,
                 }
-                if decision.annotation and decision.is_valid:
-                    hed[value] = decision.annotation
-                else:  # no tag found: the level stays unannotated, and the result says so
-                    item["hed"] = ""
             annotated.append(item)
             if on_level is not None:
                 on_level(item)
+    # A row joins its columns' strings: a tag two columns both wrote would repeat in it.
+    final = drop_repeats_across_columns(header, rows, hed, frozenset(kept))
+    for item in annotated:
+        text = final[item["column"]][item["level"]]
+        if text != item["hed"]:
+            item["repeats_dropped"] = True
+        item["hed"] = text
+        entry = result[item["column"]]
+        entry.setdefault("HED", {})
+        if text:
+            entry["HED"][item["level"]] = text
+        else:  # nothing of its own: the level stays unannotated, and the result says so
+            entry["HED"].pop(item["level"], None)
     report = validate_files(sidecar=result, events=events, schema=schema, sidecar_name=name)
     written = None
     if report.valid:
