@@ -143,8 +143,8 @@ def _validate_strings(
                 f"{mark}definitions ({defs.source}): {', '.join(defs.names) or 'none usable'}",
                 highlight=False,
             )
-            for issue in defs.issues:
-                _show_issue(issue)
+            for located in defs.issues:
+                _show_issue(located)
         for r in results:
             mark = "[green]valid[/]" if r.valid else "[red]invalid[/]"
             console.print(f"{mark} ({r.validator}, HED {r.schema}): {r.hed}", highlight=False)
