@@ -275,33 +275,42 @@ def drop_repeats_across_columns(
     hed: dict[str, dict[str, str]],
     keep: frozenset[tuple[str, str]] = frozenset(),
 ) -> dict[str, dict[str, str]]:
-    """Per-level HED with the top-level items a row would repeat taken out.
+    """Per-level HED with the top-level items an event would repeat taken out.
 
-    A BIDS row's HED is its columns' level strings joined, so a tag two columns both write
-    (``Sensory-event`` for ``event_type=show_face`` and for ``face_type=famous_face``) repeats
-    in the row, which HED forbids (TAG_EXPRESSION_REPEATED). Columns are taken in the file's
-    order: a level's top-level item (a tag or a whole group) goes when a row holding that level
-    already has it from an earlier column. ``keep`` names (column, level) strings never
-    changed (the user's own); a level left with nothing is ''."""
-    order = [c for c in header if c in hed]
-    index = {c: list(header).index(c) for c in order}
+    An event's HED is the level strings of its row joined, and rows with the same onset are one
+    event (hedtools assembles them together), so a tag two levels both write (``Sensory-event``
+    for ``event_type=show_face`` and for ``face_type=famous_face``) repeats in the event, which
+    HED forbids (TAG_EXPRESSION_REPEATED). Levels are taken in the file's column order, then in
+    ``hed``'s order: a level's top-level item (a tag or a whole group) goes when an event
+    holding that level already has it from a level taken earlier. ``keep`` names (column,
+    level) strings never changed (the user's own); a level left with nothing is ''."""
+    columns = [c for c in header if c in hed]
+    order = [(c, level) for c in columns for level in hed[c]]
+    rank = {pair: n for n, pair in enumerate(order)}
+    index = {c: list(header).index(c) for c in columns}
+    onset = next((n for n, c in enumerate(header) if c.casefold() == "onset"), None)
+    events: dict[str, set[tuple[str, str]]] = {}
+    for n, row in enumerate(rows):
+        time = row[onset].strip() if onset is not None and onset < len(row) else ""
+        key = time if time and time != "n/a" else f"row {n}"
+        pairs = events.setdefault(key, set())
+        for c, i in index.items():
+            value = row[i].strip() if i < len(row) else ""
+            if value in hed[c]:
+                pairs.add((c, value))
     result = {c: dict(levels) for c, levels in hed.items()}
-
-    def cell(row: Sequence[str], column: str) -> str:
-        i = index[column]
-        return row[i].strip() if i < len(row) else ""
-
-    for position, column in enumerate(order):
-        earlier = order[:position]
-        for level, text in result[column].items():
-            if (column, level) in keep or not earlier:
-                continue
-            seen: set[str] = set()
-            for row in rows:
-                if cell(row, column) == level:
-                    for other in earlier:
-                        before = result[other].get(cell(row, other), "")
-                        seen.update(_item_key(i) for i in split_top_level(before))
-            kept = [i for i in split_top_level(text) if _item_key(i) not in seen]
-            result[column][level] = ", ".join(kept)
+    for pair in order:
+        if pair in keep:
+            continue
+        seen: set[str] = set()
+        for pairs in events.values():
+            if pair in pairs:
+                for other in pairs:
+                    if rank[other] < rank[pair]:
+                        seen.update(
+                            _item_key(i) for i in split_top_level(result[other[0]][other[1]])
+                        )
+        column, level = pair
+        kept = [i for i in split_top_level(result[column][level]) if _item_key(i) not in seen]
+        result[column][level] = ", ".join(kept)
     return result

@@ -602,6 +602,9 @@ def annotate_events(
             entry["HED"][item["level"]] = text
         else:  # nothing of its own: the level stays unannotated, and the result says so
             entry["HED"].pop(item["level"], None)
+    for column in found:  # a HED dict with no level is blank (BLANK_HED_STRING): none at all
+        if result[column].get("HED") == {}:
+            del result[column]["HED"]
     report = validate_files(sidecar=result, events=events, schema=schema, sidecar_name=name)
     written = None
     if report.valid:
