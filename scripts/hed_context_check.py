@@ -10,9 +10,13 @@
 2. Public BIDS datasets with HED (hed-standard/hed-examples, datasets/*): each events file
    hedtools' BidsDataset validates, validated by `hed validate --sidecar S --events E` with the
    task sidecar whose entities the file's name carries, compared with BidsDataset's issues for
-   that file (validity and error codes); each sidecar alone likewise.
+   that file (validity and error codes); each sidecar alone likewise. The same again on a
+   copy with errors put in (`mutate`: an unknown tag appended to a sidecar's first level, the
+   last Def/ name made unknown, the first two onsets of the first events file swapped), since
+   the datasets as published are valid.
 3. `hed annotate --events` (strategy rules, no model) on the first events file of each
-   dataset: whether the sidecar it writes validates with the file.
+   dataset, without a sidecar and with the dataset's sidecar stripped of its categorical HED
+   (its definitions and value columns kept): whether the sidecar it writes validates.
 
 Usage (the data is fetched outside the repository and never committed):
     python scripts/hed_context_check.py --suite validation_tests.json --datasets DIR [--json]
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import sys
 import tempfile
 from collections import Counter
@@ -144,7 +149,51 @@ def _included(path: Path, root: Path) -> bool:
     return not (set(path.relative_to(root).parts[:-1]) & EXCLUDED)
 
 
-def run_datasets(folder: Path) -> dict[str, Any]:
+def _task_sidecars(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*_events.json") if _included(p, root))
+
+
+def mutate(root: Path) -> None:
+    """Put errors into a copy of a dataset: see the module's docstring."""
+    for path in _task_sidecars(root):
+        data = json.loads(path.read_text())
+        dicts = [(c, e["HED"]) for c, e in data.items() if isinstance(e.get("HED"), dict)]
+        if dicts:
+            hed = dicts[0][1]
+            first = next(iter(hed))
+            hed[first] = hed[first] + ", Blech"
+        with_def = [
+            (hed, level)
+            for _, hed in dicts
+            for level, text in hed.items()
+            if re.search(r"(?<![-\w])Def/", text)
+        ]
+        if with_def:
+            hed, level = with_def[-1]
+            hed[level] = re.sub(r"(?<![-\w])Def/([\w-]+)", r"Def/\1-missing", hed[level], count=1)
+        path.write_text(json.dumps(data, indent=2))
+    files = sorted(p for p in root.rglob("*_events.tsv") if _included(p, root))
+    if files:
+        lines = files[0].read_text().splitlines()
+        header = lines[0].split("\t")
+        if "onset" in header and len(lines) > 3:
+            i = header.index("onset")
+            a, b = lines[1].split("\t"), lines[2].split("\t")
+            a[i], b[i] = b[i], a[i]
+            lines[1], lines[2] = "\t".join(a), "\t".join(b)
+            files[0].write_text("\n".join(lines) + "\n")
+
+
+def run_datasets(folder: Path, *, mutated: bool = False) -> dict[str, Any]:
+    if mutated:
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / "datasets"
+            shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("*.bmp", "*.set", "*.fdt"))
+            for root in copy.iterdir():
+                if (root / "dataset_description.json").is_file():
+                    mutate(root)
+            return run_datasets(copy)
+
     from hed import load_schema_version
     from hed.errors import ErrorSeverity
     from hed.tools import BidsDataset
@@ -223,27 +272,56 @@ def run_annotate(folder: Path) -> list[dict[str, Any]]:
         files = sorted(p for p in root.rglob("*_events.tsv") if _included(p, root))
         if not files:
             continue
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "annotated_events.json"
-            try:
-                result = service.annotate_events(
-                    files[0], deps, config, schema=version, strategy="rules", out=out
+        sidecars = [
+            s for s in _task_sidecars(root) if _entities(s.name) <= _entities(files[0].name)
+        ]
+        for given in ("none", "stripped"):
+            with tempfile.TemporaryDirectory() as tmp:
+                out = Path(tmp) / "annotated_events.json"
+                sidecar = None
+                if given == "stripped" and len(sidecars) == 1:
+                    sidecar = Path(tmp) / "stripped_events.json"
+                    sidecar.write_text(json.dumps(_strip(json.loads(sidecars[0].read_text()))))
+                elif given == "stripped":
+                    continue
+                row: dict[str, Any] = {"dataset": root.name, "file": files[0].name}
+                row["sidecar"] = given
+                try:
+                    result = service.annotate_events(
+                        files[0],
+                        deps,
+                        config,
+                        sidecar=sidecar,
+                        schema=version,
+                        strategy="rules",
+                        out=out,
+                    )
+                except CaseworkError as exc:
+                    rows.append(row | {"refused": str(exc)})
+                    continue
+                made = [i for i in result.levels if i["decided_by"] != "sidecar (kept)"]
+                rows.append(
+                    row
+                    | {
+                        "written_and_valid": result.out is not None,
+                        "errors": result.report.codes,
+                        "levels": len(made),
+                        "levels_annotated": sum(1 for i in made if i["hed"]),
+                        "uses_def": sum(1 for i in made if "Def/" in i["hed"]),
+                    }
                 )
-            except CaseworkError as exc:
-                rows.append({"dataset": root.name, "file": files[0].name, "refused": str(exc)})
-                continue
-            levels = result.levels
-            rows.append(
-                {
-                    "dataset": root.name,
-                    "file": files[0].name,
-                    "written_and_valid": result.out is not None,
-                    "errors": result.report.codes,
-                    "levels": len(levels),
-                    "levels_annotated": sum(1 for i in levels if i["hed"]),
-                }
-            )
     return rows
+
+
+def _strip(sidecar: dict[str, Any]) -> dict[str, Any]:
+    """A sidecar without its categorical HED; entries holding definitions stay."""
+    out = {}
+    for column, entry in sidecar.items():
+        hed = entry.get("HED") if isinstance(entry, dict) else None
+        if isinstance(hed, dict) and "definition/" not in json.dumps(hed).casefold():
+            entry = {k: v for k, v in entry.items() if k != "HED"}
+        out[column] = entry
+    return out
 
 
 def main() -> int:
@@ -257,6 +335,7 @@ def main() -> int:
         report["suite"] = run_suite(args.suite)
     if args.datasets:
         report["datasets"] = run_datasets(args.datasets)
+        report["datasets_with_errors_put_in"] = run_datasets(args.datasets, mutated=True)
         report["annotate_events"] = run_annotate(args.datasets)
     if args.json:
         json.dump(report, sys.stdout, indent=2, default=str)
@@ -272,14 +351,17 @@ def main() -> int:
             print(
                 f"  differs: {w['case']} {w['section']} {w['expected']} {w['codes']} got {w['got']}"
             )
-    if "datasets" in report:
-        d = report["datasets"]
+    for key in ("datasets", "datasets_with_errors_put_in"):
+        if key not in report:
+            continue
+        d = report[key]
         print(
-            f"datasets: {d['files']} files; validity agrees on {d['validity_agrees']}, "
+            f"{key}: {d['files']} files; validity agrees on {d['validity_agrees']}, "
             f"error codes on {d['codes_agree']}"
         )
         for ds in d["datasets"]:
             print(f"  {ds}")
+    if "annotate_events" in report:
         for row in report["annotate_events"]:
             print(f"  annotate --events: {row}")
     return 0
