@@ -27,6 +27,7 @@ from casework.apps.hed.rules import (
     defined_names,
     drop_repeats_across_columns,
     level_description,
+    row_hed_strings,
 )
 from casework.apps.hed.service import annotate_events, read_definitions, validate_strings
 from casework.config import get_settings
@@ -238,6 +239,18 @@ def test_a_tag_two_levels_of_one_event_write_stays_with_the_first() -> None:
     }
     kept = drop_repeats_across_columns(header, rows, hed, frozenset({("face_type", "famous")}))
     assert kept["face_type"]["famous"] == hed["face_type"]["famous"]
+
+
+def test_the_hed_a_row_carries_besides_its_levels_comes_first() -> None:
+    header = ["onset", "event_type", "stim_file", "HED"]
+    rows = [["1.0", "show", "face.png", "Sensory-event"], ["2.0", "show", "n/a", "n/a"]]
+    sidecar = {"stim_file": {"HED": "(Image, Pathname/#)"}}
+    carried = row_hed_strings(header, rows, sidecar)
+    assert carried == ["(Image, Pathname/face.png), Sensory-event", ""]
+    hed = {"event_type": {"show": "Sensory-event, (Image, Pathname/face.png), Face"}}
+    assert drop_repeats_across_columns(header, rows, hed, row_hed=carried) == {
+        "event_type": {"show": "Face"}
+    }
 
 
 def test_the_grammar_offers_the_sidecars_definition_names_only() -> None:

@@ -295,8 +295,8 @@ def validate_files(
     """Validate a sidecar, an events file, or both as hedtools' BIDS validation does: the
     sidecar per column and per categorical level (with its own and the extra definitions,
     ``{column}`` references), then the events file's columns, HED column and assembled rows
-    (``Onset``/``Offset`` against the onsets). A sidecar with errors stops there, as in
-    hedtools. ``sidecar`` may be a dict (one not written yet), named ``sidecar_name``."""
+    (``Onset``/``Offset`` against the onsets), the sidecar validated once as in a BIDS file
+    group. ``sidecar`` may be a dict (one not written yet), named ``sidecar_name``."""
     from hed import Sidecar, TabularInput
     from hed.errors import ErrorHandler
     from hed.errors.exceptions import HedFileError
@@ -313,10 +313,10 @@ def validate_files(
         side = Sidecar(io.StringIO(json.dumps(data)), name=name)
         files.append(name)
     handler = ErrorHandler(check_for_warnings=True)
-    if events is None:
-        assert side is not None
-        raw = side.validate(hed_schema, extra_def_dicts=extra, error_handler=handler)
-    else:
+    raw: list[dict[str, Any]] = []
+    if side is not None:
+        raw += side.validate(hed_schema, extra_def_dicts=extra, error_handler=handler)
+    if events is not None:
         read_events(events)  # refuses an empty or non-tabular file in one sentence
         files.append(events.name)
         try:
@@ -326,7 +326,12 @@ def validate_files(
                 f"hedtools cannot read {events} as an events file ({exc}); pass a "
                 "tab-separated file with a header line."
             ) from None
-        raw = table.validate(hed_schema, extra_def_dicts=extra, error_handler=handler)
+        # As hedtools' BIDS validation runs a file group: the sidecar once (above), then
+        # the events file against it without validating it again, so an error in the
+        # sidecar does not hide the rows' own (an invalid level simply adds nothing).
+        raw += table.validate(
+            hed_schema, extra_def_dicts=extra, error_handler=handler, validate_sidecar=False
+        )
     issues = [_located(i) for i in raw]
     if definitions is not None:
         issues = [*definitions.issues, *issues]

@@ -31,6 +31,7 @@ __all__ = [
     "level_description",
     "outcome",
     "parse_hed",
+    "row_hed_strings",
     "split_top_level",
 ]
 
@@ -274,6 +275,7 @@ def drop_repeats_across_columns(
     rows: Sequence[Sequence[str]],
     hed: dict[str, dict[str, str]],
     keep: frozenset[tuple[str, str]] = frozenset(),
+    row_hed: Sequence[str] = (),
 ) -> dict[str, dict[str, str]]:
     """Per-level HED with the top-level items an event would repeat taken out.
 
@@ -282,17 +284,22 @@ def drop_repeats_across_columns(
     for ``event_type=show_face`` and for ``face_type=famous_face``) repeats in the event, which
     HED forbids (TAG_EXPRESSION_REPEATED). Levels are taken in the file's column order, then in
     ``hed``'s order: a level's top-level item (a tag or a whole group) goes when an event
-    holding that level already has it from a level taken earlier. ``keep`` names (column,
-    level) strings never changed (the user's own); a level left with nothing is ''."""
+    holding that level already has it from a level taken earlier, or from ``row_hed`` (per row,
+    the HED the row carries besides its levels: value columns, the HED column), which comes
+    first. ``keep`` names (column, level) strings never changed (the user's own); a level left
+    with nothing is ''."""
     columns = [c for c in header if c in hed]
     order = [(c, level) for c in columns for level in hed[c]]
     rank = {pair: n for n, pair in enumerate(order)}
     index = {c: list(header).index(c) for c in columns}
     onset = next((n for n, c in enumerate(header) if c.casefold() == "onset"), None)
     events: dict[str, set[tuple[str, str]]] = {}
+    fixed: dict[str, set[str]] = {}
     for n, row in enumerate(rows):
         time = row[onset].strip() if onset is not None and onset < len(row) else ""
         key = time if time and time != "n/a" else f"row {n}"
+        if n < len(row_hed):
+            fixed.setdefault(key, set()).update(_item_key(i) for i in split_top_level(row_hed[n]))
         pairs = events.setdefault(key, set())
         for c, i in index.items():
             value = row[i].strip() if i < len(row) else ""
@@ -303,8 +310,9 @@ def drop_repeats_across_columns(
         if pair in keep:
             continue
         seen: set[str] = set()
-        for pairs in events.values():
+        for key, pairs in events.items():
             if pair in pairs:
+                seen |= fixed.get(key, set())
                 for other in pairs:
                     if rank[other] < rank[pair]:
                         seen.update(
@@ -314,3 +322,27 @@ def drop_repeats_across_columns(
         kept = [i for i in split_top_level(result[column][level]) if _item_key(i) not in seen]
         result[column][level] = ", ".join(kept)
     return result
+
+
+def row_hed_strings(
+    header: Sequence[str], rows: Sequence[Sequence[str]], sidecar: dict[str, Any] | None = None
+) -> list[str]:
+    """Per row, the HED it carries besides its categorical levels: its HED column's cell and
+    each value column's sidecar string with the row's value for ``#`` (``n/a`` adds none)."""
+    sidecar = sidecar or {}
+    sources: list[tuple[int, str | None]] = []
+    for index, column in enumerate(header):
+        entry = sidecar.get(column)
+        if column == "HED":
+            sources.append((index, None))
+        elif isinstance(entry, dict) and isinstance(entry.get("HED"), str):
+            sources.append((index, entry["HED"]))
+    out = []
+    for row in rows:
+        parts = []
+        for index, template in sources:
+            value = row[index].strip() if index < len(row) else ""
+            if value and value != "n/a":
+                parts.append(value if template is None else template.replace("#", value))
+        out.append(", ".join(parts))
+    return out

@@ -51,6 +51,7 @@ from casework.apps.hed.rules import (
     check_description,
     drop_repeats_across_columns,
     level_description,
+    row_hed_strings,
 )
 from casework.apps.hed.strategies import (
     GRAPH_STRATEGIES,
@@ -590,7 +591,8 @@ def annotate_events(
             if on_level is not None:
                 on_level(item)
     # A row joins its columns' strings: a tag two columns both wrote would repeat in it.
-    final = drop_repeats_across_columns(header, rows, hed, frozenset(kept))
+    carried = row_hed_strings(header, rows, base)
+    final = drop_repeats_across_columns(header, rows, hed, frozenset(kept), carried)
     for item in annotated:
         text = final[item["column"]][item["level"]]
         if text != item["hed"]:
