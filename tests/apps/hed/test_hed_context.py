@@ -378,3 +378,24 @@ def test_api_annotates_an_uploaded_events_file() -> None:
     bad = _client().post("/hed/annotate/events", files=files, data={"strategy": "rules"})
     assert bad.status_code == 422 and bad.json()["kind"] == "InputError"
     assert bad.json()["result"]["validation"]["errors"][0]["code"] == "TAG_INVALID"
+
+
+def test_an_annotation_may_use_the_definitions_in_its_input() -> None:
+    from casework.apps.hed.models import HedInput
+    from casework.apps.hed.strategies import one_shot
+
+    prompts: list[str] = []
+
+    def responder(messages, tools):
+        prompts.append(str(messages[-1].content))
+        return say("Sensory-event, (Def/Go-cue-image, Onset)")
+
+    config = RunConfig(models=RoleModels.given(ScriptedChatModel(responder=responder)))
+    defs = list(load_definitions(SIDECAR, "8.3.0").strings)
+    described = "A green circle appears: the participant should press."
+    given = one_shot(HedInput(description=described, definitions=defs), _deps(), config)
+    assert given.is_valid and given.annotation == "Sensory-event, (Def/Go-cue-image, Onset)"
+    assert "The sidecar defines: Def/Go-cue-image, Def/Stop-cue-image" in prompts[0]
+    alone = one_shot(HedInput(description=described), _deps(), config)
+    assert not alone.is_valid and alone.validation_errors[0].startswith("DEF_INVALID")
+    assert "The sidecar defines" not in prompts[1]
