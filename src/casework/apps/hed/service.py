@@ -47,6 +47,7 @@ from casework.apps.hed.models import (
 )
 from casework.apps.hed.remediation import augment
 from casework.apps.hed.rules import (
+    ANNOTATED_LEVELS_MAX,
     categorical_levels,
     check_description,
     drop_repeats_across_columns,
@@ -546,7 +547,7 @@ def annotate_events(
     if not found:
         raise InputError(
             f"{events} has no categorical column to annotate (columns of words with at most "
-            "30 distinct values, or ones the sidecar lists Levels for)."
+            f"{ANNOTATED_LEVELS_MAX} distinct values, or ones the sidecar lists Levels for)."
         )
     for column in found:
         if column in base and not isinstance(base[column], dict):
