@@ -44,8 +44,10 @@ web GET /evals/compare reviewer - web.evals.compare
 web GET /evals/{run_id}/files/{path:path} reviewer - web.evals.file
 api GET /health anyone - server.health
 api POST /hed/annotate user - hed.annotation.run
+api POST /hed/annotate/events user - hed.annotation.run
 api POST /hed/annotate/stream user - hed.annotation.run
 api POST /hed/validate user - hed.strings.validate
+api POST /hed/validate/files user - hed.files.validate
 web GET /items/{app}/{item_id} reviewer - web.item.read
 web POST /items/{app}/{item_id}/decide reviewer - web.item.decide
 web GET /login anyone - web.signin.form

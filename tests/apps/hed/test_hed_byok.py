@@ -16,12 +16,19 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from casework.apikit import add_error_handler
+from casework.apikit import add_error_handler, current_caller
 from casework.apps.hed.api import router
-from casework.config import Settings
+from casework.config import ServerSettings, Settings
+from casework.runtime.context import Caller, Role
 
 GOOD = "Sensory-event, Visual-presentation, (Red, Circle)"
 KEY = "sk-or-byok-7f3a9c21e5d84b6f"
+
+
+def _offering(tmp_path: Path) -> Settings:
+    """Settings whose operator offers the headers' models over HTTP (server.allowed_models)."""
+    offered = ServerSettings(allowed_models=["openrouter:acme/small", "acme:x"])
+    return Settings(home=tmp_path / "home", allow_network_models=True, server=offered)
 
 
 class _Provider(BaseHTTPRequestHandler):
@@ -89,8 +96,10 @@ def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
 def test_the_key_in_a_header_reaches_the_provider_and_nothing_else(
     provider: list[dict[str, Any]], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    settings = Settings(home=tmp_path / "home", allow_network_models=True)
+    settings = _offering(tmp_path)
     app = FastAPI()
+    app.state.settings = settings
+    app.dependency_overrides[current_caller] = lambda: Caller(1, "ana", Role.USER)
     app.include_router(router(settings), prefix="/hed")
     add_error_handler(app)  # the server's error table
     client = TestClient(app)
@@ -123,8 +132,10 @@ def test_the_key_in_a_header_reaches_the_provider_and_nothing_else(
 
 
 def test_model_header_errors_are_one_sentence(tmp_path: Path) -> None:
-    settings = Settings(home=tmp_path / "home", allow_network_models=True)
+    settings = _offering(tmp_path)
     app = FastAPI()
+    app.state.settings = settings
+    app.dependency_overrides[current_caller] = lambda: Caller(1, "ana", Role.USER)
     app.include_router(router(settings), prefix="/hed")
     add_error_handler(app)  # the server's error table
     client = TestClient(app)

@@ -1,5 +1,7 @@
 """HTTP routes of the hed app, mounted under ``/hed`` behind the platform's token check:
-validate, annotate, and the annotation run's progress as SSE (LangGraph's ``astream_events``).
+validate, annotate, the annotation run's progress as SSE (LangGraph's ``astream_events``),
+and a dataset's files: an uploaded sidecar and events file validated, or an uploaded events
+file's categorical levels annotated into a sidecar (the server's guard bounds uploads).
 
 Thin: each route calls ``service``; a CaseworkError it raises is answered by the one error
 table of ``casework.apikit`` (bad input: 422; a model that cannot be configured as asked: 400).
@@ -13,11 +15,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import tempfile
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Header
+from fastapi import APIRouter, Depends, File, Form, Header, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
@@ -59,7 +63,7 @@ class AnnotateRequest(BaseModel):
     description: str = Field(default="", max_length=MAX_DESCRIPTION_CHARS * 2)
     schema_version: str = DEFAULT_SCHEMA
     run_assessment: bool = False
-    strategy: Literal["cascade", "loop", "loop-no-eval", "one-shot", "rules"] = "cascade"
+    strategy: Strategy = "cascade"
     image_base64: str | None = Field(
         default=None, description="An image for the vision agent (PNG, JPEG, GIF or WebP)."
     )
@@ -94,6 +98,22 @@ def _prepare(body: AnnotateRequest, config: RunConfig) -> tuple[HedInput, str]:
         image=image,
         image_name="image_base64",
     )
+
+
+async def _save(upload: UploadFile | None, folder: Path, default: str) -> Path | None:
+    """An uploaded file written into ``folder`` under its own base name (``default`` without
+    one); None when nothing was sent."""
+    if upload is None:
+        return None
+    name = Path(upload.filename or default).name or default
+    path = folder / name
+    if path.exists():  # two uploads with one name: keep both
+        path = folder / f"{len(list(folder.iterdir()))}-{name}"
+    path.write_bytes(await upload.read())
+    return path
+
+
+Strategy = Literal["cascade", "loop", "loop-no-eval", "one-shot", "rules"]
 
 
 def _choice(
@@ -139,6 +159,72 @@ def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRout
                 body.hed, body.schema_version, validator=body.validator
             )
         ]
+
+    @api.post("/validate/files", dependencies=[allow("hed.files.validate")])
+    async def validate_files_route(
+        sidecar: UploadFile | None = File(None, description="A BIDS sidecar (events.json)."),
+        events: UploadFile | None = File(None, description="A BIDS events file (events.tsv)."),
+        definitions: UploadFile | None = File(
+            None, description="Extra definitions: a sidecar or a text file of definitions."
+        ),
+        schema_version: str = Form(DEFAULT_SCHEMA),
+    ) -> dict[str, Any]:
+        """Validate an uploaded sidecar and/or events file as hedtools' BIDS validation does;
+        each issue with its code and where it is (file, column, level, row)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            side = await _save(sidecar, folder, "events.json")
+            table = await _save(events, folder, "events.tsv")
+            defs = await _save(definitions, folder, "definitions.txt")
+            report = await run_in_threadpool(
+                service.validate_dataset,
+                sidecar=side,
+                events=table,
+                schema=schema_version,
+                definitions=defs,
+            )
+        return report.to_dict()
+
+    @api.post("/annotate/events", dependencies=[allow("hed.annotation.run")])
+    async def annotate_events_route(
+        events: UploadFile = File(..., description="A BIDS events file (events.tsv)."),
+        sidecar: UploadFile | None = File(
+            None, description="Its sidecar so far: descriptions, definitions and HED kept."
+        ),
+        schema_version: str = Form(DEFAULT_SCHEMA),
+        strategy: Strategy = Form("cascade"),
+        choice: ModelChoice = Depends(_choice),
+    ) -> Any:
+        """The sidecar's HED for the uploaded events file's categorical levels, validated
+        with the events file; 422 with the validation (``result``) when it is not valid."""
+        deps, config = await run_in_threadpool(factory, choice)
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            table = await _save(events, folder, "events.tsv")
+            assert table is not None
+            side = await _save(sidecar, folder, "events.json")
+            out = folder / "annotated-sidecar.json"
+            result = await run_in_threadpool(
+                lambda: service.annotate_events(
+                    table,
+                    deps,
+                    config,
+                    sidecar=side,
+                    schema=schema_version,
+                    strategy=strategy,
+                    out=out,
+                )
+            )
+        data = result.to_dict() | {"out": None}  # the server's temporary file: not the caller's
+        if result.out is None:
+            invalid = InputError(
+                "The sidecar written for these events is not valid HED with them; see "
+                "result.validation.errors."
+            )
+            return JSONResponse(
+                error_body(invalid) | {"result": data}, status_code=error_status(invalid)
+            )
+        return data
 
     @api.post("/annotate", dependencies=[allow("hed.annotation.run")])
     def annotate_route(body: AnnotateRequest, choice: ModelChoice = Depends(_choice)) -> Any:

@@ -44,28 +44,107 @@ def _validator_kind(value: str) -> ValidatorKind:
     return value  # type: ignore[return-value]
 
 
+def _show_issue(issue: Any) -> None:
+    where = f" at {issue.where}" if issue.where else ""
+    console.print(f"  {issue.severity} {issue.code}{where}: {issue.message}", highlight=False)
+
+
 @app.command("validate")
 def validate_cmd(
-    hed: list[str] = typer.Argument(..., help="One or more HED strings."),
+    hed: list[str] | None = typer.Argument(None, help="One or more HED strings."),
     schema: str = SCHEMA_OPTION,
+    definitions: Path | None = typer.Option(
+        None,
+        "--definitions",
+        help="Definitions in context: a JSON sidecar (its Definition entries) or a text/TSV "
+        "file of (Definition/Name, (...)) strings.",
+    ),
+    sidecar: Path | None = typer.Option(
+        None, "--sidecar", help="Validate this BIDS sidecar (events.json)."
+    ),
+    events: Path | None = typer.Option(
+        None, "--events", help="Validate this events.tsv (with --sidecar: the pair)."
+    ),
     validator: str = typer.Option(
         "auto", "--validator", help="js (npm hed-validator), python (hedtools) or auto."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
-    """Validate HED strings; exit 1 when any is invalid. Errors carry the HED spec's codes."""
-    from casework.apps.hed.service import validate_strings
+    """Validate HED strings, or a BIDS sidecar and events file; exit 1 when anything is
+    invalid. Errors carry the HED spec's codes (and, in files, where they are)."""
     from casework.errors import InputError
 
-    for n, text in enumerate(hed, start=1):
-        if not text.strip():
+    if sidecar is not None or events is not None:
+        if hed:
             raise InputError(
-                f'HED string {n} is empty; pass a HED string such as "Sensory-event, Red".'
+                "Pass HED strings or --sidecar/--events, not both; to validate strings with a "
+                "sidecar's definitions, pass it as --definitions."
             )
-    results = validate_strings(hed, schema, validator=_validator_kind(validator))
+        _validate_files(sidecar, events, definitions, schema, as_json)
+        return
+    if not hed:
+        raise InputError(
+            'Pass one or more HED strings ("Sensory-event, Red"), or --sidecar events.json '
+            "[--events events.tsv]."
+        )
+    _validate_strings(hed, definitions, schema, _validator_kind(validator), as_json)
+
+
+def _validate_files(
+    sidecar: Path | None, events: Path | None, definitions: Path | None, schema: str, as_json: bool
+) -> None:
+    from casework.apps.hed.service import validate_dataset
+
+    with err_console.status("validating with hedtools"):
+        report = validate_dataset(
+            sidecar=sidecar, events=events, schema=schema, definitions=definitions
+        )
     if as_json:
-        _json([r.to_dict() for r in results] if len(results) > 1 else results[0].to_dict())
+        _json(report.to_dict())
     else:
+        mark = "[green]valid[/]" if report.valid else "[red]invalid[/]"
+        console.print(
+            f"{mark} (hedtools, HED {report.schema}): {' + '.join(report.files)}; "
+            f"{report.definitions} definitions in context, {len(report.errors)} error(s), "
+            f"{len(report.warnings)} warning(s)",
+            highlight=False,
+        )
+        for issue in [*report.errors, *report.warnings]:
+            _show_issue(issue)
+    if not report.valid:
+        raise SystemExit(1)  # the root CLI runs click non-standalone, which swallows typer.Exit
+
+
+def _validate_strings(
+    hed: list[str], definitions: Path | None, schema: str, kind: ValidatorKind, as_json: bool
+) -> None:
+    from casework.apps.hed.service import read_definitions, validate_strings
+
+    defs = read_definitions(definitions, schema) if definitions is not None else None
+    results = validate_strings(hed, schema, validator=kind, definitions=defs)
+    defs_valid = defs is None or defs.valid
+    if as_json:
+        data: Any = [r.to_dict() for r in results] if len(results) > 1 else results[0].to_dict()
+        if defs is not None:
+            data = {
+                "definitions": {
+                    "file": defs.source,
+                    "names": list(defs.names),
+                    "valid": defs.valid,
+                    "errors": [i.to_dict() for i in defs.issues],
+                },
+                "results": [r.to_dict() for r in results],
+            }
+        _json(data)
+    else:
+        if defs is not None:
+            mark = "" if defs.valid else "[red]invalid[/] "
+            console.print(
+                f"{mark}definitions ({defs.source}): {', '.join(defs.names) or 'none usable'}",
+                highlight=False,
+            )
+            for located in defs.issues:
+                _show_issue(located)
         for r in results:
             mark = "[green]valid[/]" if r.valid else "[red]invalid[/]"
             console.print(f"{mark} ({r.validator}, HED {r.schema}): {r.hed}", highlight=False)
@@ -75,7 +154,7 @@ def validate_cmd(
                 console.print(f"  warning {issue.code}: {issue.message}", highlight=False)
             if r.fallback_reason:
                 console.print(f"  note: {r.fallback_reason}", highlight=False)
-    if not all(r.valid for r in results):
+    if not defs_valid or not all(r.valid for r in results):
         raise SystemExit(1)  # the root CLI runs click non-standalone, which swallows typer.Exit
 
 
@@ -159,9 +238,25 @@ def annotate_cmd(
         None, "--vision-model", help="provider:name of a vision-capable model."
     ),
     validator: str = typer.Option("auto", "--validator", help="js, python or auto."),
+    events: Path | None = typer.Option(
+        None,
+        "--events",
+        help="Annotate this events.tsv's categorical levels into a sidecar (instead of a "
+        "description).",
+    ),
+    sidecar: Path | None = typer.Option(
+        None,
+        "--sidecar",
+        help="With --events: the existing sidecar (its level descriptions, definitions and "
+        "HED are used and kept).",
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="With --events: the sidecar to write (default: FILE.json)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
-    """Annotate an event description (or an image) with valid HED, by the agent loop."""
+    """Annotate an event description (or an image) with valid HED, by the agent loop; or,
+    with --events, write the HED of an events file's categorical levels as a sidecar."""
     from casework.apps.hed.deps import build_deps
     from casework.apps.hed.models import decision_json
     from casework.apps.hed.service import (
@@ -173,6 +268,13 @@ def annotate_cmd(
     from casework.errors import InputError
     from casework.runtime.runconfig import RunConfig
 
+    if events is not None:
+        if description or image is not None:
+            raise InputError("Pass a description (or --image), or --events events.tsv, not both.")
+        _annotate_events(events, sidecar, out, schema, strategy, model, validator, as_json)
+        return
+    if sidecar is not None or out is not None:
+        raise InputError("--sidecar and --out go with --events events.tsv.")
     check_request(schema, strategy, description if image is None else None)
     kind = _validator_kind(validator)
     if image is not None and not image.is_file():
@@ -207,6 +309,79 @@ def annotate_cmd(
             console.print(f"image: {image_description}", highlight=False)
         _show_decision(decision)
     if decision.run and decision.run.ended_by == "error:model":
+        raise SystemExit(1)
+
+
+def _annotate_events(
+    events: Path,
+    sidecar: Path | None,
+    out: Path | None,
+    schema: str,
+    strategy: str,
+    model: str | None,
+    validator: str,
+    as_json: bool,
+) -> None:
+    from casework.apps.hed.deps import build_deps
+    from casework.apps.hed.service import (
+        annotate_events,
+        check_events_annotation,
+        load_annotation_model,
+    )
+    from casework.runtime.runconfig import RunConfig
+
+    target = check_events_annotation(
+        events, out=out, sidecar=sidecar, schema=schema, strategy=strategy
+    )
+    deps = build_deps(validator=_validator_kind(validator))
+    config = RunConfig.of(deps.settings, model)
+    with err_console.status("loading the annotation model"):
+        load_annotation_model(config, strategy)
+    with err_console.status("annotating levels") as status:
+
+        def level_done(item: dict[str, Any]) -> None:
+            status.update(f"{item['column']}={item['level']}: {item['hed'] or '-'}")
+
+        result = annotate_events(
+            events,
+            deps,
+            config,
+            sidecar=sidecar,
+            schema=schema,
+            strategy=strategy,
+            out=target,
+            on_level=level_done,
+        )
+    if as_json:
+        _json(result.to_dict())
+    else:
+        for item in result.levels:
+            empty = (
+                "- (its tags repeat an earlier column's: left unannotated)"
+                if item.get("repeats_dropped")
+                else "- (no tag found: left unannotated)"
+            )
+            console.print(
+                f"{item['column']}={item['level']} ({item['decided_by']}): {item['hed'] or empty}",
+                highlight=False,
+                markup=False,
+            )
+        report = result.report
+        if result.out is not None:
+            console.print(
+                f"[green]valid[/] (hedtools, HED {report.schema}, with {events.name}): "
+                f"wrote {result.out}",
+                highlight=False,
+            )
+        else:
+            console.print(
+                f"[red]invalid[/] (hedtools, HED {report.schema}, with {events.name}): "
+                "nothing written",
+                highlight=False,
+            )
+        for issue in [*report.errors, *report.warnings]:
+            _show_issue(issue)
+    if result.out is None:
         raise SystemExit(1)
 
 

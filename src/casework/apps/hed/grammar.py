@@ -3,9 +3,11 @@
 Under it the bundled model can only write tags that exist: every name is one of the schema's
 short-form tags, a tag that takes a value gets a value of its class (a number with one of its
 units, or a name), and parentheses make groups one level deep. What the grammar leaves out
-is what needs context it cannot see (definitions, ``Onset`` / ``Offset`` / ``Inset``, the
-top-level-group tags, tags that require a child they cannot be given): the validator and
-the repair loop deal with the rest.
+is what needs context it cannot see (``Definition``, ``Inset``, the other top-level-group
+tags, tags that require a child they cannot be given): the validator and the repair loop deal
+with the rest. When the sidecar defines names, ``Def/Name`` and the groups ``(Def/Name,
+Onset)`` and ``(Def/Name, Offset)`` are items too, for those names only (a name that takes a
+value gets a number).
 """
 
 from __future__ import annotations
@@ -62,18 +64,31 @@ def _value_rule(info: TagInfo) -> str:
 
 
 @cache
-def annotation_grammar(version: str) -> str:
-    """The GBNF grammar of an annotation in schema ``version`` (built once per process)."""
+def annotation_grammar(version: str, definitions: tuple[str, ...] = ()) -> str:
+    """The GBNF grammar of an annotation in schema ``version`` (built once per process and
+    set of definitions); ``definitions`` are the names in context (``Acc/#`` takes a value)."""
     bare, valued = grammar_tags(version)
+    group = f'"(" tag (", " tag){{0,{MAX_GROUP_TAGS - 1}}} ")"'
+    defs = ""
+    if definitions:
+        defs = ' | defref | "(" defref ", " ("Onset" | "Offset") ")"'
     rules = [
         f'root ::= item (", " item){{0,{MAX_ITEMS - 1}}}',
-        f'item ::= tag | "(" tag (", " tag){{0,{MAX_GROUP_TAGS - 1}}} ")"',
+        f"item ::= tag | {group}{defs}",
         "tag ::= bare | valued",
         "bare ::= " + " | ".join(_literal(t.short) for t in bare),
         "valued ::= " + " | ".join(f"{_literal(t.short + '/')} {_value_rule(t)}" for t in valued),
         'number ::= "-"? [0-9]{1,6} ("." [0-9]{1,4})?',
         "name ::= [A-Za-z0-9_] [A-Za-z0-9_-]{0,30}",
     ]
+    if definitions:
+        refs = [
+            f"{_literal('Def/' + n[:-2] + '/')} number"
+            if n.endswith("/#")
+            else _literal("Def/" + n)
+            for n in definitions
+        ]
+        rules.append("defref ::= " + " | ".join(refs))
     for t in valued:
         if "numericClass" in t.value_classes and t.units:
             units = " | ".join(_literal(u) for u in dict.fromkeys(t.units))

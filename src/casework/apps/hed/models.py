@@ -42,6 +42,11 @@ class HedInput(BaseModel):
     description: str = Field(description="The event, in natural language.")
     schema_version: str = DEFAULT_SCHEMA
     run_assessment: bool = False
+    definitions: list[str] = Field(
+        default_factory=list,
+        description="Definition strings in context (a sidecar's): the annotation may use "
+        "Def/Name and (Def/Name, Onset) groups for them, and is validated with them.",
+    )
 
 
 class HedAnnotationState(TypedDict, total=False):
@@ -50,6 +55,8 @@ class HedAnnotationState(TypedDict, total=False):
     messages: Annotated[list[BaseMessage], add_messages]
     input_description: str
     schema_version: str
+    definitions: list[str]
+    """Definition strings in context: validation knows them, the grammar offers their names."""
     current_annotation: str
     validation_status: ValidationStatus
     validation_errors: list[str]

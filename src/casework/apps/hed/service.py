@@ -1,6 +1,7 @@
-"""What the app's faces (CLI, API, demo, evaluation) call: validate HED strings, the
-vocabulary, annotate one description (also as a stream of the run's events, and with an image
-the vision agent describes first), or a CSV batch.
+"""What the app's faces (CLI, API, demo, evaluation) call: validate HED strings (with a
+dataset's definitions), a BIDS sidecar and events file, the vocabulary, annotate one
+description (also as a stream of the run's events, and with an image the vision agent
+describes first), a CSV batch, or an events file's categorical levels into a sidecar.
 
 A batch goes through the platform's ``run_batch`` (local threads or Ray) and is resumable:
 each finished row is stored, as it finishes, with the batch's key (the file's absolute path,
@@ -25,6 +26,15 @@ from casework.apps.hed.agent import (
     route_after_evaluation,
     route_after_validation,
 )
+from casework.apps.hed.context import (
+    ContextReport,
+    Definitions,
+    load_definitions,
+    read_events,
+    read_sidecar,
+    sidecar_definitions,
+    validate_files,
+)
 from casework.apps.hed.dataset import load_eval_cases, load_validator_cases
 from casework.apps.hed.deps import ROLES, HedDeps
 from casework.apps.hed.models import (
@@ -36,7 +46,14 @@ from casework.apps.hed.models import (
     decision_json,
 )
 from casework.apps.hed.remediation import augment
-from casework.apps.hed.rules import check_description
+from casework.apps.hed.rules import (
+    ANNOTATED_LEVELS_MAX,
+    categorical_levels,
+    check_description,
+    drop_repeats_across_columns,
+    level_description,
+    row_hed_strings,
+)
 from casework.apps.hed.strategies import (
     GRAPH_STRATEGIES,
     STRATEGIES,
@@ -57,8 +74,10 @@ __all__ = [
     "STRATEGIES",
     "BatchReport",
     "BatchTask",
+    "EventsAnnotation",
     "VocabularyListing",
     "annotate",
+    "annotate_events",
     "annotation_input",
     "annotation_stream",
     "batch_key",
@@ -68,8 +87,10 @@ __all__ = [
     "load_annotation_model",
     "next_node",
     "read_batch",
+    "read_definitions",
     "remediation_hint",
     "run_batch",
+    "validate_dataset",
     "validate_strings",
     "vocabulary_listing",
 ]
@@ -77,10 +98,47 @@ __all__ = [
 
 # ---------------------------------------------------------------------- validation
 def validate_strings(
-    strings: Sequence[str], schema: str = DEFAULT_SCHEMA, *, validator: ValidatorKind = "auto"
+    strings: Sequence[str],
+    schema: str = DEFAULT_SCHEMA,
+    *,
+    validator: ValidatorKind = "auto",
+    definitions: Definitions | None = None,
 ) -> list[ValidationResult]:
-    """Validate HED strings with the JS validator (hedtools as the fallback, or as chosen)."""
-    return validate_many(list(strings), schema, validator=validator)
+    """Validate HED strings with the JS validator (hedtools as the fallback, or as chosen);
+    with ``definitions`` (a dataset's), hedtools validates them in that context."""
+    strings = list(strings)
+    for n, text in enumerate(strings, start=1):
+        if not text.strip():
+            raise InputError(
+                f'HED string {n} is empty; pass a HED string such as "Sensory-event, Red".'
+            )
+    defs = definitions.strings if definitions is not None else ()
+    return validate_many(strings, schema, validator=validator, definitions=defs)
+
+
+def read_definitions(path: Path, schema: str = DEFAULT_SCHEMA) -> Definitions:
+    """The definitions of a file: a JSON sidecar's ``Definition`` entries, or a text / TSV file
+    of ``(Definition/Name, (...))`` strings; errors in them are the result's ``issues``."""
+    return load_definitions(path, check_schema(schema))
+
+
+def validate_dataset(
+    *,
+    sidecar: Path | None = None,
+    events: Path | None = None,
+    schema: str = DEFAULT_SCHEMA,
+    definitions: Path | None = None,
+) -> ContextReport:
+    """A BIDS sidecar and/or events file validated as hedtools' BIDS validation does, with the
+    extra definitions of ``definitions`` (a file) in context."""
+    check_schema(schema)
+    if sidecar is None and events is None:
+        raise InputError(
+            "Nothing to validate; pass --sidecar events.json (and --events events.tsv), or "
+            "HED strings."
+        )
+    defs = load_definitions(definitions, schema) if definitions is not None else None
+    return validate_files(sidecar=sidecar, events=events, schema=schema, definitions=defs)
 
 
 def remediation_hint(issue: Issue, schema: str = DEFAULT_SCHEMA) -> str:
@@ -414,3 +472,147 @@ def _write_results(
         for rid, _ in rows:
             fh.write(json.dumps({"id": rid, **results.get(rid, {"error": "not run"})}) + "\n")
     tmp.replace(out)
+
+
+# ---------------------------------------------------------------------- events -> sidecar
+@dataclass
+class EventsAnnotation:
+    """A sidecar written for an events file's categorical levels, and whether it validated."""
+
+    sidecar: dict[str, Any]
+    report: ContextReport
+    """hedtools' validation of the sidecar with the events file, before anything is written."""
+    levels: list[dict[str, Any]] = field(default_factory=list)
+    """Per level: column, level, description, hed, and how it was decided (or kept)."""
+    out: Path | None = None
+    """Where the sidecar was written (None: not written, because it is not valid)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "out": str(self.out) if self.out else None,
+            "written": self.out is not None,
+            "levels": self.levels,
+            "validation": self.report.to_dict(),
+            "sidecar": self.sidecar,
+        }
+
+
+def default_sidecar_path(events: Path) -> Path:
+    """Where a sidecar for ``events`` goes by BIDS naming: ``x_events.tsv`` -> ``x_events.json``."""
+    return events.with_suffix(".json")
+
+
+def check_events_annotation(
+    events: Path, *, out: Path | None, sidecar: Path | None, schema: str, strategy: str
+) -> Path:
+    """Refuse what cannot run before any model loads; the output path."""
+    strategy_named(STRATEGIES, strategy)
+    check_schema(schema)
+    read_events(events)
+    if sidecar is not None:
+        read_sidecar(sidecar)
+    target = out or default_sidecar_path(events)
+    if out is None and target.exists():
+        raise InputError(
+            f"{target} exists; pass --out to name the sidecar to write (it may be that file)."
+        )
+    return target
+
+
+def annotate_events(
+    events: Path,
+    deps: HedDeps,
+    config: RunConfig,
+    *,
+    sidecar: Path | None = None,
+    schema: str = DEFAULT_SCHEMA,
+    strategy: str = "cascade",
+    out: Path | None = None,
+    on_level: Callable[[dict[str, Any]], None] | None = None,
+) -> EventsAnnotation:
+    """Write a sidecar's HED for the categorical levels of ``events``: each level's
+    description (the sidecar's, else its name in words) annotated by ``strategy``, with the
+    sidecar's definitions in context (the annotation may use their ``Def/`` names and
+    ``Onset``/``Offset``); HED the sidecar already has is kept, and an item a row would repeat
+    from an earlier column is taken out (``rules.drop_repeats_across_columns``). The whole
+    sidecar is validated
+    with the events file (hedtools' BIDS validation) and written to ``out`` only when valid,
+    whole, then renamed: nothing is written otherwise."""
+    check_schema(schema)
+    header, rows = read_events(events)
+    base = read_sidecar(sidecar) if sidecar is not None else {}
+    name = (out or default_sidecar_path(events)).name
+    defs = sidecar_definitions(base, name, schema)
+    found = categorical_levels(header, rows, base)
+    if not found:
+        raise InputError(
+            f"{events} has no categorical column to annotate (columns of words with at most "
+            f"{ANNOTATED_LEVELS_MAX} distinct values, or ones the sidecar lists Levels for)."
+        )
+    for column in found:
+        if column in base and not isinstance(base[column], dict):
+            raise InputError(
+                f"The sidecar's entry for column {column!r} is not an object; write it as "
+                '{"Description": "...", "Levels": {...}, "HED": {...}}.'
+            )
+    result = json.loads(json.dumps(base))  # a copy: the user's sidecar is not changed
+    hed: dict[str, dict[str, str]] = {}
+    kept: set[tuple[str, str]] = set()
+    annotated: list[dict[str, Any]] = []
+    for column, values in found.items():
+        entry = result.setdefault(column, {})
+        entry.setdefault("Description", column.replace("_", " "))
+        levels = entry.setdefault("Levels", {})
+        existing = entry.get("HED") if isinstance(entry.get("HED"), dict) else {}
+        hed[column] = {}
+        for value in values:
+            description = level_description(column, value, base)
+            levels.setdefault(value, description)
+            item: dict[str, Any] = {"column": column, "level": value, "description": description}
+            if isinstance(existing.get(value), str) and existing[value].strip():
+                hed[column][value] = existing[value]
+                kept.add((column, value))
+                item |= {"hed": existing[value], "decided_by": "sidecar (kept)", "valid": True}
+            else:
+                input = HedInput(
+                    description=description,
+                    schema_version=schema,
+                    definitions=list(defs.strings) if defs else [],
+                )
+                decision = annotate(input, deps, config, strategy=strategy)
+                run = decision.run
+                valid = bool(decision.annotation) and decision.is_valid
+                hed[column][value] = decision.annotation if valid else ""
+                item |= {
+                    "hed": hed[column][value],
+                    "decided_by": (run.decided_by or run.strategy) if run else strategy,
+                    "valid": valid,
+                }
+            annotated.append(item)
+            if on_level is not None:
+                on_level(item)
+    # A row joins its columns' strings: a tag two columns both wrote would repeat in it.
+    carried = row_hed_strings(header, rows, base)
+    final = drop_repeats_across_columns(header, rows, hed, frozenset(kept), carried)
+    for item in annotated:
+        text = final[item["column"]][item["level"]]
+        if text != item["hed"]:
+            item["repeats_dropped"] = True
+        item["hed"] = text
+        entry = result[item["column"]]
+        entry.setdefault("HED", {})
+        if text:
+            entry["HED"][item["level"]] = text
+        else:  # nothing of its own: the level stays unannotated, and the result says so
+            entry["HED"].pop(item["level"], None)
+    for column in found:  # a HED dict with no level is blank (BLANK_HED_STRING): none at all
+        if result[column].get("HED") == {}:
+            del result[column]["HED"]
+    report = validate_files(sidecar=result, events=events, schema=schema, sidecar_name=name)
+    written = None
+    if report.valid:
+        written = out or default_sidecar_path(events)
+        tmp = written.with_suffix(written.suffix + ".tmp")
+        tmp.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.replace(written)
+    return EventsAnnotation(sidecar=result, report=report, levels=annotated, out=written)

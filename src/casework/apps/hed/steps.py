@@ -17,7 +17,7 @@ from casework.apps.hed.deps import ROLES, HedDeps
 from casework.apps.hed.grammar import annotation_grammar
 from casework.apps.hed.models import AssessmentVerdict, FaithfulnessVerdict, HedAnnotationState
 from casework.apps.hed.remediation import augment_all, closest_tags
-from casework.apps.hed.rules import HED_RULES, clean_annotation, flatten_tags
+from casework.apps.hed.rules import HED_RULES, clean_annotation, defined_names, flatten_tags
 from casework.apps.hed.validation import Issue, ValidationResult, validate_many
 from casework.apps.hed.vocabulary import load_vocabulary
 from casework.llm.local import is_local_model
@@ -76,17 +76,20 @@ def annotate(state: HedAnnotationState, deps: HedDeps, config: RunConfig) -> dic
             state["input_description"], load_vocabulary(state["schema_version"])
         )
         draft = f"A word look-up found: {found}\nKeep the tags that fit, group them, add what is missing.\n"
+    names = defined_names(state.get("definitions", []))
     task = load_prompt(
         __package__,
         "annotate_task",
         description=state["input_description"],
         feedback=feedback,
         draft=draft,
+        definitions=_definitions_note(names),
     )
-    # The bundled model writes under the schema's grammar: only tags that exist.
+    # The bundled model writes under the schema's grammar: only tags that exist, and Def/
+    # only for the names the sidecar defines.
     annotator: Any = model
     if deps.grammar and is_local_model(model):
-        annotator = model.bind(grammar=annotation_grammar(state["schema_version"]))
+        annotator = model.bind(grammar=annotation_grammar(state["schema_version"], names))
     reply = annotator.invoke([_system(state, deps), HumanMessage(task)])
     annotation = clean_annotation(_text(reply.content))
     return {
@@ -98,18 +101,31 @@ def annotate(state: HedAnnotationState, deps: HedDeps, config: RunConfig) -> dic
     }
 
 
-def _validate_text(annotation: str, schema: str, deps: HedDeps) -> ValidationResult:
+def _definitions_note(names: tuple[str, ...]) -> str:
+    """The task's line about the sidecar's definitions ('' without any)."""
+    if not names:
+        return ""
+    listed = ", ".join(f"Def/{n.replace('/#', '/<number>')}" for n in names)
+    return (
+        f"The sidecar defines: {listed}. Write Def/Name for what a definition names, "
+        "(Def/Name, Onset) when the event starts it and (Def/Name, Offset) when it ends it.\n"
+    )
+
+
+def _validate_text(
+    annotation: str, schema: str, deps: HedDeps, definitions: list[str]
+) -> ValidationResult:
     if not annotation:
         issue = Issue("TAG_EMPTY", "The annotation is empty: answer with a HED string.")
         return ValidationResult(annotation, schema, "python", [issue])
-    return validate_many([annotation], schema, validator=deps.validator)[0]
+    return validate_many([annotation], schema, validator=deps.validator, definitions=definitions)[0]
 
 
 def validate(state: HedAnnotationState, deps: HedDeps) -> dict[str, Any]:
     """Deterministic: validate, augment each error for the model, count the attempt."""
     annotation = state.get("current_annotation", "")
     schema = state["schema_version"]
-    result = _validate_text(annotation, schema, deps)
+    result = _validate_text(annotation, schema, deps, state.get("definitions", []))
     attempts = state.get("validation_attempts", 0) + 1
     limit = state.get("max_validation_attempts", deps.max_validation_attempts)
     status = "valid" if result.valid else "max_attempts_reached" if attempts >= limit else "invalid"

@@ -75,6 +75,7 @@ def initial_state(
         "messages": [],
         "input_description": check_description(input.description),
         "schema_version": check_schema(input.schema_version),
+        "definitions": list(input.definitions),
         "current_annotation": "",
         "validation_status": "pending",
         "validation_errors": [],
@@ -360,13 +361,18 @@ def rules(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     schema = state["schema_version"]
     vocab = load_vocabulary(schema)
     annotation = lookup_annotation(state["input_description"], vocab)
-    result = validate_many([annotation], schema, validator=deps.validator)[0]
+    definitions = input.definitions
+    result = validate_many([annotation], schema, validator=deps.validator, definitions=definitions)[
+        0
+    ]
     first_valid = result.valid
     if not result.valid:
         rejected = {i.tag.strip().lower() for i in result.errors if i.tag}
         kept = [t for t in split_top_level(annotation) if t.lower() not in rejected]
         annotation = ", ".join(kept)
-        result = validate_many([annotation], schema, validator=deps.validator)[0]
+        result = validate_many(
+            [annotation], schema, validator=deps.validator, definitions=definitions
+        )[0]
     checked: HedAnnotationState = {
         "current_annotation": annotation,
         "validation_status": "valid" if result.valid else "max_attempts_reached",

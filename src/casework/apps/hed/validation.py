@@ -34,6 +34,7 @@ __all__ = [
     "PythonValidator",
     "ValidationResult",
     "bench_validators",
+    "definition_dict",
     "js_unavailable_reason",
     "load_schema",
     "schema_versions",
@@ -125,23 +126,40 @@ def load_schema(version: str) -> Any:
     return load_schema_version(check_schema(version))
 
 
+@cache
+def definition_dict(schema: str, definitions: tuple[str, ...]) -> Any:
+    """hedtools' ``DefinitionDict`` of definition strings (``(Definition/Name, (...))``), built
+    once per schema and set of strings; its ``issues`` are the definitions' own errors."""
+    from hed.models import DefinitionDict
+
+    defs = DefinitionDict()
+    for text in definitions:  # one by one: a list argument keeps only the last string's issues
+        defs.add_definitions(text, load_schema(schema))
+    return defs
+
+
 # ---------------------------------------------------------------------- python
 class PythonValidator:
-    """hedtools' ``HedValidator`` on the bundled schema; thread-safe (it keeps no state)."""
+    """hedtools' ``HedValidator`` on the bundled schema; thread-safe (it keeps no state).
+    ``definitions`` (definition strings) are the context in which ``Def/``, ``Def-expand/``
+    and ``Onset``/``Offset`` groups are checked."""
 
     name: Literal["python"] = "python"
 
-    def validate_batch(self, strings: Sequence[str], schema: str) -> list[ValidationResult]:
+    def validate_batch(
+        self, strings: Sequence[str], schema: str, definitions: tuple[str, ...] = ()
+    ) -> list[ValidationResult]:
         from hed import HedString
         from hed.errors import ErrorHandler, ErrorSeverity
         from hed.validator import HedValidator
 
         hed_schema = load_schema(schema)
-        validator = HedValidator(hed_schema)
+        defs = definition_dict(schema, definitions) if definitions else None
+        validator = HedValidator(hed_schema, def_dicts=defs)
         results = []
         for text in strings:
             issues = validator.validate(
-                HedString(text, hed_schema),
+                HedString(text, hed_schema, def_dict=defs),
                 allow_placeholders=False,
                 error_handler=ErrorHandler(check_for_warnings=True),
             )
@@ -303,20 +321,25 @@ def validate_many(
     *,
     validator: ValidatorKind = "auto",
     js: JsValidator | None = None,
+    definitions: Sequence[str] = (),
 ) -> list[ValidationResult]:
     """Validate a batch. ``auto`` and ``js`` use the JS validator when it can run and fall back
     to hedtools when it cannot (Node missing, package missing, schema not bundled, a crash);
-    each result then names the reason. ``python`` uses hedtools only."""
+    each result then names the reason. ``python`` uses hedtools only. With ``definitions``
+    (definition strings, a sidecar's context) hedtools validates: the JS validator's
+    standalone check takes none."""
     check_schema(schema)
     if validator == "python":
-        return _python.validate_batch(strings, schema)
+        return _python.validate_batch(strings, schema, tuple(definitions))
     why = js_unavailable_reason() if js is None else ""
+    if definitions:
+        why = "the JS validator here checks strings without definitions"
     if not why:
         try:
             return (js or _shared_js()).validate_batch(strings, schema)
         except JsValidatorError as exc:
             why = str(exc)
-    results = _python.validate_batch(strings, schema)
+    results = _python.validate_batch(strings, schema, tuple(definitions))
     reason = f"hedtools validated instead of the JS validator: {why}."
     return [
         ValidationResult(r.hed, r.schema, r.validator, r.errors, r.warnings, reason)
