@@ -3,7 +3,8 @@ audit (also as server-sent events), cases, replies, approvals, time.
 
 Thin: each route calls the same ``service`` functions as the CLI; a CaseworkError they raise is
 answered by the one error table of ``casework.apikit`` (unknown id: 404; bad input: 422).
-Deciding an approval needs the reviewer role, and the audit log names the caller who decided.
+Deciding an approval needs the reviewer role. Every route that moves a case (audits, replies,
+approvals, time) passes the request's caller into its run config: the audit log names them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from casework.apps.vanpool.deps import VanpoolDeps, build_deps
 from casework.apps.vanpool.models import check_id
 from casework.config import Settings
 from casework.llm.roles import RoleModels
-from casework.runtime.context import Caller, Role, require_role
+from casework.runtime.context import Caller, Role, current_caller, require_role
 from casework.runtime.runconfig import RunConfig
 
 __all__ = ["ApprovalRequest", "AuditRequest", "ReplyRequest", "TickRequest", "router"]
@@ -66,7 +67,7 @@ def router(
     cache = DepsCache(build_deps, deps_factory)
     deps = cache.dependency
 
-    def run_config(d: VanpoolDeps, caller: Caller | None = None) -> RunConfig:
+    def run_config(d: VanpoolDeps, caller: Caller) -> RunConfig:
         config = RunConfig.of(d.settings, caller=caller)
         return replace(config, models=models) if models is not None else config
 
@@ -78,17 +79,22 @@ def router(
 
     @r.post("/vanpools/{vanpool_id}/audit")
     def audit(
-        vanpool_id: str, req: AuditRequest | None = None, d: VanpoolDeps = Depends(deps)
+        vanpool_id: str,
+        req: AuditRequest | None = None,
+        d: VanpoolDeps = Depends(deps),
+        caller: Caller = Depends(current_caller),
     ) -> dict[str, Any]:
         strategy = (req or AuditRequest()).strategy
-        result = service.run_audit(strategy, vanpool_id, d, run_config(d))
+        result = service.run_audit(strategy, vanpool_id, d, run_config(d, caller))
         return result.model_dump(mode="json")
 
     @r.get("/vanpools/{vanpool_id}/audit/events")
-    def audit_events(vanpool_id: str, d: VanpoolDeps = Depends(deps)) -> Any:
+    def audit_events(
+        vanpool_id: str, d: VanpoolDeps = Depends(deps), caller: Caller = Depends(current_caller)
+    ) -> Any:
         """The Case Manager agent's audit of one vanpool, streamed as server-sent events."""
         # an unknown vanpool is a 404 before the stream starts
-        return sse_response(service.audit_events(d, vanpool_id, run_config(d)))
+        return sse_response(service.audit_events(d, vanpool_id, run_config(d, caller)))
 
     @r.get("/cases")
     def cases(status: str | None = None, d: VanpoolDeps = Depends(deps)) -> list[dict[str, Any]]:
@@ -99,8 +105,14 @@ def router(
         return service.case_detail(d, case_id)
 
     @r.post("/cases/{case_id}/replies")
-    def reply(case_id: str, req: ReplyRequest, d: VanpoolDeps = Depends(deps)) -> dict[str, Any]:
-        result = service.reply_to_case(d, case_id, req.text, req.strategy, run_config(d))
+    def reply(
+        case_id: str,
+        req: ReplyRequest,
+        d: VanpoolDeps = Depends(deps),
+        caller: Caller = Depends(current_caller),
+    ) -> dict[str, Any]:
+        config = run_config(d, caller)
+        result = service.reply_to_case(d, case_id, req.text, req.strategy, config)
         return result.model_dump(mode="json")
 
     @r.get("/approvals")
@@ -126,9 +138,13 @@ def router(
         return _case(c)
 
     @r.post("/tick")
-    def tick(req: TickRequest | None = None, d: VanpoolDeps = Depends(deps)) -> dict[str, Any]:
+    def tick(
+        req: TickRequest | None = None,
+        d: VanpoolDeps = Depends(deps),
+        caller: Caller = Depends(current_caller),
+    ) -> dict[str, Any]:
         req = req or TickRequest()
         at = d.at(req.now) if req.now is not None else d
-        return service.tick(at, req.strategy, config=run_config(d))
+        return service.tick(at, req.strategy, config=run_config(d, caller))
 
     return r

@@ -251,7 +251,11 @@ def case(
             highlight=False,
         )
     for a in log:
-        console.print(f"  [dim]{a['at']:%Y-%m-%d %H:%M} {a['actor']} {a['action']}[/]")
+        by = a["caller"] or "(caller not recorded)"
+        console.print(
+            f"  [dim]{a['at']:%Y-%m-%d %H:%M} {a['actor']} {a['action']} (caller: {by})[/]",
+            highlight=False,
+        )
 
 
 # ---------------------------------------------------------------------------- approvals
@@ -349,7 +353,8 @@ def tick(
     strategy: str = typer.Option("cascade", "--strategy", help=STRATEGY_HELP),
     as_json: JsonOption = False,
 ) -> None:
-    """Advance time: retry queued email, re-audit cases whose one-week reply timeout passed."""
+    """Advance time: handle replies left unhandled (a crash cut their handling short), retry
+    queued email, re-audit cases whose one-week reply timeout passed."""
     from casework.apps.vanpool.service import tick as advance
 
     deps = _deps(_parse_now(now))
@@ -358,7 +363,8 @@ def tick(
         print_json(out)
         return
     console.print(
-        f"{out['now']}: {out['sent']} queued emails sent, {out['still_queued']} still queued."
+        f"{out['now']}: {len(out['replies'])} replies handled, {out['sent']} queued emails "
+        f"sent, {out['still_queued']} still queued."
     )
     for r in out["reaudited"]:
         console.print(
