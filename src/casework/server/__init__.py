@@ -19,6 +19,7 @@ from casework.config import Settings, get_settings
 from casework.errors import InputError
 from casework.server.auth import authenticate
 from casework.server.guards import ERROR_HEADERS, BodyGuard, SecurityHeaders
+from casework.stores.sql import store_problem
 
 __all__ = ["create_app", "sse_response"]
 
@@ -62,7 +63,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
 
     @app.get("/health")
-    def health() -> dict[str, Any]:
+    def health() -> Any:
+        problem = store_problem(settings.db_url)
+        if problem is not None:  # open to anyone: the store's file name, never its folder
+            return JSONResponse(
+                {
+                    "status": "unavailable",
+                    "store": problem.store,
+                    "error": f"The database {problem.store} cannot be used; the operator "
+                    "restores it or fixes its permissions (`casework doctor` says which).",
+                },
+                status_code=503,
+            )
         return {"status": "ok", "apps": sorted(all_apps())}
 
     for name, spec in all_apps().items():
