@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -27,7 +28,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, MetaData, create_engine, event, text
 from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.engine.interfaces import DBAPIConnection
-from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
@@ -207,50 +208,32 @@ def _casework_engine(url: str) -> Engine:
     raise ConfigError(f"Unsupported database URL {url!r}: use sqlite:///PATH or postgresql://…")
 
 
-def _sqlite_header_problem(path: Path) -> str | None:
-    """What the file's 100-byte header says is wrong with it (cheap: no page is read), if
-    anything: not a SQLite file, or shorter than the pages it says it holds (truncated)."""
-    try:
-        with path.open("rb") as fh:
-            header = fh.read(100)
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return None  # not made yet: the first connection makes it
-    except OSError as exc:
-        return f"unreadable: {exc.strerror or exc}"
-    if not header:
-        return None  # empty: a new database
-    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
-        return "file is not a database"
-    page_size = int.from_bytes(header[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    pages = int.from_bytes(header[28:32], "big")
-    # The page count is valid only while the change counter matches "version-valid-for".
-    if header[24:28] == header[92:96] and size < pages * page_size:
-        return f"truncated: {size:,} bytes of the {pages * page_size:,} its header counts"
-    return None
-
-
 def store_problem(url: str) -> StoreUnavailable | None:
-    """Why casework's own database cannot serve now (``/health``), or None: the SQLite
-    file's header, then one cheap query on the shared engine."""
+    """Why casework's own database cannot serve now (``/health``), or None.
+
+    SQLite: a connection of its own (not one of the pool's, which may hold pages read before
+    the damage) reads the header and the schema; SQLite refuses a truncated file as malformed
+    on open. Never a Python ``open()`` of the file: closing that descriptor would drop the
+    POSIX locks the pool's connections hold on it."""
     if url.startswith("sqlite:///"):
         path = Path(url.removeprefix("sqlite:///"))
-        problem = _sqlite_header_problem(path)
-        if problem is not None:
-            return (
-                _unwritable(path, problem)
-                if problem.startswith("unreadable")
-                else _damaged(path, problem)
+        if not path.exists():
+            return None  # not made yet: the first connection makes it
+        try:
+            conn = sqlite3.connect(path, timeout=5)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            return sqlite_refusal(path, exc) or StoreUnavailable(
+                f"The database {path} cannot be read ({exc}).", store=path.name
             )
+        return None
     try:
         with get_engine(url).connect() as conn:
-            # On SQLite this reads the schema page, which a random file fails at.
-            sqlite = url.startswith("sqlite")
-            conn.execute(text("SELECT count(*) FROM sqlite_master" if sqlite else "SELECT 1"))
-    except StoreUnavailable as exc:
-        return exc
-    except (DBAPIError, SQLAlchemyError) as exc:
+            conn.execute(text("SELECT 1"))
+    except SQLAlchemyError as exc:
         reason = (str(getattr(exc, "orig", exc)).strip().splitlines() or ["no answer"])[0]
         return StoreUnavailable(f"The database is not reachable ({reason}).", store="database")
     return None
