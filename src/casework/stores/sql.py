@@ -220,11 +220,11 @@ def store_problem(url: str) -> StoreUnavailable | None:
         if not path.exists():
             return None  # not made yet: the first connection makes it
         try:
-            conn = sqlite3.connect(path, timeout=5)
+            own = sqlite3.connect(path, timeout=5)
             try:
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+                own.execute("SELECT count(*) FROM sqlite_master").fetchall()
             finally:
-                conn.close()
+                own.close()
         except sqlite3.Error as exc:
             return sqlite_refusal(path, exc) or StoreUnavailable(
                 f"The database {path} cannot be read ({exc}).", store=path.name
