@@ -10,6 +10,7 @@ import pytest
 from vanpool_helpers import Sink, first
 
 from casework.apps.vanpool import lifecycle, service
+from casework.errors import InputError
 from casework.runtime.context import Caller, Role
 from casework.runtime.runconfig import RunConfig
 
@@ -62,6 +63,36 @@ def test_a_crash_mid_reply_leaves_it_received_and_the_next_tick_handles_it_once(
     }
     assert deps.repo.get_case(case_id).outcome == "resolved"
     assert service.tick(deps, "rules")["replies"] == []  # nothing left to pick up
+
+
+def test_a_reply_that_cannot_be_handled_waits_and_the_tick_goes_on(
+    deps, truth, sink: Sink, monkeypatch
+) -> None:
+    case_id, thread_id = _open_case(deps, truth)
+    for text in ("When does the van leave?", "Thanks, all correct."):
+        deps.repo.add_message(
+            thread_id,
+            direction="inbound",
+            status="received",
+            sender="rider@example.com",
+            recipients=[],
+            subject="Re",
+            body=text,
+            now=deps.now(),
+        )
+    real = lifecycle.process_reply
+
+    def refuse_questions(deps, message_id, bucket, *args, **kwargs):
+        if bucket == "question":
+            raise InputError("The question cannot be answered now.")
+        return real(deps, message_id, bucket, *args, **kwargs)
+
+    monkeypatch.setattr(lifecycle, "process_reply", refuse_questions)
+    question, thanks = service.tick(deps, "rules")["replies"]
+    assert question["error"] == "The question cannot be answered now."
+    assert thanks["case_id"] == case_id and "error" not in thanks
+    assert deps.repo.received_replies() == [question["message_id"]]
+    assert deps.repo.get_case(case_id).outcome == "resolved"
 
 
 def test_a_reply_handled_already_is_not_handled_again(deps, truth, sink: Sink) -> None:

@@ -362,13 +362,16 @@ def tick(
     if as_json:
         print_json(out)
         return
-    replies = len(out["replies"])
+    replies = sum(not r.get("error") for r in out["replies"])
     console.print(
         f"{out['now']}: {replies} waiting {'reply' if replies == 1 else 'replies'} handled, "
         f"{out['sent']} queued emails sent, {out['still_queued']} still queued."
     )
     for r in out["replies"]:
-        console.print(f"  {r['message_id']} on {r['case_id']} handled")
+        if r.get("error"):
+            err.print(f"  {r['message_id']} not handled (it waits for the next tick): {r['error']}")
+        else:
+            console.print(f"  {r['message_id']} on {r['case_id']} handled")
     for r in out["reaudited"]:
         console.print(
             f"  {r['case_id']} re-audited -> {r['status']}"

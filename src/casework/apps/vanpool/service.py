@@ -375,9 +375,13 @@ def tick(
     config = _config(deps, config)
     verify = verifier or verifier_for(strategy, config)[0]
     now = deps.now()
-    replies = []
+    replies: list[dict[str, Any]] = []
     for message_id in deps.repo.received_replies():
-        handled = handle_reply(deps, message_id, strategy, config)
+        try:
+            handled = handle_reply(deps, message_id, strategy, config)
+        except CaseworkError as exc:  # it stays received; the other replies and time go on
+            replies.append({"message_id": message_id, "case_id": None, "error": str(exc)})
+            continue
         replies.append({"message_id": message_id, "case_id": handled.case_id})
     mine = _for(deps, config)
     delivery = mail.deliver_queue(deps.repo, deps.app, deps.mailer, now)
