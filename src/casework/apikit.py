@@ -45,7 +45,14 @@ from sse_starlette.sse import EventSourceResponse
 
 from casework.access.service import AuthError
 from casework.config import Settings
-from casework.errors import CaseworkError, ConfigError, InputError, ModelError, NotFoundError
+from casework.errors import (
+    CaseworkError,
+    ConfigError,
+    InputError,
+    ModelError,
+    NotFoundError,
+    StoreUnavailable,
+)
 from casework.runtime.context import Caller, PermissionDenied, Role
 from casework.runtime.events import Event, to_json
 
@@ -116,6 +123,7 @@ _STATUS: list[tuple[type[CaseworkError], int]] = [
     # sentence says what to change.
     (ConfigError, 400),
     (ModelError, 502),  # the model behind the route failed or answered unusably
+    (StoreUnavailable, 503),  # the database file is damaged or unwritable: the operator acts
 ]
 """The one error -> HTTP table, most specific class first; any other error is a 500."""
 

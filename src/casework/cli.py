@@ -95,15 +95,30 @@ def serve(
     """Serve the HTTP API (every app's routes under /<app> need a token; /health, /docs open)."""
     import uvicorn
 
+    from casework.errors import ConfigError
     from casework.redact import current
     from casework.server import create_app
     from casework.server.auth import check_serve_allowed
     from casework.server.redaction import redact_logs
+    from casework.stores import open_stores
+    from casework.stores.sql import private_dir
 
-    check_serve_allowed(host, get_settings())
+    settings = get_settings()
+    check_serve_allowed(host, settings)
+    # The home (0700) and its database (0600, migrated) are made now: an unwritable home or a
+    # damaged file is one sentence here, not a failure on every request.
+    private_dir(settings.home)
+    open_stores(settings)
+    try:
+        server_app = create_app(settings)
+    except OSError as exc:  # e.g. the web UI's secret cannot be written into the home
+        raise ConfigError(
+            f"casework serve cannot prepare its home {settings.home} ({exc.strerror or exc}); "
+            "make it writable for this user, or set CASEWORK_HOME to a folder you can write."
+        ) from None
     # Forwarding headers are believed only from server.trusted_proxies (casework's own
     # ProxyHeaders); uvicorn's would believe them from 127.0.0.1 whatever that setting says.
-    config = uvicorn.Config(create_app(get_settings()), host=host, port=port, proxy_headers=False)
+    config = uvicorn.Config(server_app, host=host, port=port, proxy_headers=False)
     redact_logs(current())  # uvicorn's handlers exist once its config is made
     uvicorn.Server(config).run()
 

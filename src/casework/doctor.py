@@ -55,12 +55,15 @@ def _check_llama(settings: Settings) -> Check:
 def _check_database(settings: Settings) -> Check:
     from sqlalchemy.exc import SQLAlchemyError
 
+    from casework.errors import StoreUnavailable
     from casework.stores.sql import get_engine, migrate, migration_status
 
     try:
         engine = get_engine(settings.db_url)
         migrate(engine)
         applied, expected = migration_status(engine)
+    except StoreUnavailable as exc:  # its sentence names the file and what to do
+        return Check("database", "fail", f"cannot open {settings.db_url}: {exc}")
     except (OSError, SQLAlchemyError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return Check(

@@ -16,6 +16,7 @@ __all__ = [
     "ReplayDriftError",
     "RunError",
     "SourceUnavailable",
+    "StoreUnavailable",
     "ToolRetry",
 ]
 
@@ -81,3 +82,13 @@ class SourceUnavailable(CaseworkError):
         super().__init__(f"{source} is unavailable: {reason}")
         self.source = source
         self.reason = reason
+
+
+class StoreUnavailable(CaseworkError):
+    """Casework's own database file is damaged, unreadable or cannot be written: the operator
+    restores it or fixes its permissions (an HTTP 503: nothing works until then)."""
+
+    def __init__(self, message: str, *, store: str) -> None:
+        super().__init__(message)
+        self.store = store
+        """The database file's name (no folder: what an unauthenticated answer may say)."""

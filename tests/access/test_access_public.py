@@ -39,6 +39,7 @@ PUBLIC = {
         "RunContext",
         "Tenant",
         "TenantScoped",
+        "caller_name",
         "owner_for",
         "visible_to",
         "writable_by",

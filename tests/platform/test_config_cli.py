@@ -88,7 +88,10 @@ def test_doctor_prints_each_failure_once_and_exits_1_through_a_pipe(tmp_path):
     )
     assert lines[1] == "skip llama.cpp       needs the bundled model"
     assert lines[2].startswith(f"FAIL database        cannot open sqlite:///{tmp_path}/a-file/")
-    assert lines[2].endswith(": fix CASEWORK_DATABASE_URL or casework.toml")
+    assert lines[2].endswith(
+        "a-file is a file, not a folder; move it aside, or set CASEWORK_HOME (or "
+        "CASEWORK_DATABASE_URL) to another place."
+    )
     assert both.count("bundled model   not prepared") == 1 and both.count("FAIL database") == 1
     assert out.stderr == ""
 

@@ -41,7 +41,7 @@ def test_migrations_reach_every_head(pg_url):
         "hed_0001",
         "receipts_0002",
         "sql_0001",
-        "vanpool_0001",
+        "vanpool_0003",
         "web_0001",
     ]
     with engine.connect() as conn:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from casework.config import Settings
+from casework.stores.sql import private_dir, private_file, sqlite_refusal
 
 __all__ = ["open_checkpointer", "postgres_checkpointer", "sqlite_checkpointer"]
 
@@ -17,10 +18,15 @@ def sqlite_checkpointer(path: Path) -> Any:
     """A SQLite saver on a file; the connection lives as long as the saver."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
+    private_file(path)  # paused runs hold the cases' data: 0600, like the database
     conn = sqlite3.connect(str(path), check_same_thread=False)
     saver = SqliteSaver(conn)
-    saver.setup()
+    try:
+        saver.setup()
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise sqlite_refusal(path, exc) or exc from None
     return saver
 
 

@@ -12,6 +12,7 @@ and the permission each route declares, live in ``casework.apikit``.
 
 from __future__ import annotations
 
+import getpass
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -27,6 +28,7 @@ __all__ = [
     "RunContext",
     "Tenant",
     "TenantScoped",
+    "caller_name",
     "owner_for",
     "visible_to",
     "writable_by",
@@ -59,6 +61,18 @@ class Caller:
 
 Tenant = Caller
 """The caller seen from the stores: rows are scoped by its ``user_id``."""
+
+
+def caller_name(caller: Caller | None) -> str:
+    """Who caused a step, as audit logs record it: the signed-in user's name, or
+    ``cli:<os user>`` for the local operator (``cli:operator`` when the system names nobody)."""
+    if caller is not None:
+        return caller.name
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):  # no login name and no passwd entry (some containers)
+        user = "operator"
+    return f"cli:{user}"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -23,6 +23,7 @@ from casework.redact import install, redactor_for
 from casework.server.auth import authenticate
 from casework.server.guards import ERROR_HEADERS, BodyGuard, ProxyHeaders, SecurityHeaders
 from casework.server.redaction import RedactAnswers
+from casework.stores.sql import store_problem
 
 __all__ = ["create_app", "sse_response"]
 
@@ -66,7 +67,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
 
     @app.get("/health", dependencies=[public("server.health")])
-    def health() -> dict[str, Any]:
+    def health() -> Any:
+        problem = store_problem(settings.db_url)
+        if problem is not None:  # open to anyone: the store's file name, never its folder
+            return JSONResponse(
+                {
+                    "status": "unavailable",
+                    "store": problem.store,
+                    "error": f"The database {problem.store} cannot be used; the operator "
+                    "restores it or fixes its permissions (`casework doctor` says which).",
+                },
+                status_code=503,
+            )
         return {"status": "ok", "apps": sorted(all_apps())}
 
     for name, spec in all_apps().items():

@@ -3,7 +3,7 @@
 ``authenticate`` reads ``Authorization: Bearer TOKEN``, turns it into a ``Caller`` (or an
 ``AuthError``: a 401 with one sentence and ``WWW-Authenticate: Bearer`` from the one error table,
 ``casework.apikit``) and leaves it on ``request.state`` for
-``casework.runtime.context.current_caller`` and ``require_role``. Tokens in the query string
+``casework.apikit.current_caller`` and the routes' permissions (``casework.apikit.allow``). Tokens in the query string
 are refused even when a good header comes with them: URLs end up in logs and browser history.
 A client address that sent ``server.token_failures`` bad tokens within
 ``server.login_lockout_seconds`` gets a 429 for that long, before its token is looked at.

@@ -3,6 +3,11 @@
 SQLite file by default, PostgreSQL by URL. Every app adds its tables through its own Alembic
 branch (a ``migrations/`` folder next to its models, first revision labelled with the app's
 name); ``migrate()`` upgrades all branches to their heads.
+
+The SQLite file holds password hashes and personal data: its folder is created 0700 and the
+file 0600 (SQLite gives its -wal and -shm the file's mode), whatever the umask. A file that is
+damaged, or cannot be opened or written, is a ``StoreUnavailable`` naming it and what to do,
+from any statement on the engine (``store_problem`` asks it for ``/health``).
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -19,13 +25,14 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, MetaData, create_engine, event
+from sqlalchemy import Engine, MetaData, create_engine, event, text
+from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.engine.interfaces import DBAPIConnection
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
-from casework.errors import ConfigError
+from casework.errors import ConfigError, StoreUnavailable
 
 __all__ = [
     "Base",
@@ -35,7 +42,11 @@ __all__ = [
     "migrate",
     "migration_locations",
     "migration_status",
+    "private_dir",
+    "private_file",
     "session_scope",
+    "sqlite_refusal",
+    "store_problem",
 ]
 
 CORE_MIGRATIONS = Path(__file__).parent / "migrations"
@@ -76,11 +87,101 @@ def _postgres_url(url: str) -> str:
     return url
 
 
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+
+# What SQLite says of a file it cannot use, by who must act (the first line of its message).
+_DAMAGED = ("file is not a database", "database disk image is malformed", "malformed database")
+_UNWRITABLE = (
+    "unable to open database file",
+    "attempt to write a readonly database",
+    "readonly database",
+    "disk i/o error",
+)
+
+
+def _damaged(path: Path, reason: str) -> StoreUnavailable:
+    return StoreUnavailable(
+        f"The database {path} is damaged or is not a casework database ({reason}); restore "
+        "it from a backup (or move it aside to start an empty one), then run `casework doctor`.",
+        store=path.name,
+    )
+
+
+def _unwritable(path: Path, reason: str) -> StoreUnavailable:
+    return StoreUnavailable(
+        f"The database {path} cannot be opened or written ({reason}); make it and its folder "
+        "writable for this user, or set CASEWORK_HOME to a folder you can write, then run "
+        "`casework doctor`.",
+        store=path.name,
+    )
+
+
+def private_dir(path: Path) -> None:
+    """Create ``path`` (and its missing parents) for this user only: 0700, whatever the
+    umask. A folder that exists is left as it is; one that cannot be made is a
+    ``StoreUnavailable``."""
+    if path.is_dir():
+        return
+    if path.exists():
+        raise StoreUnavailable(
+            f"{path} is a file, not a folder; move it aside, or set CASEWORK_HOME (or "
+            "CASEWORK_DATABASE_URL) to another place.",
+            store=path.name,
+        )
+    try:
+        path.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+        path.chmod(PRIVATE_DIR)  # the umask may have taken bits mkdir was given
+    except OSError as exc:
+        raise StoreUnavailable(
+            f"Cannot create the folder {path} ({exc.strerror or exc}); make its parent "
+            "writable, or set CASEWORK_HOME (or CASEWORK_DATABASE_URL) to a place you can write.",
+            store=path.name,
+        ) from None
+
+
+def private_file(path: Path) -> None:
+    """Create the empty database file 0600 before SQLite opens it (an empty file is an empty
+    database); SQLite then gives its -wal and -shm the same mode."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise _unwritable(path, exc.strerror or str(exc)) from None
+    os.close(fd)
+    os.chmod(path, PRIVATE_FILE)  # the umask may have taken bits os.open was given
+
+
+def sqlite_refusal(path: Path, error: BaseException) -> StoreUnavailable | None:
+    """SQLite's refusal of the file itself (damaged, cannot be opened or written) as one
+    sentence naming it and what to do; None for any other error."""
+    reason = (str(error).strip().splitlines() or [""])[0].rstrip(".")
+    lowered = reason.lower()
+    if any(m in lowered for m in _DAMAGED):
+        return _damaged(path, reason)
+    if any(m in lowered for m in _UNWRITABLE):
+        return _unwritable(path, reason)
+    return None
+
+
+def _sqlite_errors(engine: Engine, path: Path) -> None:
+    """Answer SQLite's refusals of the file itself, from any statement, as one sentence."""
+
+    @event.listens_for(engine, "handle_error")
+    def _translate(ctx: ExceptionContext) -> None:
+        refusal = sqlite_refusal(path, ctx.original_exception)
+        if refusal is not None:
+            raise refusal from ctx.sqlalchemy_exception
+
+
 def _casework_engine(url: str) -> Engine:
     if url.startswith("sqlite:///"):
         path = Path(url.removeprefix("sqlite:///"))
-        if str(path) not in ("", ":memory:"):
-            path.parent.mkdir(parents=True, exist_ok=True)
+        file = str(path) not in ("", ":memory:")
+        if file:
+            private_dir(path.parent)
+            private_file(path)
         # The API server's worker threads (40) share it: a pool that keeps as many
         # connections open spares a connect (and the pragmas below) per request under load.
         engine = create_engine(
@@ -99,10 +200,43 @@ def _casework_engine(url: str) -> Engine:
             cur.execute("PRAGMA journal_mode=WAL")
             cur.close()
 
+        if file:
+            _sqlite_errors(engine, path)
         return engine
     if url.startswith(("postgresql", "postgres")):
         return create_engine(_postgres_url(url), pool_pre_ping=True)
     raise ConfigError(f"Unsupported database URL {url!r}: use sqlite:///PATH or postgresql://…")
+
+
+def store_problem(url: str) -> StoreUnavailable | None:
+    """Why casework's own database cannot serve now (``/health``), or None.
+
+    SQLite: a connection of its own (not one of the pool's, which may hold pages read before
+    the damage) reads the header and the schema; SQLite refuses a truncated file as malformed
+    on open. Never a Python ``open()`` of the file: closing that descriptor would drop the
+    POSIX locks the pool's connections hold on it."""
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///"))
+        if not path.exists():
+            return None  # not made yet: the first connection makes it
+        try:
+            own = sqlite3.connect(path, timeout=5)
+            try:
+                own.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            finally:
+                own.close()
+        except sqlite3.Error as exc:
+            return sqlite_refusal(path, exc) or StoreUnavailable(
+                f"The database {path} cannot be read ({exc}).", store=path.name
+            )
+        return None
+    try:
+        with get_engine(url).connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except SQLAlchemyError as exc:
+        reason = (str(getattr(exc, "orig", exc)).strip().splitlines() or ["no answer"])[0]
+        return StoreUnavailable(f"The database is not reachable ({reason}).", store="database")
+    return None
 
 
 def _external_engine(url: str) -> Engine:

@@ -54,6 +54,9 @@ def test_routes(deps, truth, sink) -> None:
     assert client.get("/vanpool/cases/CASE-XYZ").status_code == 422
     tick = client.post("/vanpool/tick", json={"now": "2026-12-01T10:00:00+00:00"}).json()
     assert [r["case_id"] for r in tick["reaudited"]] == [case_id]
+    # Every step of the case (audit, reply, approval, tick) names the caller who caused it.
+    log = client.get(f"/vanpool/cases/{case_id}").json()["audit_log"]
+    assert len(log) > 8 and {a["caller"] for a in log} == {"rita"}
 
 
 def test_audit_events_stream_as_sse(deps, truth, sink) -> None:

@@ -218,6 +218,7 @@ def test_a_refusing_server_leaves_the_email_queued_until_it_accepts(tmp_path, tr
         clock.advance(seconds=61)
         assert service.tick(deps) | {"now": None, "reaudited": []} == {
             "now": None,
+            "replies": [],
             "sent": 0,
             "still_queued": 1,
             "reaudited": [],

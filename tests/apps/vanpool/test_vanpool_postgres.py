@@ -12,7 +12,7 @@ from sqlalchemy.exc import DatabaseError
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from vanpool_helpers import START, Clock, first
 
-from casework.apps.vanpool import lifecycle
+from casework.apps.vanpool import lifecycle, service
 from casework.apps.vanpool.deps import build_deps
 from casework.apps.vanpool.roster import import_roster
 from casework.apps.vanpool.settings import VanpoolSettings
@@ -51,3 +51,12 @@ def test_vanpool_on_postgres(pg_url, tmp_path, sink, truth) -> None:
     with deps.repo.engine.begin() as conn, pytest.raises(DatabaseError, match="append-only"):
         conn.execute(text("DELETE FROM vanpool_audit_log"))
     assert len(deps.repo.audit_log(case_id=case.case_id)) >= 2
+    # A reply's handling is one transaction whose first write claims it, here as there.
+    step = service.reply_to_case(deps, case.case_id, "When does the van leave?", "rules")
+    assert step.outreach is not None and step.outreach.sent and len(sink.messages) == 2
+    [reply] = [m for m in deps.repo.messages(case.thread_id) if m.direction == "inbound"]
+    again = service.process_reply(deps, reply.message_id, "acknowledgment")
+    assert again.outreach is not None and "handled already" in again.outreach.reasoning
+    assert len(sink.messages) == 2 and service.tick(deps, "rules")["replies"] == []
+    log = deps.repo.audit_log(case_id=case.case_id)
+    assert {a["caller"] for a in log} == {deps.repo.caller} and deps.repo.caller.startswith("cli:")

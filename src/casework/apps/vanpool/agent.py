@@ -241,10 +241,19 @@ def classify_with_model(
 def run_outreach_agent(
     deps: VanpoolDeps, config: RunConfig, case_id: str, reply_message_id: str | None = None
 ) -> OutreachResult:
-    """Handle a case's thread: the initial email (template, no model) or a reply (the agent)."""
-    case = deps.repo.get_case(case_id)
+    """Handle a case's thread: the initial email (template, no model) or a reply (the agent
+    classifies it and words the answer; ``agent_process_reply`` writes it)."""
     if reply_message_id is None:
         return lifecycle.start_outreach(deps, case_id, "outreach_agent")
+    return _reply_agent(deps, config, case_id, reply_message_id)[0]
+
+
+def _reply_agent(
+    deps: VanpoolDeps, config: RunConfig, case_id: str, reply_message_id: str
+) -> tuple[OutreachResult, dict[str, Any]]:
+    """The Outreach Agent's run on a reply, which writes nothing: its result, and what its
+    tools decided (``bucket``, ``body``, ``review``)."""
+    case = deps.repo.get_case(case_id)
     thread = "\n".join(
         f"[{m.direction}] {m.body[:600]}" for m in deps.repo.messages(case.thread_id or "")
     )
@@ -268,32 +277,37 @@ def run_outreach_agent(
         limits=_limits(deps, config, 5),
     )
     result = agent.run("Handle the new reply.", context=ctx)
-    done = ctx.done
-    bucket = done.get("bucket")
-    return OutreachResult(
-        verdict=done.get("verdict", "none"),
+    bucket = ctx.done.get("bucket")
+    out = OutreachResult(
         reasoning=(result.decision.reasoning if result.decision else "")[:1200],
         email_thread_id=case.thread_id,
-        message_id=done.get("message_id"),
         bucket=Bucket(bucket) if bucket else None,
-        hitl_required=bucket == Bucket.ESCALATION,
-        sent=bool(done.get("sent")),
+        hitl_required=bool(ctx.done.get("review")) or bucket == Bucket.ESCALATION,
         run=_run_info(result, config, "outreach_agent"),
     )
+    return out, ctx.done
 
 
 def agent_process_reply(deps: VanpoolDeps, config: RunConfig, message_id: str) -> CaseManagerResult:
-    """A reply, handled by the Outreach Agent, then routed by the lifecycle on its bucket."""
+    """A reply, handled by the Outreach Agent (bucket and wording), then routed and written by
+    the lifecycle in one transaction. An answer the agent put up for review makes the reply an
+    escalation: a person sees it before the rider does."""
     thread_id = deps.repo.get_message(message_id).thread_id
     case_id = deps.repo.thread_case(thread_id)
-    out = run_outreach_agent(deps, config, case_id, message_id)
+    out, done = _reply_agent(deps, config, case_id, message_id)
     bucket = (
         out.bucket.value
         if out.bucket
         else classify_reply_keywords(deps.repo.get_message(message_id).body)
     )
-    return lifecycle.process_reply(
-        deps, message_id, bucket, verifier(config), "case_manager_agent", outreach=out
+    if done.get("review"):
+        bucket = Bucket.ESCALATION.value
+    step = lifecycle.process_reply(
+        deps, message_id, bucket, verifier(config), "outreach_agent", draft=done.get("body")
+    )
+    written = step.outreach or OutreachResult(email_thread_id=thread_id)
+    return step.model_copy(
+        update={"outreach": written.model_copy(update={"reasoning": out.reasoning, "run": out.run})}
     )
 
 

@@ -5,7 +5,8 @@ Thin: each route calls the same ``service`` functions as the CLI; a CaseworkErro
 answered by the one error table of ``casework.apikit`` (unknown id: 404; bad input: 422).
 Every route declares its permission: the vanpool ids are for any user; cases name riders
 (e-mail, home ZIP) and every workflow step changes them (audits, replies, time, approvals),
-so the rest needs the reviewer role, and the caller is handed to the run.
+so the rest needs the reviewer role, and the caller is handed to the run: the audit log
+names them.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def router(
     cache = DepsCache(build_deps, deps_factory)
     deps = cache.dependency
 
-    def run_config(d: VanpoolDeps, caller: Caller | None = None) -> RunConfig:
+    def run_config(d: VanpoolDeps, caller: Caller) -> RunConfig:
         config = RunConfig.of(d.settings, caller=caller)
         return replace(config, models=models) if models is not None else config
 

@@ -297,7 +297,11 @@ def case(
             highlight=False,
         )
     for a in log:
-        console.print(f"  [dim]{a['at']:%Y-%m-%d %H:%M} {a['actor']} {a['action']}[/]")
+        by = a["caller"] or "(caller not recorded)"
+        console.print(
+            f"  [dim]{a['at']:%Y-%m-%d %H:%M} {a['actor']} {a['action']} (caller: {by})[/]",
+            highlight=False,
+        )
 
 
 # ---------------------------------------------------------------------------- approvals
@@ -395,7 +399,8 @@ def tick(
     strategy: str = typer.Option("cascade", "--strategy", help=STRATEGY_HELP),
     as_json: JsonOption = False,
 ) -> None:
-    """Advance time: retry queued email, re-audit cases whose one-week reply timeout passed."""
+    """Advance time: handle replies left unhandled (a crash cut their handling short), retry
+    queued email, re-audit cases whose one-week reply timeout passed."""
     from casework.apps.vanpool.service import tick as advance
 
     deps = _deps(_parse_now(now))
@@ -403,9 +408,16 @@ def tick(
     if as_json:
         print_json(out)
         return
+    replies = sum(not r.get("error") for r in out["replies"])
     console.print(
-        f"{out['now']}: {out['sent']} queued emails sent, {out['still_queued']} still queued."
+        f"{out['now']}: {replies} waiting {'reply' if replies == 1 else 'replies'} handled, "
+        f"{out['sent']} queued emails sent, {out['still_queued']} still queued."
     )
+    for r in out["replies"]:
+        if r.get("error"):
+            err.print(f"  {r['message_id']} not handled (it waits for the next tick): {r['error']}")
+        else:
+            console.print(f"  {r['message_id']} on {r['case_id']} handled")
     for r in out["reaudited"]:
         console.print(
             f"  {r['case_id']} re-audited -> {r['status']}"

@@ -14,6 +14,7 @@ from casework.apps.vanpool.rules import DistanceProvider, GreatCircleDistance
 from casework.apps.vanpool.settings import VanpoolSettings
 from casework.config import Settings, get_settings
 from casework.runtime.approvals import SideEffectJournal
+from casework.runtime.context import caller_name
 from casework.stores import open_stores
 
 __all__ = ["VanpoolDeps", "build_deps", "system_clock"]
@@ -38,6 +39,10 @@ class VanpoolDeps:
     def now(self) -> datetime:
         return self.clock()
 
+    def by(self, caller: str) -> VanpoolDeps:
+        """The same deps writing for ``caller`` (every audit row names them)."""
+        return replace(self, repo=self.repo.by(caller))
+
     def at(self, now: datetime) -> VanpoolDeps:
         """The same deps with the clock fixed at ``now`` (``vanpool tick --now``)."""
         return replace(self, clock=lambda: now)
@@ -52,13 +57,15 @@ def build_deps(
     clock: Callable[[], datetime] | None = None,
     checkpointer: Any = None,
     run_migrations: bool = True,
+    caller: str | None = None,
 ) -> VanpoolDeps:
-    """Deps on the configured stores (migrated on first use)."""
+    """Deps on the configured stores (migrated on first use), writing for ``caller`` (the
+    local operator, ``cli:<os user>``, by default; the service writes for each run's caller)."""
     settings = settings or get_settings()
     app = app or VanpoolSettings()
     engine = open_stores(settings, run_migrations=run_migrations).engine
     return VanpoolDeps(
-        repo=VanpoolRepository(engine),
+        repo=VanpoolRepository(engine, caller or caller_name(None)),
         settings=settings,
         app=app,
         distance=distance or GreatCircleDistance(),

@@ -228,7 +228,9 @@ def send_email(
     """Queue an email on the case's thread and try to send it now.
 
     ``sent`` is True only when the SMTP server accepted it; otherwise it stays queued for
-    ``tick`` to retry and the result says so.
+    ``tick`` to retry and the result says so. Inside a transaction (a reply's handling) the
+    email is queued with its audit row, and the SMTP send waits for the commit: a handling
+    rolled back by a crash has mailed nobody, and its retry queues the email once.
     """
     case = deps.repo.get_case(case_id)
     thread_id = _thread(deps, case)
@@ -243,15 +245,24 @@ def send_email(
         body=body,
         now=now,
     )
+    where = {"case_id": case_id, "vanpool_id": case.vanpool_id}
+    detail = {"thread_id": thread_id, "message_id": msg_id}
+    if deps.repo.in_transaction():
+        deps.repo.audit(now, actor, "email_queued", **where, detail=detail)
+
+        def deliver() -> None:
+            if mail.send_one(deps.repo, deps.app, deps.mailer, msg_id, deps.now()):
+                deps.repo.audit(deps.now(), actor, "email_sent", **where, detail=detail)
+
+        deps.repo.after_commit(deliver)
+        return OutreachResult(
+            verdict="queued",
+            reasoning="Queued; it is sent once the reply's handling is recorded.",
+            email_thread_id=thread_id,
+            message_id=msg_id,
+        )
     sent = mail.send_one(deps.repo, deps.app, deps.mailer, msg_id, now)
-    deps.repo.audit(
-        now,
-        actor,
-        "email_sent" if sent else "email_queued",
-        case_id=case_id,
-        vanpool_id=case.vanpool_id,
-        detail={"thread_id": thread_id, "message_id": msg_id},
-    )
+    deps.repo.audit(now, actor, "email_sent" if sent else "email_queued", **where, detail=detail)
     return OutreachResult(
         verdict="sent" if sent else "queued",
         reasoning="Accepted by the SMTP server."
@@ -475,17 +486,52 @@ def process_reply(
     verifier: Verifier,
     actor: str,
     draft: str | None = None,
-    outreach: OutreachResult | None = None,
 ) -> CaseManagerResult:
-    """Route one classified inbound reply by its bucket (the spec's table).
-
-    ``outreach``: the Outreach Agent already answered (sent or drafted); only the case moves.
+    """Route one classified inbound reply by its bucket (the spec's table), as one transaction:
+    the reply marked handled, its audit rows, the case's move and the email queued all land
+    together or not at all (a crash leaves the reply ``received`` for the next ``tick``). The
+    email goes to SMTP after the commit. A reply that is no longer ``received`` (a tick or
+    another worker handled it) is left as it is. ``draft``: the answer's text (the Outreach
+    Agent's wording) instead of the bucket's template.
     """
     message = deps.repo.get_message(message_id)
     case_id = deps.repo.thread_case(message.thread_id)
-    case = deps.repo.get_case(case_id)
     bucket = Bucket(bucket)
-    deps.repo.update_message(message_id, bucket=bucket.value, status="handled")
+    verified = None
+    if bucket is Bucket.UPDATE:
+        # Verified before the transaction: an agent's checks take model calls, and the
+        # store's write lock is not held across them.
+        verified = verifier(deps, deps.repo.get_case(case_id).vanpool_id, CHECKS)
+    with deps.repo.transaction():
+        if not deps.repo.claim_reply(message_id, bucket.value):
+            handled = deps.repo.get_message(message_id)
+            return _result(
+                deps,
+                case_id,
+                OutreachResult(
+                    email_thread_id=message.thread_id,
+                    bucket=Bucket(handled.bucket) if handled.bucket else None,
+                    reasoning=f"Reply {message_id} was handled already; nothing more was done.",
+                ),
+            )
+        out = _route_reply(
+            deps, message_id, case_id, message.thread_id, bucket, verified, actor, draft
+        )
+    return _result(deps, case_id, _as_delivered(deps, out))
+
+
+def _route_reply(
+    deps: VanpoolDeps,
+    message_id: str,
+    case_id: str,
+    thread_id: str,
+    bucket: Bucket,
+    verified: Verification | None,
+    actor: str,
+    draft: str | None,
+) -> OutreachResult:
+    """The writes of a claimed reply's handling (inside its transaction)."""
+    case = deps.repo.get_case(case_id)
     deps.repo.audit(
         deps.now(),
         actor,
@@ -497,12 +543,9 @@ def process_reply(
     waiting = case.status in (CaseStatus.PENDING_REPLY, CaseStatus.OPEN)
     if not waiting and not (case.status == CaseStatus.PRE_CANCEL and bucket is Bucket.UPDATE):
         # Closed, or a person is already reviewing: the reply is filed for them, nothing else.
-        filed = outreach or OutreachResult(email_thread_id=message.thread_id)
-        return _result(deps, case_id, filed.model_copy(update={"bucket": bucket}))
+        return OutreachResult(email_thread_id=thread_id, bucket=bucket)
 
     def answer(template: str, **more: Any) -> OutreachResult:
-        if outreach is not None:
-            return outreach
         return send_email(
             deps,
             case_id,
@@ -519,14 +562,27 @@ def process_reply(
     elif bucket is Bucket.UPDATE:
         result = "We are re-checking now; you will hear from us if anything is still missing."
         out = answer("email_update", result=result)
-        reaudit(deps, case_id, verifier, actor, trigger="update")
-    elif outreach is not None and outreach.hitl_required:
-        out = outreach  # the agent drafted for review: the case is already in hitl_review
+        assert verified is not None  # verified before the transaction began
+        reaudit(deps, case_id, lambda *_: verified, actor, trigger="update")
     else:
         body = draft or load_prompt(APP_PACKAGE, "email_escalation", **_values(deps, case))
         out = draft_for_review(deps, case_id, body, actor)
-    out = out.model_copy(update={"bucket": bucket, "hitl_required": bucket is Bucket.ESCALATION})
-    return _result(deps, case_id, out)
+    return out.model_copy(update={"bucket": bucket, "hitl_required": bucket is Bucket.ESCALATION})
+
+
+def _as_delivered(deps: VanpoolDeps, out: OutreachResult) -> OutreachResult:
+    """``out`` with its email's state once the handling committed (sent, or still queued)."""
+    if out.verdict != "queued" or out.message_id is None:
+        return out
+    if deps.repo.get_message(out.message_id).status != "sent":
+        return out.model_copy(
+            update={
+                "reasoning": "Queued: the SMTP server did not accept it yet; it will be retried."
+            }
+        )
+    return out.model_copy(
+        update={"verdict": "sent", "sent": True, "reasoning": "Accepted by the SMTP server."}
+    )
 
 
 def case_result(case: CaseView, **fields: Any) -> CaseManagerResult:

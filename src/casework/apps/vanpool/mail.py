@@ -263,7 +263,8 @@ def file_reply(repo: VanpoolRepository, raw: bytes, now: datetime | None = None)
             if message.get(k)
         },
     )
-    repo.audit(
+    # Who caused it: the rider who wrote, not the operator running the receiver.
+    repo.by(f"mail:{message.get('From', '')}").audit(
         now,
         "mail",
         "reply_received",

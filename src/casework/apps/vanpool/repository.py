@@ -1,14 +1,22 @@
 """Queries and writes of the vanpool app. Every write that changes a case also appends to the
-audit log in the same transaction, so the log and the state never disagree."""
+audit log in the same transaction, so the log and the state never disagree.
+
+A repository acts for one caller (``by(caller)``): the user, or the local operator, who caused
+the writes; every audit row it appends names them. ``transaction()`` makes every call inside
+it one transaction (a reply's handling: nothing of it survives a crash half-way), and runs
+what was handed to ``after_commit`` (the SMTP send) only once it has committed."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, and_, exists, func, select
+from sqlalchemy import Engine, and_, exists, func, select, update
 from sqlalchemy.orm import Session, aliased
 
 from casework.apps.vanpool.models import (
@@ -35,12 +43,20 @@ from casework.errors import NotFoundError
 from casework.runtime.review import Cursor, ReviewFilters, age_window, keyset_before
 from casework.stores.sql import session_scope
 
-__all__ = ["APPROVAL_REQUESTED", "OPEN_STATUSES", "REVIEW_DECISION", "VanpoolRepository"]
+__all__ = [
+    "APPROVAL_REQUESTED",
+    "CALLER_MAX",
+    "OPEN_STATUSES",
+    "REVIEW_DECISION",
+    "VanpoolRepository",
+]
 
 OPEN_STATUSES = tuple(s.value for s in CaseStatus if s is not CaseStatus.CLOSED)
 APPROVAL_REQUESTED = "approval_requested"
 REVIEW_DECISION = "review_decision"
 """The row a person's decision in the review inbox adds to the log (who decided, and why)."""
+CALLER_MAX = 120
+"""Characters of a caller kept in the log (the column's width)."""
 _WAITING_STATUSES = (CaseStatus.HITL_REVIEW.value, CaseStatus.PRE_CANCEL.value)
 _DECISION_ACTIONS = (
     "draft_approved",
@@ -89,12 +105,63 @@ def _employee(row: EmployeeRow, shift: ShiftRow | None) -> Employee:
     )
 
 
+@dataclass
+class _Unit:
+    """The transaction under way in this context: its session and what runs after commit."""
+
+    engine: Engine
+    session: Session
+    after_commit: list[Callable[[], Any]] = field(default_factory=list)
+
+
+_unit: ContextVar[_Unit | None] = ContextVar("vanpool_unit", default=None)
+
+
 class VanpoolRepository:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, caller: str = "") -> None:
         self.engine = engine
+        self.caller = caller[:CALLER_MAX]
+        """Who the writes are for; every audit row names them."""
+
+    def by(self, caller: str) -> VanpoolRepository:
+        """The same store, writing for ``caller``."""
+        return VanpoolRepository(self.engine, caller)
+
+    def _current(self) -> _Unit | None:
+        unit = _unit.get()
+        return unit if unit is not None and unit.engine is self.engine else None
 
     def session(self) -> Any:
-        return session_scope(self.engine)
+        unit = self._current()
+        return nullcontext(unit.session) if unit is not None else session_scope(self.engine)
+
+    def in_transaction(self) -> bool:
+        return self._current() is not None
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Every repository call inside is one transaction (nested ones join it); on commit,
+        the ``after_commit`` callbacks run in order, on error nothing of it is written."""
+        if self._current() is not None:
+            yield
+            return
+        with session_scope(self.engine) as s:
+            unit = _Unit(self.engine, s)
+            token = _unit.set(unit)
+            try:
+                yield
+            finally:
+                _unit.reset(token)
+        for callback in unit.after_commit:
+            callback()
+
+    def after_commit(self, callback: Callable[[], Any]) -> None:
+        """Run ``callback`` once the transaction under way commits (now, when none is)."""
+        unit = self._current()
+        if unit is None:
+            callback()
+        else:
+            unit.after_commit.append(callback)
 
     # ------------------------------------------------------------------ roster
     def upsert_roster(
@@ -439,6 +506,34 @@ class VanpoolRepository:
             s.add(row)
             return row.message_id
 
+    def claim_reply(self, message_id: str, bucket: str) -> bool:
+        """Mark a ``received`` reply ``handled`` with its bucket; False when it was not
+        waiting (handled already, by a tick or another worker). In a transaction this is the
+        write that takes the lock, so a reply is handled once."""
+        with self.session() as s:
+            done = s.execute(
+                update(MessageRow)
+                .where(
+                    MessageRow.message_id == message_id,
+                    MessageRow.direction == "inbound",
+                    MessageRow.status == "received",
+                )
+                .values(status="handled", bucket=bucket)
+                .execution_options(synchronize_session="fetch")
+            )
+            return bool(done.rowcount)
+
+    def received_replies(self) -> list[str]:
+        """Replies filed but not handled yet (a crash cut their handling short), oldest first."""
+        with self.session() as s:
+            return list(
+                s.scalars(
+                    select(MessageRow.message_id)
+                    .where(MessageRow.direction == "inbound", MessageRow.status == "received")
+                    .order_by(MessageRow.id)
+                )
+            )
+
     def update_message(self, message_id: str, **changes: Any) -> None:
         with self.session() as s:
             row = s.scalar(select(MessageRow).where(MessageRow.message_id == message_id))
@@ -511,6 +606,7 @@ class VanpoolRepository:
             AuditRow(
                 at=now,
                 actor=actor,
+                caller=self.caller,
                 action=action,
                 case_id=case_id,
                 vanpool_id=vanpool_id,
@@ -544,6 +640,7 @@ class VanpoolRepository:
                 {
                     "at": r.at,
                     "actor": r.actor,
+                    "caller": r.caller,
                     "action": r.action,
                     "case_id": r.case_id,
                     "vanpool_id": r.vanpool_id,

@@ -246,12 +246,13 @@ class VanpoolReview:
         return Section(
             title="Case timeline (audit log)",
             kind="table",
-            columns=["at", "actor", "action", "detail"],
+            columns=["at", "actor", "action", "caller", "detail"],
             rows=[
                 [
                     f"{a['at']:%Y-%m-%d %H:%M}",
                     a["actor"],
                     a["action"],
+                    a["caller"] or "(not recorded)",
                     json.dumps(a["detail"], default=str, ensure_ascii=False)[:400],
                 ]
                 for a in self.deps.repo.audit_log(case_id=case.case_id)

@@ -57,6 +57,7 @@ from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.evals.store import load_run
 from casework.registry import strategy_named
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
+from casework.runtime.context import caller_name
 from casework.runtime.events import Event as RunEvent
 from casework.runtime.review import DecideOutcome
 from casework.runtime.runconfig import RunConfig
@@ -128,6 +129,14 @@ def _config(deps: VanpoolDeps, config: RunConfig | None) -> RunConfig:
     return config or RunConfig.of(deps.settings)
 
 
+def _for(deps: VanpoolDeps, config: RunConfig | None) -> VanpoolDeps:
+    """``deps`` writing for the run's caller (a signed-in user); the local operator's own
+    deps (``cli:<os user>``) when the run names none."""
+    if config is None or config.caller is None:
+        return deps
+    return deps.by(caller_name(config.caller))
+
+
 def verifier_for(strategy: str, config: RunConfig) -> tuple[Verifier, str]:
     """The lifecycle's verifier and actor for a strategy: the specialist agents (under
     ``config``) for ``agent``, the distance and overlap rules otherwise."""
@@ -153,7 +162,8 @@ def run_audit(
 ) -> CaseManagerResult:
     """One vanpool's audit with a strategy of ``AUDITS`` by name, under ``config`` (the
     settings' by default)."""
-    result = strategy_named(AUDITS, strategy)(AuditInput(vanpool_id), deps, _config(deps, config))
+    run = strategy_named(AUDITS, strategy)
+    result = run(AuditInput(vanpool_id), _for(deps, config), _config(deps, config))
     assert isinstance(result, CaseManagerResult)
     return result
 
@@ -165,7 +175,7 @@ def audit_events(
     unknown vanpool raises before the first event."""
     vid = check_id("VP", vanpool_id)
     deps.repo.get_vanpool(vid)
-    return agent.iter_case_manager(deps, _config(deps, config), vid)
+    return agent.iter_case_manager(_for(deps, config), _config(deps, config), vid)
 
 
 def audit_row(vanpool_id: str, r: CaseManagerResult) -> dict[str, Any]:
@@ -281,10 +291,17 @@ def case_detail(deps: VanpoolDeps, case_id: str) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- replies
 def process_reply(
-    deps: VanpoolDeps, message_id: str, bucket: str, actor: str = lifecycle.RULES_ACTOR
+    deps: VanpoolDeps,
+    message_id: str,
+    bucket: str,
+    actor: str = lifecycle.RULES_ACTOR,
+    config: RunConfig | None = None,
 ) -> CaseManagerResult:
-    """Route a filed reply whose bucket is known, re-auditing with the rules auditor."""
-    return lifecycle.process_reply(deps, message_id, bucket, lifecycle.rules_verify, actor)
+    """Route a filed reply whose bucket is known, re-auditing with the rules auditor; the
+    log names ``config``'s caller."""
+    return lifecycle.process_reply(
+        _for(deps, config), message_id, bucket, lifecycle.rules_verify, actor
+    )
 
 
 def handle_reply(
@@ -295,18 +312,20 @@ def handle_reply(
 ) -> CaseManagerResult:
     """Classify and route one filed reply: the outreach cascade (cue words, then the bundled
     model's choice; a reply no layer is sure of goes to a person), keyword rules, or the
-    Outreach Agent."""
+    Outreach Agent. Classifying writes nothing; the routing is one transaction, so a crash
+    leaves the reply ``received`` for the next ``tick``."""
     strategy_named(AUDITS, strategy)
-    if strategy == "agent":  # the Outreach Agent classifies and answers in one run
-        return agent.agent_process_reply(deps, _config(deps, config), message_id)
+    config = _config(deps, config)
+    if strategy == "agent":  # the Outreach Agent classifies and words the answer
+        return agent.agent_process_reply(_for(deps, config), config, message_id)
     body = deps.repo.get_message(message_id).body
-    decided = OUTREACH_STRATEGIES[strategy](ReplyInput(body), deps, _config(deps, config))
+    decided = OUTREACH_STRATEGIES[strategy](ReplyInput(body), deps, config)
     assert isinstance(decided, OutreachResult)
     sure = decided.bucket is not None and decided.verdict != "NEEDS_REVIEW"
     bucket = decided.bucket.value if sure and decided.bucket else "escalation"  # else a person
     by = decided.run.decided_by if decided.run else None
     actor = lifecycle.RULES_ACTOR if by in (None, "rules") else f"reply_{by}"  # who chose it
-    return process_reply(deps, message_id, bucket, actor)
+    return process_reply(deps, message_id, bucket, actor, config)
 
 
 def reply_to_case(
@@ -355,21 +374,32 @@ def tick(
     verifier: Verifier | None = None,
     config: RunConfig | None = None,
 ) -> dict[str, Any]:
-    """Advance time: retry queued email, re-audit cases whose reply timeout has passed
-    (with the strategy's verifier, or ``verifier``)."""
-    verify = verifier or verifier_for(strategy, _config(deps, config))[0]
+    """Advance time: handle replies left ``received`` (their handling was cut short), retry
+    queued email, re-audit cases whose reply timeout has passed (with the strategy's
+    verifier, or ``verifier``). The log names ``config``'s caller."""
+    config = _config(deps, config)
+    verify = verifier or verifier_for(strategy, config)[0]
     now = deps.now()
+    replies: list[dict[str, Any]] = []
+    for message_id in deps.repo.received_replies():
+        try:
+            handled = handle_reply(deps, message_id, strategy, config)
+        except CaseworkError as exc:  # it stays received; the other replies and time go on
+            replies.append({"message_id": message_id, "case_id": None, "error": str(exc)})
+            continue
+        replies.append({"message_id": message_id, "case_id": handled.case_id})
+    mine = _for(deps, config)
     delivery = mail.deliver_queue(deps.repo, deps.app, deps.mailer, now)
     reaudited = []
     for case in deps.repo.due_cases(now):
         # the timeout re-audit is recorded as the rules auditor's, whoever verifies
         after = lifecycle.reaudit(
-            deps, case.case_id, verify, lifecycle.RULES_ACTOR, trigger="timeout"
+            mine, case.case_id, verify, lifecycle.RULES_ACTOR, trigger="timeout"
         )
         reaudited.append(
             {"case_id": case.case_id, "status": after.status, "outcome": after.outcome}
         )
-    return {"now": now.isoformat(), **delivery, "reaudited": reaudited}
+    return {"now": now.isoformat(), "replies": replies, **delivery, "reaudited": reaudited}
 
 
 # ---------------------------------------------------------------------------- approvals
@@ -402,8 +432,10 @@ def decide_approval(
     agent run resumes under ``config``.
 
     The effect runs before the approval is cleared, behind the journal, so a decision
-    submitted twice, or retried after a crash, never sends or cancels twice.
+    submitted twice, or retried after a crash, never sends or cancels twice. The log names
+    ``config``'s caller beside ``actor``.
     """
+    deps = _for(deps, config)
     case = deps.repo.get_case(case_id)
     approval = case.meta.get("approval")
     if not approval or case.status == CaseStatus.CLOSED:
@@ -477,7 +509,7 @@ def decide_approval_request(
         # Lost a race: the other decision cleared the approval while this one started.
         return _settled_or_gone(deps, request)
     # Who decided, in the log: a resumed agent run writes the effect rows under its name.
-    deps.repo.audit(
+    _for(deps, config).repo.audit(
         deps.now(),
         actor,
         REVIEW_DECISION,

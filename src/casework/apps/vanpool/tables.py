@@ -160,6 +160,10 @@ class AuditRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
     actor: Mapped[str] = mapped_column(String(80))
+    """What acted: the rules auditor, an agent, a reviewer's decision."""
+    caller: Mapped[str | None] = mapped_column(String(120), nullable=True)
+    """Who caused it: the signed-in user's name, or ``cli:<os user>`` for the local operator;
+    None on rows written before callers were recorded (vanpool_0003)."""
     action: Mapped[str] = mapped_column(String(80))
     case_id: Mapped[str | None] = mapped_column(String(20), nullable=True, index=True)
     vanpool_id: Mapped[str | None] = mapped_column(String(20), nullable=True, index=True)

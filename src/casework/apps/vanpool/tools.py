@@ -67,7 +67,8 @@ class OutreachContext:
     vanpool_id: str
     reply_message_id: str | None = None
     done: dict[str, Any] = field(default_factory=dict)
-    """What the tools actually did (bucket, message, sent): the result is built from this."""
+    """What the tools decided (bucket, the email's body, whether a person reviews it): the
+    reply's handling writes it."""
 
 
 @dataclass
@@ -146,6 +147,8 @@ def outreach_tools(deps: VanpoolDeps, classify: Callable[[str], str]) -> list[Ba
         ctx.done["bucket"] = bucket.value
         return dumps({"bucket": bucket.value, "hitl_required": bucket is Bucket.ESCALATION})
 
+    # The two writing tools only say what to write: the reply's handling writes it after the
+    # run, in one transaction with the reply marked handled (nothing half-written on a crash).
     @tool
     def send_email(body: str, runtime: ToolRuntime[OutreachContext]) -> str:
         """Send an email to the case's thread now (for acknowledgment, question and update replies)."""
@@ -154,27 +157,19 @@ def outreach_tools(deps: VanpoolDeps, classify: Callable[[str], str]) -> list[Ba
             raise ToolRetry(
                 "The reply is an escalation: use send_email_for_review so a person reviews it."
             )
-        if "message_id" in ctx.done:
-            raise ToolRetry("An email was already sent in this run; call submit_outcome.")
-        result = lifecycle.send_email(deps, ctx.case_id, body, "outreach_agent")
-        ctx.done.update(
-            result.model_dump(include={"message_id", "sent", "email_thread_id", "verdict"})
-        )
-        return dumps({"message_id": result.message_id, "sent": result.sent})
+        if "body" in ctx.done:
+            raise ToolRetry("An email was already written in this run; call submit_outcome.")
+        ctx.done.update(body=body, review=False)
+        return dumps({"status": "queued: it is sent once the reply's handling is recorded"})
 
     @tool
     def send_email_for_review(body: str, runtime: ToolRuntime[OutreachContext]) -> str:
         """Save the email as a draft for a person to approve, edit or reject (for escalations)."""
         ctx = runtime.context
-        if "message_id" in ctx.done:
-            raise ToolRetry("An email was already handled in this run; call submit_outcome.")
-        result = lifecycle.draft_for_review(deps, ctx.case_id, body, "outreach_agent")
-        ctx.done.update(
-            result.model_dump(
-                include={"message_id", "sent", "email_thread_id", "verdict", "hitl_required"}
-            )
-        )
-        return dumps({"message_id": result.message_id, "sent": False, "status": "awaiting review"})
+        if "body" in ctx.done:
+            raise ToolRetry("An email was already written in this run; call submit_outcome.")
+        ctx.done.update(body=body, review=True)
+        return dumps({"sent": False, "status": "awaiting review"})
 
     return [classify_reply, send_email, send_email_for_review]
 
