@@ -46,7 +46,9 @@ def load_secret(settings: Settings) -> bytes:
         return from_env.encode()
     path = Path(settings.home) / "web-secret"
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from casework.stores.sql import private_dir
+
+        private_dir(path.parent)  # the home is the user's alone (0700), whoever makes it first
         try:  # O_EXCL: two processes starting at once keep the first one's secret
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
