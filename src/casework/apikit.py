@@ -61,6 +61,7 @@ __all__ = [
     "ErrorPage",
     "Permission",
     "RequestTooLarge",
+    "ServerEvent",
     "TooManyAttempts",
     "add_error_handler",
     "allow",
@@ -387,11 +388,28 @@ def safe_upload_name(filename: str | None) -> str:
     return head.decode(errors="ignore") + tail.decode()
 
 
-def sse_response(events: Iterator[Event] | AsyncIterator[Event]) -> EventSourceResponse:
-    """Stream runtime events as SSE (`event: <type>`, `data: <json>`); a blocking iterator
-    is advanced on a worker thread, and a failure mid-stream is a last ``error`` event."""
+@dataclass(frozen=True)
+class ServerEvent:
+    """One server-sent event: ``data`` (sent as JSON), its ``event`` name (none: the client's
+    ``message``) and its ``id`` (what a reconnecting client sends back as ``Last-Event-ID``;
+    read it with :func:`last_event_id`)."""
 
-    async def stream() -> AsyncIterator[Event]:
+    data: Any
+    event: str | None = None
+    id: int | None = None
+
+
+def sse_response(
+    events: Iterator[Event | ServerEvent] | AsyncIterator[Event | ServerEvent],
+    *,
+    headers: dict[str, str] | None = None,
+) -> EventSourceResponse:
+    """The one way a route streams: runtime events (``event: <type>``, ``data: <json>``) or
+    :class:`ServerEvent` items (ids and names of the route's own). A blocking iterator is
+    advanced on a worker thread, and a failure mid-stream is a last ``error`` event (the
+    status line is already sent), a ``CaseworkError``'s sentence or "internal error"."""
+
+    async def stream() -> AsyncIterator[Event | ServerEvent]:
         if hasattr(events, "__aiter__"):
             async for event in events:
                 yield event
@@ -402,14 +420,23 @@ def sse_response(events: Iterator[Event] | AsyncIterator[Event]) -> EventSourceR
                 event = await asyncio.to_thread(next, iterator, sentinel)
                 if event is sentinel:
                     break
-                yield event
+                yield cast(Event | ServerEvent, event)
+
+    def frame(item: Event | ServerEvent) -> dict[str, str]:
+        if not isinstance(item, ServerEvent):
+            item = ServerEvent(to_json(item), event=item["type"])
+        out = {"data": json.dumps(item.data, default=str)}
+        if item.event is not None:
+            out["event"] = item.event
+        if item.id is not None:
+            out["id"] = str(item.id)
+        return out
 
     async def gen() -> AsyncIterator[dict[str, str]]:
         try:
-            async for event in stream():
-                yield {"event": event["type"], "data": json.dumps(to_json(event), default=str)}
+            async for item in stream():
+                yield frame(item)
         except Exception as exc:
-            # The status line is already sent: a failure mid-stream is a last "error" event.
             if isinstance(exc, CaseworkError):
                 message = str(exc)
             else:
@@ -417,7 +444,7 @@ def sse_response(events: Iterator[Event] | AsyncIterator[Event]) -> EventSourceR
                 message = f"Internal error ({type(exc).__name__}); see the server log."
             yield {"event": "error", "data": json.dumps({"error": message})}
 
-    return EventSourceResponse(gen())
+    return EventSourceResponse(gen(), headers=headers)
 
 
 class DepsCache(Generic[D]):

@@ -17,6 +17,7 @@ import asyncio
 import json
 import math
 import secrets
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -34,11 +35,18 @@ from fastapi.responses import (
 )
 from fastapi.routing import APIRoute
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from sse_starlette.sse import EventSourceResponse
 
 from casework.access.service import AuthError, open_access, verify_password
 from casework.access.sessions import ActiveSession, check_session, end_session, start_session
-from casework.apikit import allow, declared_only, error_status, last_event_id, public
+from casework.apikit import (
+    ServerEvent,
+    allow,
+    declared_only,
+    error_status,
+    last_event_id,
+    public,
+    sse_response,
+)
 from casework.config import Settings
 from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.runtime.context import Caller, Role
@@ -523,23 +531,19 @@ def build_router() -> APIRouter:
         # A reconnect's Last-Event-ID wins; junk in it (or in ``after``) counts as none.
         last = last_event_id(request.headers.get("last-event-id")) or last_event_id(str(after))
 
-        async def stream() -> Any:
+        async def stream() -> AsyncIterator[ServerEvent]:
             nonlocal last
             while True:
                 run = await run_in_threadpool(state.store.get, run_id)
                 for ev in await run_in_threadpool(state.store.events_after, run_id, last):
                     last = ev.seq
-                    yield {
-                        "id": str(ev.seq),
-                        "event": ev.type,
-                        "data": json.dumps(ev.data, default=str),
-                    }
+                    yield ServerEvent(ev.data, event=ev.type, id=ev.seq)
                 if run.finished:
-                    yield {"event": "end", "data": json.dumps({"status": run.status})}
+                    yield ServerEvent({"status": run.status}, event="end")
                     return
                 await asyncio.sleep(SSE_POLL_SECONDS)
 
-        return EventSourceResponse(stream())
+        return sse_response(stream())
 
     # ------------------------------------------------------------------ evaluation runs
     @pages.get("/evals", dependencies=[allow("web.evals.list", reviewer)])

@@ -10,19 +10,18 @@ Runs stream the spec's flat events as SSE with ids; a client that reconnects wit
 from __future__ import annotations
 
 import asyncio
-import json
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, File, Header, UploadFile
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
-from casework.apikit import DepsCache, allow, safe_upload_name
+from casework.apikit import DepsCache, ServerEvent, allow, safe_upload_name, sse_response
 from casework.apikit import last_event_id as parse_last_event_id
 from casework.apps.documents import service
 from casework.apps.documents.deps import DocumentsDeps
@@ -54,19 +53,11 @@ class StackDocs(BaseModel):
 
 
 def _sse(deps: DocumentsDeps, caller: Caller, run_id: str, after: int) -> EventSourceResponse:
+    """The run's stored events after ``after``, each with its sequence number as its id."""
     deps.repo.get_run(caller.user_id, run_id)  # 404 before the stream starts
-
-    async def gen() -> AsyncIterator[dict[str, str]]:
-        iterator = service.follow_run(deps, caller.user_id, run_id, after=after)
-        sentinel = object()
-        while True:
-            item = await asyncio.to_thread(next, iterator, sentinel)
-            if item is sentinel:
-                return
-            seq, data = cast(tuple[int, dict[str, Any]], item)
-            yield {"id": str(seq), "data": json.dumps(data, default=str)}
-
-    return EventSourceResponse(gen(), headers={"X-Run-Id": run_id})
+    followed = service.follow_run(deps, caller.user_id, run_id, after=after)
+    events = (ServerEvent(data, id=seq) for seq, data in followed)
+    return sse_response(events, headers={"X-Run-Id": run_id})
 
 
 def router(

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -29,11 +28,13 @@ from sse_starlette.sse import EventSourceResponse
 
 from casework.apikit import (
     DepsCache,
+    ServerEvent,
     allow,
     chosen_model,
     error_body,
     error_status,
     get_settings_dep,
+    sse_response,
 )
 from casework.apps.hed import service
 from casework.apps.hed.deps import ROLES, HedDeps, open_repository
@@ -44,7 +45,7 @@ from casework.apps.hed.models import (
     decision_json,
 )
 from casework.config import Settings
-from casework.errors import CaseworkError, InputError, ModelError
+from casework.errors import InputError, ModelError
 from casework.runtime import EndReason, RunConfig
 
 __all__ = ["AnnotateRequest", "ModelChoice", "ValidateRequest", "router"]
@@ -256,28 +257,20 @@ def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRout
         input, image_text = await run_in_threadpool(_prepare, body, config)
         stream = service.annotation_stream(input, deps, config, body.strategy)
 
-        async def events() -> AsyncIterator[dict[str, str]]:
-            try:
-                async for item in sse_events():
-                    yield item
-            except CaseworkError as exc:  # the status line is sent: the error is the last event
-                yield {"event": "error", "data": json.dumps({"error": str(exc)})}
-
-        async def sse_events() -> AsyncIterator[dict[str, str]]:
+        async def events() -> AsyncIterator[ServerEvent]:
             async for event in stream:
                 if event["type"] != "complete":
-                    yield {"event": event["type"], "data": json.dumps(event, default=str)}
+                    yield ServerEvent(event, event=event["type"])
                     continue
                 decision = event["decision"]  # stored by the service when it finished
                 data = decision_json(decision)
                 if image_text:
                     data["image_description"] = image_text
                 if decision.run.ended_by == EndReason.ERROR_MODEL:
-                    message = {"error": decision.run.detail, "result": data}
-                    yield {"event": "error", "data": json.dumps(message, default=str)}
+                    yield ServerEvent({"error": decision.run.detail, "result": data}, event="error")
                 else:
-                    yield {"event": "complete", "data": json.dumps(data, default=str)}
+                    yield ServerEvent(data, event="complete")
 
-        return EventSourceResponse(events())
+        return sse_response(events())
 
     return api
