@@ -79,8 +79,8 @@ def test_validate_with_the_baseline(seeded):
         ),
         (
             {"receipt": "costco", "line_id": 42, "word_id": 3, "label": "TAX", "model": "bogus"},
-            400,  # a ConfigError: the model the caller named cannot be built
-            "is not of the form provider:name",
+            422,  # over HTTP a caller picks only among the operator's models
+            "Model 'bogus' is not offered by this server",
         ),
     ],
 )
