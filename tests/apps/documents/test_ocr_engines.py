@@ -52,12 +52,18 @@ def test_spaces_already_read_are_kept_not_doubled() -> None:
 
 
 def test_blank_runs_are_found_where_the_ink_stops() -> None:
-    line = np.full((20, 60), 250, dtype=np.uint8)
-    for x0, x1 in ((2, 8), (10, 16), (30, 36)):  # two letters, a gap of 14 columns, a letter
-        line[4:16, x0:x1] = 10
-    # ink is 12 rows high: a run of >= 3.6 blank columns counts; the 2-column one does not
-    assert ocr.blank_runs(line) == [30]
-    assert ocr.blank_runs(np.full((20, 60), 250, dtype=np.uint8)) == []  # a blank line
+    line = np.full((20, 80), 250, dtype=np.uint8)
+    for x0 in (2, 10, 18, 26, 46, 54):  # letters 6 wide, 2 apart, and a word gap of 14
+        line[4:16, x0 : x0 + 6] = 10
+    # ink 12 rows high: a run counts from 3.6 columns and from twice the median run (2)
+    assert ocr.blank_runs(line) == [46]
+    assert ocr.blank_runs(line, typical=8.0) == []  # a font whose letters stand 7 apart
+    assert ocr.blank_runs(np.full((20, 80), 250, dtype=np.uint8)) == []  # a blank line
+
+
+def test_no_space_splits_a_number() -> None:
+    """ "11. 98" would be two amounts: a narrow '.' or ':' between digits leaves a wide blank."""
+    assert ocr.restore_spaces("TAX11.98", [0, 10, 20, 40, 50, 60, 78, 88], [39, 77]) == "TAX 11.98"
 
 
 # ---------------------------------------------------------------- the engine setting
