@@ -51,10 +51,6 @@ def test_spaces_already_read_are_kept_not_doubled() -> None:
     assert ocr.restore_spaces("AB CD", [0, 10, 30, 40, 50], [29]) == "AB CD"
 
 
-def test_the_recognizers_chinese_punctuation_becomes_latin() -> None:
-    assert ocr._latin_forms("MR. D.I.Y.（KUCHAI)，A、B：1") == "MR. D.I.Y.(KUCHAI),A,B:1"
-
-
 def test_blank_runs_are_found_where_the_ink_stops() -> None:
     line = np.full((20, 80), 250, dtype=np.uint8)
     for x0 in (2, 10, 18, 26, 46, 54):  # letters 6 wide, 2 apart, and a word gap of 14

@@ -19,7 +19,6 @@ import shutil
 import statistics
 import threading
 import time
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,14 +129,8 @@ class RapidOcrProvider:
             chars = rest[0] if rest else None
             if chars and len(chars) == len(text):
                 text = _spaced_line(gray, quad, text, [min(p[0] for p in c) for c in chars])
-            boxes.append([quad, _latin_forms(text), score])
+            boxes.append([quad, text, score])
         return boxes_to_text(boxes)
-
-
-def _latin_forms(text: str) -> str:
-    """The recognizer's Chinese punctuation as a receipt in Latin script prints it: full-width
-    forms to ASCII ("（KUCHAI)" -> "(KUCHAI)", "，" -> ","), the ideographic comma to a comma."""
-    return unicodedata.normalize("NFKC", text).replace("\u3001", ",")
 
 
 def _spaced_line(gray: Any, quad: list[list[float]], text: str, lefts: list[float]) -> str:
