@@ -64,6 +64,9 @@ def test_blank_runs_are_found_where_the_ink_stops() -> None:
 def test_no_space_splits_a_number() -> None:
     """ "11. 98" would be two amounts: a narrow '.' or ':' between digits leaves a wide blank."""
     assert ocr.restore_spaces("TAX11.98", [0, 10, 20, 40, 50, 60, 78, 88], [39, 77]) == "TAX 11.98"
+    # nor before the separator: "2 ,583 .60" was invoice-44's total read as 60.0
+    lefts = [0, 10, 20, 30, 40, 50, 70, 90, 100, 110, 120, 140, 150, 160]
+    assert ocr.restore_spaces("Total:2,583.60", lefts, [69, 89, 139]) == "Total: 2,583.60"
 
 
 # ---------------------------------------------------------------- the engine setting

@@ -180,9 +180,14 @@ def blank_runs(crop: Any, share: float = SPACE_GAP, typical: float = SPACE_BLANK
 
 
 def _joined(text: str, i: int) -> bool:
-    """Whether ``text[i]`` continues a number through a separator ("11.98", "8:01", "3/2"):
-    a narrow "." or ":" leaves a wide blank, and a space there would split an amount."""
-    return i >= 2 and text[i].isdigit() and text[i - 1] in ".,:/" and text[i - 2].isdigit()
+    """Whether ``text[i]`` continues a number through a separator, on either side of it
+    ("11.98", "2,583.60", "8:01", "3/2"): a narrow "." or "," leaves a wide blank, and a
+    space there would split an amount."""
+    after = i >= 2 and text[i].isdigit() and text[i - 1] in ".,:/" and text[i - 2].isdigit()
+    before = (
+        i + 1 < len(text) and text[i] in ".,:/" and text[i - 1].isdigit() and text[i + 1].isdigit()
+    )
+    return after or before
 
 
 def restore_spaces(
