@@ -40,11 +40,13 @@ model: $(VENV)/.model-parts
 hed-js: $(HED_JS)/node_modules/.installed
 
 demo: model hed-js
+	bash scripts/ensure-tesseract.sh
 	$(BIN)/casework demo
 
 test: model hed-js
 	bash scripts/ensure-postgres.sh
 	bash scripts/ensure-chromium.sh
+	bash scripts/ensure-tesseract.sh
 	$(BIN)/python -m pytest -q
 
 test-fast: $(VENV)/.installed

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import typer
 from rich.markup import escape
@@ -247,6 +248,46 @@ def bench_decided(
     if check and (missed := check_decided(result)):
         err_console.print(f"[red]bench:[/] {missed}", highlight=False)
         raise typer.Exit(1)
+
+
+@bench_app.command("ocr")
+def bench_ocr(
+    folder: Path = typer.Argument(
+        ...,
+        help="Scans with transcripts: img/NAME.jpg + box/NAME.csv (SROIE), or NAME.jpg + NAME.txt.",
+    ),
+    engine: list[str] = typer.Option(
+        [], "--engine", help="Engines to measure (repeatable); all by default."
+    ),
+    split: str = typer.Option("dev", help="dev (even positions), held-out (odd) or all."),
+    limit: LimitOption = None,
+    write_dataset: Path | None = typer.Option(
+        None,
+        "--write-dataset",
+        help="Instead: write the split's pages with key/NAME.json as a "
+        "`casework eval documents --dataset` file.",
+    ),
+    no_progress: NoProgressOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """OCR character and word error rates against the transcripts, and seconds per page."""
+    from casework.bench.ocr import print_ocr_report, run_ocr_bench
+    from casework.bench.ocr import write_dataset as write
+
+    if write_dataset is not None:
+        count = write(folder, write_dataset, split=split, limit=limit)
+        err_console.print(f"wrote {count} documents to {write_dataset}", highlight=False)
+        return
+    from casework.apps.documents.service import ENGINE_NAMES
+
+    result = run_ocr_bench(
+        folder,
+        engine or list(ENGINE_NAMES),
+        split=split,
+        limit=limit,
+        show_progress=not no_progress,
+    )
+    print_json(result) if as_json else print_ocr_report(result, console)
 
 
 @bench_app.command("inbox")

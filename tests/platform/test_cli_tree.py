@@ -179,6 +179,10 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
     ),
     "bench api": Invocation(["bench", "api", "--requests", "20", "--concurrency", "2", "--json"]),
     "bench local-tools": Invocation(["bench", "local-tools", "--limit", "1", "--json"], slow=True),
+    "bench ocr": Invocation(
+        ["bench", "ocr", "{ocr_folder}", "--split", "all", "--engine", "rapidocr", "--json"],
+        progress=True,
+    ),
     "eval receipts": Invocation(
         ["eval", "receipts", "--strategy", "baseline", "--limit", "3", "--json"], progress=True
     ),
@@ -249,6 +253,7 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
         ["documents", "add", "{doc_file}", "--user", "json-user", "--json"], progress=True
     ),
     "documents list": Invocation(["documents", "list", "--user", "json-user", "--json"]),
+    "documents ocr": Invocation(["documents", "ocr", "{doc_file}", "--json"]),
     "documents show": Invocation(["documents", "show", "{doc}", "--user", "json-user", "--json"]),
     "documents extract": Invocation(
         ["documents", "extract", "{doc}", "--user", "json-user", "--strategy", "rules", "--json"]
@@ -365,6 +370,12 @@ def json_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, st
         hed_csv.write_text("description\nA red circle appears on the screen.\n", encoding="utf-8")
         from casework.apps.vanpool.synth import DATA_DIR as VANPOOL_DATA
 
+        ocr_folder = home / "scans"  # one scan with its transcript, for `bench ocr`
+        ocr_folder.mkdir()
+        (ocr_folder / "receipt-38.png").write_bytes(
+            (DOCUMENT_FILES / "receipt-38.png").read_bytes()
+        )
+        (ocr_folder / "receipt-38.txt").write_text("0,0,10,0,10,10,0,10,TOTAL $85.62\n")
         run("vanpool", "seed")
         audited = json.loads(run("vanpool", "audit", "VP-119", "--json"))
         yield {
@@ -379,6 +390,7 @@ def json_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, st
             "review_a": str(queue[0]["id"]),
             "review_b": str(queue[1]["id"]),
             "receipt_file": str(files[0]),
+            "ocr_folder": str(ocr_folder),
         }
     get_settings.cache_clear()
 

@@ -54,3 +54,38 @@ def no_models() -> RoleModels:
         raise AssertionError(f"this test must not ask for a model ({role})")
 
     return RoleModels.given(refuse)
+
+
+PHOTO_LINES = [
+    "ABC HO TRADING",
+    "NO.2&4, JALAN HARMONI 3/2",
+    "81100 JOHOR BAHRU JOHOR",
+    "09/01/2019 8:01:11 PM",
+    "CASH BILL NO: 10321",
+    "TOTAL RM 31.00",
+]
+"""What the photo-like receipt prints (SROIE's receipt of issue #29, words apart)."""
+
+
+def photo_receipt(path: Any, lines: list[str] = PHOTO_LINES, seed: int = 7) -> list[list[int]]:
+    """A receipt as a phone would photograph it: printed in a monospace font on paper, turned
+    1.5 degrees, blurred and grainy, saved as a JPEG. Returns each line's box (x1, y1, ...
+    x4, y4 before the turn), the shape of a SROIE transcript row."""
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+    font = ImageFont.truetype("DejaVuSansMono.ttf", 30)
+    page = Image.new("L", (820, 90 + 56 * len(lines)), 245)
+    draw = ImageDraw.Draw(page)
+    boxes = []
+    for i, line in enumerate(lines):
+        x, y = 60, 45 + 56 * i
+        draw.text((x, y), line, fill=25, font=font)
+        left, top, right, bottom = draw.textbbox((x, y), line, font=font)
+        boxes.append([left, top, right, top, right, bottom, left, bottom])
+    page = page.rotate(1.5, resample=Image.Resampling.BICUBIC, expand=True, fillcolor=235)
+    page = page.filter(ImageFilter.GaussianBlur(1.1))
+    grain = np.random.default_rng(seed).normal(0, 12, (page.height, page.width))
+    noisy = np.clip(np.asarray(page, dtype=np.float64) + grain, 0, 255).astype(np.uint8)
+    Image.fromarray(noisy).convert("RGB").save(path, "JPEG", quality=70)
+    return boxes

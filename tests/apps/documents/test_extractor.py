@@ -167,3 +167,34 @@ def test_receipt_dates_with_month_names_and_mixed_codes(line: str, date: str) ->
 def test_a_legal_form_is_as_sure_as_a_label_and_a_first_line_is_a_guess() -> None:
     assert extract("ACME SUPPLIES LTD\nInvoice", ["company"])[1] == {"company": 0.8}
     assert extract("Pinecrest Office Supply\n12 Main St", ["company"])[1] == {"company": 0.5}
+
+
+# ---------------------------------------------------------------- as OCR reads a scan
+@pytest.mark.parametrize(
+    ("line", "company"),
+    [
+        ("GARDENIA BAKERIES(KL)SDN BHD(139386 X)", "GARDENIA BAKERIES (KL) SDN BHD"),
+        ("#000002 BAIFU (M) Sdn Bhd", "BAIFU (M) Sdn Bhd"),
+        ("MR. D.I.Y.(KUCHAI) SDN BHD", "MR. D.I.Y. (KUCHAI) SDN BHD"),
+    ],
+)
+def test_a_name_run_together_by_ocr_is_set_apart(line: str, company: str) -> None:
+    fields, _ = extract(f"{line}\nTOTAL 9.00", ["company"])
+    assert fields["company"] == company
+
+
+def test_a_month_run_into_the_year_is_a_date() -> None:
+    fields, _ = extract("UNIHAKKA INTERNATIONAL SDN BHD\n05 Mar2018 18:24\nTotal 8.20", ["date"])
+    assert fields["date"] == "2018-03-05"
+
+
+def test_a_postcode_with_a_letter_o_for_zero_opens_the_address() -> None:
+    text = "BOOK TA .K (TAMAN DAYA) SDN BHD\nNO.53, JALAN SAGU 18\nTAMAN DAYA,\n8110O JOHOR BAHRU"
+    fields, _ = extract(text, ["address"])
+    assert fields["address"] == "NO.53, JALAN SAGU 18 TAMAN DAYA, 8110O JOHOR BAHRU"
+
+
+def test_the_space_ocr_drops_after_a_comma_is_put_back() -> None:
+    text = "SHOP SDN BHD\nNO.22 JALAN PUTERI 2/4\nBANDAR PUTERI 47100 PUCHONG,SELANGOR"
+    fields, _ = extract(text, ["address"])
+    assert fields["address"] == "NO.22 JALAN PUTERI 2/4 BANDAR PUTERI 47100 PUCHONG, SELANGOR"

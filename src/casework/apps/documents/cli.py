@@ -135,6 +135,46 @@ def add(
         raise typer.Exit(max(a.exit_code for a in failed))
 
 
+@app.command("ocr")
+def ocr_cmd(
+    file: Path = typer.Argument(..., help="A PDF, PNG or JPEG file."),
+    engine: str | None = typer.Option(
+        None,
+        "--engine",
+        help="rapidocr-spaced, rapidocr or tesseract; default: CASEWORK_DOCUMENTS__OCR_ENGINE "
+        "(rapidocr-spaced).",
+    ),
+    as_json: bool = JSON,
+) -> None:
+    """Print the text a file yields, page by page, as the extraction sees it (a PDF's text
+    layer, OCR for scanned pages and images); nothing is stored."""
+    from casework.apps.documents.service import read_file
+
+    read = read_file(file, engine=engine)
+    if as_json:
+        _json(
+            {
+                "file": str(file),
+                "media_type": read.media_type,
+                "engine": read.engine,
+                "pages": [
+                    {"text": p.text, "ocr": p.ocr, "seconds": round(p.seconds, 3)}
+                    for p in read.pages
+                ],
+            }
+        )
+        return
+    for number, page in enumerate(read.pages, 1):
+        if len(read.pages) > 1:
+            sys.stdout.write(f"--- page {number}\n")
+        sys.stdout.write(page.text + "\n")
+    how = ", ".join(
+        f"page {n}: {'OCR' if p.ocr else 'text layer'} {p.seconds:.1f}s"
+        for n, p in enumerate(read.pages, 1)
+    )
+    err.print(f"{file.name}: {read.engine} ({how})", highlight=False)
+
+
 @app.command("list")
 def list_cmd(user: str = USER, as_json: bool = JSON) -> None:
     """Your documents."""

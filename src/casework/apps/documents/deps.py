@@ -17,4 +17,4 @@ __all__ = ["DocumentsDeps"]
 class DocumentsDeps:
     repo: DocumentsRepository
     settings: Settings
-    ocr: OcrProvider = field(default_factory=RapidOcrProvider)
+    ocr: OcrProvider = field(default_factory=lambda: RapidOcrProvider(spaced=True))

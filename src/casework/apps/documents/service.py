@@ -30,12 +30,20 @@ from casework.apps.documents.models import (
     ExtractionInput,
     StackInfo,
 )
-from casework.apps.documents.ocr import OcrProvider, RapidOcrProvider, ReadResult, read_path
+from casework.apps.documents.ocr import (
+    ENGINES,
+    OcrProvider,
+    ReadResult,
+    boxes_to_text,
+    ocr_provider,
+    read_path,
+)
 from casework.apps.documents.repository import (
     REVIEW_ACTION,
     REVIEW_THREAD_PREFIX,
     DocumentsRepository,
 )
+from casework.apps.documents.settings import DocumentsSettings
 from casework.apps.documents.stacks import run_stack_build
 from casework.apps.documents.strategies import STRATEGIES
 from casework.config import Settings, get_settings
@@ -50,6 +58,7 @@ from casework.stores import open_stores
 
 __all__ = [
     "DEMO_OWNER",
+    "ENGINE_NAMES",
     "EVAL_OWNER",
     "STRATEGIES",
     "AddedFile",
@@ -57,11 +66,14 @@ __all__ = [
     "add_file",
     "add_files",
     "add_to_stack",
+    "boxes_to_text",
     "build_deps",
     "create_stack",
     "decide_failed_extraction",
     "extraction_owner",
     "follow_run",
+    "ocr_engine",
+    "read_file",
     "record_model_readings",
     "recover_stale_runs",
     "settled_review",
@@ -94,6 +106,24 @@ def add_file(
     transaction: a file that cannot be read stores nothing (one sentence why)."""
     read = read_path(path, provider=deps.ocr, progress=progress)
     return deps.repo.add_document(user_id, filename=path.name, data=path.read_bytes(), read=read)
+
+
+ENGINE_NAMES = tuple(ENGINES)
+"""The OCR engines ``CASEWORK_DOCUMENTS__OCR_ENGINE`` may name, the default first."""
+
+
+def ocr_engine(name: str | None = None) -> OcrProvider:
+    """The OCR engine of that name, else the one the settings name
+    (``CASEWORK_DOCUMENTS__OCR_ENGINE``); unknown or not installed is one sentence."""
+    return ocr_provider(name or DocumentsSettings().ocr_engine)
+
+
+def read_file(
+    path: Path, *, engine: str | None = None, progress: Callable[[int, int], None] | None = None
+) -> ReadResult:
+    """The text a file yields, page by page, as an extraction would see it; nothing is stored
+    (``documents ocr FILE``: what the rules and the model read)."""
+    return read_path(path, provider=ocr_engine(engine), progress=progress)
 
 
 @dataclass(frozen=True)
@@ -608,7 +638,7 @@ def build_deps(
     deps = DocumentsDeps(
         repo=DocumentsRepository(stores.engine),
         settings=settings,
-        ocr=ocr or RapidOcrProvider(),
+        ocr=ocr or ocr_engine(),
     )
     recover_stale_runs(deps)  # a killed process must not leave an extraction in_progress
     return deps

@@ -1,0 +1,22 @@
+"""The documents app's own settings, read from ``CASEWORK_DOCUMENTS__*``.
+
+Kept inside the app until the platform's ``Settings`` grows an app section (as vanpool's);
+the variable names are the ones that section would use.
+"""
+
+from __future__ import annotations
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from casework.apps.documents.ocr import DEFAULT_ENGINE
+
+__all__ = ["DocumentsSettings"]
+
+
+class DocumentsSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CASEWORK_DOCUMENTS__", extra="ignore")
+
+    ocr_engine: str = DEFAULT_ENGINE
+    """Which OCR reads scanned pages and images: ``rapidocr-spaced`` (the default: the lowest
+    word error rate on SROIE receipt scans), ``rapidocr`` or ``tesseract`` (needs Debian's
+    tesseract-ocr: ``bash scripts/ensure-tesseract.sh``)."""
