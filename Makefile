@@ -40,7 +40,6 @@ model: $(VENV)/.model-parts
 hed-js: $(HED_JS)/node_modules/.installed
 
 demo: model hed-js
-	bash scripts/ensure-tesseract.sh
 	$(BIN)/casework demo
 
 test: model hed-js
