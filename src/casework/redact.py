@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from casework.config import Settings
@@ -145,9 +145,22 @@ class RedactingFilter(logging.Filter):
         self._redactor = redactor
 
     def filter(self, record: logging.LogRecord) -> bool:
+        # The message and each argument apart: formatters such as uvicorn's access log
+        # unpack ``record.args`` themselves, so its shape must stay.
         redactor = self._redactor or current()
-        record.msg = redactor.text(record.getMessage(), paths=False)
-        record.args = None
+
+        def clean(value: Any) -> Any:
+            if isinstance(value, int | float | bool) or value is None:
+                return value
+            text = value if isinstance(value, str) else str(value)
+            hidden = redactor.text(text, paths=False)
+            return value if hidden == text else hidden  # an object only when it leaks
+
+        record.msg = clean(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(clean(a) for a in record.args)
+        elif isinstance(record.args, dict):
+            record.args = {k: clean(v) for k, v in record.args.items()}
         if record.exc_info:
             trace = logging.Formatter().formatException(record.exc_info)
             record.exc_text = redactor.text(trace, paths=False)

@@ -64,6 +64,26 @@ def test_a_log_line_and_its_traceback_lose_the_secret():
     assert text.count("***") == 5 and "RuntimeError" in text
 
 
+def test_an_access_log_line_keeps_its_shape():
+    """uvicorn's access formatter unpacks the record's arguments itself: the filter keeps
+    them a tuple (it once set them to None, and every request printed a logging error)."""
+    from uvicorn.logging import AccessFormatter
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(AccessFormatter('%(client_addr)s "%(request_line)s" %(status_code)s'))
+    handler.addFilter(RedactingFilter(Redactor.of(["hunter2-secret"])))
+    log = logging.getLogger("casework.test.access")
+    log.addHandler(handler)
+    log.propagate = False
+    log.setLevel(logging.INFO)
+    try:
+        log.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET", "/x?k=hunter2-secret", "1.1", 200)
+    finally:
+        log.removeHandler(handler)
+    assert stream.getvalue() == '127.0.0.1:5 "GET /x?k=*** HTTP/1.1" 200 OK\n'
+
+
 @pytest.fixture(scope="module")
 def pg_url():
     server = PostgresServer()
