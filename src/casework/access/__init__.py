@@ -9,8 +9,9 @@ hasher, so ``--help`` answers at once.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from casework._lazy import lazy_names
 
 if TYPE_CHECKING:
     from casework.access.service import (
@@ -93,11 +94,4 @@ _HOME = {
     "start_session": "sessions",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'casework.access' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"casework.access.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names("casework.access", _HOME)

@@ -9,9 +9,9 @@ modules load on first use, so ``casework --help`` stays quick.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from casework._lazy import lazy_names
 from casework.evals.datasets import dump_dataset, load_dataset
 from casework.evals.evalconfig import EvalConfig
 from casework.evals.results import CaseResult, EvalRun, TargetResult
@@ -74,11 +74,4 @@ _LAZY = {
     "save_run": "store",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'casework.evals' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"casework.evals.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names("casework.evals", _LAZY)

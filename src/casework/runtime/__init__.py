@@ -7,8 +7,9 @@ not pull LangChain's agent factory in with them.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from casework._lazy import lazy_names
 
 if TYPE_CHECKING:
     from casework.runtime.decision import Decision, EndReason, Evidence, RunInfo, Verdict
@@ -57,11 +58,4 @@ __all__ = [
     "to_json",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'casework.runtime' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"casework.runtime.{module}"), name)
-    globals()[name] = value  # the next look-up is a plain attribute
-    return value
+__getattr__ = lazy_names("casework.runtime", _HOME)
