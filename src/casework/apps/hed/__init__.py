@@ -26,4 +26,5 @@ APP = AppSpec(
     demo=lazy_call("casework.apps.hed.demo:run_demo"),
     eval_suite=lazy_call("casework.apps.hed.evalsuite:eval_suite"),
     strategies=lazy_attr("casework.apps.hed.strategies:STRATEGIES"),
+    review=lazy_call("casework.apps.hed.review:HedReview"),
 )

@@ -1,19 +1,74 @@
-"""Stored annotation runs: save one, list recent ones, and what a batch already finished."""
+"""Stored annotation runs: save one, list recent ones, what a batch already finished, and the
+ones waiting for a person (list, open, settle once)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 
 from casework.apps.hed.models import HedDecision, decision_json
 from casework.apps.hed.tables import AnnotationRow
+from casework.runtime.review import Cursor, ReviewFilters, age_window, keyset_before
 from casework.stores.sql import session_scope
 
-__all__ = ["HedRepository"]
+__all__ = ["REVIEW_DECIDED", "REVIEW_WAITING", "HedRepository", "StoredAnnotation"]
+
+REVIEW_WAITING = "waiting"
+REVIEW_DECIDED = "decided"
+
+
+@dataclass(frozen=True)
+class StoredAnnotation:
+    """One stored run as the review face reads it."""
+
+    id: int
+    run_id: str
+    description: str
+    annotation: str
+    schema_version: str
+    verdict: str
+    strategy: str
+    model: str | None
+    result: dict[str, Any]
+    created_at: datetime
+    review_status: str | None
+    review_outcome: str | None
+    corrected_annotation: str | None
+    decided_by: str | None
+    decided_at: datetime | None
+    review_note: str | None
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)  # SQLite hands back naive datetimes
+
+
+def _stored(row: AnnotationRow) -> StoredAnnotation:
+    return StoredAnnotation(
+        id=row.id,
+        run_id=row.run_id,
+        description=row.description,
+        annotation=row.annotation,
+        schema_version=row.schema_version,
+        verdict=row.verdict,
+        strategy=row.strategy,
+        model=row.model,
+        result=row.result,
+        created_at=_utc(row.created_at) or row.created_at,
+        review_status=row.review_status,
+        review_outcome=row.review_outcome,
+        corrected_annotation=row.corrected_annotation,
+        decided_by=row.decided_by,
+        decided_at=_utc(row.decided_at),
+        review_note=row.review_note,
+    )
 
 
 class HedRepository:
@@ -24,7 +79,8 @@ class HedRepository:
     def save(
         self, decision: HedDecision, *, batch_key: str | None = None, row_id: str | None = None
     ) -> int:
-        """Store a finished run; with a batch key, (batch_key, row_id) must be new."""
+        """Store a finished run; with a batch key, (batch_key, row_id) must be new. A run that
+        is not VALID waits for a person."""
         run = decision.run
         usage = run.usage if run else None
         row = AnnotationRow(
@@ -47,6 +103,7 @@ class HedRepository:
             ended_by=str(run.ended_by) if run else "",
             result=decision_json(decision),
             created_at=self.clock(),
+            review_status=None if decision.verdict == "VALID" else REVIEW_WAITING,
         )
         with session_scope(self.engine) as session:
             session.add(row)
@@ -77,3 +134,63 @@ class HedRepository:
                 }
                 for r in rows
             ]
+
+    # ------------------------------------------------------------------ review
+    def _review_where(self, status: str, filters: ReviewFilters) -> list[Any]:
+        return [
+            AnnotationRow.review_status == status,
+            *age_window(AnnotationRow.created_at, filters),
+        ]
+
+    def review_rows(
+        self, status: str, filters: ReviewFilters, *, limit: int, before: Cursor | None = None
+    ) -> list[StoredAnnotation]:
+        """The runs in a review status, newest first, keyset-paged."""
+        where = self._review_where(status, filters)
+        where += keyset_before(AnnotationRow.created_at, AnnotationRow.id, before)
+        with session_scope(self.engine) as session:
+            rows = session.scalars(
+                select(AnnotationRow)
+                .where(*where)
+                .order_by(AnnotationRow.created_at.desc(), AnnotationRow.id.desc())
+                .limit(limit)
+            ).all()
+            return [_stored(r) for r in rows]
+
+    def count_review(self, status: str, filters: ReviewFilters) -> int:
+        with session_scope(self.engine) as session:
+            where = self._review_where(status, filters)
+            return int(session.scalar(select(func.count(AnnotationRow.id)).where(*where)) or 0)
+
+    def annotation(self, annotation_id: int) -> StoredAnnotation | None:
+        with session_scope(self.engine) as session:
+            row = session.get(AnnotationRow, annotation_id)
+            return None if row is None else _stored(row)
+
+    def settle_review(
+        self,
+        annotation_id: int,
+        *,
+        outcome: str,
+        corrected: str | None,
+        decided_by: str,
+        note: str,
+    ) -> bool:
+        """Settle a waiting run once: False when it was not waiting (somebody decided first)."""
+        with session_scope(self.engine) as session:
+            done = session.execute(
+                update(AnnotationRow)
+                .where(
+                    AnnotationRow.id == annotation_id,
+                    AnnotationRow.review_status == REVIEW_WAITING,
+                )
+                .values(
+                    review_status=REVIEW_DECIDED,
+                    review_outcome=outcome,
+                    corrected_annotation=corrected,
+                    decided_by=decided_by,
+                    decided_at=self.clock(),
+                    review_note=note or None,
+                )
+            )
+            return bool(getattr(done, "rowcount", 0))

@@ -46,6 +46,7 @@ from casework.apps.hed.models import (
     decision_json,
 )
 from casework.apps.hed.remediation import augment
+from casework.apps.hed.repository import REVIEW_WAITING, StoredAnnotation
 from casework.apps.hed.rules import (
     ANNOTATED_LEVELS_MAX,
     categorical_levels,
@@ -65,10 +66,11 @@ from casework.apps.hed.validation import bench_validators as bench_strings
 from casework.apps.hed.vision import describe_image
 from casework.apps.hed.vocabulary import estimate_tokens, load_vocabulary
 from casework.config import Settings
-from casework.errors import CaseworkError, InputError
+from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.registry import strategy_named
 from casework.runtime import EndReason, RunConfig
 from casework.runtime.batch import BatchConfig, check_batch_config
+from casework.runtime.review import DecideOutcome
 
 __all__ = [
     "STRATEGIES",
@@ -84,12 +86,14 @@ __all__ = [
     "bench_validators",
     "check_batch",
     "check_request",
+    "decide_review",
     "load_annotation_model",
     "next_node",
     "read_batch",
     "read_definitions",
     "remediation_hint",
     "run_batch",
+    "settled_outcome",
     "validate_dataset",
     "validate_strings",
     "vocabulary_listing",
@@ -616,3 +620,60 @@ def annotate_events(
         tmp.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         tmp.replace(written)
     return EventsAnnotation(sidecar=result, report=report, levels=annotated, out=written)
+
+
+# ---------------------------------------------------------------------- review
+_VERBS = {"approve": "accepted", "edit": "corrected", "reject": "rejected"}
+
+
+def decide_review(
+    deps: HedDeps, annotation_id: int, action: str, *, edit: str | None, note: str, actor: str
+) -> DecideOutcome:
+    """Settle a stored annotation waiting for a person, once: accept the draft (only a valid
+    one), correct it (the correction is validated against the run's schema first: an invalid
+    one is refused with its errors and nothing changes) or reject it."""
+    stored = deps.repo.annotation(annotation_id)
+    if stored is None or stored.review_status is None:
+        raise NotFoundError(f"No hed review item {annotation_id}; open one from the inbox.")
+    if stored.review_status != REVIEW_WAITING:
+        return settled_outcome(stored)
+    if action not in _VERBS:
+        raise InputError(f"Unknown action {action!r}; use approve, edit or reject.")
+    corrected = None
+    if action == "approve" and not stored.result.get("is_valid"):
+        raise InputError("The draft annotation is not valid HED; correct it, or reject it.")
+    if action == "edit":
+        corrected = (edit or "").strip()
+        if not corrected:
+            raise InputError("Write the corrected HED annotation, or reject the item.")
+        checked = validate_strings([corrected], stored.schema_version, validator=deps.validator)
+        if not checked[0].valid:
+            errors = "; ".join(f"{i.code}: {i.message}" for i in checked[0].errors[:3])
+            raise InputError(f"The correction is not valid HED {stored.schema_version}: {errors}.")
+    outcome = _VERBS[action]
+    applied = deps.repo.settle_review(
+        annotation_id, outcome=outcome, corrected=corrected, decided_by=actor, note=note
+    )
+    again = deps.repo.annotation(annotation_id)
+    if not applied and again is not None:
+        return settled_outcome(again)
+    return DecideOutcome(
+        applied=True,
+        outcome=_outcome_text(outcome, corrected),
+        decided_by=actor,
+        decided_at=again.decided_at if again is not None else None,
+    )
+
+
+def _outcome_text(outcome: str | None, corrected: str | None) -> str:
+    return f"corrected to {corrected}" if outcome == "corrected" and corrected else outcome or ""
+
+
+def settled_outcome(stored: StoredAnnotation) -> DecideOutcome:
+    """Who settled a decided item, and how (a repeat changes nothing)."""
+    return DecideOutcome(
+        applied=False,
+        outcome=_outcome_text(stored.review_outcome, stored.corrected_annotation),
+        decided_by=stored.decided_by or "",
+        decided_at=stored.decided_at,
+    )

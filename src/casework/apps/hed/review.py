@@ -1,0 +1,182 @@
+"""The hed app's review provider: annotations nobody was sure of, in the platform inbox.
+
+An item is a stored annotation run whose verdict is not VALID (the cascade's "nobody sure"
+ending, an invalid last attempt, or a faithfulness check that failed). The decision page shows
+the description, the draft and what the validator said of it; a reviewer accepts a valid draft,
+corrects it (the correction is validated against the run's schema before it is kept) or rejects
+it, through ``service.decide_review``: a double press or a second reviewer changes nothing and
+reads who decided first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from casework.apikit import DepsCache
+from casework.apps.hed.deps import HedDeps, build_deps
+from casework.apps.hed.repository import REVIEW_DECIDED, REVIEW_WAITING, StoredAnnotation
+from casework.apps.hed.service import decide_review
+from casework.config import Settings
+from casework.errors import InputError, NotFoundError
+from casework.runtime.context import Caller
+from casework.runtime.decision import Decision, Evidence
+from casework.runtime.events import Event
+from casework.runtime.review import (
+    Action,
+    Cursor,
+    DecideOutcome,
+    ReviewDetail,
+    ReviewFilters,
+    ReviewItem,
+    RunField,
+    Section,
+    Span,
+    known_status,
+)
+
+__all__ = ["KIND", "HedReview"]
+
+KIND = "unsure_annotation"
+LABELS = {"approve": "Accept the draft", "edit": "Save the correction", "reject": "Reject"}
+
+
+def _annotation_id(item_id: str) -> int:
+    if not item_id.isdigit():
+        raise NotFoundError(f"No hed review item {item_id!r}; open one from the inbox.")
+    return int(item_id)
+
+
+def _issues(result: dict, key: str) -> list[str]:
+    return [str(x) for x in result.get(key) or []]
+
+
+class HedReview:
+    """``ReviewProvider`` over stored annotations that are not VALID; deps open on first use."""
+
+    app = "hed"
+    kinds = [KIND]
+    statuses = [REVIEW_WAITING, REVIEW_DECIDED]
+
+    def __init__(self, settings: Settings, *, deps: HedDeps | None = None) -> None:
+        self.settings = settings
+        self._deps = DepsCache(build_deps, None if deps is None else lambda: deps)
+
+    @property
+    def deps(self) -> HedDeps:
+        return self._deps.get(self.settings)
+
+    def _item(self, stored: StoredAnnotation) -> ReviewItem:
+        draft = stored.annotation or "(no annotation)"
+        return ReviewItem(
+            app=self.app,
+            kind=KIND,
+            id=str(stored.id),
+            sort_id=stored.id,
+            title=f"Annotation {stored.id}: {stored.description[:80]}",
+            status=stored.review_status or REVIEW_DECIDED,
+            created_at=stored.created_at,
+            summary=f"{stored.verdict}: {draft[:160]}",
+        )
+
+    def items(
+        self, filters: ReviewFilters, *, limit: int, before: Cursor | None = None
+    ) -> list[ReviewItem]:
+        status = known_status(filters, self.statuses)
+        rows = self.deps.repo.review_rows(status, filters, limit=limit, before=before)
+        return [self._item(r) for r in rows]
+
+    def count(self, filters: ReviewFilters) -> int:
+        return int(self.deps.repo.count_review(known_status(filters, self.statuses), filters))
+
+    def get(self, item_id: str) -> ReviewDetail:
+        stored = self.deps.repo.annotation(_annotation_id(item_id))
+        if stored is None or stored.review_status is None:
+            raise NotFoundError(f"No hed review item {item_id!r}; open one from the inbox.")
+        result = stored.result
+        errors = _issues(result, "validation_errors_augmented") or _issues(
+            result, "validation_errors"
+        )
+        run = result.get("run") or {}
+        decision = Decision(
+            verdict=stored.verdict,
+            confidence=float(result.get("confidence") or 0.0),
+            reasoning=str(result.get("final_status") or result.get("reasoning") or ""),
+            evidence=[
+                Evidence(
+                    source="hed_annotations",
+                    ref=f"annotation {stored.id}",
+                    summary=f"{stored.strategy} on HED {stored.schema_version}"
+                    + (
+                        f", decided by the {run['decided_by']} layer"
+                        if run.get("decided_by")
+                        else ""
+                    ),
+                    fields={"run_id": stored.run_id, "model": stored.model or ""},
+                )
+            ],
+        )
+        sections = [
+            Section(
+                title="Description",
+                kind="lines",
+                lines=[[Span(line)] for line in stored.description.splitlines()] or [[Span("")]],
+            ),
+            Section(
+                title=f"Draft annotation (HED {stored.schema_version})",
+                kind="fields",
+                fields={
+                    "annotation": stored.annotation or "(none)",
+                    "valid": "yes" if result.get("is_valid") else "no",
+                    "faithful": {True: "yes", False: "no"}.get(
+                        result.get("is_faithful"), "not checked"
+                    ),
+                },
+            ),
+            Section(
+                title="What the validator said",
+                kind="table",
+                columns=["kind", "message"],
+                rows=[["error", e] for e in errors]
+                + [["warning", w] for w in _issues(result, "validation_warnings")]
+                or [["-", "no errors or warnings"]],
+            ),
+        ]
+        waiting = stored.review_status == REVIEW_WAITING
+        actions: list[Action] = []
+        if waiting:
+            actions = (["approve"] if result.get("is_valid") else []) + ["edit", "reject"]
+        detail = ReviewDetail(
+            item=self._item(stored),
+            decision=decision,
+            sections=sections,
+            actions=actions,
+            action_labels=LABELS,
+            edit_label="Corrected HED annotation",
+            edit_value=stored.annotation,
+        )
+        if waiting:
+            return detail
+        corrected = stored.corrected_annotation
+        outcome = stored.review_outcome or ""
+        return ReviewDetail(
+            item=detail.item,
+            decision=detail.decision,
+            sections=detail.sections,
+            action_labels=LABELS,
+            decided_by=stored.decided_by,
+            decided_at=stored.decided_at,
+            outcome=f"corrected to {corrected}" if corrected else outcome,
+        )
+
+    def decide(
+        self, item_id: str, action: Action, *, note: str, edit: str | None, caller: Caller
+    ) -> DecideOutcome:
+        return decide_review(
+            self.deps, _annotation_id(item_id), action, edit=edit, note=note, actor=caller.name
+        )
+
+    def run_fields(self) -> list[RunField]:
+        return []
+
+    def start_run(self, params: dict[str, str], caller: Caller) -> Iterator[Event]:
+        raise InputError("Annotations start from `casework hed annotate`, not this page.")
