@@ -40,7 +40,7 @@ def test_inbox_lists_three_apps_with_counts_and_filters(site: Site, cases: Cases
     assert sorted({app for app, _ in items}) == ["documents", "receipts", "vanpool"]
     assert [app for app, _ in items].count("vanpool") == 2
     counts = dict(re.findall(r'<span class="badge" data-app="([a-z]+)">(\d+)</span>', html))
-    assert counts == {"documents": "1", "hed": "0", "receipts": "4", "vanpool": "2"}
+    assert counts == {"documents": "1", "hed": "0", "receipts": "4", "sql": "0", "vanpool": "2"}
     assert re.search(r'id="waiting-total">7<', html)
     assert "7 items match; showing 1–7." in html
     only = ana.get("/?app=vanpool").text

@@ -208,6 +208,8 @@ class SQLQueryResponse(BaseModel):
     """Where the price table knows the model; 0 for the bundled one."""
     seconds: float = 0.0
     result: ExecutionResult | None = None
+    review_id: int | None = None
+    """When nobody was sure (NEEDS_REVIEW): the inbox item a person settles."""
 
 
 class SQLQuestion(BaseModel):

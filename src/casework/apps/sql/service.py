@@ -21,14 +21,18 @@ from casework.apps.sql.models import (
     SQLQueryResponse,
     ValidationResult,
 )
+from casework.apps.sql.repository import REVIEW_WAITING, AnswerRepository, StoredAnswer
 from casework.apps.sql.rules import screen_question
 from casework.apps.sql.schemas import load_schema, reflect_schema
 from casework.apps.sql.strategies import STRATEGIES
 from casework.apps.sql.validation import validate_sql
 from casework.config import Settings
-from casework.errors import InputError
+from casework.errors import InputError, NotFoundError
 from casework.registry import strategy_named
+from casework.runtime.context import caller_name
+from casework.runtime.review import DecideOutcome
 from casework.runtime.runconfig import RunConfig
+from casework.stores import open_stores
 
 __all__ = [
     "STRATEGIES",
@@ -37,14 +41,19 @@ __all__ = [
     "answer",
     "ask",
     "bundled_schema",
+    "check_query",
     "check_question",
     "create_database_from",
+    "decide_review",
     "demo_database",
     "deps_for",
+    "deps_of_answer",
     "ensure_database",
     "execute_validated",
     "load_schema_file",
+    "open_answers",
     "reflect_database",
+    "settled_outcome",
     "validate_query",
 ]
 
@@ -181,10 +190,20 @@ def ask(
     execute: bool = False,
 ) -> SQLQueryResponse:
     """Answer under ``config``, and with ``execute`` run the answer's query when it passed
-    validation."""
-    response = answer(deps, question, config, strategy)
+    validation. An answer nobody was sure of is kept for a person (``review_id``)."""
+    decision = strategy_named(STRATEGIES, strategy)(question, deps, config)
+    response: SQLQueryResponse = decision.response  # type: ignore[attr-defined]
     if execute and response.query and response.valid:
         response.result = execute_validated(deps, response.query)
+    if decision.verdict == "NEEDS_REVIEW":
+        response.review_id = open_answers(deps.settings).keep(
+            question=question,
+            schema_name=deps.schema.name,
+            query=response.query,
+            verdict=decision.verdict,
+            response=response.model_dump(mode="json"),
+            asked_by=caller_name(config.caller),
+        )
     return response
 
 
@@ -232,3 +251,82 @@ class SQLAgent:
     def run(self, question: str, *, execute: bool = False) -> dict[str, Any]:
         response = ask(self.deps, question, self.config, strategy=self.strategy, execute=execute)
         return response.model_dump(mode="json")
+
+
+# ---------------------------------------------------------------------- review
+_VERBS = {"approve": "accepted", "edit": "corrected", "reject": "rejected"}
+
+
+def open_answers(settings: Settings) -> AnswerRepository:
+    """The answers waiting for a person, on the settings' database."""
+    return AnswerRepository(open_stores(settings).engine)
+
+
+def deps_of_answer(settings: Settings, stored: StoredAnswer) -> SQLDeps:
+    """Deps on the schema (and database) the question was asked of; the newest stored (or
+    the bundled) one when that schema is gone."""
+    try:
+        return build_deps(settings, schema_name=stored.schema_name)
+    except NotFoundError:
+        return build_deps(settings)
+
+
+def _outcome_text(outcome: str | None, corrected: str | None) -> str:
+    return f"corrected to {corrected}" if outcome == "corrected" and corrected else outcome or ""
+
+
+def settled_outcome(stored: StoredAnswer) -> DecideOutcome:
+    return DecideOutcome(
+        applied=False,
+        outcome=_outcome_text(stored.review_outcome, stored.corrected_query),
+        decided_by=stored.decided_by or "",
+        decided_at=stored.decided_at,
+    )
+
+
+def decide_review(
+    settings: Settings, answer_id: int, action: str, *, edit: str | None, note: str, actor: str
+) -> DecideOutcome:
+    """Settle an answer waiting for a person, once: accept the draft query, correct it, or
+    reject it. A query is kept only after it ran read-only on the question's database (or,
+    with no database, passed validation): a failing one is refused with its reason and
+    nothing changes."""
+    answers = open_answers(settings)
+    stored = answers.answer(answer_id)
+    if stored is None:
+        raise NotFoundError(f"No sql review item {answer_id}; open one from the inbox.")
+    if stored.review_status != REVIEW_WAITING:
+        return settled_outcome(stored)
+    if action not in _VERBS:
+        raise InputError(f"Unknown action {action!r}; use approve, edit or reject.")
+    corrected = None
+    if action in ("approve", "edit"):
+        query = (stored.query if action == "approve" else edit) or ""
+        if not query.strip():
+            raise InputError("There is no query to keep; write the corrected SQL, or reject it.")
+        check_query(deps_of_answer(settings, stored), query)
+        corrected = query.strip() if action == "edit" else None
+    outcome = _VERBS[action]
+    applied = answers.settle_review(
+        answer_id, outcome=outcome, corrected=corrected, decided_by=actor, note=note
+    )
+    again = answers.answer(answer_id)
+    if not applied and again is not None:
+        return settled_outcome(again)
+    return DecideOutcome(
+        applied=True,
+        outcome=_outcome_text(outcome, corrected),
+        decided_by=actor,
+        decided_at=again.decided_at if again is not None else None,
+    )
+
+
+def check_query(deps: SQLDeps, query: str) -> ExecutionResult | None:
+    """A reviewer's query, checked: run read-only where there is a database, else validated
+    only; ``InputError`` with the reason when it fails."""
+    if deps.db_url:
+        return execute_validated(deps, query)
+    result = validate_query(deps, query)
+    if not result.valid:
+        raise InputError(f"The query is not valid: {result.errors[0].message}")
+    return None
