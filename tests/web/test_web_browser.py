@@ -270,3 +270,88 @@ def test_vanpool_and_documents_in_a_browser(
             browser.close()
     assert dialogs == []
     print(f"\nscreenshots: {screens}")
+
+
+def test_hed_and_sql_review_in_a_browser(served: tuple[Site, str], screens: Path) -> None:
+    """An unsure HED annotation and an unsure SQL answer: a wrong correction is refused on the
+    page with the validator's words, a right one is kept."""
+    from playwright.sync_api import sync_playwright
+
+    from casework.apps.hed.deps import HedDeps
+    from casework.apps.hed.models import HedDecision
+    from casework.apps.hed.repository import HedRepository
+    from casework.apps.hed.review import HedReview
+    from casework.apps.hed.service import validate_strings
+    from casework.apps.sql import service as sql
+    from casework.apps.sql.database import create_database
+    from casework.apps.sql.deps import build_deps, open_repository
+    from casework.runtime import RunConfig
+    from casework.stores import open_stores
+
+    site, base = served
+    settings = site.settings
+    hed_repo = HedRepository(open_stores(settings).engine)
+    draft = HedDecision(
+        verdict="NEEDS_REVIEW",
+        confidence=0.2,
+        reasoning="nobody was sure",
+        description=f"A blue square appears {XSS}",
+        annotation="Sensory-event, Blue, Squarish",
+        is_valid=False,
+        validation_errors=["TAG_INVALID: 'Squarish' is not a valid base tag."],
+    )
+    hed_id = hed_repo.save(draft)
+    validate_strings(["Red"], validator="python")  # load the schema before the page waits on it
+    site.app.state.web.providers["hed"] = HedReview(
+        settings, deps=HedDeps(settings=settings, validator="python", repo=hed_repo)
+    )
+    schema = sql.bundled_schema()
+    url = f"sqlite:///{(settings.home / 'security.sqlite').as_posix()}"
+    create_database(schema, url, rows=40, seed=3)
+    open_repository(settings).save(schema, db_url=url)
+    asked = sql.ask(
+        build_deps(settings),
+        "How many critical alerts are new?",
+        RunConfig.of(settings),
+        strategy="rules",
+    )
+    assert asked.review_id is not None
+    fixed_hed = "Sensory-event, Visual-presentation, (Blue, Square)"
+    fixed_sql = "SELECT COUNT(*) FROM alerts WHERE severity = 'critical' AND status = 'new'"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            ana = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+            ana.set_default_timeout(90_000)  # a shared CI machine validates slowly
+            _sign_in(ana, base, "ana")
+            assert ana.locator("span.badge[data-app=hed]").inner_text() == "1"
+            assert ana.locator("span.badge[data-app=sql]").inner_text() == "1"
+
+            ana.goto(f"{base}/items/hed/{hed_id}")
+            ana.wait_for_selector("#decision")
+            assert f"A blue square appears {XSS}" in ana.locator("body").inner_text()
+            assert ana.locator("#approve").count() == 0  # an invalid draft cannot be accepted
+            ana.fill("#edit-text", "Sensory-event, Squarish")
+            ana.click("#edit")
+            ana.wait_for_selector("#error")
+            assert "TAG_INVALID" in ana.locator("#error").inner_text()
+            ana.screenshot(path=str(screens / "21-hed-refused.png"), full_page=True)
+            ana.fill("#edit-text", fixed_hed)
+            ana.click("#edit")
+            ana.wait_for_selector("#result")
+            assert ana.locator("#result").inner_text() == f"Done: corrected to {fixed_hed} by ana."
+
+            ana.goto(f"{base}/items/sql/{asked.review_id}")
+            ana.wait_for_selector("#decision")
+            assert "How many critical alerts are new?" in ana.locator("body").inner_text()
+            ana.fill("#edit-text", "DELETE FROM alerts")
+            ana.click("#edit")
+            ana.wait_for_selector("#error")
+            assert "not run" in ana.locator("#error").inner_text()
+            ana.fill("#edit-text", fixed_sql)
+            ana.click("#edit")
+            ana.wait_for_selector("#result")
+            assert ana.locator("#result").inner_text() == f"Done: corrected to {fixed_sql} by ana."
+            ana.screenshot(path=str(screens / "22-sql-corrected.png"), full_page=True)
+        finally:
+            browser.close()
