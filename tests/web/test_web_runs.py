@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 
 import pytest
 from web_helpers import Site, csrf_of
@@ -39,8 +40,8 @@ class FakeProvider:
         return events()
 
 
-def _wait(store: RunStore, run_id: str) -> str:
-    for _ in range(200):
+def _wait(store: RunStore, run_id: str, seconds: float = 10) -> str:
+    for _ in range(int(seconds / 0.05)):
         run = store.get(run_id)
         if run.finished:
             return run.status
@@ -140,3 +141,59 @@ def test_a_receipts_run_from_the_ui_streams_and_records_a_review_item(site: Site
     assert steps == ["get_word_context", "submit_decision"]
     page = ana.get(f"/runs/{run_id}").text
     assert page.count('class="event ') == 5 and f'href="/items/receipts/{item}"' in page
+
+
+HED_DATA = Path(__file__).parents[1] / "apps" / "hed" / "data"
+
+
+def test_a_bids_pair_uploaded_in_the_ui_is_validated_and_annotated(site: Site) -> None:
+    """hed's live runs take an events file and its sidecar as uploads: validated as hedtools'
+    BIDS validation does, or the sidecar's HED written for the levels (rules: no model)."""
+    from casework.apps.hed.deps import build_deps
+    from casework.apps.hed.review import HedReview
+
+    site.app.state.web.providers["hed"] = HedReview(
+        site.settings, deps=build_deps(site.settings, validator="python")
+    )
+    ana = site.client("ana")
+    page = ana.get("/runs")
+    assert 'enctype="multipart/form-data"' in page.text and 'type="file" name="events"' in page.text
+    form = {"csrf": csrf_of(page.text), "app": "hed", "mode": "validate", "strategy": "rules"}
+    tsv = (HED_DATA / "sub-01_task-GoNoGo_events.tsv").read_bytes()
+    side = (HED_DATA / "task-GoNoGo_events.json").read_bytes()
+    files = {
+        "events": ("sub-01_task-GoNoGo_events.tsv", tsv, "text/tab-separated-values"),
+        "sidecar": ("task-GoNoGo_events.json", side, "application/json"),
+    }
+    missing = ana.post("/runs", data=form | {"mode": "annotate"})
+    assert missing.status_code == 422 and "Choose a file for the field Events file" in missing.text
+    uploads = site.settings.home / "uploads"
+    bad = ana.post("/runs", data=form | {"mode": "annotate", "strategy": "oracle"}, files=files)
+    assert bad.status_code == 422 and "oracle" in bad.text
+    assert not any(uploads.iterdir())  # a run refused before it started keeps no upload
+
+    started = ana.post("/runs", data=form, files=files, follow_redirects=False)
+    assert started.status_code == 303
+    run_id = started.headers["location"].rsplit("/", 1)[1]
+    assert _wait(site.app.state.web.store, run_id, seconds=120) == "done"  # hedtools loads
+    events = site.app.state.web.store.events_after(run_id)
+    assert [e.type for e in events] == ["text", "validation", "complete"]
+    assert (events[1].data["valid"], events[1].data["errors"]) == (True, [])
+
+    started = ana.post(
+        "/runs", data=form | {"mode": "annotate"}, files=files, follow_redirects=False
+    )
+    run_id = started.headers["location"].rsplit("/", 1)[1]
+    assert _wait(site.app.state.web.store, run_id, seconds=120) == "done"
+    events = site.app.state.web.store.events_after(run_id)
+    levels = [e.data for e in events if e.type == "level"]
+    assert [lv["level"] for lv in levels] == [
+        "block_start",
+        "go_cue",
+        "button_press",
+        "stop_cue",
+        "block_end",
+    ]
+    sidecar = next(e.data for e in events if e.type == "sidecar")
+    assert sidecar["out"] is None  # the server's path is not shown
+    assert events[-1].data == {"type": "complete", "valid": sidecar["written"], "items": []}

@@ -168,6 +168,12 @@ class RunField:
     label: str
     default: str = ""
     choices: list[str] = field(default_factory=list)
+    kind: Literal["text", "file"] = "text"
+    """``file``: the UI uploads a file and hands ``start_run`` the path it was saved under."""
+    accept: str = ""
+    """For ``file``: the suffixes offered, e.g. ``.tsv``."""
+    optional: bool = False
+    """For ``file``: the run may start without one (its param is then ``""``)."""
 
 
 @runtime_checkable

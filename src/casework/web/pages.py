@@ -63,6 +63,7 @@ from casework.web.session import (
 )
 from casework.web.store import RunStore
 from casework.web.throttle import LockKind, LoginThrottle, wait_words
+from casework.web.uploads import discard, run_params
 
 __all__ = ["WebState", "mount_web"]
 
@@ -503,9 +504,16 @@ def build_router() -> APIRouter:
         _check_csrf(viewer, str(form.get("csrf", "")))
         state = _state(request)
         provider = _provider(state, str(form.get("app", "")))
-        wanted = [f.name for f in provider.run_fields()]
-        params = {name: str(form.get(name, "")).strip() for name in wanted}
-        record = await _call(state.runs.start, provider, params, viewer.caller)
+        fields = provider.run_fields()
+        try:
+            params = await run_params(fields, form, state.settings.home)
+        except CaseworkError as exc:
+            raise PageError(error_status(exc), str(exc)) from None
+        try:
+            record = await _call(state.runs.start, provider, params, viewer.caller)
+        except PageError:
+            discard(fields, params)  # refused before it started: its uploads go too
+            raise
         return RedirectResponse(f"/runs/{record.id}", status_code=303)
 
     @pages.get("/runs/{run_id}", dependencies=[allow("web.run.read", reviewer)])

@@ -6,16 +6,31 @@ the description, the draft and what the validator said of it; a reviewer accepts
 corrects it (the correction is validated against the run's schema before it is kept) or rejects
 it, through ``service.decide_review``: a double press or a second reviewer changes nothing and
 reads who decided first.
+
+Its live runs take a BIDS pair uploaded in the UI (an events file, its sidecar optional) and
+validate it, or write the sidecar's HED for the events file's categorical levels, as
+``casework hed validate --sidecar/--events`` and ``hed annotate --events`` do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 from casework.apikit import DepsCache
 from casework.apps.hed.deps import HedDeps, build_deps
+from casework.apps.hed.models import DEFAULT_SCHEMA
 from casework.apps.hed.repository import REVIEW_DECIDED, REVIEW_WAITING, StoredAnnotation
-from casework.apps.hed.service import decide_review
+from casework.apps.hed.service import (
+    EventsAnnotation,
+    annotate_events,
+    check_events_annotation,
+    decide_review,
+    validate_dataset,
+)
 from casework.config import Settings
 from casework.errors import InputError, NotFoundError
 from casework.runtime.context import Caller
@@ -33,6 +48,7 @@ from casework.runtime.review import (
     Span,
     known_status,
 )
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["KIND", "HedReview"]
 
@@ -175,8 +191,86 @@ class HedReview:
             self.deps, _annotation_id(item_id), action, edit=edit, note=note, actor=caller.name
         )
 
+    # ------------------------------------------------------------------ live runs
     def run_fields(self) -> list[RunField]:
-        return []
+        """A BIDS pair uploaded from the UI: validated, or its sidecar's HED written."""
+        return [
+            RunField("mode", "What to do", default="validate", choices=list(MODES)),
+            RunField("events", "Events file (events.tsv)", kind="file", accept=".tsv,.txt"),
+            RunField(
+                "sidecar", "Sidecar (events.json)", kind="file", accept=".json", optional=True
+            ),
+            RunField("strategy", "Annotate with", default="cascade", choices=["cascade", "rules"]),
+        ]
 
     def start_run(self, params: dict[str, str], caller: Caller) -> Iterator[Event]:
-        raise InputError("Annotations start from `casework hed annotate`, not this page.")
+        """Check the pair before anything starts (``InputError``), then validate it or
+        annotate its categorical levels, yielding each level as it is decided."""
+        mode = params.get("mode") or "validate"
+        if mode not in MODES:
+            raise InputError(f"Unknown mode {mode!r}; use one of: {', '.join(MODES)}.")
+        events = Path(params["events"]) if params.get("events") else None
+        sidecar = Path(params["sidecar"]) if params.get("sidecar") else None
+        if mode == "validate":
+            if events is None and sidecar is None:
+                raise InputError("Choose an events file, a sidecar, or both, to validate.")
+            return _validation_events(events, sidecar)
+        if events is None:
+            raise InputError("Choose the events file (events.tsv) whose levels to annotate.")
+        strategy = params.get("strategy") or "cascade"
+        out = events.parent / f"annotated-{events.stem}.json"
+        check_events_annotation(
+            events, out=out, sidecar=sidecar, schema=DEFAULT_SCHEMA, strategy=strategy
+        )
+        config = RunConfig.of(self.settings, caller=caller)
+        return _annotation_events(
+            lambda on_level: annotate_events(
+                events,
+                self.deps,
+                config,
+                sidecar=sidecar,
+                schema=DEFAULT_SCHEMA,
+                strategy=strategy,
+                out=out,
+                on_level=on_level,
+            )
+        )
+
+
+MODES = ("validate", "annotate")
+
+
+def _validation_events(events: Path | None, sidecar: Path | None) -> Iterator[Event]:
+    names = " and ".join(p.name for p in (sidecar, events) if p is not None)
+    yield {"type": "text", "text": f"Validating {names} as hedtools' BIDS validation does."}
+    report = validate_dataset(sidecar=sidecar, events=events, schema=DEFAULT_SCHEMA)
+    yield {"type": "validation", **report.to_dict()}
+    yield {"type": "complete", "valid": report.valid, "items": []}
+
+
+def _annotation_events(
+    run: Callable[[Callable[[dict[str, Any]], None]], EventsAnnotation],
+) -> Iterator[Event]:
+    """The levels as the annotation decides them (it runs in a thread of its own and hands
+    each level over a queue), then the sidecar and its validation."""
+    handed: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+    def work() -> None:
+        try:
+            handed.put(("done", run(lambda item: handed.put(("level", item)))))
+        except BaseException as exc:  # raised again in the run's own thread below
+            handed.put(("error", exc))
+
+    threading.Thread(target=work, name="hed-web-annotate", daemon=True).start()
+    while True:
+        kind, value = handed.get()
+        if kind == "level":
+            yield {"type": "level", **value}
+        elif kind == "error":
+            raise value
+        else:
+            result: EventsAnnotation = value
+            data = result.to_dict() | {"out": None}  # a server path: not the reviewer's
+            yield {"type": "sidecar", **data}
+            yield {"type": "complete", "valid": result.out is not None, "items": []}
+            return
