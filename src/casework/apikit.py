@@ -327,11 +327,14 @@ ErrorPage = Callable[[Request, int, str], Response]
 """Renders an error as a page: the web UI registers one on ``app.state.error_page``."""
 
 
-def add_error_handler(app: FastAPI) -> None:
+def add_error_handler(app: FastAPI, *, crash_headers: dict[str, str] | None = None) -> None:
     """Answer every ``CaseworkError`` a route raises from the one table: JSON
     (:func:`error_response`), or a page with the same status and sentence when the route
-    renders pages (a route whose class sets ``renders_pages``: the web UI's); and a request
-    that fails validation with :func:`validation_response`."""
+    renders pages (a route whose class sets ``renders_pages``: the web UI's); a request
+    that fails validation with :func:`validation_response`; an id past 64 bits as the 422 it
+    is; and anything else as a one-sentence 500 (the traceback goes to the log).
+    ``crash_headers``: what the 500 carries itself (it comes from the outermost layer, past
+    the middleware that adds the server's security headers)."""
 
     async def handle(request: Request, exc: Exception) -> Response:
         error = cast(CaseworkError, exc)  # registered for CaseworkError only
@@ -343,8 +346,34 @@ def add_error_handler(app: FastAPI) -> None:
     async def invalid(request: Request, exc: Exception) -> JSONResponse:
         return validation_response(cast(RequestValidationError, exc))
 
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # A bug, not the caller's fault: say so in one sentence; the traceback goes to the log.
+        logger.exception("unhandled error on %s %s", request.method, request.url.path)
+        return JSONResponse(
+            {
+                "error": f"Internal error ({type(exc).__name__}); see the server log.",
+                "kind": "InternalError",
+            },
+            status_code=500,
+            headers=crash_headers,
+        )
+
+    async def too_big_for_sqlite(request: Request, exc: Exception) -> Response:
+        # An id the caller sent past 64 bits: SQLite refuses to bind it, and no row has it.
+        if "SQLite INTEGER" not in str(exc):
+            return await unexpected(request, exc)
+        return await handle(
+            request,
+            InputError(
+                f"A number in the request is larger than any id stored here ({2**63 - 1:,} at "
+                "most); check the id."
+            ),
+        )
+
     app.add_exception_handler(CaseworkError, handle)
     app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(OverflowError, too_big_for_sqlite)
+    app.add_exception_handler(Exception, unexpected)
 
 
 MAX_EVENT_ID_DIGITS = 18

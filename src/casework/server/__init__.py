@@ -13,12 +13,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
-from casework.apikit import add_error_handler, declared_only, error_response, public, sse_response
+from casework.apikit import add_error_handler, declared_only, public, sse_response
 from casework.config import Settings, get_settings
-from casework.errors import InputError
 from casework.redact import install, redactor_for
 from casework.server.auth import authenticate
 from casework.server.guards import ERROR_HEADERS, BodyGuard, ProxyHeaders, SecurityHeaders
@@ -37,34 +36,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="casework", version="0.1.0")
     app.state.settings = settings
 
-    add_error_handler(app)  # the one error -> HTTP table (casework.apikit)
-
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        # A bug, not the caller's fault: say so in one sentence; the traceback goes to the log.
-        # This answer bypasses the middleware (it comes from the outermost layer): it carries
-        # the security headers itself.
-        logger.exception("unhandled error on %s %s", request.method, request.url.path)
-        return JSONResponse(
-            {
-                "error": f"Internal error ({type(exc).__name__}); see the server log.",
-                "kind": "InternalError",
-            },
-            status_code=500,
-            headers=ERROR_HEADERS,
-        )
-
-    @app.exception_handler(OverflowError)
-    async def _too_big_for_sqlite(request: Request, exc: OverflowError) -> JSONResponse:
-        # An id the caller sent past 64 bits: SQLite refuses to bind it, and no row has it.
-        if "SQLite INTEGER" not in str(exc):
-            return await _unexpected(request, exc)
-        return error_response(
-            InputError(
-                f"A number in the request is larger than any id stored here ({2**63 - 1:,} at "
-                "most); check the id."
-            )
-        )
+    # The one error -> HTTP table (casework.apikit), the 500 with the security headers.
+    add_error_handler(app, crash_headers=ERROR_HEADERS)
 
     @app.get("/health", dependencies=[public("server.health")])
     def health() -> Any:
