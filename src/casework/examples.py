@@ -134,7 +134,7 @@ def _line(e: Example) -> str:
 def examples_cli(spec: AppSpec) -> typer.Typer:
     """``casework <app> examples ...``: the local operator's memory (shared examples)."""
     group = typer.Typer(
-        help=f"The {spec.name} memory of verified answers: import, list, show, delete.",
+        help=f"The {spec.name} memory of verified answers: import, list, show, recall, delete.",
         no_args_is_help=True,
     )
 
@@ -182,6 +182,40 @@ def examples_cli(spec: AppSpec) -> typer.Typer:
         """One example, whole, as JSON."""
         print_json(memory().get(example_id).to_dict())
 
+    @group.command("recall")
+    def recall_(
+        text: Annotated[str, typer.Argument(help="A case's key text (for vanpool: a reply).")],
+        as_json: JsonOption = False,
+    ) -> None:
+        """What the memory layer answers for TEXT: the answer, its confidence, the examples."""
+        from casework.runtime.memory_layer import MEMORY_THRESHOLD, recall
+
+        found = recall(memory(), text)
+        data = {
+            "answer": found.answer,
+            "confidence": found.confidence,
+            "kept_at_default_threshold": found.confidence >= MEMORY_THRESHOLD,
+            "examples_used": [{"id": e.id, "similarity": s} for e, s in found.used],
+            "nearest": [{"id": e.id, "similarity": s} for e, s in found.neighbours],
+        }
+        if as_json:
+            print_json(data)
+            return
+        if found.answer is None:
+            near = found.neighbours[0][1] if found.neighbours else None
+            console.print(
+                "No verified example is near" + (f" (nearest {near:.2f})." if near else ".")
+            )
+            return
+        used = ", ".join(f"{e.id} ({s:.2f})" for e, s in found.used)
+        verdict = "answers" if data["kept_at_default_threshold"] else "is not sure enough of"
+        console.print(
+            f"The memory {verdict} {json.dumps(found.answer)} at confidence "
+            f"{found.confidence:.1f} (threshold {MEMORY_THRESHOLD:.0f}); examples used: {used}.",
+            markup=False,
+            highlight=False,
+        )
+
     @group.command("delete")
     def delete(
         example_id: Annotated[int, typer.Argument(help="The example's id (see list).")],
@@ -210,7 +244,7 @@ def examples_router(spec: AppSpec) -> APIRouter:
     def add(
         case: Any = Body(..., description="A case {inputs, expected}, or a list of them."),
         settings: Settings = Depends(get_settings_dep),
-        caller: Caller = allow(f"{name}.examples.add", Role.REVIEWER),
+        caller: Caller = allow(f"{name}.examples.add", Role.REVIEWER, own=True),
     ) -> list[dict[str, Any]]:
         given = case if isinstance(case, list) else [case]
         drafts = read_drafts(hook_of(spec), list(enumerate(given, start=1)))
@@ -223,7 +257,7 @@ def examples_router(spec: AppSpec) -> APIRouter:
         limit: int = Query(50, ge=1, le=MAX_LIST),
         offset: int = Query(0, ge=0),
         settings: Settings = Depends(get_settings_dep),
-        caller: Caller = allow(f"{name}.examples.list"),
+        caller: Caller = allow(f"{name}.examples.list", own=True),
     ) -> list[dict[str, Any]]:
         found = memory_for(settings, name, caller).list(limit=limit, offset=offset)
         return [e.to_dict() for e in found]
@@ -232,7 +266,7 @@ def examples_router(spec: AppSpec) -> APIRouter:
     def get(
         example_id: int,
         settings: Settings = Depends(get_settings_dep),
-        caller: Caller = allow(f"{name}.examples.read"),
+        caller: Caller = allow(f"{name}.examples.read", own=True),
     ) -> dict[str, Any]:
         return memory_for(settings, name, caller).get(example_id).to_dict()
 
@@ -240,7 +274,7 @@ def examples_router(spec: AppSpec) -> APIRouter:
     def delete(
         example_id: int,
         settings: Settings = Depends(get_settings_dep),
-        caller: Caller = allow(f"{name}.examples.delete", Role.REVIEWER),
+        caller: Caller = allow(f"{name}.examples.delete", Role.REVIEWER, own=True),
     ) -> dict[str, Any]:
         gone = memory_for(settings, name, caller).delete(example_id)
         return {"deleted": gone.id}
