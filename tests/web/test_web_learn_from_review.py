@@ -20,9 +20,7 @@ def _draft_item(html: str) -> str:
     return found.group(1)
 
 
-def test_a_sent_draft_becomes_an_example_verified_by_the_reviewer(
-    site: Site, cases: Cases
-) -> None:
+def test_a_sent_draft_becomes_an_example_verified_by_the_reviewer(site: Site, cases: Cases) -> None:
     ana = site.client("ana")
     item = _draft_item(ana.get("/?app=vanpool").text)
     memory = memory_for(site.settings, "vanpool", None)
