@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from vanpool_helpers import Clock, Sink, first
 
@@ -143,3 +144,22 @@ def test_a_sent_escalation_draft_verifies_its_reply_as_an_example(
     assert [e.answer for e, _ in memory.nearest(text, 1)] == [{"bucket": "escalation"}]
     again = review.decide(item.id, "approve", note="", edit=None, caller=ANA)
     assert not again.applied and learn_from_review(deps.settings, "vanpool", again, ANA) is None
+
+
+@pytest.mark.slow
+@pytest.mark.local_model
+def test_bundled_model_chooses_a_bucket_with_verified_replies_in_its_prompt(deps) -> None:
+    pytest.importorskip("xllamacpp")
+    from casework.llm.local import load_local_model
+
+    shown = [
+        _verify(deps, "I moved to a new apartment in Oakland.", "update"),
+        _verify(deps, "Is there a deadline for answering this review?", "question"),
+    ]
+    model = load_local_model()
+    config = RunConfig(models=RoleModels.given(lambda role: model))
+    result = OUTREACH_STRATEGIES["choice"](
+        ReplyInput("We moved house to Oakland in May."), deps, config
+    )
+    assert result.bucket == "update" and examples_used(result) == shown
+    assert result.run is not None and result.run.usage.model_calls == 1
