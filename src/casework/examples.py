@@ -105,9 +105,13 @@ def learn_from_review(
     ``verified_by``), when the decision applied and the provider named one."""
     if not outcome.applied or outcome.example is None:
         return None
-    spec_hook = hook_of(_spec(app))
     draft = outcome.example
-    key = spec_hook.key_text(draft.inputs)
+    try:
+        key = hook_of(_spec(app)).key_text(draft.inputs)
+    except ValueError as exc:
+        raise InputError(
+            f"The decision was kept, but its answer is no {app} example: {exc}."
+        ) from None
     return memory_for(settings, app, caller).add(
         key,
         draft.inputs,
