@@ -332,6 +332,10 @@ def _mount_plugins() -> None:
                 f"[yellow]warning:[/] app {spec.name!r} has no CLI: {type(exc).__name__}: {exc}"
             )
             continue
+        if spec.examples is not None:  # its memory of verified answers (casework.examples)
+            from casework.examples import examples_cli
+
+            sub.add_typer(examples_cli(spec), name="examples")
         app.add_typer(sub, name=spec.name, help=spec.description)
 
 

@@ -66,6 +66,10 @@ class AppSpec:
     """Given the settings, returns the app's ``casework.runtime.review.ReviewProvider``: what
     waits for a person (listed in the web inbox) and, optionally, runs the UI can start."""
     extra: dict[str, Any] = field(default_factory=dict)
+    examples: Callable[[], Any] | None = None
+    """Returns the app's ``casework.runtime.memory.ExamplesHook``: how a case input becomes
+    the key text it is found by and what its verified answer is. An app that has one gets
+    ``casework <name> examples`` and ``/<name>/examples`` (its memory of verified answers)."""
 
 
 def lazy_attr(target: str) -> Callable[[], Any]:

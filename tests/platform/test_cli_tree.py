@@ -150,6 +150,7 @@ SPIDER_SCHOOL = (
 
 # Every command with --json needs an entry (test_every_json_command_has_an_invocation).
 # Scripted or baseline strategies only; the bundled model only in slow entries.
+VANPOOL_PLAIN = Path(casework.__file__).parent / "apps/vanpool/data/eval/outreach_plain.jsonl"
 DOCUMENT_FILES = Path(casework.__file__).parent / "apps" / "documents" / "data" / "eval" / "files"
 
 JSON_INVOCATIONS: dict[str, Invocation] = {
@@ -226,6 +227,13 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
     "vanpool approvals": Invocation(["vanpool", "approvals", "--json"]),
     "vanpool reply": Invocation(["vanpool", "reply", "{vanpool_case}", "Noted, thanks.", "--json"]),
     "vanpool tick": Invocation(["vanpool", "tick", "--now", "2026-12-01T09:00", "--json"]),
+    "vanpool examples import": Invocation(
+        ["vanpool", "examples", "import", str(VANPOOL_PLAIN), "--json"]
+    ),
+    "vanpool examples list": Invocation(["vanpool", "examples", "list", "--json"]),
+    "vanpool examples recall": Invocation(
+        ["vanpool", "examples", "recall", "Details look right to me.", "--json"]
+    ),
     "eval documents": Invocation(
         ["eval", "documents", "--strategy", "rules", "--limit", "3", "--json"], progress=True
     ),

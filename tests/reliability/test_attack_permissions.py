@@ -70,6 +70,10 @@ web GET /static/web.js anyone - web.static
 api GET /vanpool/approvals reviewer - vanpool.approvals.list
 api POST /vanpool/approvals/{case_id} reviewer - vanpool.approval.decide
 api GET /vanpool/cases reviewer - vanpool.cases.list
+api GET /vanpool/examples user own vanpool.examples.list
+api POST /vanpool/examples reviewer own vanpool.examples.add
+api DELETE /vanpool/examples/{example_id} reviewer own vanpool.examples.delete
+api GET /vanpool/examples/{example_id} user own vanpool.examples.read
 api GET /vanpool/cases/{case_id} reviewer - vanpool.case.read
 api POST /vanpool/cases/{case_id}/replies reviewer - vanpool.case.reply
 api POST /vanpool/tick reviewer - vanpool.time.tick
@@ -85,6 +89,7 @@ PARAMS = {
     "app": "receipts",
     "case_id": "CASE-00000000",
     "document_id": "999999",
+    "example_id": "999999",
     "extraction_id": "999999",
     "item_id": "999999",
     "label_id": "999999",

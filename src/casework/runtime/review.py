@@ -23,6 +23,7 @@ from casework.errors import InputError
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, ToolCallRecord
 from casework.runtime.events import Event
+from casework.runtime.memory import ExampleDraft
 
 __all__ = [
     "WAITING",
@@ -158,6 +159,10 @@ class DecideOutcome:
     outcome: str
     decided_by: str
     decided_at: datetime | None = None
+    example: ExampleDraft | None = None
+    """The answer the decision verified (the case input and its answer), when it verified
+    one: the platform stores it as an example of the app, the decider as ``verified_by``
+    (``casework.examples.learn_from_review``)."""
 
 
 @dataclass(frozen=True)

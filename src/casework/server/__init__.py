@@ -54,10 +54,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
         return {"status": "ok", "apps": sorted(all_apps())}
 
+    from casework.examples import examples_router
+
     for name, spec in all_apps().items():
-        if spec.router is not None:
+        routers = [spec.router(settings)] if spec.router is not None else []
+        routers += [examples_router(spec)] if spec.examples is not None else []
+        for router in routers:
             app.include_router(
-                declared_only(spec.router(settings), f"/{name}"),
+                declared_only(router, f"/{name}"),
                 prefix=f"/{name}",
                 tags=[name],
                 dependencies=[Depends(authenticate)],

@@ -49,6 +49,7 @@ from casework.apikit import (
 )
 from casework.config import Settings
 from casework.errors import CaseworkError, InputError, NotFoundError
+from casework.examples import learn_from_review
 from casework.runtime.context import Caller, Role
 from casework.runtime.review import WAITING, Action, ReviewProvider
 from casework.web.inbox import AGES, InboxCursor, filters_for, inbox_page
@@ -477,6 +478,10 @@ def build_router() -> APIRouter:
             raise PageError(404, str(exc)) from None
         except InputError as exc:
             return await _item(request, viewer, app, item_id, error=str(exc), status=422)
+        if outcome.example is not None:  # the verified answer becomes an example
+            await run_in_threadpool(
+                learn_from_review, _state(request).settings, app, outcome, viewer.caller
+            )
         result = "applied" if outcome.applied else "first"
         return RedirectResponse(
             f"/items/{quote(app)}/{quote(item_id)}?result={result}", status_code=303

@@ -27,4 +27,5 @@ APP = AppSpec(
     review=lazy_call("casework.apps.vanpool.review:VanpoolReview"),
     eval_suite=lazy_call("casework.apps.vanpool.evalsuite:eval_suite"),
     strategies=lazy_attr("casework.apps.vanpool.strategies:STRATEGIES"),
+    examples=lazy_attr("casework.apps.vanpool.strategies:EXAMPLES"),
 )

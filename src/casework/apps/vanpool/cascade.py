@@ -13,9 +13,10 @@ reply's bucket where the cue words say nothing, a configured remote model comes 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from casework.apps.vanpool.deps import VanpoolDeps
 from casework.apps.vanpool.models import Bucket, OutreachResult
@@ -60,9 +61,13 @@ _SYSTEM = (
 )
 
 
-def bucket_messages(reply: str) -> list[Any]:
-    """The prompt: the buckets (the system turn, cached across replies), then the reply."""
-    return [SystemMessage(_SYSTEM), HumanMessage(f"Reply:\n{reply[:2000]}")]
+def bucket_messages(reply: str, shown: Sequence[tuple[str, str]] = ()) -> list[Any]:
+    """The prompt: the buckets (the system turn, cached across replies), the verified
+    ``(reply, bucket)`` demonstrations ``shown`` as earlier turns, then the reply."""
+    turns: list[Any] = [SystemMessage(_SYSTEM)]
+    for text, bucket in shown:
+        turns += [HumanMessage(f"Reply:\n{text[:2000]}"), AIMessage(bucket)]
+    return [*turns, HumanMessage(f"Reply:\n{reply[:2000]}")]
 
 
 def _result(
@@ -97,8 +102,11 @@ def rules_reply(reply: str) -> OutreachResult:
     )
 
 
-def choice_classify(reply: str, config: RunConfig) -> OutreachResult:
-    """The bundled model chooses the bucket (scored options); an escalation cue overrides."""
+def choice_classify(
+    reply: str, config: RunConfig, shown: Sequence[tuple[str, str]] = ()
+) -> OutreachResult:
+    """The bundled model chooses the bucket (scored options), after the demonstrations
+    ``shown``; an escalation cue overrides."""
     model = config.models(LOCAL_ROLE)
     run = Run(
         "vanpool_choice",
@@ -107,7 +115,7 @@ def choice_classify(reply: str, config: RunConfig) -> OutreachResult:
         trace_dir=config.traces,
         payload={"reply": reply},
     )
-    picked = choose(model, bucket_messages(reply), [b.value for b in Bucket])
+    picked = choose(model, bucket_messages(reply, shown), [b.value for b in Bucket])
     run.count(picked.usage)  # scored options: calls LangChain's callbacks do not see
     bucket, confidence = picked.option, picked.confidence
     reasoning = "The model chose " + ", ".join(

@@ -21,7 +21,7 @@ from typing import Any
 
 from casework.apikit import DepsCache
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
-from casework.apps.vanpool.models import CaseView
+from casework.apps.vanpool.models import Bucket, CaseView
 from casework.apps.vanpool.service import (
     case_result,
     decide_approval_request,
@@ -33,6 +33,7 @@ from casework.llm.roles import RoleModels
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, Evidence
 from casework.runtime.events import Event
+from casework.runtime.memory import ExampleDraft
 from casework.runtime.review import (
     WAITING,
     Action,
@@ -263,14 +264,39 @@ class VanpoolReview:
     def decide(
         self, item_id: str, action: Action, *, note: str, edit: str | None, caller: Caller
     ) -> DecideOutcome:
-        return decide_approval_request(
+        request_id = _request_id(item_id)
+        outcome = decide_approval_request(
             self.deps,
-            _request_id(item_id),
+            request_id,
             action,
             body=edit if action == "edit" else None,
             note=note,
             actor=caller.name,
             config=self._config(caller),
+        )
+        if not outcome.applied or action == "reject":
+            return outcome
+        return replace(outcome, example=self._verified_reply(request_id))
+
+    def _verified_reply(self, request_id: int) -> ExampleDraft | None:
+        """A draft answers a reply the cascade sent to a person as an escalation: a reviewer
+        who sends it (as drafted or edited) verifies that bucket for the rider's reply, the
+        last inbound message before the draft. A rejected draft verifies nothing."""
+        repo = self.deps.repo
+        approval = repo.approval_request(request_id).approval
+        if approval.get("action") != DRAFT:
+            return None
+        draft = repo.get_message(approval["message_id"])
+        inbound = []
+        for m in repo.messages(draft.thread_id):  # in the order they were filed
+            if m.message_id == draft.message_id:
+                break
+            if m.direction == "inbound" and m.body.strip():
+                inbound.append(m)
+        if not inbound:
+            return None
+        return ExampleDraft(
+            inputs={"reply": inbound[-1].body}, answer={"bucket": Bucket.ESCALATION.value}
         )
 
     # ------------------------------------------------------------------ live runs

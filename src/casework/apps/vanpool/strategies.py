@@ -23,13 +23,24 @@ from casework.apps.vanpool.models import (
     check_id,
 )
 from casework.runtime import EndReason, Run, RunConfig, RunInfo, Strategy
+from casework.runtime.cascade import Cascade, Layer
+from casework.runtime.memory import Memory
+from casework.runtime.memory_layer import (
+    MEMORY_THRESHOLD,
+    demonstration_evidence,
+    demonstrations,
+    has_examples,
+    memory_layer,
+)
 
 __all__ = [
+    "EXAMPLES",
     "LOCATION_STRATEGIES",
     "OUTREACH_STRATEGIES",
     "SHIFT_STRATEGIES",
     "STRATEGIES",
     "AuditInput",
+    "ReplyExamples",
     "ReplyInput",
     "ShiftInput",
 ]
@@ -169,3 +180,84 @@ OUTREACH_STRATEGIES: dict[str, Strategy[Any, Any]] = {
         rules_classify, choice_classify, agent_classify, agent.ROLES["classify_reply"]
     ),
 }
+
+
+# -------------------------------------------------------------- learning from review
+# The memory of verified buckets (issue 32): a reply close enough to one a person verified
+# takes its bucket (the ``memory`` layer, first in the outreach cascade), and the bundled
+# model's choice sees the most similar verified replies as demonstrations.
+
+
+class ReplyExamples:
+    """``AppSpec.examples``: a vanpool example is an outreach reply (its text is the key it is
+    found by) and its verified bucket."""
+
+    def key_text(self, inputs: dict[str, Any]) -> str:
+        reply = inputs.get("reply")
+        if not isinstance(reply, str) or not reply.strip():
+            raise ValueError("a vanpool example is an outreach reply: inputs need a 'reply' text")
+        return reply.strip()
+
+    def answer_of(self, expected: dict[str, Any]) -> dict[str, Any]:
+        bucket = expected.get("bucket")
+        buckets = [b.value for b in Bucket]
+        if bucket not in buckets:
+            raise ValueError(f"expected.bucket must be one of {', '.join(buckets)}, not {bucket!r}")
+        return {"bucket": bucket}
+
+
+EXAMPLES = ReplyExamples()
+DEMONSTRATIONS = 4
+"""Verified replies shown to the bundled model before the reply it classifies."""
+
+
+def reply_memory(deps: VanpoolDeps, config: RunConfig) -> Memory:
+    """The verified replies in the deps' store (an evaluation's own store in an evaluation),
+    as the run's caller sees them."""
+    return Memory(deps.repo.engine, "vanpool", config.caller)
+
+
+def _recalled(answer: dict[str, Any] | None, confidence: float, reasoning: str) -> OutreachResult:
+    if answer is None:
+        return OutreachResult(verdict="NEEDS_REVIEW", confidence=0, reasoning=reasoning)
+    decision = _bucket_result(str(answer["bucket"]))
+    return decision.model_copy(update={"confidence": confidence, "reasoning": reasoning})
+
+
+memory_classify = memory_layer(
+    reply_memory, lambda input: EXAMPLES.key_text({"reply": input.reply}), _recalled
+)
+
+
+def shown_choice_classify(
+    input: ReplyInput, deps: VanpoolDeps, config: RunConfig
+) -> OutreachResult:
+    """The bundled model's bucket choice, shown the most similar verified replies first
+    (recorded as the decision's ``memory`` evidence)."""
+    shown = demonstrations(reply_memory(deps, config), input.reply, DEMONSTRATIONS)
+    # Least similar first: the nearest example sits next to the reply it should inform.
+    pairs = [(d.key_text, str(d.answer["bucket"])) for d in reversed(shown)]
+    decision = cascade.choice_classify(input.reply, config, pairs)
+    decision.evidence = [*demonstration_evidence(shown), *decision.evidence]
+    return decision
+
+
+_OUTREACH = cascade.outreach_cascade(
+    rules_classify, shown_choice_classify, agent_classify, agent.ROLES["classify_reply"]
+)
+OUTREACH_STRATEGIES["memory"] = memory_classify
+OUTREACH_STRATEGIES["choice"] = shown_choice_classify
+OUTREACH_STRATEGIES["cascade"] = Cascade(
+    "cascade",
+    [
+        Layer(
+            "memory",
+            memory_classify,
+            default_threshold=MEMORY_THRESHOLD,
+            when=has_examples(reply_memory),
+        ),
+        *_OUTREACH.layers,
+    ],
+    policy=_OUTREACH.policy,
+    undecided=_OUTREACH.undecided,
+)
