@@ -150,6 +150,8 @@ SPIDER_SCHOOL = (
 
 # Every command with --json needs an entry (test_every_json_command_has_an_invocation).
 # Scripted or baseline strategies only; the bundled model only in slow entries.
+HED_CASES = Path(casework.__file__).parent / "apps/hed/data/eval/cases.jsonl"
+SQL_CASES = Path(casework.__file__).parent / "apps/sql/data/eval/questions.jsonl"
 VANPOOL_PLAIN = Path(casework.__file__).parent / "apps/vanpool/data/eval/outreach_plain.jsonl"
 DOCUMENT_FILES = Path(casework.__file__).parent / "apps" / "documents" / "data" / "eval" / "files"
 
@@ -233,6 +235,16 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
     "vanpool examples list": Invocation(["vanpool", "examples", "list", "--json"]),
     "vanpool examples recall": Invocation(
         ["vanpool", "examples", "recall", "Details look right to me.", "--json"]
+    ),
+    "hed examples import": Invocation(["hed", "examples", "import", str(HED_CASES), "--json"]),
+    "hed examples list": Invocation(["hed", "examples", "list", "--json"]),
+    "hed examples recall": Invocation(
+        ["hed", "examples", "recall", "A red circle appears on the screen.", "--json"]
+    ),
+    "sql examples import": Invocation(["sql", "examples", "import", str(SQL_CASES), "--json"]),
+    "sql examples list": Invocation(["sql", "examples", "list", "--json"]),
+    "sql examples recall": Invocation(
+        ["sql", "examples", "recall", "How many users have MFA on?", "--json"]
     ),
     "eval documents": Invocation(
         ["eval", "documents", "--strategy", "rules", "--limit", "3", "--json"], progress=True

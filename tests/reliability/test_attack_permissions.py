@@ -46,6 +46,10 @@ api GET /health anyone - server.health
 api POST /hed/annotate user - hed.annotation.run
 api POST /hed/annotate/events user - hed.annotation.run
 api POST /hed/annotate/stream user - hed.annotation.run
+api GET /hed/examples user own hed.examples.list
+api POST /hed/examples reviewer own hed.examples.add
+api DELETE /hed/examples/{example_id} reviewer own hed.examples.delete
+api GET /hed/examples/{example_id} user own hed.examples.read
 api POST /hed/validate user - hed.strings.validate
 api POST /hed/validate/files user - hed.files.validate
 web GET /items/{app}/{item_id} reviewer - web.item.read
@@ -65,6 +69,10 @@ web GET /runs/{run_id} reviewer - web.run.read
 web GET /runs/{run_id}/events reviewer - web.run.read
 api POST /sql/ask user - sql.question.ask
 api GET /sql/schema admin - sql.schema.read
+api GET /sql/examples user own sql.examples.list
+api POST /sql/examples reviewer own sql.examples.add
+api DELETE /sql/examples/{example_id} reviewer own sql.examples.delete
+api GET /sql/examples/{example_id} user own sql.examples.read
 api POST /sql/validate user - sql.query.validate
 web GET /static/web.js anyone - web.static
 api GET /vanpool/approvals reviewer - vanpool.approvals.list

@@ -83,6 +83,11 @@ def test_a_correction_is_validated_before_it_is_kept(review: HedReview) -> None:
     fixed = "Sensory-event, Visual-presentation, (Blue, Square), (Left-side-of, Computer-screen)"
     done = review.decide("2", "edit", note="shape word", edit=fixed, caller=ALICE)
     assert (done.applied, done.outcome, done.decided_by) == (True, f"corrected to {fixed}", "alice")
+    assert done.example is not None  # the correction becomes a verified example
+    assert (done.example.inputs["description"], done.example.answer) == (
+        "A blue square appears on the left",
+        {"hed": fixed},
+    )
 
     again = review.decide("2", "reject", note="", edit=None, caller=BOB)
     assert (again.applied, again.outcome, again.decided_by) == (
@@ -99,3 +104,4 @@ def test_a_correction_is_validated_before_it_is_kept(review: HedReview) -> None:
 def test_reject(review: HedReview) -> None:
     done = review.decide("2", "reject", note="not an event", edit=None, caller=BOB)
     assert (done.applied, done.outcome, done.decided_by) == (True, "rejected", "bob")
+    assert done.example is None  # a rejection verifies nothing

@@ -51,6 +51,11 @@ def test_a_correction_must_run_before_it_is_kept(review: SqlReview) -> None:
     fixed = "SELECT COUNT(*) FROM alerts WHERE severity = 'critical' AND status = 'new'"
     done = review.decide("1", "edit", note="", edit=fixed, caller=ALICE)
     assert (done.applied, done.outcome, done.decided_by) == (True, f"corrected to {fixed}", "alice")
+    assert done.example is not None  # the query that ran becomes a verified example
+    assert (done.example.inputs, done.example.answer) == (
+        {"question": QUESTION, "schema": "security"},
+        {"sql": fixed},
+    )
     again = review.decide("1", "reject", note="", edit=None, caller=BOB)
     assert (again.applied, again.decided_by) == (False, "alice")
 

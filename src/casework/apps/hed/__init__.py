@@ -26,5 +26,6 @@ APP = AppSpec(
     demo=lazy_call("casework.apps.hed.demo:run_demo"),
     eval_suite=lazy_call("casework.apps.hed.evalsuite:eval_suite"),
     strategies=lazy_attr("casework.apps.hed.strategies:STRATEGIES"),
+    examples=lazy_attr("casework.apps.hed.examples:EXAMPLES"),
     review=lazy_call("casework.apps.hed.review:HedReview"),
 )

@@ -70,6 +70,7 @@ from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.registry import strategy_named
 from casework.runtime import EndReason, RunConfig
 from casework.runtime.batch import BatchConfig, check_batch_config
+from casework.runtime.memory import ExampleDraft
 from casework.runtime.review import DecideOutcome
 
 __all__ = [
@@ -657,11 +658,19 @@ def decide_review(
     again = deps.repo.annotation(annotation_id)
     if not applied and again is not None:
         return settled_outcome(again)
+    verified = corrected or (stored.annotation if outcome == "accepted" else None)
     return DecideOutcome(
         applied=True,
         outcome=_outcome_text(outcome, corrected),
         decided_by=actor,
         decided_at=again.decided_at if again is not None else None,
+        example=None
+        if verified is None
+        else ExampleDraft(
+            inputs={"description": stored.description, "schema_version": stored.schema_version},
+            answer={"hed": verified},
+            run_id=stored.run_id or None,
+        ),
     )
 
 

@@ -25,5 +25,6 @@ APP = AppSpec(
     demo=lazy_call("casework.apps.sql.demo:run_demo"),
     eval_suite=lazy_call("casework.apps.sql.evalsuite:eval_suite"),
     strategies=lazy_attr("casework.apps.sql.strategies:STRATEGIES"),
+    examples=lazy_attr("casework.apps.sql.examples:EXAMPLES"),
     review=lazy_call("casework.apps.sql.review:SqlReview"),
 )

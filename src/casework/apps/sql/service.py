@@ -30,6 +30,7 @@ from casework.config import Settings
 from casework.errors import InputError, NotFoundError
 from casework.registry import strategy_named
 from casework.runtime.context import caller_name
+from casework.runtime.memory import ExampleDraft
 from casework.runtime.review import DecideOutcome
 from casework.runtime.runconfig import RunConfig
 from casework.stores import open_stores
@@ -313,11 +314,18 @@ def decide_review(
     again = answers.answer(answer_id)
     if not applied and again is not None:
         return settled_outcome(again)
+    verified = corrected or (stored.query if outcome == "accepted" else None)
     return DecideOutcome(
         applied=True,
         outcome=_outcome_text(outcome, corrected),
         decided_by=actor,
         decided_at=again.decided_at if again is not None else None,
+        example=None
+        if verified is None
+        else ExampleDraft(
+            inputs={"question": stored.question, "schema": stored.schema_name},
+            answer={"sql": verified},
+        ),
     )
 
 
