@@ -29,14 +29,13 @@ from typing import Any, Generic, TypeVar, cast
 from pydantic import BaseModel, Field
 
 from casework.errors import CaseworkError, InputError, ReplayDriftError
-from casework.llm.roles import LOCAL_ROLE
+from casework.llm.local import is_local_model
 from casework.runtime.calibration import Calibration, fit_calibration
 from casework.runtime.decision import Decision, EndReason, RunInfo
 from casework.runtime.runconfig import RunConfig
 from casework.runtime.usage import Usage
 
 __all__ = [
-    "LOCAL_ROLE",
     "Cascade",
     "CascadePolicy",
     "Layer",
@@ -47,6 +46,7 @@ __all__ = [
     "fit_policy",
     "fit_policy_for_budget",
     "load_policy",
+    "mark_for_review",
     "model_layers",
     "save_policy",
     "simulate",
@@ -69,10 +69,8 @@ class Layer:
     default_threshold: float = 80.0
     """The threshold (0-100) used until a policy is fitted."""
     remote: bool = False
-    """The layer runs a configured remote model: the stored policy is per remote model."""
-    when: Callable[[Any, RunConfig], bool] | None = None
-    """``when(deps, config)``: whether the layer takes part in this run (a remote-model layer
-    only when the run's models configure a remote one); None: always."""
+    """The layer runs a configured remote model: it sits out when the cascade's role runs the
+    bundled model, and the stored policy is per remote model."""
 
 
 class LayerOutcome(BaseModel):
@@ -228,30 +226,55 @@ def _usage_of(decision: Decision | None) -> Usage:
     return usage if isinstance(usage, Usage) else Usage()
 
 
-class Cascade(Generic[DecisionT]):
-    """A strategy made of layers: ``Cascade(...)(input, deps, config) -> Decision``.
+def mark_for_review(last: DecisionT, said: str, outcomes: list[LayerOutcome]) -> DecisionT:
+    """The usual ending when no layer is sure: the last answer goes to a person."""
+    return last.model_copy(
+        update={"verdict": "NEEDS_REVIEW", "reasoning": f"No layer was sure: {said}."[:1200]}
+    )
 
-    ``policy(deps, config)`` gives the thresholds and calibrations in force (a stored fit, or each
-    layer's default); ``undecided(last_decision, outcomes)`` builds the needs-review decision
-    when no layer is sure (``last_decision`` is None when every layer failed).
+
+class Cascade(Generic[DecisionT]):
+    """A strategy made of layers: ``Cascade(app, layers, ...)(input, deps, config) -> Decision``.
+
+    What an app passes is what differs between apps; the glue is here:
+
+    * the remote layers (``Layer(remote=True)``) run only when ``config.models(role)`` is not
+      the bundled model, and the stored policy is the one of that remote model;
+    * the thresholds and calibrations in force are the app's stored policy
+      (``<home>/calibration/<app>/cascade--<model>.json``, ``deps.settings.home``), else
+      ``shipped_policy`` for the offline cascade, else each layer's default;
+    * when no layer is sure, ``review(last, said, outcomes)`` marks the last answer of the
+      ``decision`` class for review (default ``mark_for_review``), and ``no_answer(said,
+      outcomes)`` builds the answer when no layer gave one (default: a bare NEEDS_REVIEW
+      ``decision``). ``said`` is ``describe_outcomes(outcomes)``.
     """
 
     def __init__(
         self,
-        name: str,
+        app: str,
         layers: Sequence[Layer],
         *,
-        policy: Callable[[Any, RunConfig], CascadePolicy],
-        undecided: Callable[[Decision | None, list[LayerOutcome]], DecisionT],
+        decision: type[DecisionT],
+        role: str | None = None,
+        review: Callable[[DecisionT, str, list[LayerOutcome]], DecisionT] = mark_for_review,
+        no_answer: Callable[[str, list[LayerOutcome]], DecisionT] | None = None,
+        shipped_policy: Path | None = None,
         undecided_verdicts: frozenset[str] = frozenset({"NEEDS_REVIEW"}),
+        name: str = "cascade",
         explore: bool = False,
     ) -> None:
         if not layers:
             raise ValueError("a cascade needs at least one layer")
+        if role is None and any(layer.remote for layer in layers):
+            raise ValueError("a cascade with a remote layer needs the role its model runs")
+        self.app = app
         self.name = name
         self.layers = list(layers)
-        self.policy = policy
-        self.undecided = undecided
+        self.decision = decision
+        self.role = role
+        self.review = review
+        self.no_answer = no_answer
+        self.shipped_policy = shipped_policy
         self.undecided_verdicts = undecided_verdicts
         self.explore = explore
         self.__name__ = name  # reads like the plain strategy functions in reports
@@ -260,12 +283,48 @@ class Cascade(Generic[DecisionT]):
         """The same cascade that runs every layer on every case (for fitting and the curve):
         the decision and its recorded cost are still those of the layers it would have run."""
         return Cascade(
-            self.name,
+            self.app,
             self.layers,
-            policy=self.policy,
-            undecided=self.undecided,
+            decision=self.decision,
+            role=self.role,
+            review=self.review,
+            no_answer=self.no_answer,
+            shipped_policy=self.shipped_policy,
             undecided_verdicts=self.undecided_verdicts,
+            name=self.name,
             explore=True,
+        )
+
+    def remote_model(self, config: RunConfig) -> str | None:
+        """The remote model the run configures for the cascade's role; None when that role
+        runs the bundled model (the remote layers then sit out) or no layer is remote."""
+        if self.role is None or is_local_model(config.models(self.role)):
+            return None
+        return config.models.name(self.role)
+
+    def policy(self, deps: Any, config: RunConfig) -> CascadePolicy:
+        """The thresholds in force: the stored fit for the run's remote model (or the offline
+        one), else the shipped offline fit, else each layer's default."""
+        remote = self.remote_model(config)
+        stored = load_policy(cascade_path(deps.settings.home, self.app, remote))
+        if stored is not None:
+            return stored
+        shipped = self.shipped_policy if remote is None and self.shipped_policy else None
+        return (load_policy(shipped) if shipped is not None else None) or CascadePolicy()
+
+    def undecided(self, last: Decision | None, outcomes: list[LayerOutcome]) -> DecisionT:
+        """No layer was sure: the app's review of the last answer, or its no-answer."""
+        said = describe_outcomes(outcomes)
+        if isinstance(last, self.decision):
+            return self.review(last, said, outcomes)
+        if self.no_answer is not None:
+            return self.no_answer(said, outcomes)
+        return self.decision.model_validate(
+            {
+                "verdict": "NEEDS_REVIEW",
+                "confidence": 0,
+                "reasoning": f"No layer was sure: {said}."[:1200],
+            }
         )
 
     def _outcome(
@@ -314,11 +373,12 @@ class Cascade(Generic[DecisionT]):
 
     def __call__(self, input: Any, deps: Any, config: RunConfig) -> DecisionT:
         policy = self.policy(deps, config)
+        remote = self.remote_model(config)
         outcomes: list[LayerOutcome] = []
         chosen: Decision | None = None
         last: Decision | None = None
         for layer in self.layers:
-            if layer.when is not None and not layer.when(deps, config):
+            if layer.remote and remote is None:
                 continue
             outcome, decision = self._outcome(layer, policy.for_layer(layer), input, deps, config)
             outcomes.append(outcome)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from casework.apps.documents import extractor, rules
 from casework.apps.documents.deps import DocumentsDeps
-from casework.apps.documents.models import MODEL_ROLE, ExtractionDecision, ExtractionInput
+from casework.apps.documents.models import ROLES, ExtractionDecision, ExtractionInput
 from casework.apps.documents.repository import CompletionCheck
 from casework.apps.documents.tools import create_tools
 from casework.config import Limits
@@ -232,7 +232,7 @@ def _run(
     tools = create_tools(extraction_id, document_id, user_id, deps.repo, requested=requested)
     name: str | None = None
     try:
-        model, name = config.models(MODEL_ROLE), config.models.name(MODEL_ROLE)
+        model, name = config.models(ROLES["agent"]), config.models.name(ROLES["agent"])
         agent = build_extraction_agent(model, tools, custom=custom, limits=config.limits)
         ref = ExtractionRef(
             extraction_id=extraction_id, document_id=document_id, tenant=config.caller

@@ -36,9 +36,10 @@ from casework.apps.hed.context import (
     validate_files,
 )
 from casework.apps.hed.dataset import load_eval_cases, load_validator_cases
-from casework.apps.hed.deps import ROLES, HedDeps
+from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.models import (
     DEFAULT_SCHEMA,
+    ROLES,
     HedAnnotationState,
     HedDecision,
     HedInput,

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.judge import PROMPTS, SQLJudge
 from casework.apps.sql.models import (
+    ROLES,
     AgentStateV2,
     JudgeFeedback,
     SQLQueryResponse,
@@ -85,16 +86,10 @@ def refusal_response(question: str, reason: str, *, strategy: str, kind: str) ->
     )
 
 
-def start_run(config: RunConfig, question: str, *, strategy: str, model: str | None = None) -> Run:
+def start_run(config: RunConfig, question: str, *, strategy: str, role: str | None = None) -> Run:
     """The harness's run of one question under the run's config: usage, trace and the typed
-    end; ``model`` names the model it asks (a refusal asks none)."""
-    return Run(
-        f"sql_{strategy}",
-        model=model,
-        strategy=strategy,
-        trace_dir=config.traces,
-        payload={"question": question},
-    )
+    end; ``role`` is the model's it asks (a refusal asks none)."""
+    return config.run(f"sql_{strategy}", role, strategy=strategy, payload={"question": question})
 
 
 def ended(run: Run, response: SQLQueryResponse) -> RunResult[SQLQueryResponse]:
@@ -281,7 +276,7 @@ def single_pass_prompt(
     tool, messages). Shared by the single pass and self-consistency."""
     found = retrieve(deps, state, question, deps.config.top_k, mode=mode)
     tables = [deps.schema.tables[t["table"]] for t in found["tables"]]
-    model = config.models(deps.config.agent_role)
+    model = config.models(ROLES["agent"])
     bound = model.bind_tools(
         [SubmitAnswer.model_json_schema() | {"title": SUBMIT}], tool_choice=SUBMIT
     )
@@ -321,16 +316,14 @@ def run_single_pass(
         return refused(config, question, refusal, strategy=mode)
     state = AgentStateV2(question=question)
     _, bound, messages = single_pass_prompt(deps, config, state, question, mode)
-    run = start_run(
-        config, question, strategy=mode, model=config.models.name(deps.config.agent_role)
-    )
+    run = start_run(config, question, strategy=mode, role=ROLES["agent"])
     answer, ended_by, detail = ask_once(run, bound, messages)
     if answer is not None and answer.query.strip():
         validate(deps, state, answer.query)
     response = finalize(
         state, answer, deps, strategy=mode, use_judge=False, ended_by=ended_by, detail=detail
     )
-    response.model = config.models.name(deps.config.agent_role)
+    response.model = config.models.name(ROLES["agent"])
     return ended(run, response)
 
 
@@ -339,7 +332,7 @@ def build_react_agent(
     deps: SQLDeps, config: RunConfig, *, use_judge: bool
 ) -> tuple[ReactAgent[SubmitAnswer], SQLJudge | None]:
     cfg = deps.config
-    judge_model = SQLJudge(config.models(cfg.judge_role), deps.schema) if use_judge else None
+    judge_model = SQLJudge(config.models(ROLES["judge"]), deps.schema) if use_judge else None
     limits = (config.limits or deps.settings.limits).model_copy(
         update={"max_tool_calls": cfg.max_iterations, "max_model_calls": cfg.max_iterations + 2}
     )
@@ -358,7 +351,7 @@ def build_react_agent(
         judge_limit=f", {cfg.max_judge_calls} judge calls" if use_judge else "",
     )
     agent = ReactAgent(
-        model=config.models(cfg.agent_role),
+        model=config.models(ROLES["agent"]),
         tools=build_tools(deps, judge_model),
         decision_model=SubmitAnswer,
         system_prompt=system,
@@ -396,8 +389,8 @@ def run_react(
         ended_by=result.ended_by,
         detail=result.detail,
     )
-    response.model = config.models.name(deps.config.agent_role)
-    response.judge_model = config.models.name(deps.config.judge_role) if use_judge else None
+    response.model = config.models.name(ROLES["agent"])
+    response.judge_model = config.models.name(ROLES["judge"]) if use_judge else None
     response.model_calls = result.usage.model_calls
     response.input_tokens = result.usage.input_tokens
     response.output_tokens = result.usage.output_tokens

@@ -30,6 +30,7 @@ from langchain_core.runnables import RunnableConfig
 from casework.apps.vanpool import lifecycle
 from casework.apps.vanpool.deps import VanpoolDeps
 from casework.apps.vanpool.models import (
+    ROLES,
     Bucket,
     CaseManagerResult,
     LocationDecision,
@@ -58,7 +59,6 @@ from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "PROMPT_VERSION",
-    "ROLES",
     "agent_verify",
     "classify_with_model",
     "iter_case_manager",
@@ -75,14 +75,6 @@ APP_PACKAGE = "casework.apps.vanpool"
 
 PROMPT_VERSION = "vanpool-2"
 D = TypeVar("D", bound=Decision)
-
-ROLES = {
-    "case_manager": "orchestrator",
-    "location_specialist": "specialist",
-    "shift_specialist": "specialist",
-    "outreach_agent": "outreach",
-    "classify_reply": "classifier",
-}
 
 
 def _run_info(result: RunResult[Any], config: RunConfig, agent: str) -> RunInfo:
