@@ -14,8 +14,8 @@ from typing import Any
 
 from casework.config import Settings
 from casework.errors import InputError
-from casework.evals.cascade import layer_names, layer_outcomes
 from casework.evals.evaluators.calibration import calibration_report
+from casework.evals.layer_report import layer_names, layer_outcomes
 from casework.evals.results import CaseResult, EvalRun
 from casework.runtime.calibration import (
     Calibration,

@@ -57,7 +57,7 @@ from casework.registry import strategy_named
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.context import caller_name
 from casework.runtime.events import Event as RunEvent
-from casework.runtime.review import DecideOutcome
+from casework.runtime.review_provider import DecideOutcome
 from casework.runtime.runconfig import RunConfig
 
 __all__ = [
