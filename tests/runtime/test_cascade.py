@@ -18,11 +18,13 @@ from casework.runtime.cascade import (
     LayerOutcome,
     LayerPolicy,
     cascade_path,
+    load_policy,
+    save_policy,
+)
+from casework.runtime.cascade_fit import (
     fit_policy,
     fit_policy_for_budget,
-    load_policy,
     model_layers,
-    save_policy,
     simulate,
     sweep,
 )

@@ -54,11 +54,13 @@ class RunConfig:
         api_key: str | None = None,
         events: EventSink | None = None,
         caller: Caller | None = None,
+        roles: dict[str, str] | None = None,
     ) -> RunConfig:
         """A run on ``settings``: its models (``model`` for every text role: ``--model``, a
-        request's model), its trace in the settings' trace folder, each agent's own budgets."""
+        request's model; ``roles`` for the roles it names: ``--judge-model``), its trace in
+        the settings' trace folder, each agent's own budgets."""
         return cls(
-            models=RoleModels(settings, model, vision=vision, api_key=api_key),
+            models=RoleModels(settings, model, vision=vision, api_key=api_key, roles=roles),
             traces=settings.traces_dir,
             events=events,
             caller=caller,

@@ -295,8 +295,7 @@ def _agent_events(
     """The agent strategy, streamed: the same agent, policy and calibration as
     ``strategies.agent``, but its events reach the caller while it runs."""
     run: RunResult[LabelDecision] | None = None
-    model = config.models(ROLES["agent"])
-    for event in agent_for(deps, model, config).iter_events(render_task(ref), context=ref):
+    for event in agent_for(deps, config).iter_events(render_task(ref), context=ref):
         if event["type"] == "complete":  # ours comes last, after the label is recorded
             run = event["result"]
         else:

@@ -79,10 +79,9 @@ def rules(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDeci
 def agent(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDecision:
     """The ReAct agent on ``config.models("specialist")`` with the six evidence tools."""
     ref = resolve_input(deps, input)
-    model = config.models(ROLES["agent"])
     name = config.models.name(ROLES["agent"])
     calibration = deps.calibration("agent", name) if deps.calibration else None
-    return run_agent(agent_for(deps, model, config), ref, model=name, calibration=calibration)
+    return run_agent(agent_for(deps, config), ref, model=name, calibration=calibration)
 
 
 def choice(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDecision:

@@ -23,6 +23,7 @@ from casework.apps.sql.models import (
     JudgeFeedback,
     SQLQueryResponse,
     SubmitAnswer,
+    ValidationResult,
 )
 from casework.apps.sql.retrieval import describe_table, schema_terms, tokenize
 from casework.apps.sql.rules import (
@@ -137,6 +138,110 @@ def _best_unsubmitted(state: AgentStateV2) -> SubmitAnswer | None:
     )
 
 
+def _ending(state: AgentStateV2, strategy: str, ended_by: EndReason, detail: str) -> dict[str, Any]:
+    """The fields every final response carries: how the run went and ended."""
+    return {
+        "question": state.question,
+        "strategy": strategy,
+        "ended_by": ended_by,
+        "end_detail": detail,
+        "reasoning_steps": state.reasoning_trace,
+        "judge_calls": state.judge_calls,
+    }
+
+
+def _withheld(
+    state: AgentStateV2,
+    answer: SubmitAnswer,
+    query: str,
+    validation: ValidationResult,
+    ending: dict[str, Any],
+) -> SQLQueryResponse | None:
+    """A query that writes or returns sensitive data is never handed out, not even flagged."""
+    unsafe = [e for e in validation.errors if e.kind in WITHHELD_KINDS]
+    if not unsafe:
+        return None
+    reason = f"The query was withheld: {unsafe[0].message}"
+    state.step("final", outcome="withheld", query=query, reason=reason)
+    confidence = combine_confidence(
+        answer.confidence, has_query=False, valid=False, judge_score=None, use_judge=False
+    )[0]
+    return SQLQueryResponse(
+        query=None,
+        explanation=reason,
+        confidence=confidence,
+        confidence_source="refusal",
+        refused=True,
+        validation_errors=validation.errors,
+        **ending,
+    )
+
+
+_NOTES = {
+    "judge": "0.4 × own confidence + 0.6 × the judge's latest score for this query",
+    "validation": "own confidence × structural validation",
+    "validation_failed": "capped at 0.3: the query fails structural validation",
+}
+
+
+def _answered(
+    state: AgentStateV2,
+    answer: SubmitAnswer,
+    query: str,
+    validation: ValidationResult,
+    *,
+    submitted: bool,
+    use_judge: bool,
+    ending: dict[str, Any],
+) -> SQLQueryResponse:
+    """A query handed out, its confidence from its own, its validation and the judge's
+    latest score for it."""
+    judge_idx = [
+        i for i, q in enumerate(state.judged_queries) if normalize_sql(q) == normalize_sql(query)
+    ]
+    judged = state.judge_results[judge_idx[-1]] if judge_idx else None
+    confidence, source = combine_confidence(
+        answer.confidence,
+        has_query=True,
+        valid=validation.valid,
+        judge_score=judged.correctness_score if judged else None,
+        use_judge=use_judge,
+    )
+    note = _NOTES[source]
+    if source == "validation" and use_judge:
+        note += " (the judge did not score this query)"
+    state.step(
+        "final",
+        outcome="submitted" if submitted else "best query at limit",
+        query=query,
+        own_confidence=answer.confidence,
+        confidence=confidence,
+        confidence_source=source,
+        note=note,
+    )
+    feedback = judged if (judged and use_judge) else None
+    return SQLQueryResponse(
+        query=query,
+        explanation=answer.explanation,
+        confidence=confidence,
+        confidence_source=source,
+        judge_score=feedback.correctness_score if feedback else None,
+        judge_feedback=JudgeFeedback(
+            is_correct=feedback.is_correct,
+            issues=feedback.issues,
+            suggestions=feedback.suggestions,
+            reasoning=feedback.reasoning,
+        )
+        if feedback
+        else None,
+        valid=validation.valid,
+        validation_errors=validation.errors,
+        executable_sql=validation.transpiled if validation.valid else None,
+        tables_used=validation.tables,
+        **ending,
+    )
+
+
 def finalize(
     state: AgentStateV2,
     answer: SubmitAnswer | None,
@@ -149,6 +254,7 @@ def finalize(
 ) -> SQLQueryResponse:
     """The response for a submitted (or limit-ended) answer; deterministic. ``detail`` says
     more on ``ended_by`` (the model error's text)."""
+    ending = _ending(state, strategy, ended_by, detail)
     submitted = answer is not None
     if answer is None:
         answer = _best_unsubmitted(state)
@@ -156,16 +262,11 @@ def finalize(
         said = f"{ended_by} ({detail})" if detail else str(ended_by)
         state.step("final", outcome="no answer", ended_by=said)
         return SQLQueryResponse(
-            question=state.question,
             query=None,
             explanation=f"No valid query was found before the run ended ({said}).",
             confidence=0.0,
             confidence_source="no_answer",
-            strategy=strategy,
-            ended_by=ended_by,
-            end_detail=detail,
-            reasoning_steps=state.reasoning_trace,
-            judge_calls=state.judge_calls,
+            **ending,
         )
     query = answer.query.strip()
     if not query:
@@ -174,93 +275,28 @@ def finalize(
         )
         state.step("final", outcome="refused", reason=answer.explanation)
         return SQLQueryResponse(
-            question=state.question,
             query=None,
             explanation=answer.explanation,
             confidence=confidence,
             confidence_source=source,
             refused=True,
-            strategy=strategy,
-            ended_by=ended_by,
-            end_detail=detail,
-            reasoning_steps=state.reasoning_trace,
-            judge_calls=state.judge_calls,
+            **ending,
         )
     # The submitted query is checked again (not counted): it may never have been validated.
     validation = latest_validation(state, query) or validate_sql(
         query, deps.schema, dialect=deps.dialect
     )
-    unsafe = [e for e in validation.errors if e.kind in WITHHELD_KINDS]
-    if unsafe:
-        # A query that writes or returns sensitive data is never handed out, not even flagged.
-        reason = f"The query was withheld: {unsafe[0].message}"
-        state.step("final", outcome="withheld", query=query, reason=reason)
-        return SQLQueryResponse(
-            question=state.question,
-            query=None,
-            explanation=reason,
-            confidence=combine_confidence(
-                answer.confidence, has_query=False, valid=False, judge_score=None, use_judge=False
-            )[0],
-            confidence_source="refusal",
-            refused=True,
-            validation_errors=validation.errors,
-            strategy=strategy,
-            ended_by=ended_by,
-            end_detail=detail,
-            reasoning_steps=state.reasoning_trace,
-            judge_calls=state.judge_calls,
-        )
-    judge_idx = [
-        i for i, q in enumerate(state.judged_queries) if normalize_sql(q) == normalize_sql(query)
-    ]
-    judged = state.judge_results[judge_idx[-1]] if judge_idx else None
-    confidence, source = combine_confidence(
-        answer.confidence,
-        has_query=True,
-        valid=validation.valid,
-        judge_score=judged.correctness_score if judged else None,
+    withheld = _withheld(state, answer, query, validation, ending)
+    if withheld is not None:
+        return withheld
+    return _answered(
+        state,
+        answer,
+        query,
+        validation,
+        submitted=submitted,
         use_judge=use_judge,
-    )
-    note = {
-        "judge": "0.4 × own confidence + 0.6 × the judge's latest score for this query",
-        "validation": "own confidence × structural validation"
-        + (" (the judge did not score this query)" if use_judge else ""),
-        "validation_failed": "capped at 0.3: the query fails structural validation",
-    }[source]
-    state.step(
-        "final",
-        outcome="submitted" if submitted else "best query at limit",
-        query=query,
-        own_confidence=answer.confidence,
-        confidence=confidence,
-        confidence_source=source,
-        note=note,
-    )
-    return SQLQueryResponse(
-        question=state.question,
-        query=query,
-        explanation=answer.explanation,
-        confidence=confidence,
-        confidence_source=source,
-        judge_score=judged.correctness_score if (judged and use_judge) else None,
-        judge_feedback=JudgeFeedback(
-            is_correct=judged.is_correct,
-            issues=judged.issues,
-            suggestions=judged.suggestions,
-            reasoning=judged.reasoning,
-        )
-        if (judged and use_judge)
-        else None,
-        valid=validation.valid,
-        validation_errors=validation.errors,
-        executable_sql=validation.transpiled if validation.valid else None,
-        tables_used=validation.tables,
-        reasoning_steps=state.reasoning_trace,
-        strategy=strategy,
-        ended_by=ended_by,
-        end_detail=detail,
-        judge_calls=state.judge_calls,
+        ending=ending,
     )
 
 
@@ -351,17 +387,16 @@ def build_react_agent(
         judge_limit=f", {cfg.max_judge_calls} judge calls" if use_judge else "",
     )
     agent = ReactAgent(
-        model=config.models(ROLES["agent"]),
+        config=replace(config, limits=limits),
+        role=ROLES["agent"],
         tools=build_tools(deps, judge_model),
         decision_model=SubmitAnswer,
         system_prompt=system,
         name="sql_v2" if use_judge else "sql_v1",
         submit_name=SUBMIT,
         context_schema=SQLRunContext,
-        limits=limits,
         tool_caps=caps,
         fallback=lambda reason: None,  # type: ignore[arg-type,return-value]
-        trace_dir=config.traces,
     )
     return agent, judge_model
 

@@ -20,7 +20,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from casework import llm
 from casework.apps.vanpool import agent, lifecycle, mail, roster
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
 from casework.apps.vanpool.lifecycle import REVIEWER, Verifier, case_result
@@ -53,6 +52,7 @@ from casework.apps.vanpool.synth import DATA_DIR
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.evals.store import load_run
+from casework.llm.roles import RoleModels
 from casework.registry import strategy_named
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.context import caller_name
@@ -533,13 +533,12 @@ def compare_runs(
 ) -> RunComparison:
     """Load two stored runs (id, prefix or 'latest') of vanpool and the judge's model (the
     judge role's unless named); ``judge_runs`` then compares their answers."""
-    settings = get_settings()
-    spec = judge_model or settings.models.for_role("judge")
+    models = RoleModels(get_settings(), roles={"judge": judge_model} if judge_model else None)
     a, b = load_run(run_a), load_run(run_b)
     if a.app != "vanpool" or b.app != "vanpool":
         raise InputError(f"Runs {a.run_id} and {b.run_id} are not both vanpool evaluations.")
     pairs = pairs_of(a, b, limit)
-    return RunComparison(a, b, spec, pairs, llm.resolve_model(spec, settings=settings))
+    return RunComparison(a, b, models.name("judge"), pairs, models("judge"))
 
 
 def judge_runs(
