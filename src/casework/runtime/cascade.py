@@ -4,15 +4,16 @@ A cascade is an ordered list of layers (e.g. rules → baseline → the bundled 
 configured remote model), each a strategy ``run(input, deps, config) -> Decision``. A layer's
 answer is kept when it decided (its verdict is not an "undecided" one such as NEEDS_REVIEW) and its
 *calibrated* confidence reaches the layer's threshold; otherwise the case goes to the next
-layer. When no layer is sure, the app's ``undecided`` hook turns the last answer into its
-needs-review decision. Every decision records which layer decided and what each layer before
-it said (``RunInfo.layers``).
+layer. When no layer is sure, the last answer goes to a person (``mark_for_review``, or the
+app's ``review``). A remote layer runs only when the cascade's role runs a remote model. Every
+decision records which layer decided and what each layer before it said (``RunInfo.layers``).
+The glue (remote-layer check, stored policy, nobody-sure ending) is here; an app passes its
+layers and what differs.
 
 The thresholds and each layer's calibration are a ``CascadePolicy``, fitted on development
-cases for a target accuracy (``fit_policy``) and stored like the confidence calibration
-(``<home>/calibration/<app>/cascade--<model>.json``). ``simulate`` replays a policy on cases
-where every layer ran (``Cascade.exploring()``), so one evaluation run gives the fit and the
-accuracy–cost curve (``sweep``; both in ``cascade_fit``). No app knowledge.
+cases for a target accuracy and stored like the confidence calibration
+(``<home>/calibration/<app>/cascade--<model>.json``); ``cascade_fit`` fits, replays and
+sweeps them on cases where every layer ran (``Cascade.exploring()``). No app knowledge.
 
 References: FrugalGPT (Chen et al. 2023), AutoMix (Madaan et al. 2023).
 """
