@@ -191,11 +191,10 @@ def run_demo(console: Console) -> None:
 
 def smoke_run(console: Console) -> None:
     """A two-tool ReAct run on the bundled model, printed as the event stream."""
-    from casework.llm import resolve_model
+    from casework.runtime.runconfig import RunConfig
     from casework.smoke import OrderRef, build_smoke_agent
 
-    settings = get_settings()
-    agent = build_smoke_agent(resolve_model(settings.models.default), trace_dir=settings.traces_dir)
+    agent = build_smoke_agent(RunConfig.of(get_settings()))
     for event in agent.iter_events(
         "Order A-1001 says it was delivered. Check the order status and then submit your decision "
         "on whether the delivery claim is VALID.",

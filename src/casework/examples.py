@@ -28,7 +28,7 @@ from casework.runtime.memory import Example, ExampleDraft, ExamplesHook, Memory
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
-    from casework.runtime.review import DecideOutcome
+    from casework.runtime.review_provider import DecideOutcome
 
 __all__ = [
     "examples_cli",

@@ -63,7 +63,7 @@ class AppSpec:
     Decision`` (``casework.runtime.strategy``) that the CLI, the API and the evaluation all
     call."""
     review: Callable[[Settings], Any] | None = None
-    """Given the settings, returns the app's ``casework.runtime.review.ReviewProvider``: what
+    """Given the settings, returns the app's ``casework.runtime.review_provider.ReviewProvider``: what
     waits for a person (listed in the web inbox) and, optionally, runs the UI can start."""
     extra: dict[str, Any] = field(default_factory=dict)
     examples: Callable[[], Any] | None = None

@@ -6,17 +6,16 @@ travels in the run context; the tools read it from there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from langchain.tools import ToolRuntime, tool
-from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel, Field
 
 from casework.config import Limits
 from casework.runtime.react import ReactAgent
+from casework.runtime.runconfig import RunConfig
 
 __all__ = ["ORDERS", "OrderRef", "SmokeDecision", "build_smoke_agent"]
 
@@ -63,6 +62,8 @@ def get_customer(runtime: ToolRuntime[OrderRef]) -> dict[str, Any]:
     return {"customer_id": customer, **CUSTOMERS[customer]}
 
 
+SMOKE_LIMITS = Limits(max_model_calls=5, max_tool_calls=6, recursion_limit=20)
+
 SYSTEM = (
     "You check delivery claims. Use the tools to look up the order, then call submit_decision "
     "with VALID if the order status supports the claim, INVALID if it contradicts it."
@@ -70,19 +71,16 @@ SYSTEM = (
 
 
 def build_smoke_agent(
-    model: BaseChatModel,
-    *,
-    trace_dir: Path | None = None,
-    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    config: RunConfig, *, checkpointer: BaseCheckpointSaver[Any] | None = None
 ) -> ReactAgent[SmokeDecision]:
+    """The smoke agent on ``config``'s default model, its trace in ``config.traces``."""
     return ReactAgent(
-        model=model,
+        config=replace(config, limits=SMOKE_LIMITS),
+        role="default",
         tools=[get_order_status, get_customer],
         decision_model=SmokeDecision,
         system_prompt=SYSTEM,
         name="smoke",
         context_schema=OrderRef,
-        limits=Limits(max_model_calls=5, max_tool_calls=6, recursion_limit=20),
-        trace_dir=trace_dir,
         checkpointer=checkpointer,
     )

@@ -11,6 +11,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.pool import StaticPool
 
 from casework.llm import ScriptedChatModel, call
+from casework.llm.roles import RoleModels
 from casework.runtime import Decision, ReactAgent
 from casework.runtime.context import (
     Caller,
@@ -21,6 +22,7 @@ from casework.runtime.context import (
     visible_to,
     writable_by,
 )
+from casework.runtime.runconfig import RunConfig
 
 
 class _Base(DeclarativeBase):
@@ -90,12 +92,19 @@ def test_a_tool_scopes_by_the_run_context_tenant_the_model_never_sees():
     assert list_notes.tool_call_schema.model_json_schema()["properties"] == {}
     for caller, expected in ((ANA, ["demo", "ana's"]), (None, ["demo", "ana's", "bob's"])):
         agent = ReactAgent(
-            model=ScriptedChatModel(
-                steps=[
-                    call("list_notes"),
-                    call("submit_decision", verdict="VALID", confidence=90, reasoning="read"),
-                ]
+            config=RunConfig(
+                models=RoleModels.given(
+                    ScriptedChatModel(
+                        steps=[
+                            call("list_notes"),
+                            call(
+                                "submit_decision", verdict="VALID", confidence=90, reasoning="read"
+                            ),
+                        ]
+                    )
+                )
             ),
+            role="agent",
             tools=[list_notes],
             decision_model=Decision,
             system_prompt="List the notes.",

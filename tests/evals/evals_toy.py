@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -174,13 +174,12 @@ def toy_deps(settings: Settings) -> ToyDeps:
 
 def _agent(config: RunConfig) -> ReactAgent[ToyDecision]:
     return ReactAgent(
-        model=config.models("default"),
+        config=replace(config, limits=Limits(max_model_calls=4)),
+        role="default",
         tools=[lookup_word, search_similar],
         decision_model=ToyDecision,
         system_prompt="Check whether the label fits the word. Look the word up, then submit.",
         name="toy",
-        limits=Limits(max_model_calls=4),
-        trace_dir=config.traces,
     )
 
 

@@ -11,8 +11,8 @@ from evals_toy import KB, ToyDecision, ToyDeps, ToyInput, make_cases, make_suite
 from casework.evals.calibrate import calibrate_cascade
 from casework.evals.runner import run_suite
 from casework.evals.store import load_run
-from casework.runtime.cascade import Cascade, CascadePolicy, Layer, cascade_path, load_policy
-from casework.runtime.decision import Decision, EndReason, RunInfo
+from casework.runtime.cascade import Cascade, Layer, cascade_path, load_policy
+from casework.runtime.decision import EndReason, RunInfo
 from casework.runtime.runconfig import RunConfig
 from casework.runtime.usage import Usage
 
@@ -52,19 +52,8 @@ def model_layer(input: ToyInput, deps: ToyDeps, config: RunConfig) -> ToyDecisio
     )
 
 
-def _review(last: Decision | None, outcomes: list) -> ToyDecision:
-    return ToyDecision(verdict="NEEDS_REVIEW", confidence=0, reasoning="nobody sure")
-
-
-def _policy(deps: ToyDeps, config: RunConfig) -> CascadePolicy:
-    return load_policy(cascade_path(deps.settings.home, "toy", None)) or CascadePolicy()
-
-
 CASCADE = Cascade(
-    "cascade",
-    [Layer("rules", rules_layer), Layer("model", model_layer)],
-    policy=_policy,
-    undecided=_review,
+    "toy", [Layer("rules", rules_layer), Layer("model", model_layer)], decision=ToyDecision
 )
 
 

@@ -99,7 +99,7 @@ PUBLIC = {
         "calibrate_run",
         "calibration_pairs",
     ],
-    "casework.evals.cascade": ["cascade_summary", "layer_names", "layer_outcomes"],
+    "casework.evals.layer_report": ["cascade_summary", "layer_names", "layer_outcomes"],
     "casework.evals.traces": ["keep_trace"],
     "casework.evals.formatting": ["HEADLINE", "format_metric", "metric_label"],
     "casework.evals.html": ["css", "e", "json_block", "page", "percent", "pill", "table"],

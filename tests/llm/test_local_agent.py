@@ -8,7 +8,9 @@ lookup or a run that ends without a submit fails the test.
 import pytest
 
 from casework.llm import resolve_model
+from casework.llm.roles import RoleModels
 from casework.runtime import EndReason
+from casework.runtime.runconfig import RunConfig
 from casework.runtime.traces import read_trace
 from casework.smoke import OrderRef, build_smoke_agent
 
@@ -16,7 +18,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.local_model]
 
 
 def test_local_model_looks_the_order_up_and_decides_valid(tmp_path):
-    agent = build_smoke_agent(resolve_model("local:qwen2.5-coder-1.5b"), trace_dir=tmp_path)
+    agent = build_smoke_agent(
+        RunConfig(
+            models=RoleModels.given(resolve_model("local:qwen2.5-coder-1.5b")), traces=tmp_path
+        )
+    )
     result = agent.run(
         "Order A-1001: the customer says the order was delivered. Look up the order status, "
         "then submit your decision on whether the delivery claim is VALID.",

@@ -5,6 +5,8 @@ from fastapi.testclient import TestClient
 
 from casework.errors import NotFoundError
 from casework.llm import ScriptedChatModel, call
+from casework.llm.roles import RoleModels
+from casework.runtime.runconfig import RunConfig
 from casework.server import create_app, sse_response
 from casework.smoke import OrderRef, build_smoke_agent
 
@@ -26,7 +28,9 @@ def test_health_and_error_mapping_and_sse():
             ]
         )
         return sse_response(
-            build_smoke_agent(model).iter_events("check", context=OrderRef(), trace=False)
+            build_smoke_agent(RunConfig(models=RoleModels.given(model))).iter_events(
+                "check", context=OrderRef(), trace=False
+            )
         )
 
     app.include_router(router, prefix="/t")

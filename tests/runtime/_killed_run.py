@@ -4,7 +4,9 @@ import os
 import sys
 
 from casework.llm import ScriptedChatModel, call
+from casework.llm.roles import RoleModels
 from casework.runtime.checkpoint import sqlite_checkpointer
+from casework.runtime.runconfig import RunConfig
 from casework.smoke import OrderRef, build_smoke_agent
 
 
@@ -20,7 +22,7 @@ def responder(messages, tools):
 
 
 agent = build_smoke_agent(
-    ScriptedChatModel(responder=responder),
+    RunConfig(models=RoleModels.given(ScriptedChatModel(responder=responder))),
     checkpointer=sqlite_checkpointer(__import__("pathlib").Path(sys.argv[1])),
 )
 if sys.argv[2] == "die":

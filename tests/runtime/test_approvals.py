@@ -12,8 +12,10 @@ from typing_extensions import TypedDict
 
 from casework.config import Limits
 from casework.llm import ScriptedChatModel, call
+from casework.llm.roles import RoleModels
 from casework.runtime import ReactAgent
 from casework.runtime.approvals import SideEffectJournal, effect_key, request_approval
+from casework.runtime.runconfig import RunConfig
 from casework.stores.sql import get_engine, migrate
 
 OUTBOX: list[dict] = []
@@ -35,7 +37,7 @@ class Outcome(BaseModel):
     reasoning: str
 
 
-def build(journal: SideEffectJournal, steps, **kw):
+def build(journal: SideEffectJournal, steps, limits=None, **kw):
     @tool
     def send_email(to: str, body: str, runtime: ToolRuntime) -> str:
         """Send an email (needs approval)."""
@@ -50,7 +52,8 @@ def build(journal: SideEffectJournal, steps, **kw):
         )
 
     return ReactAgent(
-        model=ScriptedChatModel(steps=steps),
+        config=RunConfig(models=RoleModels.given(ScriptedChatModel(steps=steps)), limits=limits),
+        role="agent",
         tools=[send_email],
         decision_model=Outcome,
         system_prompt="s",

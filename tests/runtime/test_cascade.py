@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -17,11 +18,13 @@ from casework.runtime.cascade import (
     LayerOutcome,
     LayerPolicy,
     cascade_path,
+    load_policy,
+    save_policy,
+)
+from casework.runtime.cascade_fit import (
     fit_policy,
     fit_policy_for_budget,
-    load_policy,
     model_layers,
-    save_policy,
     simulate,
     sweep,
 )
@@ -58,12 +61,23 @@ def _layer(
     return Layer(name, run)
 
 
-def _needs_review(last: Decision | None, outcomes: list[LayerOutcome]) -> Decision:
-    return Decision(verdict="NEEDS_REVIEW", confidence=0, reasoning="no layer was sure")
+class _Deps:
+    """What a cascade reads of an app's deps: ``settings.home``, where its policy is stored."""
+
+    def __init__(self, home: Path) -> None:
+        self.settings = SimpleNamespace(home=home)
+
+
+@pytest.fixture
+def deps(tmp_path: Path) -> _Deps:
+    return _Deps(tmp_path)
 
 
 def _cascade(
-    calls: list[str], policy: CascadePolicy | None = None, explore: bool = False
+    calls: list[str],
+    policy: CascadePolicy | None = None,
+    explore: bool = False,
+    home: Path | None = None,
 ) -> Cascade:
     rules = _layer(
         "rules", {"a": ("VALID", 90), "b": ("NEEDS_REVIEW", 50), "c": ("INVALID", 60)}, calls
@@ -74,27 +88,24 @@ def _cascade(
         calls,
         model_calls=1,
     )
-    c = Cascade(
-        "cascade",
-        [rules, model],
-        policy=lambda deps, config: policy or CascadePolicy(),
-        undecided=_needs_review,
-    )
+    if policy is not None and home is not None:
+        save_policy(policy, cascade_path(home, "toy", None))
+    c = Cascade("toy", [rules, model], decision=Decision)
     return c.exploring() if explore else c
 
 
-def test_the_first_sure_layer_decides_and_later_layers_do_not_run() -> None:
+def test_the_first_sure_layer_decides_and_later_layers_do_not_run(deps: _Deps) -> None:
     calls: list[str] = []
-    decision = _cascade(calls)("a", None, CONFIG)
+    decision = _cascade(calls)("a", deps, CONFIG)
     assert decision.verdict == "VALID" and calls == ["rules"]
     assert decision.run is not None and decision.run.decided_by == "rules"
     assert decision.run.strategy == "cascade" and decision.run.usage.model_calls == 0
     assert [o.layer for o in decision.run.layers] == ["rules"]
 
 
-def test_an_undecided_or_unsure_layer_passes_the_case_on() -> None:
+def test_an_undecided_or_unsure_layer_passes_the_case_on(deps: _Deps) -> None:
     calls: list[str] = []
-    decision = _cascade(calls)("b", None, CONFIG)  # rules NEEDS_REVIEW -> model INVALID 95
+    decision = _cascade(calls)("b", deps, CONFIG)  # rules NEEDS_REVIEW -> model INVALID 95
     assert (decision.verdict, calls) == ("INVALID", ["rules", "model"])
     run = decision.run
     assert run is not None and run.decided_by == "model" and run.model == "m"
@@ -102,49 +113,105 @@ def test_an_undecided_or_unsure_layer_passes_the_case_on() -> None:
     assert run.usage.model_calls == 1 and run.usage.wall_seconds == pytest.approx(3.0)
 
 
-def test_no_sure_layer_gives_the_apps_needs_review() -> None:
+def test_no_sure_layer_marks_the_last_answer_for_review(deps: _Deps) -> None:
     calls: list[str] = []
-    decision = _cascade(calls)("c", None, CONFIG)  # rules INVALID 60 < 80; model VALID 40 < 80
-    assert decision.verdict == "NEEDS_REVIEW"
+    decision = _cascade(calls)("c", deps, CONFIG)  # rules INVALID 60 < 80; model VALID 40 < 80
+    assert decision.verdict == "NEEDS_REVIEW" and decision.confidence == 40
+    assert decision.reasoning == (
+        "No layer was sure: rules INVALID at 60.0 (needs 80.0); model VALID at 40.0 (needs 80.0)."
+    )
     assert decision.run is not None and decision.run.decided_by is None
-    assert decision.run.ended_by == EndReason.NO_DECISION
+    assert decision.run.ended_by == EndReason.SUBMIT  # how the reviewed answer's run ended
     assert [o.verdict for o in decision.run.layers] == ["INVALID", "VALID"]
 
 
-def test_thresholds_act_on_the_calibrated_confidence() -> None:
+def test_thresholds_act_on_the_stored_policys_calibrated_confidence(deps: _Deps) -> None:
     # rules stated 60 on "c"; its calibration says such answers are right 90 % of the time
     cal = Calibration(knots=(50.0, 60.0, 90.0), values=(20.0, 90.0, 95.0), n=30)
     policy = CascadePolicy({"rules": LayerPolicy(85.0, cal), "model": LayerPolicy(80.0)})
     calls: list[str] = []
-    decision = _cascade(calls, policy)("c", None, CONFIG)
+    decision = _cascade(calls, policy, home=deps.settings.home)("c", deps, CONFIG)
     assert decision.verdict == "INVALID" and calls == ["rules"]
     assert decision.run is not None and decision.run.layers[0].calibrated == 90.0
 
 
-def test_exploring_runs_every_layer_but_pays_only_up_to_the_decider() -> None:
+def test_exploring_runs_every_layer_but_pays_only_up_to_the_decider(deps: _Deps) -> None:
     calls: list[str] = []
-    decision = _cascade(calls, explore=True)("a", None, CONFIG)
+    decision = _cascade(calls, explore=True)("a", deps, CONFIG)
     assert calls == ["rules", "model"] and decision.verdict == "VALID"
     run = decision.run
     assert run is not None and run.decided_by == "rules" and run.usage.model_calls == 0
     assert [o.kept for o in run.layers] == [True, False]
 
 
-def test_a_layer_that_cannot_answer_is_recorded_and_skipped() -> None:
+def test_a_layer_that_cannot_answer_is_recorded_and_skipped(deps: _Deps) -> None:
     def broken(input: str, deps: object, config: RunConfig) -> Decision:
         raise ConfigError("no model configured")
 
     calls: list[str] = []
     model = _layer("model", {"a": ("VALID", 99)}, calls, model_calls=1)
-    c = Cascade(
-        "c",
-        [Layer("remote", broken), model],
-        policy=lambda d, c: CascadePolicy(),
-        undecided=_needs_review,
-    )
-    decision = c("a", None, CONFIG)
+    c = Cascade("c", [Layer("remote", broken), model], decision=Decision)
+    decision = c("a", deps, CONFIG)
     assert decision.verdict == "VALID" and decision.run is not None
     assert decision.run.layers[0].error == "ConfigError: no model configured"
+
+
+def test_when_every_layer_fails_the_no_answer_is_a_bare_needs_review(deps: _Deps) -> None:
+    def broken(input: str, deps: object, config: RunConfig) -> Decision:
+        raise ConfigError("no model configured")
+
+    decision = Cascade("c", [Layer("rules", broken)], decision=Decision)("a", deps, CONFIG)
+    assert (decision.verdict, decision.confidence) == ("NEEDS_REVIEW", 0)
+    assert decision.run is not None and decision.run.ended_by == EndReason.NO_DECISION
+    assert (
+        decision.reasoning
+        == "No layer was sure: rules ConfigError: no model configured at - (needs -)."
+    )
+
+
+def _remote_cascade(calls: list[str], shipped: Path | None = None) -> Cascade:
+    rules = _layer("rules", {"c": ("INVALID", 60)}, calls)
+    remote = _layer("remote", {"c": ("VALID", 90)}, calls, model_calls=1)
+    return Cascade(
+        "toy",
+        [rules, Layer("remote", remote.run, remote=True)],
+        decision=Decision,
+        role="agent",
+        shipped_policy=shipped,
+    )
+
+
+def test_a_remote_layer_sits_out_when_the_role_runs_the_bundled_model(deps: _Deps) -> None:
+    from casework.llm.local import LocalChatModel
+
+    local = RunConfig(models=RoleModels.given(LocalChatModel(model_path=Path("/none.gguf"))))
+    calls: list[str] = []
+    decision = _remote_cascade(calls)("c", deps, local)
+    assert calls == ["rules"] and decision.verdict == "NEEDS_REVIEW"
+    calls.clear()
+    decision = _remote_cascade(calls)("c", deps, CONFIG)  # a scripted model: not the bundled one
+    assert calls == ["rules", "remote"] and decision.verdict == "VALID"
+
+
+def test_the_policy_is_stored_per_remote_model_and_the_shipped_one_is_offline_only(
+    deps: _Deps, tmp_path: Path
+) -> None:
+    from casework.llm.local import LocalChatModel
+
+    shipped = save_policy(
+        CascadePolicy({"rules": LayerPolicy(50.0)}), tmp_path / "shipped" / "cascade.json"
+    )
+    local = RunConfig(models=RoleModels.given(LocalChatModel(model_path=Path("/none.gguf"))))
+    cascade = _remote_cascade([], shipped)
+    assert cascade.policy(deps, local).layers["rules"].threshold == 50.0
+    assert cascade.policy(deps, CONFIG).layers == {}  # a remote model: its own fit, none yet
+    remote = CONFIG.models.name("agent")
+    save_policy(
+        CascadePolicy({"rules": LayerPolicy(70.0)}), cascade_path(deps.settings.home, "toy", remote)
+    )
+    assert cascade.policy(deps, CONFIG).layers["rules"].threshold == 70.0
+    with pytest.raises(ValueError, match="needs the role"):
+        Cascade("toy", [Layer("remote", _layer("r", {}, []).run, remote=True)], decision=Decision)
 
 
 def _outcome(

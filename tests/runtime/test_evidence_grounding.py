@@ -10,6 +10,7 @@ from langchain.tools import ToolRuntime, tool
 from pydantic import Field
 
 from casework.llm import ScriptedChatModel, call
+from casework.llm.roles import RoleModels
 from casework.runtime import Decision, EndReason, ReactAgent
 from casework.runtime.decision import (
     EVIDENCE_FIELDS_MAX,
@@ -17,6 +18,7 @@ from casework.runtime.decision import (
     ToolCallRecord,
     ground_evidence,
 )
+from casework.runtime.runconfig import RunConfig
 
 SHIFTS = {
     "vanpool_id": "VP-001",
@@ -117,7 +119,8 @@ def test_agent_decision_is_grounded_in_its_own_tool_output() -> None:
         ]
     )
     agent = ReactAgent(
-        model=model,
+        config=RunConfig(models=RoleModels.given(model)),
+        role="agent",
         tools=[get_employee_shifts],
         decision_model=ShiftVerdict,
         system_prompt="Judge the shifts.",
@@ -158,7 +161,8 @@ def test_grounding_reads_the_whole_output_not_the_record_cut() -> None:
         ]
     )
     agent = ReactAgent(
-        model=model,
+        config=RunConfig(models=RoleModels.given(model)),
+        role="agent",
         tools=[get_many_riders],
         decision_model=ShiftVerdict,
         system_prompt="Judge the shifts.",

@@ -8,8 +8,10 @@ from langchain_core.tools import tool
 from pydantic import BaseModel, Field
 
 from casework.llm import ScriptedChatModel, call
+from casework.llm.roles import RoleModels
 from casework.runtime import ReactAgent
 from casework.runtime.middleware import DECIDE_NOW, EVIDENCE_FIRST, REPEATED, EvidenceBudget
+from casework.runtime.runconfig import RunConfig
 
 
 @tool
@@ -40,7 +42,8 @@ class Verdict(BaseModel):
 
 def agent(model: ScriptedChatModel, budget: EvidenceBudget) -> ReactAgent[Verdict]:
     return ReactAgent(
-        model=model,
+        config=RunConfig(models=RoleModels.given(model)),
+        role="agent",
         tools=[primary, extra, clock],
         decision_model=Verdict,
         system_prompt="decide",

@@ -8,8 +8,10 @@ from langchain_core.tools import tool
 from pydantic import BaseModel
 
 from casework.llm import ScriptedChatModel, call
+from casework.llm.roles import RoleModels
 from casework.runtime import ReactAgent
 from casework.runtime.middleware import ModelSettings
+from casework.runtime.runconfig import RunConfig
 
 
 @tool
@@ -39,7 +41,8 @@ def test_every_model_call_is_bound_with_the_agents_settings() -> None:
     _BINDINGS.clear()
     model = Recording(steps=[call("look"), call("submit_decision", verdict="ok")])
     agent = ReactAgent(
-        model=model,
+        config=RunConfig(models=RoleModels.given(model)),
+        role="agent",
         tools=[look],
         decision_model=Verdict,
         system_prompt="decide",

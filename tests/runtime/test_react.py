@@ -15,9 +15,11 @@ from pydantic import BaseModel, Field
 from casework.config import Limits
 from casework.errors import SourceUnavailable, ToolRetry
 from casework.llm import ScriptedChatModel, call, say
+from casework.llm.roles import RoleModels
 from casework.runtime import Decision as PlatformDecision
 from casework.runtime import EndReason, ReactAgent, RunInfo
-from casework.runtime.react import SUBMIT_NUDGE
+from casework.runtime.react_steps import SUBMIT_NUDGE
+from casework.runtime.runconfig import RunConfig
 from casework.runtime.traces import read_trace
 
 
@@ -54,9 +56,14 @@ class Decision(BaseModel):
     reasoning: str
 
 
-def agent(model, **kw) -> ReactAgent[Decision]:
+def _config(model, limits=None, trace_dir=None) -> RunConfig:
+    return RunConfig(models=RoleModels.given(model), limits=limits, traces=trace_dir)
+
+
+def agent(model, limits=None, trace_dir=None, **kw) -> ReactAgent[Decision]:
     return ReactAgent(
-        model=model,
+        config=_config(model, limits, trace_dir),
+        role="agent",
         tools=[get_word, flaky],
         decision_model=Decision,
         system_prompt="s",
@@ -280,8 +287,15 @@ def ledger(entry: str) -> str:
     return f"{entry}: paid"
 
 
-def claim_agent(model, **kw) -> ReactAgent[Claim]:
-    return ReactAgent(model=model, tools=[ledger], decision_model=Claim, system_prompt="s", **kw)
+def claim_agent(model, limits=None, **kw) -> ReactAgent[Claim]:
+    return ReactAgent(
+        config=_config(model, limits),
+        role="agent",
+        tools=[ledger],
+        decision_model=Claim,
+        system_prompt="s",
+        **kw,
+    )
 
 
 def test_run_info_is_attached_to_submitted_and_fallback_decisions():

@@ -11,8 +11,10 @@ from pydantic import BaseModel
 
 import casework.runtime.loop as loop
 import casework.runtime.react as react
+from casework.llm.roles import RoleModels
 from casework.llm.scripted import ScriptedChatModel, call
 from casework.runtime.middleware import EvidenceBudget
+from casework.runtime.runconfig import RunConfig
 
 
 class _Decision(BaseModel):
@@ -32,7 +34,12 @@ def _wrapped_names(monkeypatch: pytest.MonkeyPatch, *, tracing: bool) -> list[st
     monkeypatch.setattr(loop, "traceable", spy)
     monkeypatch.setattr(loop, "tracing_is_enabled", lambda: tracing)
     agent = react.ReactAgent(
-        model=ScriptedChatModel(steps=[call("submit_decision", verdict="VALID")]),
+        config=RunConfig(
+            models=RoleModels.given(
+                ScriptedChatModel(steps=[call("submit_decision", verdict="VALID")])
+            )
+        ),
+        role="agent",
         tools=[],
         decision_model=_Decision,
         system_prompt="s",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from casework.errors import InputError
-from casework.runtime.review import WAITING, ReviewFilters, known_status
+from casework.runtime.review_provider import WAITING, ReviewFilters, known_status
 
 
 def test_a_known_status_passes_and_an_unknown_one_is_one_sentence_naming_the_choices():

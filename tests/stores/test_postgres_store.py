@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from casework.llm.roles import RoleModels
+from casework.runtime.runconfig import RunConfig
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from casework.llm import ScriptedChatModel, call
 from casework.runtime.checkpoint import postgres_checkpointer
@@ -60,11 +63,16 @@ def test_checkpoint_round_trip(pg_url):
         return call("get_order_status")
 
     with postgres_checkpointer(pg_url) as saver:
-        agent = build_smoke_agent(ScriptedChatModel(responder=responder), checkpointer=saver)
+        agent = build_smoke_agent(
+            RunConfig(models=RoleModels.given(ScriptedChatModel(responder=responder))),
+            checkpointer=saver,
+        )
         result = agent.run("check", context=OrderRef(), thread_id="pg-thread", trace=False)
         assert result.ended_by == "submit"
     with postgres_checkpointer(pg_url) as saver:  # a new connection reads it back
-        agent = build_smoke_agent(ScriptedChatModel(), checkpointer=saver)
+        agent = build_smoke_agent(
+            RunConfig(models=RoleModels.given(ScriptedChatModel())), checkpointer=saver
+        )
         state = agent.graph.get_state({"configurable": {"thread_id": "pg-thread"}})
         names = [m.name for m in state.values["messages"] if m.type == "tool"]
         assert names == ["get_order_status", "submit_decision"]

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from casework.errors import InputError
-from casework.runtime.review import WAITING, Cursor, ReviewFilters, ReviewItem
+from casework.runtime.review_provider import WAITING, Cursor, ReviewFilters, ReviewItem
 from casework.web.inbox import InboxCursor, filters_for, inbox_page
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)

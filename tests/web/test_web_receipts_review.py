@@ -8,7 +8,7 @@ from web_helpers import Site
 
 from casework.apps.receipts.review import DECIDED, ReceiptsReview
 from casework.runtime.context import Caller, Role
-from casework.runtime.review import WAITING, Cursor, ReviewFilters, ReviewProvider
+from casework.runtime.review_provider import WAITING, Cursor, ReviewFilters, ReviewProvider
 
 
 def test_items_page_newest_first_and_counts(site: Site) -> None:

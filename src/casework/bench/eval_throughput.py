@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -66,12 +66,11 @@ def _agent(deps: _Deps, config: RunConfig) -> ReactAgent[BenchDecision]:
     found = deps.agents.get(id(model))
     if found is None or found[0] is not model:
         agent = ReactAgent(
-            model=model,
+            config=replace(config, limits=Limits(max_model_calls=4)),
+            role="default",
             tools=[lookup_word],
             decision_model=BenchDecision,
             system_prompt="Look the word up, then submit.",
-            limits=Limits(max_model_calls=4),
-            trace_dir=config.traces,
         )
         found = deps.agents[id(model)] = (model, agent)
     return found[1]

@@ -103,9 +103,10 @@ def _stats(values: list[float]) -> dict[str, float | None]:
 def _resolve(model: BaseChatModel | None) -> BaseChatModel:
     if model is not None:
         return model
-    from casework.llm.local import load_local_model
+    from casework.config import get_settings
+    from casework.llm.roles import LOCAL_ROLE, RoleModels
 
-    return load_local_model()
+    return RoleModels(get_settings())(LOCAL_ROLE)
 
 
 def run_local_tools_bench(

@@ -35,8 +35,10 @@ from rich.console import Console
 from rich.table import Table
 
 from casework.config import Limits
+from casework.llm.roles import RoleModels
 from casework.llm.scripted import ScriptedChatModel, call
 from casework.runtime.react import TOOL_THREADS, ReactAgent
+from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "TARGET_RATIO",
@@ -75,12 +77,15 @@ def casework_agent(steps: int, trace_dir: Path) -> ReactAgent[BenchDecision]:
     """casework's agent on the benchmark's script, every feature on (a trace in ``trace_dir``)."""
     big = 10**6
     return ReactAgent(
-        model=ScriptedChatModel(steps=_script(steps)),
+        config=RunConfig(
+            models=RoleModels.given(ScriptedChatModel(steps=_script(steps))),
+            limits=Limits(max_model_calls=big, max_tool_calls=big, recursion_limit=big),
+            traces=trace_dir,
+        ),
+        role="default",
         tools=[lookup],
         decision_model=BenchDecision,
         system_prompt=SYSTEM_PROMPT,
-        limits=Limits(max_model_calls=big, max_tool_calls=big, recursion_limit=big),
-        trace_dir=trace_dir,
     )
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from casework.config import Settings
 from casework.errors import InputError
-from casework.evals.cascade import layer_names, layer_outcomes
 from casework.evals.evaluators.calibration import calibration_report
+from casework.evals.layer_report import layer_names, layer_outcomes
 from casework.evals.results import CaseResult, EvalRun
 from casework.runtime.calibration import (
     Calibration,
@@ -25,13 +25,8 @@ from casework.runtime.calibration import (
     load_calibration,
     save_calibration,
 )
-from casework.runtime.cascade import (
-    CascadePolicy,
-    cascade_path,
-    fit_policy,
-    fit_policy_for_budget,
-    save_policy,
-)
+from casework.runtime.cascade import CascadePolicy, cascade_path, save_policy
+from casework.runtime.cascade_fit import fit_policy, fit_policy_for_budget
 
 __all__ = ["add_calibration", "calibrate_cascade", "calibrate_run", "calibration_pairs"]
 

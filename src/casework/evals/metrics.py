@@ -12,7 +12,6 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from casework.evals.cascade import cascade_summary
 from casework.evals.evaluators.calibration import calibration_report, normalize_confidence
 from casework.evals.evaluators.classification import (
     classification_report,
@@ -22,6 +21,7 @@ from casework.evals.evaluators.classification import (
 from casework.evals.evaluators.efficiency import case_efficiency, efficiency_summary
 from casework.evals.evaluators.judge import judge_agreement
 from casework.evals.evaluators.trajectory import evaluate_trajectory, tool_choice
+from casework.evals.layer_report import cascade_summary
 from casework.evals.results import CaseResult, TargetResult
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
 from casework.runtime.decision import EndReason

@@ -59,10 +59,13 @@ class RoleModels:
         *,
         vision: str | None = None,
         api_key: str | None = None,
+        roles: Mapping[str, str] | None = None,
     ) -> None:
         self.settings = settings
         self.override = override
         self.vision = vision
+        self.roles = dict(roles or {})
+        """Specs for named roles (``{"judge": "openai:gpt-4o"}``), before ``override``."""
         self._api_key = SecretStr(api_key) if api_key else None
         if self._api_key is not None and not override:
             raise InputError(
@@ -86,7 +89,7 @@ class RoleModels:
                     "openrouter:qwen/qwen2.5-vl-72b-instruct or ollama:llava) or set models.vision."
                 )
             return vision
-        return self.override or self.settings.models.for_role(role)
+        return self.roles.get(role) or self.override or self.settings.models.for_role(role)
 
     def name(self, role: str) -> str:
         """The model a run of ``role`` used, as its ``RunInfo.model`` names it."""

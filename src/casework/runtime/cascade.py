@@ -4,15 +4,16 @@ A cascade is an ordered list of layers (e.g. rules → baseline → the bundled 
 configured remote model), each a strategy ``run(input, deps, config) -> Decision``. A layer's
 answer is kept when it decided (its verdict is not an "undecided" one such as NEEDS_REVIEW) and its
 *calibrated* confidence reaches the layer's threshold; otherwise the case goes to the next
-layer. When no layer is sure, the app's ``undecided`` hook turns the last answer into its
-needs-review decision. Every decision records which layer decided and what each layer before
-it said (``RunInfo.layers``).
+layer. When no layer is sure, the last answer goes to a person (``mark_for_review``, or the
+app's ``review``). A remote layer runs only when the cascade's role runs a remote model. Every
+decision records which layer decided and what each layer before it said (``RunInfo.layers``).
+The glue (remote-layer check, stored policy, nobody-sure ending) is here; an app passes its
+layers and what differs.
 
 The thresholds and each layer's calibration are a ``CascadePolicy``, fitted on development
-cases for a target accuracy (``fit_policy``) and stored like the confidence calibration
-(``<home>/calibration/<app>/cascade--<model>.json``). ``simulate`` replays a policy on cases
-where every layer ran (``Cascade.exploring()``), so one evaluation run gives the fit and the
-accuracy–cost curve (``sweep``). Pure functions and JSON; no app knowledge.
+cases for a target accuracy and stored like the confidence calibration
+(``<home>/calibration/<app>/cascade--<model>.json``); ``cascade_fit`` fits, replays and
+sweeps them on cases where every layer ran (``Cascade.exploring()``). No app knowledge.
 
 References: FrugalGPT (Chen et al. 2023), AutoMix (Madaan et al. 2023).
 """
@@ -29,14 +30,13 @@ from typing import Any, Generic, TypeVar, cast
 from pydantic import BaseModel, Field
 
 from casework.errors import CaseworkError, InputError, ReplayDriftError
-from casework.llm.roles import LOCAL_ROLE
-from casework.runtime.calibration import Calibration, fit_calibration
+from casework.llm.local import is_local_model
+from casework.runtime.calibration import Calibration
 from casework.runtime.decision import Decision, EndReason, RunInfo
 from casework.runtime.runconfig import RunConfig
 from casework.runtime.usage import Usage
 
 __all__ = [
-    "LOCAL_ROLE",
     "Cascade",
     "CascadePolicy",
     "Layer",
@@ -44,14 +44,10 @@ __all__ = [
     "LayerPolicy",
     "cascade_path",
     "describe_outcomes",
-    "fit_policy",
-    "fit_policy_for_budget",
     "load_policy",
-    "model_layers",
+    "mark_for_review",
     "save_policy",
-    "simulate",
     "stored_policy",
-    "sweep",
 ]
 
 DecisionT = TypeVar("DecisionT", bound=Decision)
@@ -69,10 +65,8 @@ class Layer:
     default_threshold: float = 80.0
     """The threshold (0-100) used until a policy is fitted."""
     remote: bool = False
-    """The layer runs a configured remote model: the stored policy is per remote model."""
-    when: Callable[[Any, RunConfig], bool] | None = None
-    """``when(deps, config)``: whether the layer takes part in this run (a remote-model layer
-    only when the run's models configure a remote one); None: always."""
+    """The layer runs a configured remote model: it sits out when the cascade's role runs the
+    bundled model, and the stored policy is per remote model."""
 
 
 class LayerOutcome(BaseModel):
@@ -228,30 +222,55 @@ def _usage_of(decision: Decision | None) -> Usage:
     return usage if isinstance(usage, Usage) else Usage()
 
 
-class Cascade(Generic[DecisionT]):
-    """A strategy made of layers: ``Cascade(...)(input, deps, config) -> Decision``.
+def mark_for_review(last: DecisionT, said: str, outcomes: list[LayerOutcome]) -> DecisionT:
+    """The usual ending when no layer is sure: the last answer goes to a person."""
+    return last.model_copy(
+        update={"verdict": "NEEDS_REVIEW", "reasoning": f"No layer was sure: {said}."[:1200]}
+    )
 
-    ``policy(deps, config)`` gives the thresholds and calibrations in force (a stored fit, or each
-    layer's default); ``undecided(last_decision, outcomes)`` builds the needs-review decision
-    when no layer is sure (``last_decision`` is None when every layer failed).
+
+class Cascade(Generic[DecisionT]):
+    """A strategy made of layers: ``Cascade(app, layers, ...)(input, deps, config) -> Decision``.
+
+    What an app passes is what differs between apps; the glue is here:
+
+    * the remote layers (``Layer(remote=True)``) run only when ``config.models(role)`` is not
+      the bundled model, and the stored policy is the one of that remote model;
+    * the thresholds and calibrations in force are the app's stored policy
+      (``<home>/calibration/<app>/cascade--<model>.json``, ``deps.settings.home``), else
+      ``shipped_policy`` for the offline cascade, else each layer's default;
+    * when no layer is sure, ``review(last, said, outcomes)`` marks the last answer of the
+      ``decision`` class for review (default ``mark_for_review``), and ``no_answer(said,
+      outcomes)`` builds the answer when no layer gave one (default: a bare NEEDS_REVIEW
+      ``decision``). ``said`` is ``describe_outcomes(outcomes)``.
     """
 
     def __init__(
         self,
-        name: str,
+        app: str,
         layers: Sequence[Layer],
         *,
-        policy: Callable[[Any, RunConfig], CascadePolicy],
-        undecided: Callable[[Decision | None, list[LayerOutcome]], DecisionT],
+        decision: type[DecisionT],
+        role: str | None = None,
+        review: Callable[[DecisionT, str, list[LayerOutcome]], DecisionT] = mark_for_review,
+        no_answer: Callable[[str, list[LayerOutcome]], DecisionT] | None = None,
+        shipped_policy: Path | None = None,
         undecided_verdicts: frozenset[str] = frozenset({"NEEDS_REVIEW"}),
+        name: str = "cascade",
         explore: bool = False,
     ) -> None:
         if not layers:
             raise ValueError("a cascade needs at least one layer")
+        if role is None and any(layer.remote for layer in layers):
+            raise ValueError("a cascade with a remote layer needs the role its model runs")
+        self.app = app
         self.name = name
         self.layers = list(layers)
-        self.policy = policy
-        self.undecided = undecided
+        self.decision = decision
+        self.role = role
+        self.review = review
+        self.no_answer = no_answer
+        self.shipped_policy = shipped_policy
         self.undecided_verdicts = undecided_verdicts
         self.explore = explore
         self.__name__ = name  # reads like the plain strategy functions in reports
@@ -260,12 +279,48 @@ class Cascade(Generic[DecisionT]):
         """The same cascade that runs every layer on every case (for fitting and the curve):
         the decision and its recorded cost are still those of the layers it would have run."""
         return Cascade(
-            self.name,
+            self.app,
             self.layers,
-            policy=self.policy,
-            undecided=self.undecided,
+            decision=self.decision,
+            role=self.role,
+            review=self.review,
+            no_answer=self.no_answer,
+            shipped_policy=self.shipped_policy,
             undecided_verdicts=self.undecided_verdicts,
+            name=self.name,
             explore=True,
+        )
+
+    def remote_model(self, config: RunConfig) -> str | None:
+        """The remote model the run configures for the cascade's role; None when that role
+        runs the bundled model (the remote layers then sit out) or no layer is remote."""
+        if self.role is None or is_local_model(config.models(self.role)):
+            return None
+        return config.models.name(self.role)
+
+    def policy(self, deps: Any, config: RunConfig) -> CascadePolicy:
+        """The thresholds in force: the stored fit for the run's remote model (or the offline
+        one), else the shipped offline fit, else each layer's default."""
+        remote = self.remote_model(config)
+        stored = load_policy(cascade_path(deps.settings.home, self.app, remote))
+        if stored is not None:
+            return stored
+        shipped = self.shipped_policy if remote is None and self.shipped_policy else None
+        return (load_policy(shipped) if shipped is not None else None) or CascadePolicy()
+
+    def undecided(self, last: Decision | None, outcomes: list[LayerOutcome]) -> DecisionT:
+        """No layer was sure: the app's review of the last answer, or its no-answer."""
+        said = describe_outcomes(outcomes)
+        if isinstance(last, self.decision):
+            return self.review(last, said, outcomes)
+        if self.no_answer is not None:
+            return self.no_answer(said, outcomes)
+        return self.decision.model_validate(
+            {
+                "verdict": "NEEDS_REVIEW",
+                "confidence": 0,
+                "reasoning": f"No layer was sure: {said}."[:1200],
+            }
         )
 
     def _outcome(
@@ -314,11 +369,12 @@ class Cascade(Generic[DecisionT]):
 
     def __call__(self, input: Any, deps: Any, config: RunConfig) -> DecisionT:
         policy = self.policy(deps, config)
+        remote = self.remote_model(config)
         outcomes: list[LayerOutcome] = []
         chosen: Decision | None = None
         last: Decision | None = None
         for layer in self.layers:
-            if layer.when is not None and not layer.when(deps, config):
+            if layer.remote and remote is None:
                 continue
             outcome, decision = self._outcome(layer, policy.for_layer(layer), input, deps, config)
             outcomes.append(outcome)
@@ -354,237 +410,3 @@ class Cascade(Generic[DecisionT]):
             layers=outcomes,
         )
         return final
-
-
-# -- fitting, simulation and the curve (on cases where every layer ran) ------------------
-
-
-def _sure(o: LayerOutcome, policy: LayerPolicy, undecided: frozenset[str]) -> bool:
-    if o.error is not None or o.verdict in undecided or o.confidence is None:
-        return False
-    rule = policy.for_verdict(o.verdict)
-    return rule.calibrated(o.confidence) >= rule.threshold
-
-
-def simulate(
-    cases: Sequence[Sequence[LayerOutcome]],
-    policy: CascadePolicy,
-    layer_names: Sequence[str],
-    *,
-    undecided: frozenset[str] = frozenset({"NEEDS_REVIEW"}),
-) -> dict[str, Any]:
-    """What ``policy`` would have done on these cases (each with every layer's outcome and
-    ``right`` filled): accuracy over all cases (an undecided case is not right), accuracy of
-    the decided ones, the share each layer decided, the needs-review share, and the cost per
-    case of the layers it would have run."""
-    n = len(cases)
-    decided_by = dict.fromkeys(layer_names, 0)
-    right = decided = 0
-    cost = {"seconds": 0.0, "model_calls": 0.0, "tokens": 0.0}
-    model_cases = 0
-    for outcomes in cases:
-        by_name = {o.layer: o for o in outcomes}
-        used_model = False
-        for name in layer_names:
-            o = by_name.get(name)
-            if o is None:
-                continue
-            cost["seconds"] += o.seconds
-            cost["model_calls"] += o.model_calls
-            cost["tokens"] += o.input_tokens + o.output_tokens
-            used_model = used_model or o.model_calls > 0
-            rule = policy.layers.get(name) or LayerPolicy(NEVER)
-            if _sure(o, rule, undecided):
-                decided_by[name] += 1
-                decided += 1
-                right += bool(o.right)
-                break
-        model_cases += used_model
-    return {
-        "cases": n,
-        "accuracy": right / n if n else None,
-        "decided_accuracy": right / decided if decided else None,
-        "needs_review_share": (n - decided) / n if n else None,
-        "share": {k: v / n if n else 0.0 for k, v in decided_by.items()},
-        "model_share": model_cases / n if n else None,
-        "seconds_per_case": cost["seconds"] / n if n else None,
-        "model_calls_per_case": cost["model_calls"] / n if n else None,
-        "tokens_per_case": cost["tokens"] / n if n else None,
-    }
-
-
-def _layer_calibration(pairs: list[tuple[float, bool]], min_pairs: int) -> Calibration | None:
-    if len(pairs) < min_pairs or len({ok for _, ok in pairs}) < 2:
-        return None  # too few, or all right / all wrong: nothing to map
-    return fit_calibration(pairs, min_pairs=min_pairs)
-
-
-def _threshold(scored: list[tuple[float, bool]], target: float, min_support: int) -> float:
-    """The lowest value at which the decisions kept (value >= it, at least ``min_support`` of
-    them) are right at ``target`` or better; NEVER when there is none."""
-    threshold = NEVER
-    scored = sorted(scored, key=lambda s: -s[0])  # highest first: the kept set grows as t falls
-    good = 0
-    for k, (value, ok) in enumerate(scored):
-        good += ok
-        kept = k + 1
-        last_of_tie = k + 1 == len(scored) or scored[k + 1][0] < value
-        if last_of_tie and kept >= min_support and good / kept >= target:
-            threshold = value
-    return threshold
-
-
-def fit_policy(
-    cases: Sequence[Sequence[LayerOutcome]],
-    layer_names: Sequence[str],
-    *,
-    target: float,
-    min_support: int = 5,
-    min_pairs: int = 10,
-    by_verdict: bool = True,
-    undecided: frozenset[str] = frozenset({"NEEDS_REVIEW"}),
-    source: str = "",
-    layer_targets: Mapping[str, float] | None = None,
-) -> CascadePolicy:
-    """Thresholds for a target accuracy of what each layer decides (``layer_targets`` sets
-    another for the layers it names).
-
-    In layer order, among the cases no earlier layer took: each verdict a layer gives gets its
-    own calibration (fitted on that layer's pairs of the verdict, over every case) and its own
-    threshold, the lowest calibrated confidence at which the decisions it would keep (at least
-    ``min_support`` of them) are right at ``target`` or better. A verdict that never gets
-    there gets a threshold it cannot reach, so those cases go on. ``by_verdict=False`` fits
-    one calibration and threshold per layer."""
-
-    def usable(o: LayerOutcome | None) -> bool:
-        return (
-            o is not None
-            and o.error is None
-            and o.verdict not in undecided
-            and o.confidence is not None
-            and o.right is not None
-        )
-
-    remaining = list(range(len(cases)))
-    layers: dict[str, LayerPolicy] = {}
-    for name in layer_names:
-        at_layer = [
-            (i, next((x for x in cases[i] if x.layer == name), None)) for i in range(len(cases))
-        ]
-        groups: dict[str | None, list[tuple[int, LayerOutcome]]] = {}
-        for i, o in at_layer:
-            if o is not None and usable(o):
-                key = o.verdict if by_verdict else None
-                groups.setdefault(key, []).append((i, o))
-        rules: dict[str | None, LayerPolicy] = {}
-        taken: set[int] = set()
-        open_cases = set(remaining)
-        for key, members in groups.items():
-            cal = _layer_calibration(
-                [(float(o.confidence or 0), bool(o.right)) for _, o in members], min_pairs
-            )
-            scored = [
-                (cal.apply(o.confidence or 0) if cal else float(o.confidence or 0), i, o)
-                for i, o in members
-                if i in open_cases
-            ]
-            wanted = (layer_targets or {}).get(name, target)
-            threshold = _threshold([(v, bool(o.right)) for v, _, o in scored], wanted, min_support)
-            taken |= {i for v, i, _ in scored if v >= threshold}
-            rules[key] = LayerPolicy(round(threshold, 4), cal)
-        remaining = [i for i in remaining if i not in taken]
-        if by_verdict:
-            layers[name] = LayerPolicy(NEVER, None, {str(k): v for k, v in rules.items()})
-        else:
-            layers[name] = rules.get(None) or LayerPolicy(NEVER)
-    policy = CascadePolicy(layers, target, source)
-    fitted = simulate(cases, policy, layer_names, undecided=undecided)
-    return CascadePolicy(layers, target, source, fitted)
-
-
-def model_layers(cases: Sequence[Sequence[LayerOutcome]], layer_names: Sequence[str]) -> list[str]:
-    """The layers that called a model on any of these cases, and every layer after the first
-    of them (a later layer is at least as dear)."""
-    paid = {o.layer for outcomes in cases for o in outcomes if o.model_calls > 0}
-    first = next((i for i, name in enumerate(layer_names) if name in paid), len(layer_names))
-    return list(layer_names[first:])
-
-
-BUDGET_STEP = 0.005
-"""How finely the budget fit lowers the cheap layers' target accuracy."""
-BUDGET_FLOOR = 0.5
-"""The lowest target accuracy the budget fit lets a cheap layer keep its answers at."""
-
-
-def fit_policy_for_budget(
-    cases: Sequence[Sequence[LayerOutcome]],
-    layer_names: Sequence[str],
-    *,
-    target: float,
-    max_model_share: float,
-    min_support: int = 5,
-    min_pairs: int = 10,
-    undecided: frozenset[str] = frozenset({"NEEDS_REVIEW"}),
-    source: str = "",
-) -> CascadePolicy:
-    """Thresholds for a budget: at most ``max_model_share`` of the cases reach a model layer.
-
-    The model layers keep what they decide at ``target`` accuracy; the layers before them
-    (rules, baselines) keep theirs at the highest accuracy, from ``target`` down in steps of
-    ``BUDGET_STEP`` to ``BUDGET_FLOOR``, at which the model is asked on no more than the
-    budget's share of these cases. ``fitted["cheap_target"]`` is that accuracy and
-    ``fitted["budget_met"]`` says whether the floor was enough (when not, the policy is the
-    floor's: the cheapest these layers can be made)."""
-    paid = model_layers(cases, layer_names)
-    cheap = [name for name in layer_names if name not in paid]
-    steps = max(round((target - BUDGET_FLOOR) / BUDGET_STEP), 0)
-    for k in range(steps + 1):
-        cheap_target = round(target - k * BUDGET_STEP, 4)
-        policy = fit_policy(
-            cases,
-            layer_names,
-            target=target,
-            min_support=min_support,
-            min_pairs=min_pairs,
-            undecided=undecided,
-            source=source,
-            layer_targets=dict.fromkeys(cheap, cheap_target),
-        )
-        met = (policy.fitted.get("model_share") or 0.0) <= max_model_share + 1e-9
-        if met:
-            break
-    fitted = {**policy.fitted, "cheap_target": cheap_target, "budget_met": met}
-    return CascadePolicy(policy.layers, target, source, fitted, max_model_share)
-
-
-def sweep(
-    cases: Sequence[Sequence[LayerOutcome]],
-    layer_names: Sequence[str],
-    *,
-    targets: Sequence[float] = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.99, 1.0),
-    min_support: int = 5,
-    undecided: frozenset[str] = frozenset({"NEEDS_REVIEW"}),
-) -> dict[str, Any]:
-    """The accuracy–cost curve: for each target accuracy, the fitted policy's accuracy,
-    needs-review share and cost per case; and each layer alone, answering every case."""
-    points = []
-    for target in targets:
-        policy = fit_policy(
-            cases, layer_names, target=target, min_support=min_support, undecided=undecided
-        )
-        points.append({"target": target, **policy.fitted})
-    alone = {}
-    for name in layer_names:
-        outs = [next((o for o in c if o.layer == name), None) for c in cases]
-        n = len(outs)
-        ok = sum(
-            1
-            for o in outs
-            if o is not None and o.right and o.verdict not in undecided and not o.error
-        )
-        alone[name] = {
-            "accuracy": ok / n if n else None,
-            "seconds_per_case": sum(o.seconds for o in outs if o) / n if n else None,
-            "model_calls_per_case": sum(o.model_calls for o in outs if o) / n if n else None,
-        }
-    return {"points": points, "alone": alone}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,7 +12,12 @@ from typing import Any
 from casework.config import Settings
 from casework.stores.sql import private_dir, private_file, sqlite_refusal
 
-__all__ = ["open_checkpointer", "postgres_checkpointer", "sqlite_checkpointer"]
+__all__ = [
+    "open_checkpointer",
+    "postgres_checkpointer",
+    "shared_sqlite_checkpointer",
+    "sqlite_checkpointer",
+]
 
 
 def sqlite_checkpointer(path: Path) -> Any:
@@ -28,6 +34,18 @@ def sqlite_checkpointer(path: Path) -> Any:
         conn.close()
         raise sqlite_refusal(path, exc) or exc from None
     return saver
+
+
+_savers: dict[str, Any] = {}
+_savers_lock = threading.Lock()
+
+
+def shared_sqlite_checkpointer(path: Path) -> Any:
+    """One SQLite saver per file per process, so runs do not each open a connection."""
+    with _savers_lock:
+        if str(path) not in _savers:
+            _savers[str(path)] = sqlite_checkpointer(path)
+        return _savers[str(path)]
 
 
 @contextmanager

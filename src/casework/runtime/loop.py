@@ -21,7 +21,8 @@ work the agent factory does whatever the run needs (``casework bench runtime`` m
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain.agents.factory import (
@@ -84,27 +85,14 @@ def _last_turn_malformed(messages: Sequence[BaseMessage]) -> bool:
     return False
 
 
-def build_react_graph(
-    model: BaseChatModel,
-    tools: Sequence[BaseTool | Callable[..., Any]],
-    *,
-    system_prompt: str,
-    middleware: Sequence[AgentMiddleware[Any, Any]],
-    untraced: Collection[str] = (),
-    context_schema: type | None = None,
-    checkpointer: Any = None,
-    name: str = "agent",
-) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """The compiled ReAct graph: ``create_agent(model, tools, system_prompt=..., middleware=...,
-    context_schema=..., checkpointer=..., name=...)`` without its per-step extras (see the
-    module's docstring). ``untraced``: names of middleware whose ``wrap_*`` hooks are not
-    wrapped in LangSmith spans while tracing is off."""
-    if len({m.name for m in middleware}) != len(middleware):
-        raise ValueError("Two middleware share a name; give each instance its own name.")
+def _middleware_hooks(
+    middleware: Sequence[AgentMiddleware[Any, Any]], untraced: Collection[str]
+) -> Callable[[str, str], list[Callable[..., Any]]]:
+    """``hooks(kind, hook)``: each middleware's ``kind`` (``hook`` or its async twin), in
+    middleware order, in a LangSmith span unless it is ``untraced`` and tracing is off."""
     trace_all = tracing_is_enabled()
 
     def hooks(kind: str, hook: str) -> list[Callable[..., Any]]:
-        """Each middleware's ``kind`` (``hook`` or its async twin), in middleware order."""
         return [
             getattr(m, kind)
             if m.name in untraced and not trace_all
@@ -113,15 +101,16 @@ def build_react_graph(
             if _has(m, hook)
         ]
 
-    wrap_model = _chain_model_call_handlers(hooks("wrap_model_call", "wrap_model_call"))
-    awrap_model = _chain_async_model_call_handlers(hooks("awrap_model_call", "wrap_model_call"))
-    tool_node = ToolNode(
-        tools=[*(t for m in middleware for t in getattr(m, "tools", ())), *tools],
-        wrap_tool_call=_chain_tool_call_wrappers(hooks("wrap_tool_call", "wrap_tool_call")),
-        awrap_tool_call=_chain_async_tool_call_wrappers(hooks("awrap_tool_call", "wrap_tool_call")),
-    )
-    default_tools: list[Any] = list(tool_node.tools_by_name.values())
-    system_message = SystemMessage(system_prompt)
+    return hooks
+
+
+def _model_callers(
+    model: BaseChatModel, default_tools: list[Any], name: str
+) -> tuple[
+    Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+]:
+    """(execute, aexecute): one model call of a request, sync and async."""
     # Bound at the first call, not here: an agent built only to read a thread's checkpoint
     # (an approval resumed after a restart) may have no model at all.
     bound: list[Any] = []
@@ -157,8 +146,31 @@ def build_react_graph(
     async def aexecute(request: ModelRequest[Any]) -> ModelResponse[Any]:
         return finish(await bound_model(request).ainvoke(prompt(request)))
 
-    def request_for(state: Any, messages: list[BaseMessage], runtime: Any) -> ModelRequest[Any]:
-        return model_request(
+    return execute, aexecute
+
+
+def _model_node(
+    model: BaseChatModel,
+    default_tools: list[Any],
+    system_prompt: str,
+    hooks: Callable[[str, str], list[Callable[..., Any]]],
+    name: str,
+) -> RunnableCallable:
+    """The model node: the request (its malformed last turn repaired), through the
+    middleware's ``wrap_model_call`` chain, to the model."""
+    execute, aexecute = _model_callers(model, default_tools, name)
+    wrap_model = _chain_model_call_handlers(hooks("wrap_model_call", "wrap_model_call"))
+    awrap_model = _chain_async_model_call_handlers(hooks("awrap_model_call", "wrap_model_call"))
+    system_message = SystemMessage(system_prompt)
+
+    def request_and_repair(state: Any, runtime: Any) -> tuple[ModelRequest[Any], Any]:
+        """The request, and the repaired history when the last turn has malformed calls."""
+        messages = state["messages"]
+        repaired = None
+        if _last_turn_malformed(messages):
+            patched = _patch_invalid_tool_calls(messages)
+            messages, repaired = patched, (patched if patched != messages else None)
+        request = model_request(
             model=model,
             messages=messages,
             system_message=system_message,
@@ -169,15 +181,7 @@ def build_react_graph(
             runtime=runtime,
             model_settings={},
         )
-
-    def request_and_repair(state: Any, runtime: Any) -> tuple[ModelRequest[Any], Any]:
-        """The request, and the repaired history when the last turn has malformed calls."""
-        messages = state["messages"]
-        repaired = None
-        if _last_turn_malformed(messages):
-            patched = _patch_invalid_tool_calls(messages)
-            messages, repaired = patched, (patched if patched != messages else None)
-        return request_for(state, messages, runtime), repaired
+        return request, repaired
 
     def model_node(state: Any, runtime: Any) -> list[Command[Any]]:
         request, repaired = request_and_repair(state, runtime)
@@ -193,60 +197,29 @@ def build_react_graph(
         result = await awrap_model(request, aexecute)
         return _build_commands(result.model_response, result.commands, repaired_messages=repaired)
 
-    schema, input_schema, output_schema = _resolve_schemas(
-        [*(m.state_schema for m in middleware), AgentState]
-    )
-    graph: StateGraph[Any, Any, Any, Any] = StateGraph(
-        state_schema=schema,
-        input_schema=input_schema,
-        output_schema=output_schema,
-        context_schema=context_schema,
-    )
-    graph.add_node("model", RunnableCallable(model_node, amodel_node, trace=False))
-    graph.add_node("tools", tool_node)
-    with_hook = {kind: [m for m in middleware if _has(m, kind)] for kind in _HOOKS}
-    for m in middleware:
-        for kind in _HOOKS:
-            if m in with_hook[kind]:
-                sync = getattr(m, kind) if _overrides(m, kind) else None
-                async_ = getattr(m, f"a{kind}") if _overrides(m, f"a{kind}") else None
-                graph.add_node(
-                    f"{m.name}.{kind}",
-                    RunnableCallable(sync, async_, trace=False),
-                    input_schema=schema,
-                    trace_policy=_node_trace_policy(m.trace_policy),
-                )
+    return RunnableCallable(model_node, amodel_node, trace=False)
 
-    def node(m: AgentMiddleware[Any, Any], kind: str) -> str:
-        return f"{m.name}.{kind}"
 
-    before_agent, before_model = with_hook["before_agent"], with_hook["before_model"]
-    after_model, after_agent = with_hook["after_model"], with_hook["after_agent"]
-    loop_entry = node(before_model[0], "before_model") if before_model else "model"
-    loop_exit = node(after_model[0], "after_model") if after_model else "model"
-    exit_node = node(after_agent[-1], "after_agent") if after_agent else END
-    graph.add_edge(START, node(before_agent[0], "before_agent") if before_agent else loop_entry)
+def _node(m: AgentMiddleware[Any, Any], kind: str) -> str:
+    return f"{m.name}.{kind}"
 
-    def jump_edge(name: str, m: AgentMiddleware[Any, Any], kind: str, default: str) -> None:
-        can_jump_to = _get_can_jump_to(m, kind)
-        if not can_jump_to:
-            graph.add_edge(name, default)
-            return
 
-        def edge(state: dict[str, Any]) -> str:
-            jump = _resolve_jump(
-                state.get("jump_to"), model_destination=loop_entry, end_destination=exit_node
-            )
-            return jump or default
+@dataclass(frozen=True)
+class _Ends:
+    """Where the loop starts (the first ``before_model`` or the model), leaves the model (the
+    last ``after_model`` or the model), and where the run exits."""
 
-        destinations = [default]
-        if "end" in can_jump_to:
-            destinations.append(exit_node)
-        if "tools" in can_jump_to:
-            destinations.append("tools")
-        if "model" in can_jump_to and name != loop_entry:
-            destinations.append(loop_entry)
-        graph.add_conditional_edges(name, RunnableCallable(edge, trace=False), destinations)
+    loop_entry: str
+    loop_exit: str
+    exit_node: str
+
+
+def _add_loop_edges(
+    graph: StateGraph[Any, Any, Any, Any], tool_node: ToolNode, ends: _Ends
+) -> None:
+    """Model -> tools (the pending calls) -> model, or out when no call is left or every tool
+    that ran returns directly."""
+    loop_entry, exit_node = ends.loop_entry, ends.exit_node
 
     def model_to_tools(state: dict[str, Any]) -> str | list[Send] | None:
         if jump := state.get("jump_to"):
@@ -283,30 +256,124 @@ def build_react_graph(
         [loop_entry, exit_node] if direct else [loop_entry],
     )
     graph.add_conditional_edges(
-        loop_exit,
+        ends.loop_exit,
         RunnableCallable(model_to_tools, trace=False),
         ["tools", exit_node, loop_entry],
     )
+
+
+def _add_hook_edges(
+    graph: StateGraph[Any, Any, Any, Any],
+    with_hook: dict[str, list[AgentMiddleware[Any, Any]]],
+    ends: _Ends,
+) -> None:
+    """Each hook to the next of its kind, the last to the loop; a hook that may jump gets a
+    conditional edge to where it may go."""
+    loop_entry, exit_node = ends.loop_entry, ends.exit_node
+
+    def jump_edge(name: str, m: AgentMiddleware[Any, Any], kind: str, default: str) -> None:
+        can_jump_to = _get_can_jump_to(m, kind)
+        if not can_jump_to:
+            graph.add_edge(name, default)
+            return
+
+        def edge(state: dict[str, Any]) -> str:
+            jump = _resolve_jump(
+                state.get("jump_to"), model_destination=loop_entry, end_destination=exit_node
+            )
+            return jump or default
+
+        destinations = [default]
+        if "end" in can_jump_to:
+            destinations.append(exit_node)
+        if "tools" in can_jump_to:
+            destinations.append("tools")
+        if "model" in can_jump_to and name != loop_entry:
+            destinations.append(loop_entry)
+        graph.add_conditional_edges(name, RunnableCallable(edge, trace=False), destinations)
+
+    before_agent, before_model = with_hook["before_agent"], with_hook["before_model"]
+    after_model, after_agent = with_hook["after_model"], with_hook["after_agent"]
     for m1, m2 in itertools.pairwise(before_agent):
-        jump_edge(node(m1, "before_agent"), m1, "before_agent", node(m2, "before_agent"))
+        jump_edge(_node(m1, "before_agent"), m1, "before_agent", _node(m2, "before_agent"))
     if before_agent:
         m = before_agent[-1]
-        jump_edge(node(m, "before_agent"), m, "before_agent", loop_entry)
+        jump_edge(_node(m, "before_agent"), m, "before_agent", loop_entry)
     for m1, m2 in itertools.pairwise(before_model):
-        jump_edge(node(m1, "before_model"), m1, "before_model", node(m2, "before_model"))
+        jump_edge(_node(m1, "before_model"), m1, "before_model", _node(m2, "before_model"))
     if before_model:
         m = before_model[-1]
-        jump_edge(node(m, "before_model"), m, "before_model", "model")
+        jump_edge(_node(m, "before_model"), m, "before_model", "model")
     if after_model:
-        graph.add_edge("model", node(after_model[-1], "after_model"))
+        graph.add_edge("model", _node(after_model[-1], "after_model"))
         for m1, m2 in itertools.pairwise(reversed(after_model)):
-            jump_edge(node(m1, "after_model"), m1, "after_model", node(m2, "after_model"))
+            jump_edge(_node(m1, "after_model"), m1, "after_model", _node(m2, "after_model"))
     for m1, m2 in itertools.pairwise(reversed(after_agent)):
-        jump_edge(node(m1, "after_agent"), m1, "after_agent", node(m2, "after_agent"))
+        jump_edge(_node(m1, "after_agent"), m1, "after_agent", _node(m2, "after_agent"))
     if after_agent:
         m = after_agent[0]
-        jump_edge(node(m, "after_agent"), m, "after_agent", END)
+        jump_edge(_node(m, "after_agent"), m, "after_agent", END)
 
+
+def build_react_graph(
+    model: BaseChatModel,
+    tools: Sequence[BaseTool | Callable[..., Any]],
+    *,
+    system_prompt: str,
+    middleware: Sequence[AgentMiddleware[Any, Any]],
+    untraced: Collection[str] = (),
+    context_schema: type | None = None,
+    checkpointer: Any = None,
+    name: str = "agent",
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The compiled ReAct graph: ``create_agent(model, tools, system_prompt=..., middleware=...,
+    context_schema=..., checkpointer=..., name=...)`` without its per-step extras (see the
+    module's docstring). ``untraced``: names of middleware whose ``wrap_*`` hooks are not
+    wrapped in LangSmith spans while tracing is off."""
+    if len({m.name for m in middleware}) != len(middleware):
+        raise ValueError("Two middleware share a name; give each instance its own name.")
+    hooks = _middleware_hooks(middleware, untraced)
+    tool_node = ToolNode(
+        tools=[*(t for m in middleware for t in getattr(m, "tools", ())), *tools],
+        wrap_tool_call=_chain_tool_call_wrappers(hooks("wrap_tool_call", "wrap_tool_call")),
+        awrap_tool_call=_chain_async_tool_call_wrappers(hooks("awrap_tool_call", "wrap_tool_call")),
+    )
+    default_tools: list[Any] = list(tool_node.tools_by_name.values())
+    schema, input_schema, output_schema = _resolve_schemas(
+        [*(m.state_schema for m in middleware), AgentState]
+    )
+    graph: StateGraph[Any, Any, Any, Any] = StateGraph(
+        state_schema=schema,
+        input_schema=input_schema,
+        output_schema=output_schema,
+        context_schema=context_schema,
+    )
+    graph.add_node("model", _model_node(model, default_tools, system_prompt, hooks, name))
+    graph.add_node("tools", tool_node)
+    with_hook = {kind: [m for m in middleware if _has(m, kind)] for kind in _HOOKS}
+    for m in middleware:
+        for kind in _HOOKS:
+            if m in with_hook[kind]:
+                sync = getattr(m, kind) if _overrides(m, kind) else None
+                async_ = getattr(m, f"a{kind}") if _overrides(m, f"a{kind}") else None
+                graph.add_node(
+                    _node(m, kind),
+                    RunnableCallable(sync, async_, trace=False),
+                    input_schema=schema,
+                    trace_policy=_node_trace_policy(m.trace_policy),
+                )
+    before_agent, before_model = with_hook["before_agent"], with_hook["before_model"]
+    after_model, after_agent = with_hook["after_model"], with_hook["after_agent"]
+    ends = _Ends(
+        loop_entry=_node(before_model[0], "before_model") if before_model else "model",
+        loop_exit=_node(after_model[0], "after_model") if after_model else "model",
+        exit_node=_node(after_agent[-1], "after_agent") if after_agent else END,
+    )
+    graph.add_edge(
+        START, _node(before_agent[0], "before_agent") if before_agent else ends.loop_entry
+    )
+    _add_loop_edges(graph, tool_node, ends)
+    _add_hook_edges(graph, with_hook, ends)
     metadata = {"ls_integration": "langchain_create_agent", "lc_agent_name": name}
     compiled = graph.compile(checkpointer=checkpointer, name=name)
     return compiled.with_config({"recursion_limit": 9_999, "metadata": metadata})

@@ -4,11 +4,11 @@ examples shown to a model layer as demonstrations.
 **The memory layer** (``memory_layer``) goes first: it finds the examples nearest the case's
 key text (``Memory.nearest``) and, when they are near enough, answers with their verified
 answer. Its confidence (``recall_confidence``) is what the cascade's threshold acts on; the
-threshold is fitted like every other layer's (``casework.runtime.cascade.fit_policy``: the
+threshold is fitted like every other layer's (``casework.runtime.cascade_fit.fit_policy``: the
 layer is a ``Layer`` named ``memory``, calibrated on an evaluation's outcomes), and
 ``MEMORY_THRESHOLD`` holds until a fit exists. A decision it gives cites each example it used
-as an ``Evidence`` of source ``memory`` (``examples_used`` reads them back), and a memory with
-no example of the app never runs (``has_examples`` is the layer's ``when``).
+as an ``Evidence`` of source ``memory`` (``examples_used`` reads them back); with no example of
+the app yet it answers "undecided" at once (no embedding is computed).
 
 **Demonstrations** (``demonstrations``) are the ``k`` most similar examples, for a model
 layer's prompt (kNN demonstration selection, Liu et al. 2022): the answer space stays the
@@ -36,7 +36,6 @@ __all__ = [
     "demonstration_evidence",
     "demonstrations",
     "examples_used",
-    "has_examples",
     "memory_evidence",
     "memory_layer",
     "recall",
@@ -134,15 +133,6 @@ def examples_used(decision: Decision) -> list[int]:
     ]
 
 
-def has_examples(memory_of: Callable[[Any, RunConfig], Memory]) -> Callable[[Any, RunConfig], bool]:
-    """A layer's ``when``: the memory holds an example of the app this tenant can see."""
-
-    def when(deps: Any, config: RunConfig) -> bool:
-        return memory_of(deps, config).count() > 0
-
-    return when
-
-
 def memory_layer(
     memory_of: Callable[[Any, RunConfig], Memory],
     key_text: Callable[[Any], str],
@@ -156,7 +146,12 @@ def memory_layer(
     the app's undecided answer); the layer adds the examples it used as evidence."""
 
     def run(input: Any, deps: Any, config: RunConfig) -> DecisionT:
-        found = recall(memory_of(deps, config), key_text(input), k=k, near=near)
+        memory = memory_of(deps, config)
+        if memory.count() == 0:  # nothing verified yet: no embedding, no model load
+            decision = decide(None, 0.0, "No verified example yet.")
+            decision.run = RunInfo(ended_by=EndReason.RULES, strategy=MEMORY_SOURCE)
+            return decision
+        found = recall(memory, key_text(input), k=k, near=near)
         if found.answer is None:
             nearest = found.neighbours[0][1] if found.neighbours else None
             said = f" (the nearest at {nearest:.2f})" if nearest is not None else ""

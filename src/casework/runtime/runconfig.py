@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from casework.llm.roles import RoleModels
+from casework.runtime.harness import Run
 
 if TYPE_CHECKING:
     from casework.config import Limits, Settings
@@ -53,14 +54,38 @@ class RunConfig:
         api_key: str | None = None,
         events: EventSink | None = None,
         caller: Caller | None = None,
+        roles: dict[str, str] | None = None,
     ) -> RunConfig:
         """A run on ``settings``: its models (``model`` for every text role: ``--model``, a
-        request's model), its trace in the settings' trace folder, each agent's own budgets."""
+        request's model; ``roles`` for the roles it names: ``--judge-model``), its trace in
+        the settings' trace folder, each agent's own budgets."""
         return cls(
-            models=RoleModels(settings, model, vision=vision, api_key=api_key),
+            models=RoleModels(settings, model, vision=vision, api_key=api_key, roles=roles),
             traces=settings.traces_dir,
             events=events,
             caller=caller,
+        )
+
+    def run(
+        self,
+        agent: str,
+        role: str | None,
+        *,
+        strategy: str = "",
+        thread_id: str | None = None,
+        payload: Any = None,
+        trace: bool = True,
+    ) -> Run:
+        """A run of ``agent`` on the model of ``role`` (its name in the trace and the
+        ``RunInfo``; None: the run asks no model), traced in the config's folder
+        (``trace=False``: not traced)."""
+        return Run(
+            agent,
+            model=self.models.name(role) if role is not None else None,
+            strategy=strategy,
+            trace_dir=self.traces if trace else None,
+            thread_id=thread_id,
+            payload=payload,
         )
 
     def emit(self, event: dict[str, Any]) -> None:

@@ -17,10 +17,12 @@ tool calls, usage, trace): the runtime fills it for agents; rules strategies set
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from casework.runtime.decision import Decision
-from casework.runtime.runconfig import RunConfig
+
+if TYPE_CHECKING:  # an annotation only: the run config imports the harness
+    from casework.runtime.runconfig import RunConfig
 
 __all__ = ["Strategy", "StrategyRegistry"]
 

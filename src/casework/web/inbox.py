@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from casework.errors import InputError
-from casework.runtime.review import WAITING, Cursor, ReviewFilters, ReviewItem, ReviewProvider
+from casework.runtime.review_provider import (
+    WAITING,
+    Cursor,
+    ReviewFilters,
+    ReviewItem,
+    ReviewProvider,
+)
 
 __all__ = ["AGES", "InboxCursor", "InboxPage", "filters_for", "inbox_page"]
 

@@ -51,7 +51,7 @@ from casework.config import Settings
 from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.examples import learn_from_review
 from casework.runtime.context import Caller, Role
-from casework.runtime.review import WAITING, Action, ReviewProvider
+from casework.runtime.review_provider import WAITING, Action, ReviewProvider
 from casework.web.inbox import AGES, InboxCursor, filters_for, inbox_page
 from casework.web.runs import RunManager
 from casework.web.session import (

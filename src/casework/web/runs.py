@@ -10,7 +10,7 @@ from typing import Any
 
 from casework.runtime.context import Caller
 from casework.runtime.events import Event
-from casework.runtime.review import ReviewProvider
+from casework.runtime.review_provider import ReviewProvider
 from casework.web.store import RunRecord, RunStore
 
 __all__ = ["RunManager"]

@@ -11,7 +11,7 @@ from starlette.datastructures import UploadFile
 
 from casework.apikit import safe_upload_name
 from casework.errors import InputError
-from casework.runtime.review import RunField
+from casework.runtime.review_provider import RunField
 
 __all__ = ["discard", "run_params"]
 

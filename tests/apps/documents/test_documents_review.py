@@ -12,7 +12,7 @@ from casework.apps.documents.review import DECIDED, KIND, DocumentsReview
 from casework.config import Settings
 from casework.errors import InputError, NotFoundError
 from casework.runtime.context import Caller, Role
-from casework.runtime.review import WAITING, Cursor, ReviewFilters
+from casework.runtime.review_provider import WAITING, Cursor, ReviewFilters
 
 ANA = Caller(1, "ana", Role.REVIEWER)
 CY = Caller(2, "cy", Role.REVIEWER)

@@ -290,7 +290,11 @@ def test_a_graph_run_and_a_react_run_write_the_same_trace(tmp_path) -> None:
 
     react = ScriptedChatModel(steps=[call("submit_decision", verdict="VALID")])
     agent = ReactAgent(
-        model=react, tools=[], decision_model=Verdict, system_prompt="s", trace_dir=tmp_path
+        config=RunConfig(models=RoleModels.given(react), traces=tmp_path),
+        role="agent",
+        tools=[],
+        decision_model=Verdict,
+        system_prompt="s",
     )
     other = read_trace(agent.run("v").trace_path)
     assert set(other[0]) - {"strategy"} == set(hed[0]) - {"strategy"}

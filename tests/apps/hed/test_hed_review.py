@@ -12,7 +12,7 @@ from casework.apps.hed.repository import HedRepository
 from casework.apps.hed.review import HedReview
 from casework.errors import InputError, NotFoundError
 from casework.runtime.context import Caller
-from casework.runtime.review import ReviewFilters
+from casework.runtime.review_provider import ReviewFilters
 from casework.stores.sql import get_engine, migrate
 
 GOOD = "Sensory-event, Visual-presentation, (Red, Circle)"

@@ -38,7 +38,7 @@ def test_scripted_run_validates_and_records_the_trajectory(seeded, ref):
             ),
         ]
     )
-    result, run = run_agent(build_agent(seeded, model), r)
+    result, run = run_agent(build_agent(seeded, RunConfig(models=RoleModels.given(model))), r)
     model.assert_exhausted()
     assert (result.verdict, result.confidence, result.policy_applied) == ("VALID", 93, False)
     assert result.run.tool_names == [
@@ -69,7 +69,7 @@ def test_policy_is_applied_after_the_agent(seeded, ref):
             ),
         ]
     )
-    result, _ = run_agent(build_agent(seeded, model), r)
+    result, _ = run_agent(build_agent(seeded, RunConfig(models=RoleModels.given(model))), r)
     assert (result.verdict, result.raw_verdict, result.policy_applied) == (
         "NEEDS_REVIEW",
         "INVALID",
@@ -83,7 +83,7 @@ def test_a_run_without_a_decision_ends_as_needs_review(seeded, ref):
     model = ScriptedChatModel(
         steps=[call("get_word_context"), say("I think it is fine."), say("Still thinking.")]
     )
-    result, _ = run_agent(build_agent(seeded, model), r)
+    result, _ = run_agent(build_agent(seeded, RunConfig(models=RoleModels.given(model))), r)
     assert (result.verdict, result.confidence) == ("NEEDS_REVIEW", 0)
     assert result.ended_by == EndReason.NO_DECISION and not result.ended_by.decided
 
@@ -122,7 +122,9 @@ def test_evidence_budget_asks_for_the_decision(seeded, ref):
         )
 
     model = ScriptedChatModel(responder=responder)
-    result, run = run_agent(build_agent(seeded, model, evidence_budget=3), r)
+    result, run = run_agent(
+        build_agent(seeded, RunConfig(models=RoleModels.given(model)), evidence_budget=3), r
+    )
     assert result.run.tool_names == [
         "get_word_context",
         "search_similar_words",
@@ -145,7 +147,7 @@ def test_a_repeated_tool_call_is_answered_from_the_first(seeded, ref):
             call("submit_decision", verdict="VALID", confidence=90, reasoning="ok"),
         ]
     )
-    _, run = run_agent(build_agent(seeded, model), r)
+    _, run = run_agent(build_agent(seeded, RunConfig(models=RoleModels.given(model))), r)
     assert run.tool_calls[1].output.startswith("You already called get_word_context")
 
 
@@ -236,7 +238,7 @@ def test_a_decision_before_the_primary_evidence_is_sent_back(seeded, ref):
             ),
         ]
     )
-    result, run = run_agent(build_agent(seeded, model), r)
+    result, run = run_agent(build_agent(seeded, RunConfig(models=RoleModels.given(model))), r)
     model.assert_exhausted()
     assert not run.tool_calls[0].ok and run.tool_calls[0].output.startswith(
         "Look at the evidence first"

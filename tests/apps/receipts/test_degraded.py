@@ -15,6 +15,8 @@ from casework.apps.receipts.places import PlacesUnavailable
 from casework.apps.receipts.tools import build_tools
 from casework.errors import SourceUnavailable
 from casework.llm import ScriptedChatModel, call
+from casework.llm.roles import RoleModels
+from casework.runtime.runconfig import RunConfig
 
 
 class BrokenCollection:
@@ -117,7 +119,9 @@ def test_agent_decides_from_the_other_sources(seeded, ref):
             ),
         ]
     )
-    run = build_agent(deps, model).run(render_task(r), context=r, trace=False)
+    run = build_agent(deps, RunConfig(models=RoleModels.given(model))).run(
+        render_task(r), context=r, trace=False
+    )
     result = decision_from_run(run, model="scripted")
     assert run.ended_by == "submit" and all(c.ok for c in run.tool_calls)
     outputs = {c.name: json.loads(c.output) for c in run.tool_calls[:3]}
@@ -152,6 +156,8 @@ def test_an_unexpected_tool_failure_is_reported_not_raised(seeded, ref):
             call("submit_decision", verdict="NEEDS_REVIEW", confidence=20, reasoning="no context"),
         ]
     )
-    run = build_agent(deps, model).run(render_task(r), context=r, trace=False)
+    run = build_agent(deps, RunConfig(models=RoleModels.given(model))).run(
+        render_task(r), context=r, trace=False
+    )
     assert "database went away" in run.tool_calls[0].output
     assert run.decision.verdict == "NEEDS_REVIEW"

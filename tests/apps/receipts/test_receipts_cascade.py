@@ -15,10 +15,10 @@ from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelInput
 from casework.apps.receipts.strategies import cascade, choice
 from casework.llm import RoleModels
 from casework.llm.choice import ScriptedChooser
+from casework.llm.roles import LOCAL_ROLE
 from casework.llm.scripted import ScriptedChatModel, call
 from casework.runtime import RunConfig
 from casework.runtime.cascade import (
-    LOCAL_ROLE,
     CascadePolicy,
     LayerPolicy,
     cascade_path,
@@ -199,10 +199,10 @@ def test_with_the_bias_correction_on_the_content_free_prompt_is_scored_first(
 
 
 def test_the_shipped_thresholds_stand_until_a_user_fits_their_own(seeded: ReceiptsDeps) -> None:
-    from casework.apps.receipts.strategies import SHIPPED_POLICY, _cascade_policy
+    from casework.apps.receipts.strategies import SHIPPED_POLICY
 
     config = _run(specialist=_local())
-    shipped = _cascade_policy(seeded, config)
+    shipped = cascade.policy(seeded, config)
     assert shipped.source == "receipts-20261124-221701-6b82" and shipped.target == 0.9
     assert shipped.layers["choice"].for_verdict("VALID").threshold == 80.0951
     path = save_policy(
@@ -210,7 +210,7 @@ def test_the_shipped_thresholds_stand_until_a_user_fits_their_own(seeded: Receip
         cascade_path(seeded.settings.home, "receipts", None),
     )
     try:
-        assert _cascade_policy(seeded, config).layers["rules"].threshold == 99.0
+        assert cascade.policy(seeded, config).layers["rules"].threshold == 99.0
     finally:
         path.unlink()
     assert SHIPPED_POLICY.is_file()

@@ -33,7 +33,9 @@ from casework.apps.receipts.tools import TOOL_NAMES
 from casework.config import Settings
 from casework.errors import NotFoundError
 from casework.llm import ScriptedChatModel, call
+from casework.llm.roles import RoleModels
 from casework.runtime.context import Caller, PermissionDenied, Role
+from casework.runtime.runconfig import RunConfig
 from casework.server import create_app
 from casework.stores.sql import current_heads
 
@@ -228,7 +230,7 @@ def test_the_agents_tools_cannot_reach_another_users_rows(tmp_path: Path) -> Non
         steps = [call(name) for name in TOOL_NAMES]
         steps.append(call("submit_decision", verdict="VALID", confidence=60, reasoning="ok"))
         model = ScriptedChatModel(steps=steps)
-        run = build_agent(d, model, evidence_budget=10).run(
+        run = build_agent(d, RunConfig(models=RoleModels.given(model)), evidence_budget=10).run(
             render_task(ref), context=ref, trace=False
         )
         model.assert_exhausted()

@@ -8,6 +8,8 @@ from casework.apps.receipts import evidence
 from casework.apps.receipts.agent import build_agent, render_task
 from casework.apps.receipts.tools import TOOL_NAMES, build_tools
 from casework.llm import ScriptedChatModel, call
+from casework.llm.roles import RoleModels
+from casework.runtime.runconfig import RunConfig
 
 
 def _run_all_tools(deps, ref):
@@ -15,7 +17,7 @@ def _run_all_tools(deps, ref):
         call("submit_decision", verdict="VALID", confidence=90, reasoning="ok")
     ]
     model = ScriptedChatModel(steps=steps)
-    agent = build_agent(deps, model, evidence_budget=10)
+    agent = build_agent(deps, RunConfig(models=RoleModels.given(model)), evidence_budget=10)
     run = agent.run(render_task(ref), context=ref, trace=False)
     model.assert_exhausted()
     return {

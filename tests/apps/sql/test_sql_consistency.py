@@ -88,11 +88,13 @@ def test_cascade_screen_refuses_without_a_model_call(make_deps, question, kind):
 def test_cascade_keeps_an_agreed_answer_and_reviews_a_lone_one(
     make_deps, security, security_db, monkeypatch
 ):
-    from casework.apps.sql import strategies
     from casework.apps.sql.deps import SQLConfig, SQLDeps
+    from casework.runtime import cascade as runtime_cascade
 
     # the scripted model stands in for the bundled one: no remote layer in this run
-    monkeypatch.setattr(strategies, "is_local_model", lambda m: m.model_name == "scripted-local")
+    monkeypatch.setattr(
+        runtime_cascade, "is_local_model", lambda m: m.model_name == "scripted-local"
+    )
 
     def run_with(steps):
         model = ScriptedChatModel(steps=steps, model_name="scripted-local")
@@ -147,11 +149,13 @@ def test_a_syntax_error_is_not_evidence_of_an_unanswerable_question(make_deps):
 def test_with_a_remote_model_the_agent_on_it_decides_what_the_vote_could_not(
     security, security_db, settings, monkeypatch
 ):
-    from casework.apps.sql import strategies
     from casework.apps.sql.deps import SQLConfig, SQLDeps
     from casework.apps.sql.judge import JUDGE_TOOL
+    from casework.runtime import cascade as runtime_cascade
 
-    monkeypatch.setattr(strategies, "is_local_model", lambda m: m.model_name == "scripted-local")
+    monkeypatch.setattr(
+        runtime_cascade, "is_local_model", lambda m: m.model_name == "scripted-local"
+    )
     local = ScriptedChatModel(
         steps=[submit(COUNT), submit(OTHER), submit(OTHER + " LIMIT 0")],
         model_name="scripted-local",

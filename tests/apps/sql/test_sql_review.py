@@ -10,7 +10,7 @@ from casework.apps.sql.deps import open_repository
 from casework.apps.sql.review import SqlReview
 from casework.errors import InputError, NotFoundError
 from casework.runtime.context import Caller
-from casework.runtime.review import ReviewFilters
+from casework.runtime.review_provider import ReviewFilters
 
 ALICE = Caller(user_id=1, name="alice", role="reviewer")
 BOB = Caller(user_id=2, name="bob", role="reviewer")

@@ -14,7 +14,7 @@ from casework.apps.vanpool import lifecycle, service
 from casework.apps.vanpool.evaluation import SHIFT_EVIDENCE_FIELDS, evidence_completeness
 from casework.errors import NotFoundError
 from casework.llm import RoleModels, ScriptedChatModel, call, say
-from casework.runtime import RunConfig
+from casework.runtime import RunConfig, checkpoint
 
 
 def both(*calls: AIMessage) -> AIMessage:
@@ -364,7 +364,7 @@ def test_a_lost_checkpoint_still_applies_the_approval_once(
     )
     # The checkpoint file is lost (a new machine, a wiped disk): the approval still applies.
     deps.settings.checkpoint_path.unlink()
-    vp_agent._savers.clear()
+    checkpoint._savers.clear()  # the process forgets its saver too
     case = service.decide_approval(
         deps, result.case_id, "approve", config=run_on({"orchestrator": None})
     )
@@ -464,9 +464,8 @@ def test_the_case_manager_must_call_an_offered_tool_at_every_step(deps) -> None:
 
     from langchain_core.tools import tool
 
-    from casework.apps.vanpool.agent import OfferedTools
     from casework.apps.vanpool.models import LocationDecision, ShiftDecision
-    from casework.apps.vanpool.tools import CaseContext
+    from casework.apps.vanpool.tools import CaseContext, OfferedTools
     from casework.runtime.loop import model_request
 
     @tool

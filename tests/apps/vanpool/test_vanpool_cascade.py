@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from casework.apps.vanpool.cascade import CUE_CONFIDENCE, NO_CUE_CONFIDENCE, rules_reply
+from casework.apps.vanpool.replies import CUE_CONFIDENCE, NO_CUE_CONFIDENCE, rules_reply
 from casework.apps.vanpool.strategies import (
     LOCATION_STRATEGIES,
     OUTREACH_STRATEGIES,
@@ -20,9 +20,9 @@ from casework.apps.vanpool.strategies import (
 from casework.llm import RoleModels
 from casework.llm.choice import ScriptedChooser
 from casework.llm.local import LocalChatModel
+from casework.llm.roles import LOCAL_ROLE
 from casework.llm.scripted import ScriptedChatModel, say
 from casework.runtime import RunConfig
-from casework.runtime.cascade import LOCAL_ROLE
 
 
 def _models(**roles: Any) -> RunConfig:

@@ -73,6 +73,10 @@ def test_seed_audit_case_and_queue(home, capsys) -> None:
         (("vanpool", "tick", "--now", "yesterday"), "--now 'yesterday' is not an ISO date-time"),
         (("vanpool", "import", "missing.csv"), "Roster file missing.csv does not exist."),
         (("vanpool", "audit", "VP-101", "--strategy", "magic"), "Unknown strategy 'magic'"),
+        (  # the rules are ``rules``; ``baseline`` is the receipts app's neighbour vote
+            ("vanpool", "audit", "VP-101", "--strategy", "baseline"),
+            "Unknown strategy 'baseline'; use one of cascade, rules, agent.",
+        ),
     ],
 )
 def test_user_errors_are_one_sentence(home, capsys, args, message) -> None:

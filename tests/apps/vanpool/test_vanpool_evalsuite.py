@@ -1,4 +1,4 @@
-"""`casework eval vanpool`: the suite's task dispatch, its domain metrics, the rules baseline
+"""`casework eval vanpool`: the suite's task dispatch, its domain metrics, the rules
 through the harness, and the Case Manager's trajectory scored on a scripted model."""
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def test_domain_metrics_of_an_outreach_case() -> None:
     }
 
 
-def test_rules_baseline_through_the_harness(tmp_path: Path) -> None:
+def test_rules_through_the_harness(tmp_path: Path) -> None:
     suite = eval_suite()
     shift = run_suite(suite, _config(tmp_path, strategy="rules"))
     m = shift.metrics
@@ -194,7 +194,7 @@ def _subset(tmp_path: Path, dataset: str, ids: list[str]) -> str:
 def test_lifecycle_business_figures_of_the_rules(tmp_path: Path) -> None:
     """Whole case lives on the rules auditor: every planted ending reached, hours to
     resolution pinned, no cancellation against the truth."""
-    run = run_suite(eval_suite(), _config(tmp_path, strategy="baseline", dataset="lifecycle"))
+    run = run_suite(eval_suite(), _config(tmp_path, strategy="rules", dataset="lifecycle"))
     m = run.metrics
     assert (m["cases"], m["errors"], m["verdict_accuracy"], m["exact_match"]) == (13, 0, 1.0, 1.0)
     # ack 48 h, portal fix + update 48, silent fix 168, silence x3 + approve 528, question +
@@ -410,10 +410,10 @@ def _cli(capsys: Any, *args: str) -> tuple[int, str, str]:
     return code, out.out, out.err
 
 
-def test_eval_cli_baseline_json_and_agent_replayed_offline(
+def test_eval_cli_rules_json_and_agent_replayed_offline(
     tmp_path: Path, monkeypatch, capsys
 ) -> None:
-    """`casework eval vanpool --strategy baseline --json`, and the agent replayed from a
+    """`casework eval vanpool --strategy rules --json`, and the agent replayed from a
     recorded (scripted) run with `--model replay:DIR`: one JSON document each."""
     import json
 
@@ -423,11 +423,11 @@ def test_eval_cli_baseline_json_and_agent_replayed_offline(
     get_settings.cache_clear()
     try:
         code, out, err = _cli(
-            capsys, "eval", "vanpool", "--strategy", "baseline", "--dataset", "location", "--json"
+            capsys, "eval", "vanpool", "--strategy", "rules", "--dataset", "location", "--json"
         )
         assert code == 0, err
         summary = json.loads(out)
-        assert (summary["strategy"], summary["cases"]) == ("baseline", 38)
+        assert (summary["strategy"], summary["cases"]) == ("rules", 38)
         assert summary["metrics"]["verdict_accuracy"] == 1.0
         assert {t["metric"] for t in summary["targets"]} >= {"verdict_accuracy", "judge_score_mean"}
 

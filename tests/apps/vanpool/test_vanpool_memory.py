@@ -24,7 +24,7 @@ from casework.runtime.cascade import LOCAL_ROLE
 from casework.runtime.context import Caller, Role
 from casework.runtime.memory import ExampleDraft
 from casework.runtime.memory_layer import examples_used
-from casework.runtime.review import ReviewFilters
+from casework.runtime.review_provider import ReviewFilters
 
 ANA = Caller(1, "ana", Role.REVIEWER)
 REPLY = "We relocated to the Fremont campus last month."

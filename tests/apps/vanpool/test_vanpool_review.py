@@ -14,7 +14,7 @@ from casework.errors import InputError
 from casework.llm import RoleModels
 from casework.runtime import RunConfig
 from casework.runtime.context import Caller, Role
-from casework.runtime.review import WAITING, Cursor, ReviewFilters
+from casework.runtime.review_provider import WAITING, Cursor, ReviewFilters
 
 ANA = Caller(1, "ana", Role.REVIEWER)
 CY = Caller(2, "cy", Role.REVIEWER)

@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware.types import hook_config
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
 from casework.apps.documents import extractor, rules
 from casework.apps.documents.deps import DocumentsDeps
-from casework.apps.documents.models import MODEL_ROLE, ExtractionDecision, ExtractionInput
+from casework.apps.documents.models import ROLES, ExtractionDecision, ExtractionInput
 from casework.apps.documents.repository import CompletionCheck
 from casework.apps.documents.tools import create_tools
 from casework.config import Limits
@@ -120,12 +119,15 @@ class TerminalTool(AgentMiddleware):
 
 
 def build_extraction_agent(
-    model: BaseChatModel, tools: list[BaseTool], *, custom: bool, limits: Limits | None = None
+    config: RunConfig, tools: list[BaseTool], *, custom: bool
 ) -> ReactAgent[CompleteExtraction]:
-    """The agent over the seven tools; ``complete_extraction`` is the terminal one."""
+    """The agent over the seven tools on ``config``'s agent model and budgets (``LIMITS``
+    when it has none; its events are streamed, not traced); ``complete_extraction`` is the
+    terminal one."""
     complete = next(t for t in tools if t.name == COMPLETE)
     return ReactAgent(
-        model=model,
+        config=replace(config, limits=config.limits or LIMITS, traces=None),
+        role=ROLES["agent"],
         tools=[t for t in tools if t.name != COMPLETE],
         decision_model=CompleteExtraction,
         system_prompt=load_prompt(__package__, "custom_system" if custom else "extraction_system"),
@@ -133,11 +135,9 @@ def build_extraction_agent(
         submit_name=COMPLETE,
         submit_description="Mark extraction as complete",
         context_schema=ExtractionRef,
-        limits=limits or LIMITS,
         # extract_fields carries every field and its score in one call: 384 tokens (the
         # bundled model's default) cut a ten-field invoice mid-JSON
         middleware=[TerminalTool(complete, NUDGE), ModelSettings(max_tokens=EXTRACTION_MAX_TOKENS)],
-        trace_dir=None,
     )
 
 
@@ -232,8 +232,8 @@ def _run(
     tools = create_tools(extraction_id, document_id, user_id, deps.repo, requested=requested)
     name: str | None = None
     try:
-        model, name = config.models(MODEL_ROLE), config.models.name(MODEL_ROLE)
-        agent = build_extraction_agent(model, tools, custom=custom, limits=config.limits)
+        name = config.models.name(ROLES["agent"])
+        agent = build_extraction_agent(config, tools, custom=custom)
         ref = ExtractionRef(
             extraction_id=extraction_id, document_id=document_id, tenant=config.caller
         )

@@ -66,12 +66,12 @@ def _caller(deps: Any, user: str) -> Any:
 def _config(deps: Any, model: str | None) -> Any:
     """The run config of a command: ``--model`` for every role (None: the settings'); a bad
     spec fails here, in one sentence, not as a failed run later."""
-    from casework.apps.documents.models import MODEL_ROLE
+    from casework.apps.documents.models import ROLES
     from casework.runtime.runconfig import RunConfig
 
     config = RunConfig.of(deps.settings, model)
     if model is not None:
-        config.models(MODEL_ROLE)
+        config.models(ROLES["agent"])
     return config
 
 

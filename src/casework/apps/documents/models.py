@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from casework.runtime.decision import Decision
 
 __all__ = [
-    "MODEL_ROLE",
+    "ROLES",
     "DocumentInfo",
     "ExtractionDecision",
     "ExtractionInfo",
@@ -26,9 +26,9 @@ __all__ = [
 ExtractionStatus = Literal["in_progress", "completed", "failed"]
 Mode = Literal["auto", "custom"]
 
-MODEL_ROLE = "specialist"
-"""The model role the extraction agent asks the run config's models for (and a ``--model``
-is checked on before a run starts)."""
+ROLES = {"agent": "specialist"}
+"""The model role each agent asks the run config's models for, the extraction agent's first
+(a ``--model`` is checked on it before a run starts)."""
 
 
 @dataclass(frozen=True)

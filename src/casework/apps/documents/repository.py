@@ -51,7 +51,7 @@ from casework.apps.documents.tables import (
 )
 from casework.errors import InputError, NotFoundError
 from casework.runtime.decision import ToolCallRecord
-from casework.runtime.review import Cursor, ReviewFilters, age_window, keyset_before
+from casework.runtime.review_provider import Cursor, ReviewFilters, age_window, keyset_before
 from casework.stores.sql import session_scope
 
 __all__ = ["REVIEW_ACTION", "REVIEW_THREAD_PREFIX", "CompletionCheck", "DocumentsRepository"]

@@ -33,7 +33,7 @@ from casework.llm.roles import RoleModels
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, Evidence
 from casework.runtime.events import Event
-from casework.runtime.review import (
+from casework.runtime.review_provider import (
     WAITING,
     Action,
     Cursor,

@@ -52,7 +52,7 @@ from casework.registry import strategy_named
 from casework.runtime.approvals import SideEffectJournal
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.context import Caller, Role
-from casework.runtime.review import DecideOutcome
+from casework.runtime.review_provider import DecideOutcome
 from casework.runtime.runconfig import RunConfig
 from casework.stores import open_stores
 

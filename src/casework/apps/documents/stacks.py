@@ -267,17 +267,18 @@ def _whole_table(
     tools = create_stack_tools(stack.id, user_id, deps.repo)
     n = len(stack.document_ids)
     missing = n - (len(stack.table.rows) if stack.table else 0)
+    limits = Limits(
+        max_model_calls=6 + 3 * n, max_tool_calls=5 + 3 * n, recursion_limit=40 + 12 * n
+    )
     agent = ReactAgent(
-        model=model,
+        config=RunConfig(models=RoleModels.given(model), limits=limits),
+        role="specialist",
         tools=tools[:-1],
         decision_model=CompleteTable,
         system_prompt=load_prompt(__package__, "stack_system"),
         name="documents-stack",
         submit_name=COMPLETE_TABLE,
         submit_description="Mark the table complete (every document needs its row).",
-        limits=Limits(
-            max_model_calls=6 + 3 * n, max_tool_calls=5 + 3 * n, recursion_limit=40 + 12 * n
-        ),
         middleware=[TerminalTool(tools[-1], TABLE_NUDGE)],
     )
     task = load_prompt(__package__, "stack_task", name=stack.name, documents=n, missing=missing)
@@ -287,8 +288,10 @@ def _whole_table(
 def _columns(deps: DocumentsDeps, user_id: int, stack: Any, model: BaseChatModel, emit: Any) -> Any:
     """A batched build's first step: read a sample, ``define_columns`` ends the run."""
     tools = {t.name: t for t in create_stack_tools(stack.id, user_id, deps.repo)}
+    limits = Limits(max_model_calls=4 + COLUMN_SAMPLE, max_tool_calls=3 + COLUMN_SAMPLE)
     agent = ReactAgent(
-        model=model,
+        config=RunConfig(models=RoleModels.given(model), limits=limits),
+        role="specialist",
         tools=[tools["list_documents"], tools["get_document_text"], tools["get_table_state"]],
         decision_model=DefineColumns,
         system_prompt=load_prompt(__package__, "stack_system"),
@@ -296,7 +299,6 @@ def _columns(deps: DocumentsDeps, user_id: int, stack: Any, model: BaseChatModel
         submit_name="define_columns",
         submit_description=tools["define_columns"].description,
         fallback=lambda _reason: DefineColumns(columns=[]),  # ended without: no columns written
-        limits=Limits(max_model_calls=4 + COLUMN_SAMPLE, max_tool_calls=3 + COLUMN_SAMPLE),
         middleware=[
             TerminalTool(tools["define_columns"], "Call define_columns with the columns now.")
         ],
@@ -317,8 +319,10 @@ def write_row(
     table = deps.repo.table_state(user_id, stack_id)
     assert table is not None  # the columns step ran first
     filename = dict(deps.repo.stack_documents(user_id, stack_id))[doc_id]
+    limits = Limits(max_model_calls=4, max_tool_calls=3, recursion_limit=30)
     agent = ReactAgent(
-        model=model,
+        config=RunConfig(models=RoleModels.given(model), limits=limits),
+        role="specialist",
         tools=[tools["get_document_text"], tools["get_table_state"]],
         decision_model=ExtractRow,
         system_prompt=load_prompt(__package__, "stack_system"),
@@ -326,7 +330,6 @@ def write_row(
         submit_name="extract_row",
         submit_description=tools["extract_row"].description,
         fallback=lambda _reason: ExtractRow(doc_id=doc_id, values={}, confidences={}),
-        limits=Limits(max_model_calls=4, max_tool_calls=3, recursion_limit=30),
         middleware=[TerminalTool(tools["extract_row"], f"Call extract_row for document {doc_id}.")],
     )
     columns = "\n".join(

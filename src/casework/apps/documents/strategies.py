@@ -20,21 +20,11 @@ from casework.apps.documents.fields import (
     grounded,
     stored_readings,
 )
-from casework.apps.documents.models import MODEL_ROLE, ExtractionDecision, ExtractionInput
+from casework.apps.documents.models import ROLES, ExtractionDecision, ExtractionInput
 from casework.errors import InputError, ModelError, NotFoundError
-from casework.llm.local import is_local_model
-from casework.runtime import Decision
-from casework.runtime.cascade import (
-    LOCAL_ROLE,
-    Cascade,
-    CascadePolicy,
-    Layer,
-    LayerOutcome,
-    describe_outcomes,
-    stored_policy,
-)
+from casework.llm.roles import LOCAL_ROLE
+from casework.runtime.cascade import Cascade, Layer
 from casework.runtime.decision import EndReason, RunInfo
-from casework.runtime.harness import Run
 from casework.runtime.runconfig import RunConfig
 from casework.runtime.strategy import Strategy
 from casework.runtime.usage import Usage
@@ -108,11 +98,10 @@ def run_fields(
         ]
 
     asked = unsure()
-    run = Run(
+    run = config.run(
         "documents_fields",
-        model=config.models.name(LOCAL_ROLE) if typing or asked else None,
+        LOCAL_ROLE if typing or asked else None,
         strategy="fields",
-        trace_dir=config.traces,
         payload={"extraction_id": ext_id, "asked": asked},
     )
     ended_by, detail = EndReason.SUBMIT, ""
@@ -156,39 +145,27 @@ value found after its own label)."""
 FIELDS_THRESHOLD = 60.0
 
 
-def _remote_configured(deps: DocumentsDeps, config: RunConfig) -> bool:
-    return not is_local_model(config.models(MODEL_ROLE))
-
-
-def _cascade_policy(deps: DocumentsDeps, config: RunConfig) -> CascadePolicy:
-    remote = config.models.name(MODEL_ROLE) if _remote_configured(deps, config) else None
-    return stored_policy(deps.settings.home, "documents", remote)
-
-
-def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> ExtractionDecision:
+def _review(last: ExtractionDecision, said: str, outcomes: list[Any]) -> ExtractionDecision:
     """No layer was sure: the last layer's extraction stands, marked for review."""
-    said = describe_outcomes(outcomes)
-    if isinstance(last, ExtractionDecision):
-        note = f" No layer was sure ({said}); a person should check it."
-        return last.model_copy(update={"reasoning": (last.reasoning + note)[:1200]})
+    note = f" No layer was sure ({said}); a person should check it."
+    return last.model_copy(update={"reasoning": (last.reasoning + note)[:1200]})
+
+
+def _no_extraction(said: str, outcomes: list[Any]) -> ExtractionDecision:
     raise InputError(f"No layer could extract the document: {said}.")
 
 
 _layered: Cascade[ExtractionDecision] = Cascade(
-    "cascade",
+    "documents",
     [
         Layer("rules", run_rules, default_threshold=RULES_THRESHOLD),
         Layer("fields", run_fields, default_threshold=FIELDS_THRESHOLD),
-        Layer(
-            "agent",
-            run_agent,
-            default_threshold=FIELDS_THRESHOLD,
-            remote=True,
-            when=_remote_configured,
-        ),
+        Layer("agent", run_agent, default_threshold=FIELDS_THRESHOLD, remote=True),
     ],
-    policy=_cascade_policy,
-    undecided=_nobody_sure,
+    decision=ExtractionDecision,
+    role=ROLES["agent"],
+    review=_review,
+    no_answer=_no_extraction,
     undecided_verdicts=frozenset({"failed"}),
 )
 

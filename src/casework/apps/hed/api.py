@@ -37,10 +37,11 @@ from casework.apikit import (
     sse_response,
 )
 from casework.apps.hed import service
-from casework.apps.hed.deps import ROLES, HedDeps, open_repository
+from casework.apps.hed.deps import HedDeps, open_repository
 from casework.apps.hed.models import (
     DEFAULT_SCHEMA,
     MAX_DESCRIPTION_CHARS,
+    ROLES,
     HedInput,
     decision_json,
 )

@@ -9,19 +9,9 @@ from typing import Any
 from casework.apps.hed.models import ValidatorKind
 from casework.apps.hed.rules import MAX_TOTAL_ITERATIONS, MAX_VALIDATION_ATTEMPTS
 from casework.config import Settings, get_settings
-from casework.llm.roles import VISION_ROLE
 from casework.stores import open_stores
 
-__all__ = ["ROLES", "HedDeps", "build_deps", "open_repository"]
-
-# Which model role each agent asks the run config's models for.
-ROLES = {
-    "annotate": "annotator",
-    "evaluate": "judge",
-    "assess": "judge",
-    "summarize": "specialist",
-    "vision": VISION_ROLE,
-}
+__all__ = ["HedDeps", "build_deps", "open_repository"]
 
 
 @dataclass(frozen=True)

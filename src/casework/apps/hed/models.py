@@ -9,12 +9,14 @@ from langchain_core.messages import BaseMessage
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 
+from casework.llm.roles import VISION_ROLE
 from casework.runtime import Decision
 from casework.runtime.cascade import LayerOutcome
 
 __all__ = [
     "DEFAULT_SCHEMA",
     "MAX_DESCRIPTION_CHARS",
+    "ROLES",
     "AssessmentVerdict",
     "FaithfulnessVerdict",
     "HedAnnotationState",
@@ -25,6 +27,15 @@ __all__ = [
     "ValidatorKind",
     "decision_json",
 ]
+
+ROLES = {
+    "annotate": "annotator",
+    "evaluate": "judge",
+    "assess": "judge",
+    "summarize": "specialist",
+    "vision": VISION_ROLE,
+}
+"""The model role each agent asks the run config's models for, the annotating agent's first."""
 
 DEFAULT_SCHEMA = "8.3.0"
 """The HED schema version an annotation is validated against unless one is named."""

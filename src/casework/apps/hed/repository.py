@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 
 from casework.apps.hed.models import HedDecision, decision_json
 from casework.apps.hed.tables import AnnotationRow
-from casework.runtime.review import Cursor, ReviewFilters, age_window, keyset_before
+from casework.runtime.review_provider import Cursor, ReviewFilters, age_window, keyset_before
 from casework.stores.sql import session_scope
 
 __all__ = ["REVIEW_DECIDED", "REVIEW_WAITING", "HedRepository", "StoredAnnotation"]

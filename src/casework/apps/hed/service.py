@@ -36,9 +36,10 @@ from casework.apps.hed.context import (
     validate_files,
 )
 from casework.apps.hed.dataset import load_eval_cases, load_validator_cases
-from casework.apps.hed.deps import ROLES, HedDeps
+from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.models import (
     DEFAULT_SCHEMA,
+    ROLES,
     HedAnnotationState,
     HedDecision,
     HedInput,
@@ -71,7 +72,7 @@ from casework.registry import strategy_named
 from casework.runtime import EndReason, RunConfig
 from casework.runtime.batch import BatchConfig, check_batch_config
 from casework.runtime.memory import ExampleDraft
-from casework.runtime.review import DecideOutcome
+from casework.runtime.review_provider import DecideOutcome
 
 __all__ = [
     "STRATEGIES",

@@ -13,9 +13,14 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from casework.apps.hed.baseline import lookup_annotation
-from casework.apps.hed.deps import ROLES, HedDeps
+from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.grammar import annotation_grammar
-from casework.apps.hed.models import AssessmentVerdict, FaithfulnessVerdict, HedAnnotationState
+from casework.apps.hed.models import (
+    ROLES,
+    AssessmentVerdict,
+    FaithfulnessVerdict,
+    HedAnnotationState,
+)
 from casework.apps.hed.remediation import augment_all, closest_tags
 from casework.apps.hed.rules import HED_RULES, clean_annotation, defined_names, flatten_tags
 from casework.apps.hed.validation import Issue, ValidationResult, validate_many

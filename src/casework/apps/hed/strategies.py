@@ -22,15 +22,14 @@ from langchain_core.runnables import RunnableConfig
 
 from casework.apps.hed.agent import build_graph
 from casework.apps.hed.baseline import coverage, lookup_annotation
-from casework.apps.hed.deps import ROLES, HedDeps
-from casework.apps.hed.models import HedAnnotationState, HedDecision, HedInput
+from casework.apps.hed.deps import HedDeps
+from casework.apps.hed.models import ROLES, HedAnnotationState, HedDecision, HedInput
 from casework.apps.hed.rules import check_description, outcome, split_top_level
 from casework.apps.hed.validation import check_schema, validate_many
 from casework.apps.hed.vocabulary import load_vocabulary
 from casework.errors import CaseworkError, InputError
-from casework.llm.local import is_local_model
+from casework.llm.roles import LOCAL_ROLE
 from casework.runtime import (
-    Decision,
     EndReason,
     Event,
     Evidence,
@@ -39,15 +38,7 @@ from casework.runtime import (
     RunInfo,
     RunResult,
 )
-from casework.runtime.cascade import (
-    LOCAL_ROLE,
-    Cascade,
-    CascadePolicy,
-    Layer,
-    LayerOutcome,
-    describe_outcomes,
-    stored_policy,
-)
+from casework.runtime.cascade import Cascade, Layer, LayerOutcome, mark_for_review
 from casework.runtime.usage import Usage
 
 __all__ = [
@@ -105,11 +96,10 @@ def _start(
     """The harness's run of the graph (its trace in the run config's trace folder, if any)
     and its LangGraph config. The trace holds the prompts and answers; never a provider key
     (those stay in the models)."""
-    run = Run(
+    run = config.run(
         "hed",
-        model=config.models.name(ROLES["annotate"]),
+        ROLES["annotate"],
         strategy=strategy,
-        trace_dir=config.traces,
         payload={
             "description": state["input_description"],
             "schema_version": state["schema_version"],
@@ -436,44 +426,34 @@ def _local_layer(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecisi
     return decided
 
 
-def _remote_configured(deps: HedDeps, config: RunConfig) -> bool:
-    return not is_local_model(config.models(ROLES["annotate"]))
-
-
-def _cascade_policy(deps: HedDeps, config: RunConfig) -> CascadePolicy:
-    remote = config.models.name(ROLES["annotate"]) if _remote_configured(deps, config) else None
-    return stored_policy(deps.settings.home, "hed", remote)
-
-
-def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> HedDecision:
+def _review(last: HedDecision, said: str, outcomes: list[LayerOutcome]) -> HedDecision:
     """No layer was sure: the last valid annotation goes to a person. A later layer's invalid
     one (a tag repeated in a group, which the grammar cannot forbid, with no remote layer to
     repair it) never replaces an earlier valid one: the look-up's is valid by construction."""
-    said = describe_outcomes(outcomes)
-    if isinstance(last, HedDecision) and not last.is_valid:
+    if not last.is_valid:
         for outcome in reversed(outcomes):
             if outcome.output.get("is_valid"):
                 last = HedDecision.model_validate(outcome.output)
                 said += f"; the {outcome.layer} layer's valid annotation stands"
                 break
-    if isinstance(last, HedDecision):
-        return last.model_copy(
-            update={"verdict": "NEEDS_REVIEW", "reasoning": f"No layer was sure: {said}."[:1200]}
-        )
+    return mark_for_review(last, said, outcomes)
+
+
+def _no_annotation(said: str, outcomes: list[LayerOutcome]) -> HedDecision:
     raise InputError(f"No layer could annotate the description: {said}.")
 
 
 cascade: Cascade[HedDecision] = Cascade(
-    "cascade",
+    "hed",
     [
         Layer("rules", _rules_layer, default_threshold=RULES_THRESHOLD),
         Layer("local", _local_layer, default_threshold=LOCAL_THRESHOLD),
-        Layer(
-            "agent", loop, default_threshold=LOCAL_THRESHOLD, remote=True, when=_remote_configured
-        ),
+        Layer("agent", loop, default_threshold=LOCAL_THRESHOLD, remote=True),
     ],
-    policy=_cascade_policy,
-    undecided=_nobody_sure,
+    decision=HedDecision,
+    role=ROLES["annotate"],
+    review=_review,
+    no_answer=_no_annotation,
 )
 
 

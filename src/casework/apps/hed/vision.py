@@ -7,7 +7,7 @@ import io
 
 from langchain_core.messages import HumanMessage
 
-from casework.apps.hed.deps import ROLES
+from casework.apps.hed.models import ROLES
 from casework.errors import InputError, ModelError
 from casework.runtime.prompts import load_prompt
 from casework.runtime.runconfig import RunConfig

@@ -10,12 +10,10 @@ applied deterministically (``policy.apply_policy``).
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
-from langchain_core.language_models import BaseChatModel
+from dataclasses import replace
 
 from casework.apps.receipts.deps import ReceiptsDeps
-from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelDecision, WordRef
+from casework.apps.receipts.models import LABEL_DEFINITIONS, ROLES, LabelDecision, WordRef
 from casework.apps.receipts.policy import apply_policy
 from casework.apps.receipts.tools import build_tools
 from casework.config import Limits
@@ -72,23 +70,18 @@ def _limits(base: Limits) -> Limits:
 
 
 def build_agent(
-    deps: ReceiptsDeps,
-    model: BaseChatModel,
-    *,
-    trace_dir: Path | None = None,
-    limits: Limits | None = None,
-    evidence_budget: int = EVIDENCE_BUDGET,
+    deps: ReceiptsDeps, config: RunConfig, *, evidence_budget: int = EVIDENCE_BUDGET
 ) -> ReactAgent[LabelDecision]:
-    """The validation agent over ``deps`` with ``model``; reusable across words. Without
-    ``limits``: the settings' limits within the evidence budget."""
+    """The validation agent over ``deps`` on ``config``'s agent model and trace folder;
+    reusable across words. Its budgets: the run's (else the settings') within the caps."""
     return ReactAgent(
-        model=model,
+        config=replace(config, limits=_limits(config.limits or deps.settings.limits)),
+        role=ROLES["agent"],
         tools=build_tools(deps),
         decision_model=LabelDecision,
         system_prompt=render_system_prompt(),
         name="receipts-validator",
         context_schema=WordRef,
-        limits=limits or _limits(deps.settings.limits),
         middleware=[
             EvidenceBudget(
                 budget=evidence_budget,
@@ -97,20 +90,17 @@ def build_agent(
                 name="receipts_evidence_budget",
             )
         ],
-        trace_dir=trace_dir,
     )
 
 
-def agent_for(
-    deps: ReceiptsDeps, model: BaseChatModel, config: RunConfig
-) -> ReactAgent[LabelDecision]:
-    """The agent on ``model`` with the run's trace folder and budgets, built once per model
+def agent_for(deps: ReceiptsDeps, config: RunConfig) -> ReactAgent[LabelDecision]:
+    """The agent on the run's agent model, trace folder and budgets, built once per model
     object and deps cache (building one costs ~10 ms of CPU; the harness and the harmoniser
     decide many words on one model)."""
+    model = config.models(ROLES["agent"])
 
     def build() -> ReactAgent[LabelDecision]:
-        limits = _limits(config.limits or deps.settings.limits)
-        return build_agent(deps, model, trace_dir=config.traces, limits=limits)
+        return build_agent(deps, config)
 
     if deps.cache is None:
         return build()

@@ -23,8 +23,8 @@ from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelDecision, Word
 from casework.apps.receipts.rules import shape_fits
 from casework.apps.receipts.vectors import Neighbour, VectorsUnavailable
 from casework.llm.choice import Choice, OptionScorer, choose, option_bias
+from casework.llm.roles import LOCAL_ROLE
 from casework.runtime.decision import EndReason, Evidence
-from casework.runtime.harness import Run
 from casework.runtime.runconfig import RunConfig
 
 __all__ = [
@@ -177,23 +177,16 @@ def label_decision(ref: WordRef, choice: Choice, context: dict[str, object]) -> 
     )
 
 
-def run_choice(
-    deps: ReceiptsDeps,
-    config: RunConfig,
-    ref: WordRef,
-    model: BaseChatModel | OptionScorer,
-    name: str,
-) -> LabelDecision:
-    """One scored choice under the runtime's harness (its usage, trace and end; the trace
-    in the run config's folder)."""
-    run = Run(
+def run_choice(deps: ReceiptsDeps, config: RunConfig, ref: WordRef) -> LabelDecision:
+    """One scored choice of the bundled model (``config.models(LOCAL_ROLE)``) under the
+    runtime's harness (its usage, trace and end; the trace in the run config's folder)."""
+    run = config.run(
         "receipts_choice",
-        model=name,
+        LOCAL_ROLE,
         strategy="choice",
-        trace_dir=config.traces,
         payload={"word": ref.word_text, "suggested_label": ref.suggested_label},
     )
-    choice, context = choose_label(deps, ref, model)
+    choice, context = choose_label(deps, ref, config.models(LOCAL_ROLE))
     run.count(choice.usage)  # scored options: calls LangChain's callbacks do not see
     decision = label_decision(ref, choice, context)
     run.end(decision, EndReason.SUBMIT)  # fills decision.run

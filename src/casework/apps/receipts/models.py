@@ -17,6 +17,7 @@ __all__ = [
     "HUMAN",
     "LABEL_DEFINITIONS",
     "MONEY_LABELS",
+    "ROLES",
     "Box",
     "EdgeCase",
     "FixOutcome",
@@ -35,6 +36,8 @@ __all__ = [
 
 Verdict = Literal["VALID", "INVALID", "NEEDS_REVIEW"]
 
+ROLES = {"agent": "specialist"}
+"""The model role each agent asks the run config's models for, the labelling agent's first."""
 DECISION_THRESHOLD = 80.0
 """VALID / INVALID need a confidence strictly above this (spec: 'High confidence (>80%)')."""
 HUMAN = "human:"

@@ -56,7 +56,7 @@ from casework.runtime.context import (
     visible_to,
     writable_by,
 )
-from casework.runtime.review import Cursor, ReviewFilters, age_window, keyset_before
+from casework.runtime.review_provider import Cursor, ReviewFilters, age_window, keyset_before
 from casework.stores.sql import session_scope
 
 __all__ = ["LabelChange", "ReceiptsRepository"]

@@ -25,6 +25,7 @@ from casework.apps.receipts.labels import check_label, resolve_input
 from casework.apps.receipts.models import (
     HUMAN,
     LABEL_DEFINITIONS,
+    ROLES,
     EdgeCase,
     Label,
     LabelDecision,
@@ -35,7 +36,7 @@ from casework.apps.receipts.models import (
     WordRef,
 )
 from casework.apps.receipts.repository import LabelChange
-from casework.apps.receipts.strategies import AGENT_ROLE, STRATEGIES, LabelStrategy
+from casework.apps.receipts.strategies import STRATEGIES, LabelStrategy
 from casework.apps.receipts.vectors import (
     VectorsUnavailable,
     index_receipts,
@@ -294,14 +295,13 @@ def _agent_events(
     """The agent strategy, streamed: the same agent, policy and calibration as
     ``strategies.agent``, but its events reach the caller while it runs."""
     run: RunResult[LabelDecision] | None = None
-    model = config.models(AGENT_ROLE)
-    for event in agent_for(deps, model, config).iter_events(render_task(ref), context=ref):
+    for event in agent_for(deps, config).iter_events(render_task(ref), context=ref):
         if event["type"] == "complete":  # ours comes last, after the label is recorded
             run = event["result"]
         else:
             yield to_json(event)
     assert run is not None  # iter_events always ends with complete
-    name = config.models.name(AGENT_ROLE)
+    name = config.models.name(ROLES["agent"])
     calibration = deps.calibration("agent", name) if deps.calibration else None
     result = decision_from_run(run, model=name, calibration=calibration)
     yield _complete(deps, ref, result, proposed_by)

@@ -20,21 +20,12 @@ from casework.apps.receipts.classify import run_choice
 from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.evidence import word_facts
 from casework.apps.receipts.labels import resolve_input
-from casework.apps.receipts.models import DECISION_THRESHOLD, LabelDecision, LabelInput
+from casework.apps.receipts.models import DECISION_THRESHOLD, ROLES, LabelDecision, LabelInput
 from casework.apps.receipts.policy import apply_policy
 from casework.apps.receipts.rules import decide_by_rules
-from casework.llm.local import is_local_model
-from casework.runtime.cascade import (
-    LOCAL_ROLE,
-    Cascade,
-    CascadePolicy,
-    Layer,
-    LayerOutcome,
-    cascade_path,
-    describe_outcomes,
-    load_policy,
-)
-from casework.runtime.decision import Decision, EndReason, RunInfo
+from casework.llm.roles import LOCAL_ROLE
+from casework.runtime.cascade import Cascade, Layer, LayerOutcome
+from casework.runtime.decision import EndReason, RunInfo
 from casework.runtime.runconfig import RunConfig
 from casework.runtime.usage import Usage
 
@@ -51,9 +42,6 @@ __all__ = [
 
 LabelStrategy = Callable[[LabelInput, ReceiptsDeps, RunConfig], LabelDecision]
 """A receipts strategy: a ``casework.runtime.strategy.Strategy`` that returns a LabelDecision."""
-
-AGENT_ROLE = "specialist"
-"""The model role the agent asks ``config.models`` for."""
 
 
 def baseline(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDecision:
@@ -91,19 +79,17 @@ def rules(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDeci
 def agent(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDecision:
     """The ReAct agent on ``config.models("specialist")`` with the six evidence tools."""
     ref = resolve_input(deps, input)
-    model = config.models(AGENT_ROLE)
-    name = config.models.name(AGENT_ROLE)
+    name = config.models.name(ROLES["agent"])
     calibration = deps.calibration("agent", name) if deps.calibration else None
-    return run_agent(agent_for(deps, model, config), ref, model=name, calibration=calibration)
+    return run_agent(agent_for(deps, config), ref, model=name, calibration=calibration)
 
 
 def choice(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDecision:
     """The bundled model asked which label fits the word (``classify.py``): one scored choice
     among the labels the word's shape allows, no ReAct run; the policy applied."""
     ref = resolve_input(deps, input)
-    model = config.models(LOCAL_ROLE)
     name = config.models.name(LOCAL_ROLE)
-    decided = run_choice(deps, config, ref, model, name)
+    decided = run_choice(deps, config, ref)
     calibration = deps.calibration("choice", name) if deps.calibration else None
     final, confidence, downgraded = apply_policy(decided.verdict, decided.confidence, calibration)
     return decided.model_copy(
@@ -130,54 +116,37 @@ def _raw(strategy: LabelStrategy) -> LabelStrategy:
     return run
 
 
-def _remote_configured(deps: ReceiptsDeps, config: RunConfig) -> bool:
-    """The agent layer takes part only when the agent's model is not the local one."""
-    return not is_local_model(config.models(AGENT_ROLE))
-
-
 SHIPPED_POLICY = Path(__file__).parent / "data" / "cascade-offline.json"
 """The offline cascade's thresholds as fitted on the development receipts (the six written
 for the project: ``casework eval calibrate RUN --target 0.9`` on an ``--all-layers`` run of
 160 of their cases), used until a user fits their own."""
 
 
-def _cascade_policy(deps: ReceiptsDeps, config: RunConfig) -> CascadePolicy:
-    remote = config.models.name(AGENT_ROLE) if _remote_configured(deps, config) else None
-    stored = load_policy(cascade_path(deps.settings.home, "receipts", remote))
-    if stored is not None:
-        return stored
-    return (load_policy(SHIPPED_POLICY) if remote is None else None) or CascadePolicy()
-
-
-def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> LabelDecision:
-    said = describe_outcomes(outcomes)
-    previous = last if isinstance(last, LabelDecision) else None
+def _review(last: LabelDecision | None, said: str, outcomes: list[LayerOutcome]) -> LabelDecision:
+    """No layer was sure: the word goes to a person with the last layer's evidence."""
     return LabelDecision(
         verdict="NEEDS_REVIEW",
-        confidence=previous.confidence if previous else 0.0,
+        confidence=last.confidence if last else 0.0,
         reasoning=f"No layer was sure enough: {said}."[:500],
-        evidence=list(previous.evidence) if previous else [],
-        raw_verdict=previous.raw_verdict if previous else None,
+        evidence=list(last.evidence) if last else [],
+        raw_verdict=last.raw_verdict if last else None,
         policy_applied=True,
     )
 
 
 cascade = Cascade(
-    "cascade",
+    "receipts",
     [
         Layer("rules", _raw(rules), default_threshold=DECISION_THRESHOLD),
         Layer("baseline", _raw(baseline), default_threshold=DECISION_THRESHOLD),
         Layer("choice", _raw(choice), default_threshold=DECISION_THRESHOLD),
-        Layer(
-            "agent",
-            _raw(agent),
-            default_threshold=DECISION_THRESHOLD,
-            remote=True,
-            when=_remote_configured,
-        ),
+        Layer("agent", _raw(agent), default_threshold=DECISION_THRESHOLD, remote=True),
     ],
-    policy=_cascade_policy,
-    undecided=_nobody_sure,
+    decision=LabelDecision,
+    role=ROLES["agent"],
+    review=_review,
+    no_answer=lambda said, outcomes: _review(None, said, outcomes),
+    shipped_policy=SHIPPED_POLICY,
 )
 """Rules, then the neighbour vote, then the bundled model's label choice, then (when one is
 configured) the remote model's agent: the first layer sure of the word decides."""

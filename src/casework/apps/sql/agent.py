@@ -18,10 +18,12 @@ from pydantic import ValidationError
 from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.judge import PROMPTS, SQLJudge
 from casework.apps.sql.models import (
+    ROLES,
     AgentStateV2,
     JudgeFeedback,
     SQLQueryResponse,
     SubmitAnswer,
+    ValidationResult,
 )
 from casework.apps.sql.retrieval import describe_table, schema_terms, tokenize
 from casework.apps.sql.rules import (
@@ -85,16 +87,10 @@ def refusal_response(question: str, reason: str, *, strategy: str, kind: str) ->
     )
 
 
-def start_run(config: RunConfig, question: str, *, strategy: str, model: str | None = None) -> Run:
+def start_run(config: RunConfig, question: str, *, strategy: str, role: str | None = None) -> Run:
     """The harness's run of one question under the run's config: usage, trace and the typed
-    end; ``model`` names the model it asks (a refusal asks none)."""
-    return Run(
-        f"sql_{strategy}",
-        model=model,
-        strategy=strategy,
-        trace_dir=config.traces,
-        payload={"question": question},
-    )
+    end; ``role`` is the model's it asks (a refusal asks none)."""
+    return config.run(f"sql_{strategy}", role, strategy=strategy, payload={"question": question})
 
 
 def ended(run: Run, response: SQLQueryResponse) -> RunResult[SQLQueryResponse]:
@@ -142,6 +138,110 @@ def _best_unsubmitted(state: AgentStateV2) -> SubmitAnswer | None:
     )
 
 
+def _ending(state: AgentStateV2, strategy: str, ended_by: EndReason, detail: str) -> dict[str, Any]:
+    """The fields every final response carries: how the run went and ended."""
+    return {
+        "question": state.question,
+        "strategy": strategy,
+        "ended_by": ended_by,
+        "end_detail": detail,
+        "reasoning_steps": state.reasoning_trace,
+        "judge_calls": state.judge_calls,
+    }
+
+
+def _withheld(
+    state: AgentStateV2,
+    answer: SubmitAnswer,
+    query: str,
+    validation: ValidationResult,
+    ending: dict[str, Any],
+) -> SQLQueryResponse | None:
+    """A query that writes or returns sensitive data is never handed out, not even flagged."""
+    unsafe = [e for e in validation.errors if e.kind in WITHHELD_KINDS]
+    if not unsafe:
+        return None
+    reason = f"The query was withheld: {unsafe[0].message}"
+    state.step("final", outcome="withheld", query=query, reason=reason)
+    confidence = combine_confidence(
+        answer.confidence, has_query=False, valid=False, judge_score=None, use_judge=False
+    )[0]
+    return SQLQueryResponse(
+        query=None,
+        explanation=reason,
+        confidence=confidence,
+        confidence_source="refusal",
+        refused=True,
+        validation_errors=validation.errors,
+        **ending,
+    )
+
+
+_NOTES = {
+    "judge": "0.4 × own confidence + 0.6 × the judge's latest score for this query",
+    "validation": "own confidence × structural validation",
+    "validation_failed": "capped at 0.3: the query fails structural validation",
+}
+
+
+def _answered(
+    state: AgentStateV2,
+    answer: SubmitAnswer,
+    query: str,
+    validation: ValidationResult,
+    *,
+    submitted: bool,
+    use_judge: bool,
+    ending: dict[str, Any],
+) -> SQLQueryResponse:
+    """A query handed out, its confidence from its own, its validation and the judge's
+    latest score for it."""
+    judge_idx = [
+        i for i, q in enumerate(state.judged_queries) if normalize_sql(q) == normalize_sql(query)
+    ]
+    judged = state.judge_results[judge_idx[-1]] if judge_idx else None
+    confidence, source = combine_confidence(
+        answer.confidence,
+        has_query=True,
+        valid=validation.valid,
+        judge_score=judged.correctness_score if judged else None,
+        use_judge=use_judge,
+    )
+    note = _NOTES[source]
+    if source == "validation" and use_judge:
+        note += " (the judge did not score this query)"
+    state.step(
+        "final",
+        outcome="submitted" if submitted else "best query at limit",
+        query=query,
+        own_confidence=answer.confidence,
+        confidence=confidence,
+        confidence_source=source,
+        note=note,
+    )
+    feedback = judged if (judged and use_judge) else None
+    return SQLQueryResponse(
+        query=query,
+        explanation=answer.explanation,
+        confidence=confidence,
+        confidence_source=source,
+        judge_score=feedback.correctness_score if feedback else None,
+        judge_feedback=JudgeFeedback(
+            is_correct=feedback.is_correct,
+            issues=feedback.issues,
+            suggestions=feedback.suggestions,
+            reasoning=feedback.reasoning,
+        )
+        if feedback
+        else None,
+        valid=validation.valid,
+        validation_errors=validation.errors,
+        executable_sql=validation.transpiled if validation.valid else None,
+        tables_used=validation.tables,
+        **ending,
+    )
+
+
 def finalize(
     state: AgentStateV2,
     answer: SubmitAnswer | None,
@@ -154,6 +254,7 @@ def finalize(
 ) -> SQLQueryResponse:
     """The response for a submitted (or limit-ended) answer; deterministic. ``detail`` says
     more on ``ended_by`` (the model error's text)."""
+    ending = _ending(state, strategy, ended_by, detail)
     submitted = answer is not None
     if answer is None:
         answer = _best_unsubmitted(state)
@@ -161,16 +262,11 @@ def finalize(
         said = f"{ended_by} ({detail})" if detail else str(ended_by)
         state.step("final", outcome="no answer", ended_by=said)
         return SQLQueryResponse(
-            question=state.question,
             query=None,
             explanation=f"No valid query was found before the run ended ({said}).",
             confidence=0.0,
             confidence_source="no_answer",
-            strategy=strategy,
-            ended_by=ended_by,
-            end_detail=detail,
-            reasoning_steps=state.reasoning_trace,
-            judge_calls=state.judge_calls,
+            **ending,
         )
     query = answer.query.strip()
     if not query:
@@ -179,93 +275,28 @@ def finalize(
         )
         state.step("final", outcome="refused", reason=answer.explanation)
         return SQLQueryResponse(
-            question=state.question,
             query=None,
             explanation=answer.explanation,
             confidence=confidence,
             confidence_source=source,
             refused=True,
-            strategy=strategy,
-            ended_by=ended_by,
-            end_detail=detail,
-            reasoning_steps=state.reasoning_trace,
-            judge_calls=state.judge_calls,
+            **ending,
         )
     # The submitted query is checked again (not counted): it may never have been validated.
     validation = latest_validation(state, query) or validate_sql(
         query, deps.schema, dialect=deps.dialect
     )
-    unsafe = [e for e in validation.errors if e.kind in WITHHELD_KINDS]
-    if unsafe:
-        # A query that writes or returns sensitive data is never handed out, not even flagged.
-        reason = f"The query was withheld: {unsafe[0].message}"
-        state.step("final", outcome="withheld", query=query, reason=reason)
-        return SQLQueryResponse(
-            question=state.question,
-            query=None,
-            explanation=reason,
-            confidence=combine_confidence(
-                answer.confidence, has_query=False, valid=False, judge_score=None, use_judge=False
-            )[0],
-            confidence_source="refusal",
-            refused=True,
-            validation_errors=validation.errors,
-            strategy=strategy,
-            ended_by=ended_by,
-            end_detail=detail,
-            reasoning_steps=state.reasoning_trace,
-            judge_calls=state.judge_calls,
-        )
-    judge_idx = [
-        i for i, q in enumerate(state.judged_queries) if normalize_sql(q) == normalize_sql(query)
-    ]
-    judged = state.judge_results[judge_idx[-1]] if judge_idx else None
-    confidence, source = combine_confidence(
-        answer.confidence,
-        has_query=True,
-        valid=validation.valid,
-        judge_score=judged.correctness_score if judged else None,
+    withheld = _withheld(state, answer, query, validation, ending)
+    if withheld is not None:
+        return withheld
+    return _answered(
+        state,
+        answer,
+        query,
+        validation,
+        submitted=submitted,
         use_judge=use_judge,
-    )
-    note = {
-        "judge": "0.4 × own confidence + 0.6 × the judge's latest score for this query",
-        "validation": "own confidence × structural validation"
-        + (" (the judge did not score this query)" if use_judge else ""),
-        "validation_failed": "capped at 0.3: the query fails structural validation",
-    }[source]
-    state.step(
-        "final",
-        outcome="submitted" if submitted else "best query at limit",
-        query=query,
-        own_confidence=answer.confidence,
-        confidence=confidence,
-        confidence_source=source,
-        note=note,
-    )
-    return SQLQueryResponse(
-        question=state.question,
-        query=query,
-        explanation=answer.explanation,
-        confidence=confidence,
-        confidence_source=source,
-        judge_score=judged.correctness_score if (judged and use_judge) else None,
-        judge_feedback=JudgeFeedback(
-            is_correct=judged.is_correct,
-            issues=judged.issues,
-            suggestions=judged.suggestions,
-            reasoning=judged.reasoning,
-        )
-        if (judged and use_judge)
-        else None,
-        valid=validation.valid,
-        validation_errors=validation.errors,
-        executable_sql=validation.transpiled if validation.valid else None,
-        tables_used=validation.tables,
-        reasoning_steps=state.reasoning_trace,
-        strategy=strategy,
-        ended_by=ended_by,
-        end_detail=detail,
-        judge_calls=state.judge_calls,
+        ending=ending,
     )
 
 
@@ -281,7 +312,7 @@ def single_pass_prompt(
     tool, messages). Shared by the single pass and self-consistency."""
     found = retrieve(deps, state, question, deps.config.top_k, mode=mode)
     tables = [deps.schema.tables[t["table"]] for t in found["tables"]]
-    model = config.models(deps.config.agent_role)
+    model = config.models(ROLES["agent"])
     bound = model.bind_tools(
         [SubmitAnswer.model_json_schema() | {"title": SUBMIT}], tool_choice=SUBMIT
     )
@@ -321,16 +352,14 @@ def run_single_pass(
         return refused(config, question, refusal, strategy=mode)
     state = AgentStateV2(question=question)
     _, bound, messages = single_pass_prompt(deps, config, state, question, mode)
-    run = start_run(
-        config, question, strategy=mode, model=config.models.name(deps.config.agent_role)
-    )
+    run = start_run(config, question, strategy=mode, role=ROLES["agent"])
     answer, ended_by, detail = ask_once(run, bound, messages)
     if answer is not None and answer.query.strip():
         validate(deps, state, answer.query)
     response = finalize(
         state, answer, deps, strategy=mode, use_judge=False, ended_by=ended_by, detail=detail
     )
-    response.model = config.models.name(deps.config.agent_role)
+    response.model = config.models.name(ROLES["agent"])
     return ended(run, response)
 
 
@@ -339,7 +368,7 @@ def build_react_agent(
     deps: SQLDeps, config: RunConfig, *, use_judge: bool
 ) -> tuple[ReactAgent[SubmitAnswer], SQLJudge | None]:
     cfg = deps.config
-    judge_model = SQLJudge(config.models(cfg.judge_role), deps.schema) if use_judge else None
+    judge_model = SQLJudge(config.models(ROLES["judge"]), deps.schema) if use_judge else None
     limits = (config.limits or deps.settings.limits).model_copy(
         update={"max_tool_calls": cfg.max_iterations, "max_model_calls": cfg.max_iterations + 2}
     )
@@ -358,17 +387,16 @@ def build_react_agent(
         judge_limit=f", {cfg.max_judge_calls} judge calls" if use_judge else "",
     )
     agent = ReactAgent(
-        model=config.models(cfg.agent_role),
+        config=replace(config, limits=limits),
+        role=ROLES["agent"],
         tools=build_tools(deps, judge_model),
         decision_model=SubmitAnswer,
         system_prompt=system,
         name="sql_v2" if use_judge else "sql_v1",
         submit_name=SUBMIT,
         context_schema=SQLRunContext,
-        limits=limits,
         tool_caps=caps,
         fallback=lambda reason: None,  # type: ignore[arg-type,return-value]
-        trace_dir=config.traces,
     )
     return agent, judge_model
 
@@ -396,8 +424,8 @@ def run_react(
         ended_by=result.ended_by,
         detail=result.detail,
     )
-    response.model = config.models.name(deps.config.agent_role)
-    response.judge_model = config.models.name(deps.config.judge_role) if use_judge else None
+    response.model = config.models.name(ROLES["agent"])
+    response.judge_model = config.models.name(ROLES["judge"]) if use_judge else None
     response.model_calls = result.usage.model_calls
     response.input_tokens = result.usage.input_tokens
     response.output_tokens = result.usage.output_tokens

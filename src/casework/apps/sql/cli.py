@@ -174,11 +174,7 @@ def ask(
     if retrieval not in ("semantic", "keyword"):
         raise InputError(f"Unknown retrieval {retrieval!r}; use semantic or keyword.")
     settings = _settings()
-    overrides = {k: v for k, v in {"specialist": model, "judge": judge_model}.items() if v}
-    if overrides:
-        settings = settings.model_copy(
-            update={"models": settings.models.model_copy(update=overrides)}
-        )
+    roles = {k: v for k, v in {"specialist": model, "judge": judge_model}.items() if v}
     deps = deps_for(
         settings,
         schema_path=schema_path,
@@ -192,7 +188,7 @@ def ask(
         )
     with err_console.status(f"{strategy}: thinking about {question[:60]!r}"):
         response = ask_fn(
-            deps, question, RunConfig.of(settings), strategy=strategy, execute=execute
+            deps, question, RunConfig.of(settings, roles=roles), strategy=strategy, execute=execute
         )
     if as_json:
         print_json(response.model_dump(mode="json"))

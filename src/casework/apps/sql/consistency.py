@@ -29,7 +29,7 @@ from casework.apps.sql.agent import (
 from casework.apps.sql.database import execute_read_only
 from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.metrics import result_sets_equal
-from casework.apps.sql.models import AgentStateV2, SQLQueryResponse, SubmitAnswer
+from casework.apps.sql.models import ROLES, AgentStateV2, SQLQueryResponse, SubmitAnswer
 from casework.apps.sql.tools import validate
 from casework.errors import CaseworkError
 from casework.llm.local import is_local_model
@@ -135,8 +135,7 @@ def run_self_consistent(
         max_validation_attempts=max(samples, deps.config.max_validation_attempts)
     )
     model, bound, messages = single_pass_prompt(deps, config, state, question, mode)
-    name = config.models.name(deps.config.agent_role)
-    run = start_run(config, question, strategy="consistency", model=name)
+    run = start_run(config, question, strategy="consistency", role=ROLES["agent"])
     local = is_local_model(model)
     majority = samples // 2 + 1
     candidates: list[Candidate] = []
@@ -183,7 +182,7 @@ def run_self_consistent(
             {"kind": "final", "outcome": "refused", "refusal": "unanswerable"},
         ]
         response.ended_by = EndReason.SUBMIT
-        response.model = name
+        response.model = run.model
         return ended(run, response)
     chosen = candidates[winner].answer if winner is not None else candidates[0].answer
     ended_by, detail = endings[winner if winner is not None else 0]
@@ -199,5 +198,5 @@ def run_self_consistent(
     if winner is not None and response.query:  # a refusal keeps its capped confidence
         response.confidence = round(size / samples, 4)
         response.confidence_source = "consistency"
-    response.model = name
+    response.model = run.model
     return ended(run, response)

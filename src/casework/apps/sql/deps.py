@@ -20,8 +20,7 @@ BUNDLED_SCHEMA = Path(__file__).parent / "data" / "schemas" / "security.json"
 
 @dataclass(frozen=True)
 class SQLConfig:
-    """The spec's configuration table (models are roles of the run config's models:
-    ``specialist`` and ``judge``)."""
+    """The spec's configuration table (the models are the run config's, by ``models.ROLES``)."""
 
     retrieval_type: Literal["semantic", "keyword"] = "semantic"
     top_k: int = 5
@@ -30,8 +29,6 @@ class SQLConfig:
     max_retrieval_calls: int = 3
     max_validation_attempts: int = 4
     max_judge_calls: int = 3
-    agent_role: str = "specialist"
-    judge_role: str = "judge"
     max_rows: int = 200
     timeout_seconds: float = 10.0
 

@@ -11,6 +11,7 @@ from casework.runtime import Decision, EndReason
 
 __all__ = [
     "MAX_QUESTION_CHARS",
+    "ROLES",
     "AgentStateV2",
     "ColumnSpec",
     "ConfidenceSource",
@@ -26,6 +27,9 @@ __all__ = [
     "ValidationIssue",
     "ValidationResult",
 ]
+
+ROLES = {"agent": "specialist", "judge": "judge"}
+"""The model role each agent asks the run config's models for, the SQL agent's first."""
 
 MAX_QUESTION_CHARS = 2000
 """The longest question the app answers (the API's limit too)."""

@@ -14,7 +14,7 @@ from casework.apps.sql.models import DatabaseSchema
 from casework.apps.sql.schemas import parse_schema_document
 from casework.apps.sql.tables import AnswerRow, SchemaRow
 from casework.errors import NotFoundError
-from casework.runtime.review import Cursor, ReviewFilters, age_window, keyset_before
+from casework.runtime.review_provider import Cursor, ReviewFilters, age_window, keyset_before
 from casework.stores.sql import session_scope
 
 __all__ = [

@@ -18,7 +18,7 @@ from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, Evidence
 from casework.runtime.events import Event
-from casework.runtime.review import (
+from casework.runtime.review_provider import (
     Action,
     Cursor,
     DecideOutcome,

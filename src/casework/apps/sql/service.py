@@ -31,7 +31,7 @@ from casework.errors import InputError, NotFoundError
 from casework.registry import strategy_named
 from casework.runtime.context import caller_name
 from casework.runtime.memory import ExampleDraft
-from casework.runtime.review import DecideOutcome
+from casework.runtime.review_provider import DecideOutcome
 from casework.runtime.runconfig import RunConfig
 from casework.stores import open_stores
 

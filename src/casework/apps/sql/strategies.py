@@ -16,6 +16,7 @@ is a string, or a ``SQLQuestion`` naming the database it is asked of (benchmark 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any, Literal
 
 from casework.apps.sql.agent import (
@@ -26,19 +27,11 @@ from casework.apps.sql.agent import (
 )
 from casework.apps.sql.consistency import SAMPLES, run_self_consistent
 from casework.apps.sql.deps import SQLDeps
-from casework.apps.sql.models import AgentStateV2, SQLDecision, SQLQueryResponse, SQLQuestion
+from casework.apps.sql.models import ROLES, AgentStateV2, SQLDecision, SQLQueryResponse, SQLQuestion
 from casework.apps.sql.retrieval import retrieve_tables
-from casework.llm.local import is_local_model
-from casework.runtime import Decision, EndReason, Evidence, RunConfig, RunInfo, RunResult, Strategy
-from casework.runtime.cascade import (
-    LOCAL_ROLE,
-    Cascade,
-    CascadePolicy,
-    Layer,
-    LayerOutcome,
-    describe_outcomes,
-    stored_policy,
-)
+from casework.llm.roles import LOCAL_ROLE
+from casework.runtime import EndReason, Evidence, RunConfig, RunInfo, RunResult, Strategy
+from casework.runtime.cascade import Cascade, Layer, LayerOutcome
 from casework.runtime.decision import ToolCallRecord
 from casework.runtime.usage import Usage
 
@@ -237,29 +230,14 @@ def _agreement(decided: SQLDecision) -> float:
 def _local_consistency(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
     """Self-consistency on the bundled (``local``) model; the decision's confidence is the
     candidates' agreement on its verdict (a refusal's answer confidence stays capped)."""
-    decided = run_consistency(question, deps.with_config(agent_role=LOCAL_ROLE), config)
+    on_local = replace(config, models=config.models.routed({ROLES["agent"]: LOCAL_ROLE}))
+    decided = run_consistency(question, deps, on_local)
     decided.confidence = _agreement(decided)
     return decided
 
 
-def _remote_configured(deps: SQLDeps, config: RunConfig) -> bool:
-    return not is_local_model(config.models(deps.config.agent_role))
-
-
-def _cascade_policy(deps: SQLDeps, config: RunConfig) -> CascadePolicy:
-    remote = (
-        config.models.name(deps.config.agent_role) if _remote_configured(deps, config) else None
-    )
-    return stored_policy(deps.settings.home, "sql", remote)
-
-
-def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> SQLDecision:
-    """No layer was sure: the last layer's answer goes to a person as a draft."""
-    said = describe_outcomes(outcomes)
-    if isinstance(last, SQLDecision):
-        return last.model_copy(
-            update={"verdict": "NEEDS_REVIEW", "reasoning": f"No layer was sure: {said}."[:1200]}
-        )
+def _no_answer(said: str, outcomes: list[LayerOutcome]) -> SQLDecision:
+    """No layer answered at all: an empty answer goes to a person."""
     question = outcomes[0].output.get("response", {}).get("question", "") if outcomes else ""
     response = SQLQueryResponse(
         question=question,
@@ -274,20 +252,15 @@ def _nobody_sure(last: Decision | None, outcomes: list[LayerOutcome]) -> SQLDeci
 
 
 cascade: Cascade[SQLDecision] = Cascade(
-    "cascade",
+    "sql",
     [
         Layer("rules", _screen_layer, default_threshold=100.0),
         Layer("consistency", _local_consistency, default_threshold=CONSISTENCY_THRESHOLD),
-        Layer(
-            "agent",
-            run_v2,
-            default_threshold=CONSISTENCY_THRESHOLD,
-            remote=True,
-            when=_remote_configured,
-        ),
+        Layer("agent", run_v2, default_threshold=CONSISTENCY_THRESHOLD, remote=True),
     ],
-    policy=_cascade_policy,
-    undecided=_nobody_sure,
+    decision=SQLDecision,
+    role=ROLES["agent"],
+    no_answer=_no_answer,
 )
 
 

@@ -5,7 +5,7 @@ riders; any failure opens one case per vanpool and an Outreach Agent emails the 
 (SMTP), files and classifies their replies (SMTP receiver), and asks a person before it
 sends a reply to an escalation. Timeouts and re-audits follow the spec's lifecycle, and
 cancelling a membership always waits for a person's approval. A rules-only auditor
-(distance + shift overlap, no model) runs the same lifecycle as the baseline.
+(distance + shift overlap, no model; the ``rules`` strategy) runs the same lifecycle.
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ context afterwards, never taken from the model's own account.
 from __future__ import annotations
 
 import re
-import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -23,13 +22,13 @@ from dataclasses import replace
 from datetime import date
 from typing import Any, TypeVar
 
-from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from casework.apps.vanpool import lifecycle
 from casework.apps.vanpool.deps import VanpoolDeps
 from casework.apps.vanpool.models import (
+    ROLES,
     Bucket,
     CaseManagerResult,
     LocationDecision,
@@ -39,10 +38,10 @@ from casework.apps.vanpool.models import (
 from casework.apps.vanpool.rules import classify_reply_keywords, has_escalation_cue
 from casework.apps.vanpool.tools import (
     CaseContext,
+    OfferedTools,
     OutreachContext,
     ShiftGroup,
     VanpoolRef,
-    case_manager_offer,
     case_manager_tools,
     location_tools,
     outreach_tools,
@@ -51,6 +50,7 @@ from casework.apps.vanpool.tools import (
 from casework.config import Limits
 from casework.errors import InputError
 from casework.runtime import Event, ReactAgent, RunInfo, RunResult
+from casework.runtime.checkpoint import shared_sqlite_checkpointer
 from casework.runtime.decision import Decision
 from casework.runtime.harness import run_info
 from casework.runtime.prompts import load_prompt
@@ -58,7 +58,6 @@ from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "PROMPT_VERSION",
-    "ROLES",
     "agent_verify",
     "classify_with_model",
     "iter_case_manager",
@@ -76,14 +75,6 @@ APP_PACKAGE = "casework.apps.vanpool"
 PROMPT_VERSION = "vanpool-2"
 D = TypeVar("D", bound=Decision)
 
-ROLES = {
-    "case_manager": "orchestrator",
-    "location_specialist": "specialist",
-    "shift_specialist": "specialist",
-    "outreach_agent": "outreach",
-    "classify_reply": "classifier",
-}
-
 
 def _run_info(result: RunResult[Any], config: RunConfig, agent: str) -> RunInfo:
     return run_info(result, strategy="agent", model=config.models.name(ROLES[agent]))
@@ -94,11 +85,11 @@ def _limits(deps: VanpoolDeps, config: RunConfig, model_calls: int) -> Limits:
     return base.model_copy(update={"max_model_calls": min(base.max_model_calls, model_calls)})
 
 
-def _agent(config: RunConfig, name: str, **kwargs: Any) -> ReactAgent[Any]:
+def _agent(config: RunConfig, name: str, limits: Limits, **kwargs: Any) -> ReactAgent[Any]:
     return ReactAgent(
-        model=config.models(ROLES[name]),
+        config=replace(config, limits=limits),
+        role=ROLES[name],
         name=f"{name}@{PROMPT_VERSION}",
-        trace_dir=config.traces,
         **kwargs,
     )
 
@@ -315,53 +306,11 @@ def agent_process_reply(deps: VanpoolDeps, config: RunConfig, message_id: str) -
 CANCEL_APPROVAL = {"cancel_membership": {"allowed_decisions": ["approve", "reject"]}}
 
 
-class OfferedTools(AgentMiddleware):
-    """Each Case Manager model call sees only the tools ``case_manager_offer`` names and must
-    call one of them: the run's results come from the tool runtime's context, the case status
-    from the store at that moment."""
-
-    def __init__(self, deps: VanpoolDeps, submit_name: str = "submit_decision") -> None:
-        super().__init__()
-        self.deps = deps
-        self.submit_name = submit_name
-
-    @property
-    def name(self) -> str:
-        return "vanpool_offered_tools"
-
-    def _narrow(self, request: Any) -> Any:
-        ctx = request.runtime.context
-        case = self.deps.repo.open_case_for(ctx.vanpool_id)
-        offer = case_manager_offer(ctx.results, case.status if case else None, self.submit_name)
-        forced = request.tool_choice if request.tool_choice not in (None, "auto") else None
-        tools = [t for t in request.tools if getattr(t, "name", None) in offer | {forced}]
-        # Every step of the flow is a tool call, the last one the decision: the bundled model,
-        # given only the specialists, or only the decision, answered in text and stopped.
-        return request.override(tools=tools, tool_choice=forced or "any")
-
-    def wrap_model_call(self, request: Any, handler: Any) -> Any:
-        return handler(self._narrow(request))
-
-    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
-        return await handler(self._narrow(request))
-
-
-_savers: dict[str, Any] = {}
-_savers_lock = threading.Lock()
-
-
 def _checkpointer(deps: VanpoolDeps) -> Any:
-    """The deps' checkpointer, or the SQLite file next to the database (durable pauses);
-    one saver per file per process, so runs do not each open a connection."""
+    """The deps' checkpointer, or the SQLite file next to the database (durable pauses)."""
     if deps.checkpointer is not None:
         return deps.checkpointer
-    from casework.runtime.checkpoint import sqlite_checkpointer
-
-    path = deps.settings.checkpoint_path
-    with _savers_lock:
-        if str(path) not in _savers:
-            _savers[str(path)] = sqlite_checkpointer(path)
-        return _savers[str(path)]
+    return shared_sqlite_checkpointer(deps.settings.checkpoint_path)
 
 
 def _build_case_manager(

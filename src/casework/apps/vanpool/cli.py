@@ -75,9 +75,9 @@ def _parse_now(value: str | None) -> datetime | None:
 
 
 def _strategy(name: str) -> str:
-    from casework.apps.vanpool.service import AUDITS
+    from casework.apps.vanpool.service import STRATEGIES
 
-    strategy_named(AUDITS, name)  # refused before anything runs
+    strategy_named(STRATEGIES, name)  # refused before anything runs
     return name
 
 

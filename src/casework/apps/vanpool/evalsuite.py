@@ -385,9 +385,7 @@ def eval_suite() -> EvalSuite:
         app="vanpool",
         dataset=DATASETS["shift"],
         datasets=dict(DATASETS),
-        strategies={
-            name: _strategy(name) for name in ("rules", "baseline", "choice", "agent", "cascade")
-        },
+        strategies={name: _strategy(name) for name in ("rules", "choice", "agent", "cascade")},
         default_strategy="cascade",
         labels=[
             "pass",

@@ -17,6 +17,7 @@ from casework.runtime import Decision
 
 __all__ = [
     "ID_PATTERNS",
+    "ROLES",
     "ApprovalRequest",
     "ApprovalSettled",
     "Bucket",
@@ -38,6 +39,15 @@ __all__ = [
     "new_id",
     "spec_confidence",
 ]
+
+ROLES = {
+    "case_manager": "orchestrator",
+    "location_specialist": "specialist",
+    "shift_specialist": "specialist",
+    "outreach_agent": "outreach",
+    "classify_reply": "classifier",
+}
+"""The model role each agent asks the run config's models for, the Case Manager's first."""
 
 ID_PATTERNS = {
     "EMP": r"EMP-\d{4}",

@@ -40,7 +40,7 @@ from casework.apps.vanpool.tables import (
     VanpoolRow,
 )
 from casework.errors import NotFoundError
-from casework.runtime.review import Cursor, ReviewFilters, age_window, keyset_before
+from casework.runtime.review_provider import Cursor, ReviewFilters, age_window, keyset_before
 from casework.stores.sql import session_scope
 
 __all__ = [

@@ -34,7 +34,7 @@ from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, Evidence
 from casework.runtime.events import Event
 from casework.runtime.memory import ExampleDraft
-from casework.runtime.review import (
+from casework.runtime.review_provider import (
     WAITING,
     Action,
     Cursor,

@@ -20,7 +20,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from casework import llm
 from casework.apps.vanpool import agent, lifecycle, mail, roster
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
 from casework.apps.vanpool.lifecycle import REVIEWER, Verifier, case_result
@@ -48,23 +47,20 @@ from casework.apps.vanpool.strategies import (
     AuditInput,
     ReplyInput,
     ShiftInput,
-    agent_audit,
-    rules_audit,
 )
 from casework.apps.vanpool.synth import DATA_DIR
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.evals.store import load_run
+from casework.llm.roles import RoleModels
 from casework.registry import strategy_named
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 from casework.runtime.context import caller_name
 from casework.runtime.events import Event as RunEvent
-from casework.runtime.review import DecideOutcome
+from casework.runtime.review_provider import DecideOutcome
 from casework.runtime.runconfig import RunConfig
-from casework.runtime.strategy import Strategy
 
 __all__ = [
-    "AUDITS",
     "BUNDLED_ROSTER",
     "DATA_DIR",
     "LOCATION_STRATEGIES",
@@ -145,24 +141,12 @@ def verifier_for(strategy: str, config: RunConfig) -> tuple[Verifier, str]:
     return lifecycle.rules_verify, lifecycle.RULES_ACTOR
 
 
-AUDITS: dict[str, Strategy[AuditInput, VanpoolDeps]] = {
-    "cascade": STRATEGIES["cascade"],
-    "rules": rules_audit,
-    "baseline": rules_audit,
-    "agent": agent_audit,
-}
-"""The strategies a case's life runs on (audits, replies, time), by the names the CLI and the
-API take: ``cascade`` (the default: the rules audit and verify, a reply without a cue word
-goes to the bundled model's bucket choice, a remote model only when one is configured), the
-rules (``baseline`` is their other name), or the agents."""
-
-
 def run_audit(
     strategy: str, vanpool_id: str, deps: VanpoolDeps, config: RunConfig | None = None
 ) -> CaseManagerResult:
-    """One vanpool's audit with a strategy of ``AUDITS`` by name, under ``config`` (the
+    """One vanpool's audit with a strategy of ``STRATEGIES`` by name, under ``config`` (the
     settings' by default)."""
-    run = strategy_named(AUDITS, strategy)
+    run = strategy_named(STRATEGIES, strategy)
     result = run(AuditInput(vanpool_id), _for(deps, config), _config(deps, config))
     assert isinstance(result, CaseManagerResult)
     return result
@@ -314,7 +298,7 @@ def handle_reply(
     model's choice; a reply no layer is sure of goes to a person), keyword rules, or the
     Outreach Agent. Classifying writes nothing; the routing is one transaction, so a crash
     leaves the reply ``received`` for the next ``tick``."""
-    strategy_named(AUDITS, strategy)
+    strategy_named(STRATEGIES, strategy)
     config = _config(deps, config)
     if strategy == "agent":  # the Outreach Agent classifies and words the answer
         return agent.agent_process_reply(_for(deps, config), config, message_id)
@@ -549,13 +533,12 @@ def compare_runs(
 ) -> RunComparison:
     """Load two stored runs (id, prefix or 'latest') of vanpool and the judge's model (the
     judge role's unless named); ``judge_runs`` then compares their answers."""
-    settings = get_settings()
-    spec = judge_model or settings.models.for_role("judge")
+    models = RoleModels(get_settings(), roles={"judge": judge_model} if judge_model else None)
     a, b = load_run(run_a), load_run(run_b)
     if a.app != "vanpool" or b.app != "vanpool":
         raise InputError(f"Runs {a.run_id} and {b.run_id} are not both vanpool evaluations.")
     pairs = pairs_of(a, b, limit)
-    return RunComparison(a, b, spec, pairs, llm.resolve_model(spec, settings=settings))
+    return RunComparison(a, b, models.name("judge"), pairs, models("judge"))
 
 
 def judge_runs(

@@ -1,9 +1,19 @@
 """Strategies: ``run(input, deps, config) -> Decision`` per task, registered by name.
 
-``STRATEGIES`` audits a vanpool (the Case Manager's job, the whole lifecycle's entry):
-``rules`` (alias ``baseline``) is the rules-only auditor, ``agent`` the Case Manager agent.
+``STRATEGIES`` audits a vanpool (the Case Manager's job, the whole lifecycle's entry), by
+the names the CLI and the API take: ``cascade`` (the default: the rules audit and verify, a
+reply without a cue word goes to the bundled model's bucket choice, a remote model only when
+one is configured), ``rules`` (the rules-only auditor) or ``agent`` (the Case Manager agent).
 The per-specialist registries serve the evaluation datasets (shift, location, outreach).
 Running them for the faces (one audit or many, replies, time, approvals) is ``service``'s job.
+
+The cascades: the rules check rosters against the commute and shift rules deterministically
+(1.00 on every bundled dataset), so they decide every case they can compute; the agents run
+only when the rules cannot (a failed source) and, as the remote layer, when a remote model is
+configured. A reply's cue word settles its bucket; a reply without one goes to the bundled
+model, which chooses among the four buckets (``casework.llm.choice``: each bucket scored as
+its whole answer, its probability the confidence); a reply with an escalation cue goes to a
+person whatever the model says.
 """
 
 from __future__ import annotations
@@ -12,9 +22,10 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from casework.apps.vanpool import agent, cascade, checks, lifecycle
+from casework.apps.vanpool import agent, checks, lifecycle
 from casework.apps.vanpool.deps import VanpoolDeps
 from casework.apps.vanpool.models import (
+    ROLES,
     Bucket,
     CaseManagerResult,
     LocationDecision,
@@ -22,14 +33,22 @@ from casework.apps.vanpool.models import (
     ShiftDecision,
     check_id,
 )
-from casework.runtime import EndReason, Run, RunConfig, RunInfo, Strategy
+from casework.apps.vanpool.replies import (
+    CUE_CONFIDENCE,
+    bucket_messages,
+    reply_result,
+    rules_reply,
+)
+from casework.apps.vanpool.rules import has_escalation_cue
+from casework.llm.choice import choose
+from casework.llm.roles import LOCAL_ROLE
+from casework.runtime import EndReason, RunConfig, RunInfo, Strategy
 from casework.runtime.cascade import Cascade, Layer
 from casework.runtime.memory import Memory
 from casework.runtime.memory_layer import (
     MEMORY_THRESHOLD,
     demonstration_evidence,
     demonstrations,
-    has_examples,
     memory_layer,
 )
 
@@ -120,66 +139,7 @@ def _bucket_result(bucket: str, run: RunInfo | None = None) -> OutreachResult:
 
 def rules_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> OutreachResult:
     """The cue words' bucket: confidence 90 when a cue named it, 40 for the unclear default."""
-    return cascade.rules_reply(input.reply)
-
-
-def choice_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> OutreachResult:
-    """The bundled model chooses the bucket among the four (scored; the escalation guard)."""
-    return cascade.choice_classify(input.reply, config)
-
-
-def agent_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> OutreachResult:
-    """The classifier role's bucket, asked once under the runtime's harness."""
-    run = Run(
-        "vanpool_classify",
-        model=config.models.name(agent.ROLES["classify_reply"]),
-        strategy="agent",
-        trace_dir=config.traces,
-        payload={"reply": input.reply},
-    )
-    bucket = agent.classify_with_model(config, input.reply, run.config())
-    decision = _bucket_result(bucket)
-    run.end(decision, EndReason.SUBMIT)  # fills decision.run
-    return decision
-
-
-STRATEGIES: dict[str, Strategy[Any, Any]] = {
-    "rules": rules_audit,
-    "baseline": rules_audit,
-    "agent": agent_audit,
-    "cascade": cascade.audit_cascade(
-        "case-manager", rules_audit, agent_audit, CaseManagerResult, agent.ROLES["case_manager"]
-    ),
-}
-LOCATION_STRATEGIES: dict[str, Strategy[Any, Any]] = {
-    "rules": rules_location,
-    "baseline": rules_location,
-    "agent": agent_location,
-    "cascade": cascade.audit_cascade(
-        "location",
-        rules_location,
-        agent_location,
-        LocationDecision,
-        agent.ROLES["location_specialist"],
-    ),
-}
-SHIFT_STRATEGIES: dict[str, Strategy[Any, Any]] = {
-    "rules": rules_shift,
-    "baseline": rules_shift,
-    "agent": agent_shift,
-    "cascade": cascade.audit_cascade(
-        "shift", rules_shift, agent_shift, ShiftDecision, agent.ROLES["shift_specialist"]
-    ),
-}
-OUTREACH_STRATEGIES: dict[str, Strategy[Any, Any]] = {
-    "rules": rules_classify,
-    "baseline": rules_classify,
-    "choice": choice_classify,
-    "agent": agent_classify,
-    "cascade": cascade.outreach_cascade(
-        rules_classify, choice_classify, agent_classify, agent.ROLES["classify_reply"]
-    ),
-}
+    return rules_reply(input.reply)
 
 
 # -------------------------------------------------------------- learning from review
@@ -229,35 +189,103 @@ memory_classify = memory_layer(
 )
 
 
-def shown_choice_classify(
-    input: ReplyInput, deps: VanpoolDeps, config: RunConfig
-) -> OutreachResult:
-    """The bundled model's bucket choice, shown the most similar verified replies first
-    (recorded as the decision's ``memory`` evidence)."""
+def choice_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> OutreachResult:
+    """The bundled model chooses the bucket among the four (scored options), shown the most
+    similar verified replies first (recorded as the decision's ``memory`` evidence); an
+    escalation cue overrides it."""
     shown = demonstrations(reply_memory(deps, config), input.reply, DEMONSTRATIONS)
     # Least similar first: the nearest example sits next to the reply it should inform.
     pairs = [(d.key_text, str(d.answer["bucket"])) for d in reversed(shown)]
-    decision = cascade.choice_classify(input.reply, config, pairs)
+    run = config.run(
+        "vanpool_choice", LOCAL_ROLE, strategy="choice", payload={"reply": input.reply}
+    )
+    picked = choose(
+        config.models(LOCAL_ROLE), bucket_messages(input.reply, pairs), [b.value for b in Bucket]
+    )
+    run.count(picked.usage)  # scored options: calls LangChain's callbacks do not see
+    bucket, confidence = picked.option, picked.confidence
+    reasoning = "The model chose " + ", ".join(
+        f"{k} {v:.2f}" for k, v in sorted(picked.probabilities.items(), key=lambda kv: -kv[1])
+    )
+    if has_escalation_cue(input.reply) and bucket != "escalation":
+        bucket, confidence = "escalation", CUE_CONFIDENCE
+        reasoning += "; an escalation cue word sends it to a person."
+    decision = reply_result(bucket, confidence, reasoning + ".")
     decision.evidence = [*demonstration_evidence(shown), *decision.evidence]
+    run.end(decision, EndReason.SUBMIT)  # fills decision.run
     return decision
 
 
-_OUTREACH = cascade.outreach_cascade(
-    rules_classify, shown_choice_classify, agent_classify, agent.ROLES["classify_reply"]
-)
-OUTREACH_STRATEGIES["memory"] = memory_classify
-OUTREACH_STRATEGIES["choice"] = shown_choice_classify
-OUTREACH_STRATEGIES["cascade"] = Cascade(
-    "cascade",
-    [
-        Layer(
-            "memory",
-            memory_classify,
-            default_threshold=MEMORY_THRESHOLD,
-            when=has_examples(reply_memory),
-        ),
-        *_OUTREACH.layers,
-    ],
-    policy=_OUTREACH.policy,
-    undecided=_OUTREACH.undecided,
-)
+def agent_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> OutreachResult:
+    """The classifier role's bucket, asked once under the runtime's harness."""
+    run = config.run(
+        "vanpool_classify",
+        ROLES["classify_reply"],
+        strategy="agent",
+        payload={"reply": input.reply},
+    )
+    bucket = agent.classify_with_model(config, input.reply, run.config())
+    decision = _bucket_result(bucket)
+    run.end(decision, EndReason.SUBMIT)  # fills decision.run
+    return decision
+
+
+# -- the cascades: the rules, then (with a remote model configured) the agent; a reply's
+# bucket has the bundled model's choice between them. The stored policy is per task.
+
+STRATEGIES: dict[str, Strategy[Any, Any]] = {
+    "cascade": Cascade(
+        "vanpool-case-manager",
+        [
+            Layer("rules", rules_audit),
+            Layer("agent", agent_audit, remote=True),
+        ],
+        decision=CaseManagerResult,
+        role=ROLES["case_manager"],
+    ),
+    "rules": rules_audit,
+    "agent": agent_audit,
+}
+LOCATION_STRATEGIES: dict[str, Strategy[Any, Any]] = {
+    "rules": rules_location,
+    "agent": agent_location,
+    "cascade": Cascade(
+        "vanpool-location",
+        [
+            Layer("rules", rules_location),
+            Layer("agent", agent_location, remote=True),
+        ],
+        decision=LocationDecision,
+        role=ROLES["location_specialist"],
+    ),
+}
+SHIFT_STRATEGIES: dict[str, Strategy[Any, Any]] = {
+    "rules": rules_shift,
+    "agent": agent_shift,
+    "cascade": Cascade(
+        "vanpool-shift",
+        [
+            Layer("rules", rules_shift),
+            Layer("agent", agent_shift, remote=True),
+        ],
+        decision=ShiftDecision,
+        role=ROLES["shift_specialist"],
+    ),
+}
+OUTREACH_STRATEGIES: dict[str, Strategy[Any, Any]] = {
+    "rules": rules_classify,
+    "memory": memory_classify,
+    "choice": choice_classify,
+    "agent": agent_classify,
+    "cascade": Cascade(
+        "vanpool-outreach",
+        [
+            Layer("memory", memory_classify, default_threshold=MEMORY_THRESHOLD),
+            Layer("rules", rules_classify),
+            Layer("choice", choice_classify, default_threshold=60.0),
+            Layer("agent", agent_classify, default_threshold=60.0, remote=True),
+        ],
+        decision=OutreachResult,
+        role=ROLES["classify_reply"],
+    ),
+}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
 
+from langchain.agents.middleware import AgentMiddleware
 from langchain.tools import ToolRuntime, tool
 from langchain_core.tools import BaseTool
 from sqlalchemy.exc import SQLAlchemyError
@@ -25,6 +26,7 @@ from casework.errors import SourceUnavailable, ToolRetry
 
 __all__ = [
     "CaseContext",
+    "OfferedTools",
     "OutreachContext",
     "ShiftGroup",
     "VanpoolRef",
@@ -334,3 +336,34 @@ def case_manager_tools(
         close_case,
         cancel_membership,
     ]
+
+
+class OfferedTools(AgentMiddleware):
+    """Each Case Manager model call sees only the tools ``case_manager_offer`` names and must
+    call one of them: the run's results come from the tool runtime's context, the case status
+    from the store at that moment."""
+
+    def __init__(self, deps: VanpoolDeps, submit_name: str = "submit_decision") -> None:
+        super().__init__()
+        self.deps = deps
+        self.submit_name = submit_name
+
+    @property
+    def name(self) -> str:
+        return "vanpool_offered_tools"
+
+    def _narrow(self, request: Any) -> Any:
+        ctx = request.runtime.context
+        case = self.deps.repo.open_case_for(ctx.vanpool_id)
+        offer = case_manager_offer(ctx.results, case.status if case else None, self.submit_name)
+        forced = request.tool_choice if request.tool_choice not in (None, "auto") else None
+        tools = [t for t in request.tools if getattr(t, "name", None) in offer | {forced}]
+        # Every step of the flow is a tool call, the last one the decision: the bundled model,
+        # given only the specialists, or only the decision, answered in text and stopped.
+        return request.override(tools=tools, tool_choice=forced or "any")
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        return handler(self._narrow(request))
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        return await handler(self._narrow(request))

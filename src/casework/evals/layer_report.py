@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from casework.evals.results import CaseResult
-from casework.runtime.cascade import LayerOutcome, sweep
+from casework.runtime.cascade import LayerOutcome
+from casework.runtime.cascade_fit import sweep
 
 __all__ = ["cascade_summary", "layer_names", "layer_outcomes"]
 
