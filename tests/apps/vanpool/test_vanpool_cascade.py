@@ -68,7 +68,8 @@ def test_a_reply_without_a_cue_goes_to_the_models_choice(deps) -> None:
     assert result.bucket == "update" and not result.hitl_required
     assert result.confidence == pytest.approx(80.0)
     assert result.run is not None and result.run.decided_by == "choice"
-    assert [o.layer for o in result.run.layers] == ["rules", "choice"]  # no remote model
+    # An empty memory first, then no remote model.
+    assert [o.layer for o in result.run.layers] == ["memory", "rules", "choice"]
     assert "Reply:\nWe relocated" in str(chooser.calls[0][0][1].content)
 
 
@@ -96,7 +97,12 @@ def test_an_unsure_choice_goes_on_to_a_configured_remote_model(deps) -> None:
     d = _models(**{LOCAL_ROLE: ScriptedChooser(_buckets("update", 0.4)), "classifier": remote})
     result = OUTREACH_STRATEGIES["cascade"](ReplyInput("the van thing, not sure, maybe"), deps, d)
     run = result.run
-    assert run is not None and [o.layer for o in run.layers] == ["rules", "choice", "agent"]
+    assert run is not None and [o.layer for o in run.layers] == [
+        "memory",
+        "rules",
+        "choice",
+        "agent",
+    ]
     assert run.decided_by == "agent" and result.bucket == "question"
     assert run.usage.model_calls == 2
 

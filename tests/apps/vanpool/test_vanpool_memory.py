@@ -20,7 +20,7 @@ from casework.llm import RoleModels
 from casework.llm.choice import ScriptedChooser
 from casework.llm.local import LocalChatModel
 from casework.runtime import RunConfig
-from casework.runtime.cascade import LOCAL_ROLE
+from casework.llm.roles import LOCAL_ROLE
 from casework.runtime.context import Caller, Role
 from casework.runtime.memory import ExampleDraft
 from casework.runtime.memory_layer import examples_used
@@ -61,7 +61,12 @@ def test_a_verified_reply_is_answered_from_memory_and_deleting_it_restores_the_m
     cascade = OUTREACH_STRATEGIES["cascade"]
     before = cascade(ReplyInput(REPLY), deps, _config(_chooser("update", 0.8)))
     assert (before.bucket, before.run.decided_by) == ("update", "choice")
-    assert [o.layer for o in before.run.layers] == ["rules", "choice"]  # an empty memory skips
+    # An empty memory answers "undecided" at once (no embedding), and the case goes on.
+    assert [(o.layer, o.confidence) for o in before.run.layers] == [
+        ("memory", 0.0),
+        ("rules", 40.0),
+        ("choice", 80.0),
+    ]
 
     example = _verify(deps, REPLY, "question")  # a reviewer's answer differs from the model's
     chooser = _chooser("update", 0.8)

@@ -90,7 +90,7 @@ def test_cli_pairwise(tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.setenv("COLUMNS", "200")
     get_settings.cache_clear()
     monkeypatch.setattr(
-        "casework.llm.resolve_model",
+        "casework.llm.roles.resolve_model",
         lambda spec, **kw: ScriptedChatModel(responder=more_evidence),
     )
     try:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import operator
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any, Literal, TypedDict
 
 from langchain_core.messages import BaseMessage
@@ -16,6 +18,8 @@ from casework.runtime.cascade import LayerOutcome
 __all__ = [
     "DEFAULT_SCHEMA",
     "MAX_DESCRIPTION_CHARS",
+    "REVIEW_DECIDED",
+    "REVIEW_WAITING",
     "ROLES",
     "AssessmentVerdict",
     "FaithfulnessVerdict",
@@ -23,6 +27,7 @@ __all__ = [
     "HedDecision",
     "HedInput",
     "HedVerdict",
+    "StoredAnnotation",
     "ValidationStatus",
     "ValidatorKind",
     "decision_json",
@@ -166,3 +171,31 @@ def decision_json(decision: HedDecision) -> dict[str, Any]:
             "layers": [LayerOutcome.model_validate(o).brief() for o in run.layers],
         }
     return data
+
+
+# ---------------------------------------------------------------------- review
+REVIEW_WAITING = "waiting"
+"""An answer nobody was sure of, waiting for a person."""
+REVIEW_DECIDED = "decided"
+
+
+@dataclass(frozen=True)
+class StoredAnnotation:
+    """One stored run as the review face reads it."""
+
+    id: int
+    run_id: str
+    description: str
+    annotation: str
+    schema_version: str
+    verdict: str
+    strategy: str
+    model: str | None
+    result: dict[str, Any]
+    created_at: datetime
+    review_status: str | None
+    review_outcome: str | None
+    corrected_annotation: str | None
+    decided_by: str | None
+    decided_at: datetime | None
+    review_note: str | None

@@ -4,44 +4,24 @@ ones waiting for a person (list, open, settle once)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 
-from casework.apps.hed.models import HedDecision, decision_json
+from casework.apps.hed.models import (
+    REVIEW_DECIDED,
+    REVIEW_WAITING,
+    HedDecision,
+    StoredAnnotation,
+    decision_json,
+)
 from casework.apps.hed.tables import AnnotationRow
 from casework.runtime.review_provider import Cursor, ReviewFilters, age_window, keyset_before
 from casework.stores.sql import session_scope
 
-__all__ = ["REVIEW_DECIDED", "REVIEW_WAITING", "HedRepository", "StoredAnnotation"]
-
-REVIEW_WAITING = "waiting"
-REVIEW_DECIDED = "decided"
-
-
-@dataclass(frozen=True)
-class StoredAnnotation:
-    """One stored run as the review face reads it."""
-
-    id: int
-    run_id: str
-    description: str
-    annotation: str
-    schema_version: str
-    verdict: str
-    strategy: str
-    model: str | None
-    result: dict[str, Any]
-    created_at: datetime
-    review_status: str | None
-    review_outcome: str | None
-    corrected_annotation: str | None
-    decided_by: str | None
-    decided_at: datetime | None
-    review_note: str | None
+__all__ = ["HedRepository"]
 
 
 def _utc(value: datetime | None) -> datetime | None:

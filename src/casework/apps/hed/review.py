@@ -22,8 +22,12 @@ from typing import Any
 
 from casework.apikit import DepsCache
 from casework.apps.hed.deps import HedDeps, build_deps
-from casework.apps.hed.models import DEFAULT_SCHEMA
-from casework.apps.hed.repository import REVIEW_DECIDED, REVIEW_WAITING, StoredAnnotation
+from casework.apps.hed.models import (
+    DEFAULT_SCHEMA,
+    REVIEW_DECIDED,
+    REVIEW_WAITING,
+    StoredAnnotation,
+)
 from casework.apps.hed.service import (
     EventsAnnotation,
     annotate_events,

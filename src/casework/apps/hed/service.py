@@ -39,15 +39,16 @@ from casework.apps.hed.dataset import load_eval_cases, load_validator_cases
 from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.models import (
     DEFAULT_SCHEMA,
+    REVIEW_WAITING,
     ROLES,
     HedAnnotationState,
     HedDecision,
     HedInput,
+    StoredAnnotation,
     ValidatorKind,
     decision_json,
 )
 from casework.apps.hed.remediation import augment
-from casework.apps.hed.repository import REVIEW_WAITING, StoredAnnotation
 from casework.apps.hed.rules import (
     ANNOTATED_LEVELS_MAX,
     categorical_levels,

@@ -3,6 +3,8 @@ agent's state and response, and the app's ``Decision`` subclass. No logic beyond
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -11,6 +13,8 @@ from casework.runtime import Decision, EndReason
 
 __all__ = [
     "MAX_QUESTION_CHARS",
+    "REVIEW_DECIDED",
+    "REVIEW_WAITING",
     "ROLES",
     "AgentStateV2",
     "ColumnSpec",
@@ -22,6 +26,7 @@ __all__ = [
     "RetrievedTable",
     "SQLDecision",
     "SQLQueryResponse",
+    "StoredAnswer",
     "SubmitAnswer",
     "TableSpec",
     "ValidationIssue",
@@ -229,3 +234,27 @@ class SQLDecision(Decision):
 
     verdict: Literal["ANSWERED", "REFUSED", "NEEDS_REVIEW"]
     response: SQLQueryResponse
+
+
+# ---------------------------------------------------------------------- review
+REVIEW_WAITING = "waiting"
+"""An answer nobody was sure of, waiting for a person."""
+REVIEW_DECIDED = "decided"
+
+
+@dataclass(frozen=True)
+class StoredAnswer:
+    id: int
+    question: str
+    schema_name: str
+    query: str | None
+    verdict: str
+    response: dict[str, Any]
+    asked_by: str | None
+    created_at: datetime
+    review_status: str
+    review_outcome: str | None
+    corrected_query: str | None
+    decided_by: str | None
+    decided_at: datetime | None
+    review_note: str | None

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Engine, func, select, update
 
-from casework.apps.sql.models import DatabaseSchema
+from casework.apps.sql.models import REVIEW_DECIDED, REVIEW_WAITING, DatabaseSchema, StoredAnswer
 from casework.apps.sql.schemas import parse_schema_document
 from casework.apps.sql.tables import AnswerRow, SchemaRow
 from casework.errors import NotFoundError
@@ -18,16 +18,10 @@ from casework.runtime.review_provider import Cursor, ReviewFilters, age_window, 
 from casework.stores.sql import session_scope
 
 __all__ = [
-    "REVIEW_DECIDED",
-    "REVIEW_WAITING",
     "AnswerRepository",
     "SchemaRepository",
-    "StoredAnswer",
     "StoredSchema",
 ]
-
-REVIEW_WAITING = "waiting"
-REVIEW_DECIDED = "decided"
 
 
 @dataclass(frozen=True)
@@ -77,24 +71,6 @@ class SchemaRepository:
     def names(self) -> list[str]:
         with session_scope(self.engine) as s:
             return list(s.scalars(select(SchemaRow.name).order_by(SchemaRow.name)))
-
-
-@dataclass(frozen=True)
-class StoredAnswer:
-    id: int
-    question: str
-    schema_name: str
-    query: str | None
-    verdict: str
-    response: dict[str, Any]
-    asked_by: str | None
-    created_at: datetime
-    review_status: str
-    review_outcome: str | None
-    corrected_query: str | None
-    decided_by: str | None
-    decided_at: datetime | None
-    review_note: str | None
 
 
 def _utc(value: datetime | None) -> datetime | None:

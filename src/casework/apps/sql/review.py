@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from casework.apps.sql.repository import REVIEW_DECIDED, REVIEW_WAITING, StoredAnswer
+from casework.apps.sql.models import REVIEW_DECIDED, REVIEW_WAITING, StoredAnswer
 from casework.apps.sql.service import check_query, decide_review, deps_of_answer, open_answers
 from casework.config import Settings
 from casework.errors import CaseworkError, InputError, NotFoundError

@@ -16,12 +16,14 @@ from casework.apps.sql.database import (
 )
 from casework.apps.sql.deps import BUNDLED_SCHEMA, SQLConfig, SQLDeps, build_deps, open_repository
 from casework.apps.sql.models import (
+    REVIEW_WAITING,
     DatabaseSchema,
     ExecutionResult,
     SQLQueryResponse,
+    StoredAnswer,
     ValidationResult,
 )
-from casework.apps.sql.repository import REVIEW_WAITING, AnswerRepository, StoredAnswer
+from casework.apps.sql.repository import AnswerRepository
 from casework.apps.sql.rules import screen_question
 from casework.apps.sql.schemas import load_schema, reflect_schema
 from casework.apps.sql.strategies import STRATEGIES
