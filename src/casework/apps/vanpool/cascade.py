@@ -19,7 +19,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from casework.apps.vanpool.deps import VanpoolDeps
 from casework.apps.vanpool.models import Bucket, OutreachResult
-from casework.apps.vanpool.rules import has_escalation_cue, reply_cue
+from casework.apps.vanpool.reply_cues import has_escalation_cue, reply_cue
 from casework.llm.choice import choose
 from casework.llm.local import is_local_model
 from casework.runtime.cascade import (
