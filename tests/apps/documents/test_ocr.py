@@ -154,10 +154,10 @@ def test_real_ocr_reads_a_scanned_receipt() -> None:
 def test_the_read_task_crosses_to_a_worker_without_deps(deps: DocumentsDeps) -> None:
     """What a Ray worker gets: the OCR provider only (no store, no page callback), and it
     reads on its own there."""
-    from casework.apps.documents.service import _ReadTask
+    from casework.apps.documents.intake import ReadTask
 
     seen: list[tuple[str, int, int]] = []
-    task = _ReadTask(deps.ocr, lambda name, done, total: seen.append((name, done, total)))
+    task = ReadTask(deps.ocr, lambda name, done, total: seen.append((name, done, total)))
     shipped = pickle.loads(pickle.dumps(task))
     assert set(vars(shipped)) == {"ocr", "progress"} and shipped.progress is None
     read = shipped(DATA / "letter-37.pdf")

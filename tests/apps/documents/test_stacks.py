@@ -9,7 +9,8 @@ import pytest
 from docs_fixtures import ALICE, BOB, INVOICE_TEXT, on, text_read
 
 from casework.apps.documents.deps import DocumentsDeps
-from casework.apps.documents.service import build_deps, table_csv
+from casework.apps.documents.export import table_csv
+from casework.apps.documents.service import build_deps
 from casework.apps.documents.stacks import (
     SINGLE_RUN_MAX,
     STACK_TOOL_NAMES,

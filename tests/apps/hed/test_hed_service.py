@@ -10,10 +10,11 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from casework.apps.hed.batchfile import read_batch
 from casework.apps.hed.cli import app
 from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.repository import HedRepository
-from casework.apps.hed.service import read_batch, run_batch
+from casework.apps.hed.service import run_batch
 from casework.apps.hed.vision import check_image, describe_image
 from casework.config import get_settings
 from casework.errors import ConfigError, InputError

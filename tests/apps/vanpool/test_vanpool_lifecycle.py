@@ -10,8 +10,9 @@ import pytest
 from vanpool_helpers import Clock, Sink, first, free_port, make_deps
 
 from casework.apps.vanpool import lifecycle, service
+from casework.apps.vanpool.geography import zip_coordinates
 from casework.apps.vanpool.mail import serve_inbound
-from casework.apps.vanpool.rules import classify_reply_keywords, zip_coordinates
+from casework.apps.vanpool.reply_cues import classify_reply_keywords
 from casework.errors import InputError, NotFoundError
 
 

@@ -6,19 +6,22 @@ from datetime import date
 
 import pytest
 
-from casework.apps.vanpool.rules import (
+from casework.apps.vanpool.geography import (
     Coordinates,
     GreatCircleDistance,
+    check_distance,
+    display_miles,
+    great_circle_miles,
+    normalize_zip,
+    zip_coordinates,
+)
+from casework.apps.vanpool.rules import (
     RiderShift,
     canonical_timezone,
-    check_distance,
     check_shifts,
-    display_miles,
     format_shift,
-    great_circle_miles,
     majority_shift,
     normalize_time,
-    normalize_zip,
     on_pto,
     parse_days,
     parse_pto,
@@ -26,7 +29,6 @@ from casework.apps.vanpool.rules import (
     parse_time,
     schedule_key,
     shift_overlap,
-    zip_coordinates,
 )
 from casework.errors import InputError
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +31,11 @@ from casework.runtime.context import Caller, Role
 from casework.runtime.runconfig import RunConfig
 
 __all__ = ["router"]
+
+Deps = Callable[..., Awaitable[DocumentsDeps]]
+"""The per-database deps dependency of the routes."""
+ConfigFor = Callable[[DocumentsDeps, Caller], RunConfig]
+"""The run's config for a caller."""
 
 
 class ExtractRequest(BaseModel):
@@ -76,7 +81,16 @@ def router(
         config = RunConfig.of(d.settings, caller=caller)
         return replace(config, models=models) if models is not None else config
 
-    # ---------------------------------------------------------------- documents
+    _document_routes(api, deps)
+    _run_routes(api, deps, run_config)
+    _agent_routes(api, deps, run_config)
+    _stack_routes(api, deps, run_config)
+    return api
+
+
+def _document_routes(api: APIRouter, deps: Deps) -> None:
+    """Upload, list and read documents and their extractions."""
+
     @api.post("/documents", status_code=201)
     async def upload(
         file: UploadFile = File(...),
@@ -118,7 +132,10 @@ def router(
     ) -> dict[str, Any]:
         return d.repo.get_extraction(caller.user_id, extraction_id).to_dict()
 
-    # ---------------------------------------------------------------- runs
+
+def _run_routes(api: APIRouter, deps: Deps, run_config: ConfigFor) -> None:
+    """Start an extraction or a correction; read a run and stream its events."""
+
     @api.post("/extractions", status_code=202)
     def extract(
         body: ExtractRequest,
@@ -166,7 +183,10 @@ def router(
         """The run's events as SSE from ``Last-Event-ID`` on (all of them without it)."""
         return _sse(d, caller, run_id, parse_last_event_id(last_event_id))
 
-    # The spec's agent routes: create the extraction, then stream the run.
+
+def _agent_routes(api: APIRouter, deps: Deps, run_config: ConfigFor) -> None:
+    """The spec's agent routes: create the extraction, then stream the run."""
+
     @api.post("/api/agent/extract")
     def agent_extract(
         body: ExtractRequest,
@@ -194,7 +214,10 @@ def router(
         )
         return _sse(d, caller, handle.run_id, 0)
 
-    # ---------------------------------------------------------------- stacks
+
+def _stack_routes(api: APIRouter, deps: Deps, run_config: ConfigFor) -> None:
+    """Create, fill, read, build and export stacks."""
+
     @api.post("/stacks", status_code=201)
     def create_stack(
         body: StackRequest,
@@ -244,5 +267,3 @@ def router(
     ) -> Response:
         text, _ = service.stack_csv(d, caller.user_id, stack_id)
         return Response(text, media_type="text/csv")
-
-    return api

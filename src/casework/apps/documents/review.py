@@ -20,7 +20,7 @@ from langchain_core.language_models import BaseChatModel
 
 from casework.apikit import DepsCache
 from casework.apps.documents.deps import DocumentsDeps
-from casework.apps.documents.models import FailedExtraction
+from casework.apps.documents.models import ExtractionInfo, FailedExtraction
 from casework.apps.documents.service import (
     build_deps,
     decide_failed_extraction,
@@ -152,39 +152,8 @@ class DocumentsReview:
             WAITING if settled is None else DECIDED,
             f"document {doc_id} of {owner.name}, {pages} page(s), method {ext.method}",
         )
-        decision = Decision(
-            verdict="failed",
-            confidence=0,
-            reasoning=ext.reason or "(no reason recorded)",
-            evidence=[
-                Evidence(
-                    source="documents",
-                    ref=f"document {doc_id}",
-                    summary=f"{failed.filename} ({failed.media_type}, {pages} page(s)) "
-                    f"of {owner.name}.",
-                    fields={"filename": failed.filename, "pages": pages},
-                ),
-                Evidence(
-                    source="documents_extractions",
-                    ref=f"extraction {ext.id}",
-                    summary=f"{ext.mode} mode, method {ext.method}, "
-                    f"{len(ext.fields or {})} field(s) written before it failed.",
-                    fields={"status": ext.status, "document_type": ext.document_type},
-                ),
-            ],
-        )
-        scores = ext.confidence_scores or {}
-        fields = {
-            name: f"{json.dumps(value, ensure_ascii=False, default=str)}"
-            + (f"  ({scores[name]})" if name in scores else "")
-            for name, value in (ext.fields or {}).items()
-        }
-        if ext.requested_fields:
-            fields |= {
-                f"{name} (requested)": "not extracted"
-                for name in ext.requested_fields
-                if name not in fields
-            }
+        decision = _failure_decision(failed, owner.name, pages)
+        fields = _extracted_fields(ext)
         history = repo.extractions_of(owner.user_id, doc_id)
         sections = [
             Section(
@@ -242,3 +211,46 @@ class DocumentsReview:
 
     def start_run(self, params: dict[str, str], caller: Caller) -> Iterator[Event]:
         raise InputError("Extractions start from `casework documents extract`, not this page.")
+
+
+def _failure_decision(failed: FailedExtraction, owner_name: str, pages: int) -> Decision:
+    """The failed extraction as a decision: the reason it failed, the document and the run."""
+    ext, doc_id = failed.extraction, failed.extraction.document_id
+    return Decision(
+        verdict="failed",
+        confidence=0,
+        reasoning=ext.reason or "(no reason recorded)",
+        evidence=[
+            Evidence(
+                source="documents",
+                ref=f"document {doc_id}",
+                summary=f"{failed.filename} ({failed.media_type}, {pages} page(s)) "
+                f"of {owner_name}.",
+                fields={"filename": failed.filename, "pages": pages},
+            ),
+            Evidence(
+                source="documents_extractions",
+                ref=f"extraction {ext.id}",
+                summary=f"{ext.mode} mode, method {ext.method}, "
+                f"{len(ext.fields or {})} field(s) written before it failed.",
+                fields={"status": ext.status, "document_type": ext.document_type},
+            ),
+        ],
+    )
+
+
+def _extracted_fields(ext: ExtractionInfo) -> dict[str, str]:
+    """The fields written before the failure, with their confidence; requested ones missing."""
+    scores = ext.confidence_scores or {}
+    fields = {
+        name: f"{json.dumps(value, ensure_ascii=False, default=str)}"
+        + (f"  ({scores[name]})" if name in scores else "")
+        for name, value in (ext.fields or {}).items()
+    }
+    if ext.requested_fields:
+        fields |= {
+            f"{name} (requested)": "not extracted"
+            for name in ext.requested_fields
+            if name not in fields
+        }
+    return fields

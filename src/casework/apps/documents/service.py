@@ -8,22 +8,20 @@ client that disconnects re-reads from ``Last-Event-ID``.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
-import json
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from casework.apps.documents.agent import finish_extraction, run_correction
 from casework.apps.documents.deps import DocumentsDeps
+from casework.apps.documents.export import table_csv
+from casework.apps.documents.failed_review import review_key, review_outcome
 from casework.apps.documents.fields import Readings, save_readings, stored_readings
+from casework.apps.documents.intake import AddedFile, PageProgress, ReadTask, failed_file
 from casework.apps.documents.models import (
     DocumentInfo,
     ExtractionDecision,
@@ -38,6 +36,7 @@ from casework.apps.documents.ocr import (
     ocr_provider,
     read_path,
 )
+from casework.apps.documents.recording import RunHandle, start_run
 from casework.apps.documents.repository import (
     REVIEW_ACTION,
     REVIEW_THREAD_PREFIX,
@@ -47,7 +46,7 @@ from casework.apps.documents.settings import DocumentsSettings
 from casework.apps.documents.stacks import run_stack_build
 from casework.apps.documents.strategies import STRATEGIES
 from casework.config import Settings, get_settings
-from casework.errors import CaseworkError, InputError
+from casework.errors import InputError
 from casework.registry import strategy_named
 from casework.runtime.approvals import SideEffectJournal
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
@@ -61,8 +60,6 @@ __all__ = [
     "ENGINE_NAMES",
     "EVAL_OWNER",
     "STRATEGIES",
-    "AddedFile",
-    "RunHandle",
     "add_file",
     "add_files",
     "add_to_stack",
@@ -80,13 +77,8 @@ __all__ = [
     "stack_csv",
     "start_correction",
     "start_extraction",
-    "start_run",
     "start_stack_build",
-    "table_csv",
 ]
-
-PageProgress = Callable[[str, int, int], None]
-"""``progress(file name, pages read, pages)``."""
 
 
 EVAL_OWNER = Caller(user_id=-1, name="documents-eval", role=Role.USER)
@@ -126,45 +118,6 @@ def read_file(
     return read_path(path, provider=ocr_engine(engine), progress=progress)
 
 
-@dataclass(frozen=True)
-class AddedFile:
-    """What adding one file of a batch gave: the document, or the sentence why not."""
-
-    path: Path
-    document: DocumentInfo | None
-    error: str | None
-    exit_code: int = 0
-    """The error's exit code (2 for a file the user can fix, 1 for anything else)."""
-
-
-class _ReadTask:
-    """``task(path)`` reads one file into text (the slow part: OCR). It holds only the OCR
-    provider, so it crosses to a Ray worker as is; the worker needs the file at the same path
-    (a local Ray, or a folder every machine mounts) and never a database."""
-
-    def __init__(self, ocr: OcrProvider, progress: PageProgress | None = None) -> None:
-        self.ocr = ocr
-        self.progress = progress
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"ocr": self.ocr, "progress": None}  # page progress stays in this process
-
-    def __call__(self, path: Path) -> ReadResult:
-        pages = self.progress
-        return read_path(
-            path,
-            provider=self.ocr,
-            progress=(lambda done, total: pages(path.name, done, total)) if pages else None,
-        )
-
-
-def _failed(path: Path, error: BaseException) -> AddedFile:
-    if isinstance(error, CaseworkError):
-        return AddedFile(path, None, str(error), error.exit_code)
-    # a bug or a broken file the reader did not foresee: still one line, not a crash
-    return AddedFile(path, None, f"{path.name}: {type(error).__name__}: {error}", 1)
-
-
 def add_files(
     deps: DocumentsDeps,
     user_id: int,
@@ -189,13 +142,13 @@ def add_files(
     def store(r: BatchResult[ReadResult]) -> AddedFile:
         path = paths[r.index]
         if r.error is not None or r.value is None:
-            return _failed(path, r.error or RuntimeError("no result"))
+            return failed_file(path, r.error or RuntimeError("no result"))
         try:
             doc = deps.repo.add_document(
                 user_id, filename=path.name, data=path.read_bytes(), read=r.value
             )
         except Exception as exc:
-            return _failed(path, exc)
+            return failed_file(path, exc)
         return AddedFile(path, doc, None)
 
     def read_one(r: BatchResult[Any]) -> None:
@@ -206,65 +159,8 @@ def add_files(
             outer(r)
 
     config.progress = read_one
-    run_batch(paths, _ReadTask(deps.ocr, progress), config)
+    run_batch(paths, ReadTask(deps.ocr, progress), config)
     return added
-
-
-@dataclass(frozen=True)
-class RunHandle:
-    run_id: str
-    extraction_id: int | None
-    thread: threading.Thread | None
-
-
-class _Recorder:
-    def __init__(self, deps: DocumentsDeps, run_id: str) -> None:
-        self.deps, self.run_id, self.seq = deps, run_id, 0
-        self.lock = threading.Lock()
-
-    def emit(self, data: dict[str, Any]) -> None:
-        with self.lock:
-            self.seq += 1
-            self.deps.repo.append_event(self.run_id, self.seq, data)
-
-
-def start_run(
-    deps: DocumentsDeps,
-    user_id: int,
-    kind: str,
-    work: Callable[[Callable[[dict[str, Any]], None]], Any],
-    *,
-    complete: Callable[[Any], dict[str, Any]],
-    extraction_id: int | None = None,
-    stack_id: int | None = None,
-    background: bool = True,
-) -> RunHandle:
-    """Record ``work(emit)``'s events under a new run id; the last event is ``{complete, ...}``."""
-    run_id = uuid.uuid4().hex[:16]
-    deps.repo.create_run(user_id, run_id, kind, extraction_id=extraction_id, stack_id=stack_id)
-    recorder = _Recorder(deps, run_id)
-
-    def body() -> None:
-        cost = 0.0
-        try:
-            outcome = work(recorder.emit)
-            final = complete(outcome)
-            cost = float(final.get("cost") or 0.0)
-        except CaseworkError as exc:
-            final = {"complete": True, "error": str(exc)}
-            if extraction_id is not None:
-                final["extraction_id"] = extraction_id
-        except Exception as exc:  # a bug must still close the stream, not hang the client
-            final = {"complete": True, "error": f"{type(exc).__name__}: {exc}"}
-        recorder.emit(final)
-        deps.repo.finish_run(run_id, cost)
-
-    if not background:
-        body()
-        return RunHandle(run_id, extraction_id, None)
-    thread = threading.Thread(target=body, name=f"documents-run-{run_id}", daemon=True)
-    thread.start()
-    return RunHandle(run_id, extraction_id, thread)
 
 
 def _extraction_complete(decision: ExtractionDecision) -> dict[str, Any]:
@@ -305,7 +201,7 @@ def start_extraction(
             _never_in_progress(deps, caller.user_id, ext.id)
 
     return start_run(
-        deps,
+        deps.repo,
         caller.user_id,
         "extract",
         work,
@@ -342,7 +238,7 @@ def start_correction(
             _never_in_progress(deps, caller.user_id, extraction_id)
 
     return start_run(
-        deps,
+        deps.repo,
         caller.user_id,
         "correct",
         work,
@@ -428,17 +324,6 @@ REVIEW_SETTLE_WAIT_SECONDS = 5.0
 """How long a second decision on a failed extraction waits for the first one's journal entry."""
 
 
-def _review_key(extraction_id: int) -> str:
-    return f"{REVIEW_THREAD_PREFIX}{extraction_id}:review"
-
-
-def _review_outcome(result: dict[str, Any]) -> str:
-    if result.get("action") == "retry":
-        return f"retried as extraction {result.get('extraction_id')}"
-    note = result.get("note") or ""
-    return "marked reviewed" + (f": {note}" if note else "")
-
-
 def extraction_owner(deps: DocumentsDeps, user_id: int) -> Caller:
     """The owner of a failed extraction: a retry runs as them, in their tenant."""
     name = deps.repo.user_name(user_id)
@@ -448,15 +333,10 @@ def extraction_owner(deps: DocumentsDeps, user_id: int) -> Caller:
 def settled_review(deps: DocumentsDeps, extraction_id: int) -> DecideOutcome | None:
     """Who decided on a failed extraction, when and how; None while nobody has (a decision
     under way, or one that died, still waits)."""
-    entry = SideEffectJournal(deps.repo.engine).entry(_review_key(extraction_id))
+    entry = SideEffectJournal(deps.repo.engine).entry(review_key(extraction_id))
     if entry is None or entry.status != "done" or not isinstance(entry.result, dict):
         return None
-    return DecideOutcome(
-        applied=False,
-        outcome=_review_outcome(entry.result),
-        decided_by=entry.result.get("by", "unknown"),
-        decided_at=datetime.fromisoformat(entry.result["at"]),
-    )
+    return review_outcome(entry.result, applied=False)
 
 
 def decide_failed_extraction(
@@ -479,7 +359,7 @@ def decide_failed_extraction(
     failed = deps.repo.failed_extraction(extraction_id)
     ext = failed.extraction
     token = uuid.uuid4().hex
-    key = _review_key(ext.id)
+    key = review_key(ext.id)
     journal = SideEffectJournal(deps.repo.engine)
 
     def settle(_key: str) -> dict[str, Any]:
@@ -524,12 +404,7 @@ def decide_failed_extraction(
         action=REVIEW_ACTION,
         args={"action": action, "by": actor},
     )
-    return DecideOutcome(
-        applied=result.get("token") == token,
-        outcome=_review_outcome(result),
-        decided_by=result.get("by", "unknown"),
-        decided_at=datetime.fromisoformat(result["at"]),
-    )
+    return review_outcome(result, applied=result.get("token") == token)
 
 
 # ---------------------------------------------------------------------- stacks
@@ -558,7 +433,7 @@ def start_stack_build(
     ``config`` (default: the settings' models) with its events going to the run's record."""
     deps.repo.get_stack(caller.user_id, stack_id)  # 404 before a run exists
     return start_run(
-        deps,
+        deps.repo,
         caller.user_id,
         "stack",
         lambda emit: run_stack_build(
@@ -584,25 +459,6 @@ def stack_csv(deps: DocumentsDeps, user_id: int, stack_id: int) -> tuple[str, in
             f"(`casework documents stack build {stack_id}`)."
         )
     return table_csv(table), len(table.rows)
-
-
-def table_csv(table: Any) -> str:
-    """A stack table as CSV: document id, filename, then one column per defined column."""
-    out = io.StringIO()
-    names = [c["name"] for c in table.columns]
-    writer = csv.writer(out)
-    writer.writerow(["document_id", "filename", *names])
-    for row in table.rows:
-        writer.writerow(
-            [row["document_id"], row["filename"], *(_cell(row["cells"].get(n)) for n in names)]
-        )
-    return out.getvalue()
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def record_model_readings(

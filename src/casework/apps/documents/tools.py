@@ -45,6 +45,20 @@ def create_tools(
     requested: list[str] | None = None,
 ) -> list[BaseTool]:
     """The seven tools for one extraction run (custom mode when ``requested`` names fields)."""
+    return [
+        *_reading_tools(db, user_id, document_id, extraction_id, requested),
+        *_writing_tools(db, user_id, extraction_id, requested),
+    ]
+
+
+def _reading_tools(
+    db: DocumentsRepository,
+    user_id: int,
+    document_id: int,
+    extraction_id: int,
+    requested: list[str] | None,
+) -> list[BaseTool]:
+    """Read the document and the extraction so far; name the document's type."""
 
     @tool
     def get_document_text() -> str:
@@ -80,6 +94,14 @@ def create_tools(
             raise ToolRetry("document_type is empty; name the type, e.g. 'invoice'.")
         db.set_document_type(user_id, extraction_id, kind)
         return f"Document type set to '{kind}'"
+
+    return [get_document_text, get_current_extraction, identify_document]
+
+
+def _writing_tools(
+    db: DocumentsRepository, user_id: int, extraction_id: int, requested: list[str] | None
+) -> list[BaseTool]:
+    """Write, update and remove fields; complete the extraction."""
 
     @tool
     def extract_fields(fields: dict[str, Any], confidences: dict[str, Any]) -> str:
@@ -125,12 +147,4 @@ def create_tools(
             raise ToolRetry(str(exc)) from None
         return f"Extraction complete. {count} fields saved."
 
-    return [
-        get_document_text,
-        get_current_extraction,
-        identify_document,
-        extract_fields,
-        update_field,
-        remove_field,
-        complete_extraction,
-    ]
+    return [extract_fields, update_field, remove_field, complete_extraction]

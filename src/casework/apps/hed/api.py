@@ -152,6 +152,15 @@ def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRout
     factory = run_factory or default_factory
     api = APIRouter()
 
+    _validate_routes(api)
+    _annotate_events_routes(api, factory)
+    _annotate_routes(api, factory)
+    return api
+
+
+def _validate_routes(api: APIRouter) -> None:
+    """Validate HED strings, and uploaded sidecars and events files."""
+
     @api.post("/validate", dependencies=[allow("hed.strings.validate")])
     def validate_route(body: ValidateRequest) -> list[dict[str, Any]]:
         """Validate HED strings with the JS validator (hedtools as the fallback)."""
@@ -186,6 +195,10 @@ def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRout
                 definitions=defs,
             )
         return report.to_dict()
+
+
+def _annotate_events_routes(api: APIRouter, factory: RunFactory) -> None:
+    """Annotate an uploaded events file: its sidecar's HED, validated with it."""
 
     @api.post("/annotate/events", dependencies=[allow("hed.annotation.run")])
     async def annotate_events_route(
@@ -227,6 +240,10 @@ def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRout
                 error_body(invalid) | {"result": data}, status_code=error_status(invalid)
             )
         return data
+
+
+def _annotate_routes(api: APIRouter, factory: RunFactory) -> None:
+    """Annotate a description or an image: the whole state back, or streamed as SSE."""
 
     @api.post("/annotate", dependencies=[allow("hed.annotation.run")])
     def annotate_route(body: AnnotateRequest, choice: ModelChoice = Depends(_choice)) -> Any:
@@ -273,5 +290,3 @@ def router(settings: Settings, run_factory: RunFactory | None = None) -> APIRout
                     yield ServerEvent(data, event="complete")
 
         return sse_response(events())
-
-    return api

@@ -12,11 +12,9 @@ description, model error) is reported in the output and retried on the next run.
 from __future__ import annotations
 
 import asyncio
-import csv
-import hashlib
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from casework.apps.hed.agent import (
     route_after_evaluation,
     route_after_validation,
 )
+from casework.apps.hed.batchfile import BatchReport, batch_key, read_batch, write_results
 from casework.apps.hed.context import (
     ContextReport,
     Definitions,
@@ -50,12 +49,15 @@ from casework.apps.hed.models import (
 )
 from casework.apps.hed.remediation import augment
 from casework.apps.hed.rules import (
-    ANNOTATED_LEVELS_MAX,
-    categorical_levels,
     check_description,
-    drop_repeats_across_columns,
     level_description,
-    row_hed_strings,
+)
+from casework.apps.hed.sidecar import (
+    EventsAnnotation,
+    default_sidecar_path,
+    drop_repeats,
+    levels_to_annotate,
+    write_if_valid,
 )
 from casework.apps.hed.strategies import (
     GRAPH_STRATEGIES,
@@ -77,22 +79,18 @@ from casework.runtime.review_provider import DecideOutcome
 
 __all__ = [
     "STRATEGIES",
-    "BatchReport",
     "BatchTask",
-    "EventsAnnotation",
     "VocabularyListing",
     "annotate",
     "annotate_events",
     "annotation_input",
     "annotation_stream",
-    "batch_key",
     "bench_validators",
     "check_batch",
     "check_request",
     "decide_review",
     "load_annotation_model",
     "next_node",
-    "read_batch",
     "read_definitions",
     "remediation_hint",
     "run_batch",
@@ -281,55 +279,6 @@ def annotate(
     return decision
 
 
-def read_batch(path: Path) -> list[tuple[str, str]]:
-    """(row id, description) from a CSV with a ``description`` column (and optionally ``id``)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"Cannot read {path} ({exc}); pass a UTF-8 CSV file.") from None
-    reader = csv.DictReader(text.splitlines())
-    fields = [f.strip().lower() for f in reader.fieldnames or []]
-    if "description" not in fields:
-        raise InputError(
-            f"{path} has no 'description' column; the header must name one (and optionally 'id')."
-        )
-    rows = []
-    for n, raw in enumerate(reader, start=1):
-        row = {k.strip().lower(): (v or "") for k, v in raw.items() if k}
-        rows.append(((row.get("id") or "").strip() or str(n), row.get("description", "")))
-    ids = [r[0] for r in rows]
-    if len(set(ids)) != len(ids):
-        raise InputError(f"{path} repeats row ids; give every row a unique 'id'.")
-    return rows
-
-
-def batch_key(path: Path, strategy: str, schema: str, assess: bool) -> str:
-    ident = f"{path.resolve()}|{strategy}|{schema}|{int(assess)}"
-    return hashlib.sha256(ident.encode()).hexdigest()[:24]
-
-
-@dataclass
-class BatchReport:
-    key: str
-    out: Path
-    total: int = 0
-    skipped: int = 0
-    done: int = 0
-    failed: int = 0
-    verdicts: dict[str, int] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "batch_key": self.key,
-            "out": str(self.out),
-            "rows": self.total,
-            "skipped_already_done": self.skipped,
-            "annotated": self.done,
-            "failed": self.failed,
-            "verdicts": self.verdicts,
-        }
-
-
 class BatchTask:
     """``task((row_id, description))`` -> the row's decision: what ``run_batch`` runs.
 
@@ -461,54 +410,11 @@ def run_batch(
     try:  # an interrupted batch keeps what finished: stored, and written out
         platform_batch(todo, task, batch, key=lambda row: row[0])
     finally:
-        _write_results(out, rows, results, report)
+        write_results(out, rows, results, report)
     return report
 
 
-def _write_results(
-    out: Path, rows: list[tuple[str, str]], results: dict[str, dict[str, Any]], report: BatchReport
-) -> None:
-    """Every row's result in the file's order, written whole and then renamed: never half a
-    file, also when the batch was interrupted."""
-    for rid, _ in rows:
-        verdict = results.get(rid, {}).get("verdict")
-        if verdict and "error" not in results[rid]:
-            report.verdicts[verdict] = report.verdicts.get(verdict, 0) + 1
-    tmp = out.with_suffix(out.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for rid, _ in rows:
-            fh.write(json.dumps({"id": rid, **results.get(rid, {"error": "not run"})}) + "\n")
-    tmp.replace(out)
-
-
 # ---------------------------------------------------------------------- events -> sidecar
-@dataclass
-class EventsAnnotation:
-    """A sidecar written for an events file's categorical levels, and whether it validated."""
-
-    sidecar: dict[str, Any]
-    report: ContextReport
-    """hedtools' validation of the sidecar with the events file, before anything is written."""
-    levels: list[dict[str, Any]] = field(default_factory=list)
-    """Per level: column, level, description, hed, and how it was decided (or kept)."""
-    out: Path | None = None
-    """Where the sidecar was written (None: not written, because it is not valid)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "out": str(self.out) if self.out else None,
-            "written": self.out is not None,
-            "levels": self.levels,
-            "validation": self.report.to_dict(),
-            "sidecar": self.sidecar,
-        }
-
-
-def default_sidecar_path(events: Path) -> Path:
-    """Where a sidecar for ``events`` goes by BIDS naming: ``x_events.tsv`` -> ``x_events.json``."""
-    return events.with_suffix(".json")
-
-
 def check_events_annotation(
     events: Path, *, out: Path | None, sidecar: Path | None, schema: str, strategy: str
 ) -> Path:
@@ -550,18 +456,7 @@ def annotate_events(
     base = read_sidecar(sidecar) if sidecar is not None else {}
     name = (out or default_sidecar_path(events)).name
     defs = sidecar_definitions(base, name, schema)
-    found = categorical_levels(header, rows, base)
-    if not found:
-        raise InputError(
-            f"{events} has no categorical column to annotate (columns of words with at most "
-            f"{ANNOTATED_LEVELS_MAX} distinct values, or ones the sidecar lists Levels for)."
-        )
-    for column in found:
-        if column in base and not isinstance(base[column], dict):
-            raise InputError(
-                f"The sidecar's entry for column {column!r} is not an object; write it as "
-                '{"Description": "...", "Levels": {...}, "HED": {...}}.'
-            )
+    found = levels_to_annotate(events, header, rows, base)
     result = json.loads(json.dumps(base))  # a copy: the user's sidecar is not changed
     hed: dict[str, dict[str, str]] = {}
     kept: set[tuple[str, str]] = set()
@@ -577,7 +472,6 @@ def annotate_events(
             levels.setdefault(value, description)
             item: dict[str, Any] = {"column": column, "level": value, "description": description}
             if isinstance(existing.get(value), str) and existing[value].strip():
-                hed[column][value] = existing[value]
                 kept.add((column, value))
                 item |= {"hed": existing[value], "decided_by": "sidecar (kept)", "valid": True}
             else:
@@ -586,43 +480,29 @@ def annotate_events(
                     schema_version=schema,
                     definitions=list(defs.strings) if defs else [],
                 )
-                decision = annotate(input, deps, config, strategy=strategy)
-                run = decision.run
-                valid = bool(decision.annotation) and decision.is_valid
-                hed[column][value] = decision.annotation if valid else ""
-                item |= {
-                    "hed": hed[column][value],
-                    "decided_by": (run.decided_by or run.strategy) if run else strategy,
-                    "valid": valid,
-                }
+                item |= _annotate_level(input, deps, config, strategy)
+            hed[column][value] = item["hed"]
             annotated.append(item)
             if on_level is not None:
                 on_level(item)
-    # A row joins its columns' strings: a tag two columns both wrote would repeat in it.
-    carried = row_hed_strings(header, rows, base)
-    final = drop_repeats_across_columns(header, rows, hed, frozenset(kept), carried)
-    for item in annotated:
-        text = final[item["column"]][item["level"]]
-        if text != item["hed"]:
-            item["repeats_dropped"] = True
-        item["hed"] = text
-        entry = result[item["column"]]
-        entry.setdefault("HED", {})
-        if text:
-            entry["HED"][item["level"]] = text
-        else:  # nothing of its own: the level stays unannotated, and the result says so
-            entry["HED"].pop(item["level"], None)
-    for column in found:  # a HED dict with no level is blank (BLANK_HED_STRING): none at all
-        if result[column].get("HED") == {}:
-            del result[column]["HED"]
+    drop_repeats(header, rows, base, result, hed, kept, annotated)
     report = validate_files(sidecar=result, events=events, schema=schema, sidecar_name=name)
-    written = None
-    if report.valid:
-        written = out or default_sidecar_path(events)
-        tmp = written.with_suffix(written.suffix + ".tmp")
-        tmp.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        tmp.replace(written)
+    written = write_if_valid(result, report, out or default_sidecar_path(events))
     return EventsAnnotation(sidecar=result, report=report, levels=annotated, out=written)
+
+
+def _annotate_level(
+    input: HedInput, deps: HedDeps, config: RunConfig, strategy: str
+) -> dict[str, Any]:
+    """One level's HED by ``strategy`` (empty when not valid) and who decided it."""
+    decision = annotate(input, deps, config, strategy=strategy)
+    run = decision.run
+    valid = bool(decision.annotation) and decision.is_valid
+    return {
+        "hed": decision.annotation if valid else "",
+        "decided_by": (run.decided_by or run.strategy) if run else strategy,
+        "valid": valid,
+    }
 
 
 # ---------------------------------------------------------------------- review

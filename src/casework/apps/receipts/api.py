@@ -11,7 +11,7 @@ label of another user answers 404 with the same sentence as one that does not ex
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from fastapi import APIRouter, Depends, Response
@@ -87,6 +87,10 @@ class ReviewItem(Label):
 
 _REVIEW_ITEMS = TypeAdapter(list[ReviewItem])
 MAX_CACHED_ANSWERS = 256
+Deps = Callable[..., Awaitable[Any]]
+"""The deps of a request, scoped to its caller."""
+CachedJson = Callable[[Any, Hashable, Callable[[Any], bytes]], Awaitable[Response]]
+"""A read route's JSON answer, cached per store version."""
 
 
 def router(
@@ -121,6 +125,13 @@ def router(
             hit = answers[key] = (version, body)
         return Response(hit[1], media_type="application/json")
 
+    _receipt_routes(api, deps, cached_json)
+    _review_routes(api, deps, cached_json)
+    return api
+
+
+def _receipt_routes(api: APIRouter, deps: Deps, cached_json: CachedJson) -> None:
+    """List receipts; validate a suggested label."""
     own_reads = allow("receipts.receipts.read", Role.USER, own=True)
 
     @api.get("/receipts", response_model=list[dict[str, Any]], dependencies=[own_reads])
@@ -156,6 +167,10 @@ def router(
             **done.to_json(), recorded_label_ids=[lab.id for lab in done.recorded]
         )
 
+
+def _review_routes(api: APIRouter, deps: Deps, cached_json: CachedJson) -> None:
+    """The review queue, a person's decision on a label, and a word's history."""
+
     @api.get(
         "/review",
         response_model=list[ReviewItem],
@@ -175,12 +190,6 @@ def router(
             return _REVIEW_ITEMS.dump_json(items)
 
         return await cached_json(d, ("review", merchant, limit), run)
-
-    def _decide(
-        d: Any, caller: Caller, label_id: int, body: ReviewDecision | None, accept: bool
-    ) -> list[Label]:
-        note = body.note if body else ""
-        return service.review_decide(d, label_id, accept=accept, reviewer=caller.name, note=note)
 
     @api.post("/review/{label_id}/accept")
     def accept(
@@ -212,4 +221,9 @@ def router(
         """The audit trail of one word."""
         return service.word_history(d, receipt, line_id, word_id).labels
 
-    return api
+
+def _decide(
+    d: Any, caller: Caller, label_id: int, body: ReviewDecision | None, accept: bool
+) -> list[Label]:
+    note = body.note if body else ""
+    return service.review_decide(d, label_id, accept=accept, reviewer=caller.name, note=note)

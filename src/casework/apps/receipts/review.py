@@ -25,6 +25,7 @@ from casework.apps.receipts.models import (
     LABEL_DEFINITIONS,
     Label,
     LabelInput,
+    Receipt,
     ValidationStatus,
 )
 from casework.apps.receipts.service import (
@@ -162,36 +163,7 @@ class ReceiptsReview:
         successor = next((x for x in history if x.replaces_id == label.id), None)
         old = next((x for x in history if x.id == label.consolidated_from_id), None)
         where = f"{receipt.slug} line {label.line_id} word {label.word_id}"
-        evidence = [
-            Evidence(
-                source="receipts_words",
-                ref=where,
-                summary=f"The word {label.word_text!r} on the {receipt.merchant_name} receipt.",
-                fields={"receipt": receipt.key, "text": label.word_text},
-            ),
-            Evidence(
-                source="receipts_labels",
-                ref=f"label {label.id}",
-                summary=f"{label.label_type} proposed by {label.proposed_by}, "
-                f"validated by {label.validated_by or 'nobody'}.",
-                fields={"label": label.label_type, "status": label.status.value},
-            ),
-        ]
-        if old is not None and old.label_type != label.label_type:
-            evidence.append(
-                Evidence(
-                    source="receipts_labels",
-                    ref=f"label {old.id}",
-                    summary=f"It would replace {old.label_type} ({old.status.value}).",
-                    fields={"label": old.label_type, "status": old.status.value},
-                )
-            )
-        decision = Decision(
-            verdict=label.status.value,
-            confidence=label.confidence or 0.0,
-            reasoning=label.reasoning or "(no reasoning recorded)",
-            evidence=evidence,
-        )
+        decision = _label_decision(label, receipt, old, where)
         words = repo.words(label.receipt_pk)
         lines: dict[int, list[Span]] = {}
         for w in sorted(words, key=lambda w: (w.line_id, w.word_id)):
@@ -201,31 +173,7 @@ class ReceiptsReview:
             Section(
                 title=f"Receipt: {receipt.merchant_name}", kind="lines", lines=list(lines.values())
             ),
-            Section(
-                title="Label history of the word",
-                kind="table",
-                columns=[
-                    "id",
-                    "label",
-                    "status",
-                    "confidence",
-                    "proposed by",
-                    "validated by",
-                    "reasoning",
-                ],
-                rows=[
-                    [
-                        x.id,
-                        x.label_type,
-                        x.status.value,
-                        "" if x.confidence is None else f"{x.confidence:.0f}",
-                        x.proposed_by,
-                        x.validated_by or "",
-                        x.reasoning,
-                    ]
-                    for x in history
-                ],
-            ),
+            _history_section(history),
         ]
         item = ReviewItem(
             app=self.app,
@@ -328,3 +276,66 @@ class ReceiptsReview:
             params.get("strategy", "agent"),
             proposed_by=f"web:{caller.name}",
         )
+
+
+def _label_decision(label: Label, receipt: Receipt, old: Label | None, where: str) -> Decision:
+    """The label as a decision: the word, the label, and the one it would replace."""
+    evidence = [
+        Evidence(
+            source="receipts_words",
+            ref=where,
+            summary=f"The word {label.word_text!r} on the {receipt.merchant_name} receipt.",
+            fields={"receipt": receipt.key, "text": label.word_text},
+        ),
+        Evidence(
+            source="receipts_labels",
+            ref=f"label {label.id}",
+            summary=f"{label.label_type} proposed by {label.proposed_by}, "
+            f"validated by {label.validated_by or 'nobody'}.",
+            fields={"label": label.label_type, "status": label.status.value},
+        ),
+    ]
+    if old is not None and old.label_type != label.label_type:
+        evidence.append(
+            Evidence(
+                source="receipts_labels",
+                ref=f"label {old.id}",
+                summary=f"It would replace {old.label_type} ({old.status.value}).",
+                fields={"label": old.label_type, "status": old.status.value},
+            )
+        )
+    return Decision(
+        verdict=label.status.value,
+        confidence=label.confidence or 0.0,
+        reasoning=label.reasoning or "(no reasoning recorded)",
+        evidence=evidence,
+    )
+
+
+def _history_section(history: list[Label]) -> Section:
+    """Every label row of the word, oldest first."""
+    return Section(
+        title="Label history of the word",
+        kind="table",
+        columns=[
+            "id",
+            "label",
+            "status",
+            "confidence",
+            "proposed by",
+            "validated by",
+            "reasoning",
+        ],
+        rows=[
+            [
+                x.id,
+                x.label_type,
+                x.status.value,
+                "" if x.confidence is None else f"{x.confidence:.0f}",
+                x.proposed_by,
+                x.validated_by or "",
+                x.reasoning,
+            ]
+            for x in history
+        ],
+    )

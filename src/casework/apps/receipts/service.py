@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
 
 from casework.apps.receipts.agent import agent_for, decision_from_run, render_task
 from casework.apps.receipts.deps import ReceiptsDeps
@@ -32,10 +30,17 @@ from casework.apps.receipts.models import (
     LabelInput,
     Receipt,
     ValidationStatus,
-    Word,
     WordRef,
 )
 from casework.apps.receipts.repository import LabelChange
+from casework.apps.receipts.results import (
+    ImportReport,
+    ReceiptView,
+    ReviewEntry,
+    Validation,
+    WordHistory,
+    decision_json,
+)
 from casework.apps.receipts.strategies import STRATEGIES, LabelStrategy
 from casework.apps.receipts.vectors import (
     VectorsUnavailable,
@@ -54,15 +59,9 @@ from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "STRATEGIES",
-    "ImportReport",
-    "ReceiptView",
-    "ReviewEntry",
-    "Validation",
-    "WordHistory",
     "add_edge_case",
     "bundled_receipt_files",
     "check_merchant",
-    "decision_json",
     "edge_cases",
     "ensure_indexed",
     "harmonize",
@@ -79,21 +78,6 @@ __all__ = [
     "validation_events",
     "word_history",
 ]
-
-
-@dataclass
-class ImportReport:
-    added: list[Receipt] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    indexed_words: int = 0
-    vector_error: str | None = None
-    unknown_labels: dict[str, list[str]] = field(default_factory=dict)
-    """Per file, the labels it uses that the taxonomy does not define (kept as given: no
-    strategy checks them)."""
-
-    @property
-    def words(self) -> int:
-        return sum(r.word_count for r in self.added)
 
 
 def bundled_receipt_files() -> list[Path]:
@@ -176,14 +160,6 @@ def seed(deps: ReceiptsDeps, *, index: bool = True) -> ImportReport:
 
 
 # ---------------------------------------------------------------------- receipts and words
-@dataclass(frozen=True)
-class ReceiptView:
-    receipt: Receipt
-    words: list[Word]
-    labels: dict[int, list[str]]
-    """Each word's current labels by word pk, a label not VALID marked ``?STATUS``."""
-
-
 def show_receipt(deps: ReceiptsDeps, receipt: str) -> ReceiptView:
     """A receipt (slug or key) with its words and their current labels."""
     r = deps.repo.resolve_receipt(receipt)
@@ -194,14 +170,6 @@ def show_receipt(deps: ReceiptsDeps, receipt: str) -> ReceiptView:
     return ReceiptView(receipt=r, words=deps.repo.words(r.id), labels=labels)
 
 
-@dataclass(frozen=True)
-class WordHistory:
-    receipt: Receipt
-    word: Word
-    labels: list[Label]
-    """Every label row of the word, oldest first (current and superseded)."""
-
-
 def word_history(deps: ReceiptsDeps, receipt: str, line_id: int, word_id: int) -> WordHistory:
     """The audit trail of one word."""
     r = deps.repo.resolve_receipt(receipt)
@@ -210,37 +178,6 @@ def word_history(deps: ReceiptsDeps, receipt: str, line_id: int, word_id: int) -
 
 
 # ---------------------------------------------------------------------- validating a word
-def decision_json(ref: WordRef, result: LabelDecision) -> dict[str, Any]:
-    """The decision with the word it is about and how it was reached (CLI, API, web)."""
-    run = result.run
-    usage = run.usage if run is not None else None
-    return {
-        "receipt": ref.receipt_key,
-        "line_id": ref.line_id,
-        "word_id": ref.word_id,
-        "word_text": ref.word_text,
-        "suggested_label": ref.suggested_label,
-        **result.model_dump(mode="json"),
-        "strategy": run.strategy if run is not None else None,
-        "decided_by": run.decided_by if run is not None else None,
-        "model": run.model if run is not None else None,
-        "ended_by": run.ended_by.value if run is not None else None,
-        "tool_calls": run.tool_names if run is not None else [],
-        "seconds": round(usage.wall_seconds, 3) if usage is not None else None,
-        "input_tokens": usage.input_tokens if usage is not None else 0,
-        "output_tokens": usage.output_tokens if usage is not None else 0,
-    }
-
-
-@dataclass(frozen=True)
-class Validation:
-    ref: WordRef
-    result: LabelDecision
-    recorded: list[Label] = field(default_factory=list)
-    """The label rows the decision was recorded as (none unless asked to record)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return decision_json(self.ref, self.result)
 
 
 def validate_word(
@@ -438,15 +375,6 @@ def review_edit(
     rows = deps.repo.append_labels(changes)
     refresh_labels(deps.repo, deps.vectors, label.receipt_pk, {label.word_pk})
     return rows
-
-
-@dataclass(frozen=True)
-class ReviewEntry:
-    label: Label
-    receipt: str
-    """The receipt's slug."""
-    instead_of: str | None
-    """The label type the suggestion would replace, if it is a relabel."""
 
 
 def review_entries(

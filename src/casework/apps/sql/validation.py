@@ -5,12 +5,8 @@ PRAGMA, ATTACH, COPY, transactions, locks or functions with side effects), every
 exists (no system catalogs), every column resolves (sqlglot ``qualify``), no sensitive
 column is returned, and the query transpiled to the target database's dialect actually
 compiles there (SQLite: ``EXPLAIN`` on an empty in-memory copy of the schema). Errors carry
-suggestions: the closest table or column names (rapidfuzz).
-
-PostgreSQL is the default input dialect. sqlglot writes PostgreSQL date arithmetic for SQLite
-as ``CURRENT_TIMESTAMP - INTERVAL '7' DAYS``, which SQLite cannot run, so interval
-arithmetic, ``DATE_TRUNC`` and ``EXTRACT`` are rewritten here into SQLite's ``DATETIME``
-modifiers and ``STRFTIME``.
+suggestions: the closest table or column names (rapidfuzz). The query is written in the
+target's dialect by ``transpile``.
 """
 
 from __future__ import annotations
@@ -18,7 +14,6 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-from typing import Any
 
 import sqlglot
 from rapidfuzz import fuzz, process
@@ -28,13 +23,13 @@ from sqlglot.optimizer.qualify import qualify
 
 from casework.apps.sql.models import DatabaseSchema, ValidationIssue, ValidationResult
 from casework.apps.sql.schemas import base_type
+from casework.apps.sql.transpile import to_dialect
 
 __all__ = [
     "MAX_QUERY_CHARS",
     "SIDE_EFFECT_FUNCTIONS",
     "is_sensitive",
     "suggest",
-    "to_dialect",
     "validate_sql",
 ]
 
@@ -79,123 +74,6 @@ def suggest(name: str, choices: list[str], limit: int = 3) -> list[str]:
         limit=limit, score_cutoff=SUGGESTION_CUTOFF,
     )  # fmt: skip
     return [key for _, _, key in found]
-
-
-# ------------------------------------------------------------------ dialect rewriting
-_UNIT_RE = re.compile(r"(-?\d+(?:\.\d+)?)\s*([a-z]+)")
-_SQLITE_UNITS = {
-    "second": "seconds", "sec": "seconds", "minute": "minutes", "min": "minutes",
-    "hour": "hours", "day": "days", "week": "weeks", "month": "months", "mon": "months",
-    "year": "years",
-}  # fmt: skip
-
-
-def _interval_modifiers(interval: exp.Interval, sign: int) -> list[str] | None:
-    """``INTERVAL '1 day 2 hours'`` -> ``['+1 days', '+2 hours']`` (weeks become days)."""
-    value = interval.this.name if interval.this is not None else ""
-    unit_node = interval.args.get("unit")
-    unit = unit_node.name if unit_node is not None else ""
-    text = f"{value} {unit}".strip().lower()
-    parts = _UNIT_RE.findall(text)
-    if not parts:
-        return None
-    modifiers = []
-    for number, raw_unit in parts:
-        unit_name = _SQLITE_UNITS.get(raw_unit.rstrip("s"))
-        if unit_name is None:
-            return None
-        amount = float(number) * sign
-        if unit_name == "weeks":
-            amount, unit_name = amount * 7, "days"
-        amount_text = f"{amount:+g}"
-        modifiers.append(f"{amount_text} {unit_name}")
-    return modifiers
-
-
-def _is_date_only(node: exp.Expr) -> bool:
-    return isinstance(node, exp.CurrentDate) or (
-        isinstance(node, exp.Cast) and node.to.this == exp.DataType.Type.DATE
-    )
-
-
-_TRUNC_FORMATS = {
-    "second": "%Y-%m-%d %H:%M:%S", "minute": "%Y-%m-%d %H:%M:00", "hour": "%Y-%m-%d %H:00:00",
-    "day": "%Y-%m-%d 00:00:00", "month": "%Y-%m-01 00:00:00", "year": "%Y-01-01 00:00:00",
-}  # fmt: skip
-_EXTRACT_FORMATS = {
-    "year": "%Y", "month": "%m", "day": "%d", "hour": "%H", "minute": "%M", "second": "%S",
-    "dow": "%w", "doy": "%j", "epoch": "%s", "week": "%W",
-}  # fmt: skip
-
-
-def _unit_name(node: Any) -> str:
-    if node is None:
-        return ""
-    name = node.name if isinstance(node, exp.Expr) else str(node)
-    return name.lower().strip("'\"").rstrip("s") if name.lower() != "dow" else "dow"
-
-
-def _sqlite_rewrite(node: exp.Expr) -> exp.Expr:
-    """One node of PostgreSQL date arithmetic as SQLite can run it."""
-    if isinstance(node, exp.Sub | exp.Add) and isinstance(node.expression, exp.Interval):
-        sign = -1 if isinstance(node, exp.Sub) else 1
-        modifiers = _interval_modifiers(node.expression, sign)
-        if modifiers is not None:
-            func = "DATE" if _is_date_only(node.this) else "DATETIME"
-            return exp.Anonymous(
-                this=func, expressions=[node.this, *[exp.Literal.string(m) for m in modifiers]]
-            )
-    if isinstance(node, exp.Add) and isinstance(node.this, exp.Interval):
-        modifiers = _interval_modifiers(node.this, 1)
-        if modifiers is not None:
-            return exp.Anonymous(
-                this="DATETIME",
-                expressions=[node.expression, *[exp.Literal.string(m) for m in modifiers]],
-            )
-    if isinstance(node, exp.DateAdd | exp.DateSub | exp.TsOrDsAdd) and isinstance(
-        node.expression, exp.Literal
-    ):
-        sign = -1 if isinstance(node, exp.DateSub) else 1
-        unit = _unit_name(node.args.get("unit")) or "day"
-        interval = exp.Interval(this=node.expression, unit=exp.var(unit))
-        modifiers = _interval_modifiers(interval, sign)
-        if modifiers is not None:
-            return exp.Anonymous(
-                this="DATETIME",
-                expressions=[node.this, *[exp.Literal.string(m) for m in modifiers]],
-            )
-    if isinstance(node, exp.TimestampTrunc | exp.DateTrunc):
-        unit = _unit_name(node.args.get("unit"))
-        if unit == "week":  # Monday of that week
-            return exp.Anonymous(
-                this="DATETIME",
-                expressions=[
-                    node.this,
-                    exp.Literal.string("weekday 0"),
-                    exp.Literal.string("-6 days"),
-                    exp.Literal.string("start of day"),
-                ],
-            )
-        fmt = _TRUNC_FORMATS.get(unit)
-        if fmt:
-            return exp.Anonymous(this="STRFTIME", expressions=[exp.Literal.string(fmt), node.this])
-    if isinstance(node, exp.Extract):
-        fmt = _EXTRACT_FORMATS.get(_unit_name(node.this))
-        if fmt:
-            return exp.cast(
-                exp.Anonymous(
-                    this="STRFTIME", expressions=[exp.Literal.string(fmt), node.expression]
-                ),
-                exp.DataType.Type.INT,
-            )
-    return node
-
-
-def to_dialect(tree: exp.Expr, dialect: str) -> str:
-    """The query as ``dialect`` writes it, with SQLite's date arithmetic where needed."""
-    if dialect == "sqlite":
-        tree = tree.copy().transform(_sqlite_rewrite)
-    return tree.sql(dialect=dialect)
 
 
 # ------------------------------------------------------------------ schema helpers
@@ -422,53 +300,13 @@ def validate_sql(
             dialect=dialect,
         )
 
-    if not text:
-        return fail(
-            ValidationIssue(kind="empty", message="The query is empty; write one SELECT statement.")
-        )
-    if len(text) > MAX_QUERY_CHARS:
-        return fail(
-            ValidationIssue(
-                kind="syntax", message=f"The query is longer than {MAX_QUERY_CHARS} characters."
-            )
-        )
-    statements = _split_statements(text)
-    blocked = sorted({k for s in statements if (k := _first_keyword(s)) in _WRITE_KEYWORDS})
-    if blocked:
-        return fail(
-            ValidationIssue(
-                kind="read_only",
-                message=f"Only read-only SELECT queries are allowed; found {', '.join(blocked)}.",
-                suggestions=["Write a single SELECT (WITH ... SELECT is fine)."],
-            )
-        )
-
-    reads = [read] + ([dialect] if dialect != read else [])
-    parsed: list[exp.Expr | None] | None = None
-    parse_error = ""
-    for reader in reads:
-        try:
-            parsed = sqlglot.parse(text, read=reader)
-            read = reader
-            break
-        except (ParseError, SqlglotError) as exc:
-            parse_error = parse_error or str(exc).splitlines()[0]
-    if parsed is None:
-        return fail(
-            ValidationIssue(
-                kind="syntax", message=f"The query does not parse: {parse_error.rstrip('.')}."
-            )
-        )
-    trees = [t for t in parsed if t is not None]
-    if len(trees) != 1:
-        return fail(
-            ValidationIssue(
-                kind="statements",
-                message=f"Send exactly one statement; found {len(trees)}.",
-                suggestions=["Combine the parts with JOINs, subqueries or UNION."],
-            )
-        )
-    tree = trees[0]
+    refused = _text_issue(text)
+    if refused is not None:
+        return fail(refused)
+    parsed = _parse_one(text, read, dialect)
+    if isinstance(parsed, ValidationIssue):
+        return fail(parsed)
+    tree, read = parsed
     issues = _read_only_issues(tree)
     if issues:
         return fail(*issues)
@@ -481,29 +319,80 @@ def validate_sql(
     sensitive = _sensitive_issues(qualified, schema)
     if sensitive:
         return fail(*sensitive, tables=tables)
-
     transpiled = to_dialect(tree, dialect)
     if dialect == "sqlite":
-        error = _sqlite_compile_error(schema, transpiled)
-        if error is not None and read != "sqlite":
-            # Perhaps it was written for SQLite already: try reading it as SQLite.
-            try:
-                native = sqlglot.parse_one(text, read="sqlite").sql(dialect="sqlite")
-                if _sqlite_compile_error(schema, native) is None:
-                    transpiled, error = native, None
-            except SqlglotError:
-                pass
-        if error is not None:
-            return fail(
-                ValidationIssue(
-                    kind="syntax",
-                    message=f"SQLite cannot run the query ({error}).",
-                    suggestions=[
-                        "Use standard SQL functions; dates compare as 'YYYY-MM-DD HH:MM:SS' text."
-                    ],
-                ),
-                tables=tables,
-            )
+        transpiled, issue = _runs_on_sqlite(text, transpiled, schema, read)
+        if issue is not None:
+            return fail(issue, tables=tables)
     return ValidationResult(
         query=query, valid=True, tables=tables, transpiled=transpiled, dialect=dialect
+    )
+
+
+def _text_issue(text: str) -> ValidationIssue | None:
+    """What is wrong with the text before it is parsed: empty, too long, or a write."""
+    if not text:
+        return ValidationIssue(
+            kind="empty", message="The query is empty; write one SELECT statement."
+        )
+    if len(text) > MAX_QUERY_CHARS:
+        return ValidationIssue(
+            kind="syntax", message=f"The query is longer than {MAX_QUERY_CHARS} characters."
+        )
+    statements = _split_statements(text)
+    blocked = sorted({k for s in statements if (k := _first_keyword(s)) in _WRITE_KEYWORDS})
+    if blocked:
+        return ValidationIssue(
+            kind="read_only",
+            message=f"Only read-only SELECT queries are allowed; found {', '.join(blocked)}.",
+            suggestions=["Write a single SELECT (WITH ... SELECT is fine)."],
+        )
+    return None
+
+
+def _parse_one(text: str, read: str, dialect: str) -> tuple[exp.Expr, str] | ValidationIssue:
+    """The one statement's tree and the dialect it parsed in (``read``, else ``dialect``)."""
+    reads = [read] + ([dialect] if dialect != read else [])
+    parsed: list[exp.Expr | None] | None = None
+    parse_error = ""
+    for reader in reads:
+        try:
+            parsed = sqlglot.parse(text, read=reader)
+            read = reader
+            break
+        except (ParseError, SqlglotError) as exc:
+            parse_error = parse_error or str(exc).splitlines()[0]
+    if parsed is None:
+        return ValidationIssue(
+            kind="syntax", message=f"The query does not parse: {parse_error.rstrip('.')}."
+        )
+    trees = [t for t in parsed if t is not None]
+    if len(trees) != 1:
+        return ValidationIssue(
+            kind="statements",
+            message=f"Send exactly one statement; found {len(trees)}.",
+            suggestions=["Combine the parts with JOINs, subqueries or UNION."],
+        )
+    return trees[0], read
+
+
+def _runs_on_sqlite(
+    text: str, transpiled: str, schema: DatabaseSchema, read: str
+) -> tuple[str, ValidationIssue | None]:
+    """The query SQLite compiles (the transpiled one, else the text read as SQLite), or why not."""
+    error = _sqlite_compile_error(schema, transpiled)
+    if error is not None and read != "sqlite":
+        # Perhaps it was written for SQLite already: try reading it as SQLite.
+        try:
+            native = sqlglot.parse_one(text, read="sqlite").sql(dialect="sqlite")
+            if _sqlite_compile_error(schema, native) is None:
+                transpiled, error = native, None
+        except SqlglotError:
+            pass
+    if error is None:
+        return transpiled, None
+    return transpiled, ValidationIssue(
+        kind="syntax",
+        message=f"SQLite cannot run the query ({error}).",
+        suggestions=["Use standard SQL functions; dates compare as 'YYYY-MM-DD HH:MM:SS' text."],
     )

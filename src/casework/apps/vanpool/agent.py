@@ -35,7 +35,7 @@ from casework.apps.vanpool.models import (
     OutreachResult,
     ShiftDecision,
 )
-from casework.apps.vanpool.rules import classify_reply_keywords, has_escalation_cue
+from casework.apps.vanpool.reply_cues import classify_reply_keywords, has_escalation_cue
 from casework.apps.vanpool.tools import (
     CaseContext,
     OfferedTools,

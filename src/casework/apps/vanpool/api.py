@@ -11,7 +11,7 @@ names them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -29,6 +29,11 @@ from casework.runtime.context import Caller, Role
 from casework.runtime.runconfig import RunConfig
 
 __all__ = ["ApprovalRequest", "AuditRequest", "ReplyRequest", "TickRequest", "router"]
+
+Deps = Callable[..., Awaitable[VanpoolDeps]]
+"""The per-database deps dependency of the routes."""
+ConfigFor = Callable[[VanpoolDeps, Caller], RunConfig]
+"""The run's config for a caller."""
 
 
 class AuditRequest(BaseModel):
@@ -73,7 +78,14 @@ def router(
         config = RunConfig.of(d.settings, caller=caller)
         return replace(config, models=models) if models is not None else config
 
-    reviewer = Role.REVIEWER
+    _vanpool_routes(r, deps, run_config)
+    _case_routes(r, deps, run_config)
+    _approval_routes(r, deps, run_config)
+    return r
+
+
+def _vanpool_routes(r: APIRouter, deps: Deps, run_config: ConfigFor) -> None:
+    """List vanpools; audit one, answered whole or streamed as SSE."""
 
     @r.get("/vanpools")
     def vanpools(
@@ -86,7 +98,7 @@ def router(
         vanpool_id: str,
         req: AuditRequest | None = None,
         d: VanpoolDeps = Depends(deps),
-        caller: Caller = allow("vanpool.audit.run", reviewer),
+        caller: Caller = allow("vanpool.audit.run", Role.REVIEWER),
     ) -> dict[str, Any]:
         strategy = (req or AuditRequest()).strategy
         result = service.run_audit(strategy, vanpool_id, d, run_config(d, caller))
@@ -96,17 +108,21 @@ def router(
     def audit_events(
         vanpool_id: str,
         d: VanpoolDeps = Depends(deps),
-        caller: Caller = allow("vanpool.audit.run", reviewer),
+        caller: Caller = allow("vanpool.audit.run", Role.REVIEWER),
     ) -> Any:
         """The Case Manager agent's audit of one vanpool, streamed as server-sent events."""
         # an unknown vanpool is a 404 before the stream starts
         return sse_response(service.audit_events(d, vanpool_id, run_config(d, caller)))
 
+
+def _case_routes(r: APIRouter, deps: Deps, run_config: ConfigFor) -> None:
+    """List and read cases; answer a case's reply."""
+
     @r.get("/cases")
     def cases(
         status: str | None = None,
         d: VanpoolDeps = Depends(deps),
-        _: Caller = allow("vanpool.cases.list", reviewer),
+        _: Caller = allow("vanpool.cases.list", Role.REVIEWER),
     ) -> list[dict[str, Any]]:
         return [_case(c) for c in d.repo.list_cases(status)]
 
@@ -114,7 +130,7 @@ def router(
     def case(
         case_id: str,
         d: VanpoolDeps = Depends(deps),
-        _: Caller = allow("vanpool.case.read", reviewer),
+        _: Caller = allow("vanpool.case.read", Role.REVIEWER),
     ) -> dict[str, Any]:
         return service.case_detail(d, case_id)
 
@@ -123,14 +139,18 @@ def router(
         case_id: str,
         req: ReplyRequest,
         d: VanpoolDeps = Depends(deps),
-        caller: Caller = allow("vanpool.case.reply", reviewer),
+        caller: Caller = allow("vanpool.case.reply", Role.REVIEWER),
     ) -> dict[str, Any]:
         result = service.reply_to_case(d, case_id, req.text, req.strategy, run_config(d, caller))
         return result.model_dump(mode="json")
 
+
+def _approval_routes(r: APIRouter, deps: Deps, run_config: ConfigFor) -> None:
+    """The approvals waiting for a person, a person's decision, and moving time on."""
+
     @r.get("/approvals")
     def approvals(
-        d: VanpoolDeps = Depends(deps), _: Caller = allow("vanpool.approvals.list", reviewer)
+        d: VanpoolDeps = Depends(deps), _: Caller = allow("vanpool.approvals.list", Role.REVIEWER)
     ) -> list[dict[str, Any]]:
         return service.pending_approvals(d)
 
@@ -139,7 +159,7 @@ def router(
         case_id: str,
         req: ApprovalRequest,
         d: VanpoolDeps = Depends(deps),
-        caller: Caller = allow("vanpool.approval.decide", reviewer),
+        caller: Caller = allow("vanpool.approval.decide", Role.REVIEWER),
     ) -> dict[str, Any]:
         """Resume the case's paused action (the same call as `casework vanpool approve`)."""
         c = service.decide_approval(
@@ -156,10 +176,8 @@ def router(
     def tick(
         req: TickRequest | None = None,
         d: VanpoolDeps = Depends(deps),
-        caller: Caller = allow("vanpool.time.tick", reviewer),
+        caller: Caller = allow("vanpool.time.tick", Role.REVIEWER),
     ) -> dict[str, Any]:
         req = req or TickRequest()
         at = d.at(req.now) if req.now is not None else d
         return service.tick(at, req.strategy, config=run_config(d, caller))
-
-    return r

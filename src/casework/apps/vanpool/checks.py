@@ -11,14 +11,13 @@ from datetime import date
 from typing import Any
 
 from casework.apps.vanpool.deps import VanpoolDeps
+from casework.apps.vanpool.geography import Coordinates, check_distance
 from casework.apps.vanpool.models import Employee, LocationDecision, ShiftDecision, Vanpool
 from casework.apps.vanpool.rules import (
     MIN_OVERLAP_MINUTES,
-    Coordinates,
     RiderShift,
     Segment,
     ShiftPhase,
-    check_distance,
     check_shifts,
     parse_pto,
     parse_shift,

@@ -8,9 +8,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from casework.apps.vanpool.geography import DistanceProvider, GreatCircleDistance
 from casework.apps.vanpool.mail import Mailer, SmtpMailer
 from casework.apps.vanpool.repository import VanpoolRepository
-from casework.apps.vanpool.rules import DistanceProvider, GreatCircleDistance
 from casework.apps.vanpool.settings import VanpoolSettings
 from casework.config import Settings, get_settings
 from casework.runtime.approvals import SideEffectJournal

@@ -45,7 +45,7 @@ from casework.runtime.runconfig import RunConfig
 from casework.stores.sql import get_engine
 
 if TYPE_CHECKING:
-    from casework.apps.vanpool.rules import Coordinates
+    from casework.apps.vanpool.geography import Coordinates
 
 __all__ = [
     "DATASETS",

@@ -27,6 +27,7 @@ from datetime import timedelta
 from typing import Any
 
 from casework.apps.vanpool import mail
+from casework.apps.vanpool.case_email import case_thread, email_values, send_email, template_key
 from casework.apps.vanpool.checks import location_check, shift_check
 from casework.apps.vanpool.deps import VanpoolDeps
 from casework.apps.vanpool.models import (
@@ -58,9 +59,7 @@ __all__ = [
     "process_reply",
     "reaudit",
     "rules_verify",
-    "send_email",
     "start_outreach",
-    "template_key",
     "upsert_case",
 ]
 
@@ -176,109 +175,11 @@ def upsert_case(
     return deps.repo.update_case(case.case_id, now, actor, meta=meta)
 
 
-def template_key(failed_checks: Sequence[str]) -> str:
-    """The spec's initial-outreach template for the failed checks."""
-    if "shift" in failed_checks and "location" in failed_checks:
-        return "both_mismatch"
-    if "location" in failed_checks:
-        return "location_mismatch"
-    if "shift" in failed_checks:
-        return "shift_mismatch"
-    raise InputError("A case needs a failed check before outreach.")
-
-
-def _recipients(deps: VanpoolDeps, case: CaseView) -> list[str]:
-    """The flagged riders; every rider when a check failed without naming anyone."""
-    failing = case.meta.get("failed_employees", {})
-    ids = sorted({e for ids in failing.values() for e in ids})
-    if not ids:
-        return [e.email for e in deps.repo.get_vanpool(case.vanpool_id).riders]
-    return [deps.repo.get_employee(e).email for e in ids]
-
-
-def _names(case: CaseView) -> str:
-    failing = case.meta.get("failed_employees", {})
-    return ", ".join(sorted({e for ids in failing.values() for e in ids})) or "some riders"
-
-
-def _values(deps: VanpoolDeps, case: CaseView, **more: Any) -> dict[str, Any]:
-    vanpool = deps.repo.get_vanpool(case.vanpool_id)
-    return {
-        "vanpool_id": case.vanpool_id,
-        "case_id": case.case_id,
-        "names": _names(case),
-        "details": case.meta.get("details", ""),
-        "threshold": f"{vanpool.max_commute_miles:g}",
-        "majority_shift": case.meta.get("majority_shift", "the vanpool's schedule"),
-        "portal_url": deps.app.portal_url,
-        **more,
-    }
-
-
-def _thread(deps: VanpoolDeps, case: CaseView) -> str:
-    if case.thread_id:
-        return case.thread_id
-    subject = f"Vanpool {case.vanpool_id} membership review ({case.case_id})"
-    return deps.repo.create_thread(case.case_id, subject, _recipients(deps, case), deps.now())
-
-
-def send_email(
-    deps: VanpoolDeps, case_id: str, body: str, actor: str, subject: str | None = None
-) -> OutreachResult:
-    """Queue an email on the case's thread and try to send it now.
-
-    ``sent`` is True only when the SMTP server accepted it; otherwise it stays queued for
-    ``tick`` to retry and the result says so. Inside a transaction (a reply's handling) the
-    email is queued with its audit row, and the SMTP send waits for the commit: a handling
-    rolled back by a crash has mailed nobody, and its retry queues the email once.
-    """
-    case = deps.repo.get_case(case_id)
-    thread_id = _thread(deps, case)
-    info = deps.repo.thread_info(thread_id)
-    now = deps.now()
-    msg_id = mail.queue_message(
-        deps.repo,
-        deps.app,
-        thread_id=thread_id,
-        recipients=info["recipients"],
-        subject=subject or f"Re: {info['subject']}",
-        body=body,
-        now=now,
-    )
-    where = {"case_id": case_id, "vanpool_id": case.vanpool_id}
-    detail = {"thread_id": thread_id, "message_id": msg_id}
-    if deps.repo.in_transaction():
-        deps.repo.audit(now, actor, "email_queued", **where, detail=detail)
-
-        def deliver() -> None:
-            if mail.send_one(deps.repo, deps.app, deps.mailer, msg_id, deps.now()):
-                deps.repo.audit(deps.now(), actor, "email_sent", **where, detail=detail)
-
-        deps.repo.after_commit(deliver)
-        return OutreachResult(
-            verdict="queued",
-            reasoning="Queued; it is sent once the reply's handling is recorded.",
-            email_thread_id=thread_id,
-            message_id=msg_id,
-        )
-    sent = mail.send_one(deps.repo, deps.app, deps.mailer, msg_id, now)
-    deps.repo.audit(now, actor, "email_sent" if sent else "email_queued", **where, detail=detail)
-    return OutreachResult(
-        verdict="sent" if sent else "queued",
-        reasoning="Accepted by the SMTP server."
-        if sent
-        else "Queued: the SMTP server did not accept it yet; it will be retried.",
-        email_thread_id=thread_id,
-        message_id=msg_id,
-        sent=sent,
-    )
-
-
 def start_outreach(deps: VanpoolDeps, case_id: str, actor: str) -> OutreachResult:
     """The initial email (template chosen by failed_checks); the case then waits a week."""
     case = deps.repo.get_case(case_id)
     key = template_key(case.failed_checks)
-    body = load_prompt(APP_PACKAGE, f"email_{key}", **_values(deps, case))
+    body = load_prompt(APP_PACKAGE, f"email_{key}", **email_values(deps, case))
     result = send_email(
         deps, case_id, body, actor, subject=f"Vanpool {case.vanpool_id} membership review"
     )
@@ -337,7 +238,7 @@ def draft_for_review(
 ) -> OutreachResult:
     """``send_email_for_review``: save the reply as a draft; the case waits for a person."""
     case = deps.repo.get_case(case_id)
-    thread_id = _thread(deps, case)
+    thread_id = case_thread(deps, case)
     info = deps.repo.thread_info(thread_id)
     msg_id = mail.queue_message(
         deps.repo,
@@ -472,7 +373,7 @@ def reaudit(
     body = load_prompt(
         APP_PACKAGE,
         "email_reminder",
-        **_values(deps, case, attempt=count, max_attempts=deps.app.max_reaudits),
+        **email_values(deps, case, attempt=count, max_attempts=deps.app.max_reaudits),
     )
     send_email(deps, case_id, body, actor)
     return _wait_for_reply(deps, case_id, actor)
@@ -549,7 +450,7 @@ def _route_reply(
         return send_email(
             deps,
             case_id,
-            draft or load_prompt(APP_PACKAGE, template, **_values(deps, case, **more)),
+            draft or load_prompt(APP_PACKAGE, template, **email_values(deps, case, **more)),
             actor,
         )
 
@@ -565,7 +466,7 @@ def _route_reply(
         assert verified is not None  # verified before the transaction began
         reaudit(deps, case_id, lambda *_: verified, actor, trigger="update")
     else:
-        body = draft or load_prompt(APP_PACKAGE, "email_escalation", **_values(deps, case))
+        body = draft or load_prompt(APP_PACKAGE, "email_escalation", **email_values(deps, case))
         out = draft_for_review(deps, case_id, body, actor)
     return out.model_copy(update={"bucket": bucket, "hitl_required": bucket is Bucket.ESCALATION})
 

@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from casework.apps.vanpool.models import Bucket, OutreachResult
-from casework.apps.vanpool.rules import reply_cue
+from casework.apps.vanpool.reply_cues import reply_cue
 from casework.runtime.decision import EndReason, RunInfo
 
 __all__ = ["CUE_CONFIDENCE", "NO_CUE_CONFIDENCE", "bucket_messages", "reply_result", "rules_reply"]

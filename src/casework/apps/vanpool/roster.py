@@ -36,17 +36,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from casework.apps.vanpool.geography import (
+    DEFAULT_MAX_COMMUTE_MILES,
+    normalize_zip,
+    zip_coordinates,
+)
 from casework.apps.vanpool.models import ImportReport, RosterRefused, RowProblem, check_id
 from casework.apps.vanpool.repository import VanpoolRepository
 from casework.apps.vanpool.rules import (
-    DEFAULT_MAX_COMMUTE_MILES,
     canonical_timezone,
     format_shift,
     normalize_time,
-    normalize_zip,
     parse_pto,
     parse_shift,
-    zip_coordinates,
 )
 from casework.errors import InputError
 

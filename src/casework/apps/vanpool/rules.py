@@ -1,12 +1,5 @@
-"""Deterministic vanpool rules: geography and shift overlap. Pure functions, named thresholds.
-
-Location: a rider's home ZIP gives coordinates (``zipcodes``, offline); the commute is the
-distance from home to the vanpool's pickup, measured by a ``DistanceProvider`` (great-circle
-by default; a routing service plugs in behind the same protocol). A rider passes when the
-distance is within the vanpool's threshold (default 50 miles).
-
-The distance is compared with the threshold unrounded (a home 10.04 miles away fails a
-10-mile limit); ``display_miles`` rounds it for people without moving it across the limit.
+"""Deterministic vanpool rules: shift overlap. Pure functions, named thresholds. The location
+check's geography is in ``geography``, the reply keywords in ``reply_cues``.
 
 Shifts: a shift is one or more weekly *phases* (a rotating shift has several, cycled week by
 week), each with work days, one or more time segments (a split shift has two) and a timezone.
@@ -18,8 +11,7 @@ when their shift overlaps the vanpool's majority shift by at least 30 minutes pe
 rotating shifts: in at least half of the rotation's weeks). PTO never changes the verdict: the
 schedule is what is compared; PTO is reported as evidence.
 
-What people write is read by ``normalize_zip`` (ZIP+4, a leading zero a spreadsheet dropped),
-``normalize_time`` (``5:20``, ``5:20 PM``, ``17:20:00``) and ``canonical_timezone`` (an alias
+What people write is read by ``normalize_time`` (``5:20``, ``5:20 PM``, ``17:20:00``) and ``canonical_timezone`` (an alias
 such as ``US/Eastern`` -> ``America/New_York``, from the tz database's own links).
 """
 
@@ -34,160 +26,44 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from functools import cache
 from pathlib import Path
-from typing import Literal, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import zipcodes
-
+from casework.apps.vanpool.geography import CheckVerdict
 from casework.errors import InputError
 
 __all__ = [
     "DAY_NAMES",
-    "DEFAULT_MAX_COMMUTE_MILES",
-    "EARTH_RADIUS_MILES",
     "MIN_OVERLAP_MINUTES",
     "ROTATION_MIN_SHARE",
-    "Coordinates",
-    "DistanceCheck",
-    "DistanceProvider",
     "EmployeeOverlap",
-    "GreatCircleDistance",
     "RiderShift",
     "ScheduleKey",
     "Segment",
     "ShiftCheck",
     "ShiftPhase",
     "canonical_timezone",
-    "check_distance",
     "check_shifts",
-    "classify_reply_keywords",
-    "display_miles",
     "format_shift",
-    "great_circle_miles",
     "majority_shift",
     "normalize_time",
-    "normalize_zip",
     "on_pto",
     "overlap_minutes",
     "parse_days",
     "parse_pto",
     "parse_shift",
     "parse_time",
-    "reply_cue",
     "schedule_key",
     "shift_overlap",
-    "zip_coordinates",
 ]
 
-CheckVerdict = Literal["pass", "fail"]
-
-DEFAULT_MAX_COMMUTE_MILES = 50.0
-"""A rider whose home is farther than this from the pickup fails the location check."""
 MIN_OVERLAP_MINUTES = 30
 """The spec's rule: overlap >= 30 minutes per workday with the majority shift -> pass."""
 ROTATION_MIN_SHARE = 0.5
 """A rotating shift passes when at least this share of its weeks overlap enough."""
-EARTH_RADIUS_MILES = 3958.8
 DAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 WEEK_MINUTES = 7 * 24 * 60
 # The week whose UTC offsets are used when a caller does not say which date is audited.
 REFERENCE_MONDAY = date(2026, 1, 5)
-
-
-# ---------------------------------------------------------------------------- geography
-@dataclass(frozen=True)
-class Coordinates:
-    lat: float
-    lng: float
-
-
-def normalize_zip(text: str) -> str:
-    """A ZIP as HR exports and spreadsheets write it -> its five digits: ZIP+4 (``55075-4634``,
-    ``550754634``) keeps the five-digit part; a 3-4 digit ZIP gets back the leading zeros a
-    spreadsheet dropped (``1835`` -> ``01835``, ``1835-4634`` -> ``01835``)."""
-    code = text.strip()
-    m = (
-        re.fullmatch(r"(\d{5})(?:\d{4})?", code)
-        or re.fullmatch(r"(\d{3,5})\s*-\s*\d{4}", code)
-        or re.fullmatch(r"(\d{3,4})", code)
-    )
-    if not m:
-        raise InputError(f"ZIP code {text!r} is not a US ZIP code.")
-    return m.group(1).zfill(5)
-
-
-@cache
-def zip_coordinates(zip_code: str) -> Coordinates:
-    """Coordinates of a US ZIP code's centre, offline. Unknown ZIP -> ``InputError``."""
-    code = zip_code.strip()
-    if not re.fullmatch(r"\d{5}", code):
-        raise InputError(f"ZIP code {zip_code!r} is not five digits.")
-    matches = zipcodes.matching(code)
-    if not matches:
-        raise InputError(f"ZIP code {code} does not exist.")
-    return Coordinates(float(matches[0]["lat"]), float(matches[0]["long"]))
-
-
-def great_circle_miles(a: Coordinates, b: Coordinates) -> float:
-    """Haversine distance in statute miles."""
-    lat1, lat2 = math.radians(a.lat), math.radians(b.lat)
-    dlat = lat2 - lat1
-    dlng = math.radians(b.lng - a.lng)
-    h = math.sin(dlat / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin(dlng / 2) ** 2
-    return 2 * EARTH_RADIUS_MILES * math.asin(math.sqrt(h))
-
-
-class DistanceProvider(Protocol):
-    """Commute distance from home to pickup; a routing service implements the same method."""
-
-    name: str
-
-    def miles(self, home: Coordinates, pickup: Coordinates) -> float: ...
-
-
-class GreatCircleDistance:
-    """The offline provider: straight-line distance (a lower bound of the road distance)."""
-
-    name = "great_circle"
-
-    def miles(self, home: Coordinates, pickup: Coordinates) -> float:
-        return great_circle_miles(home, pickup)
-
-
-@dataclass(frozen=True)
-class DistanceCheck:
-    distance_miles: float
-    """Unrounded: the verdict compares this with the threshold (``display_miles`` for people)."""
-    threshold_miles: float
-    provider: str
-
-    @property
-    def verdict(self) -> CheckVerdict:
-        return "pass" if self.distance_miles <= self.threshold_miles else "fail"
-
-    @property
-    def shown_miles(self) -> float:
-        return display_miles(self.distance_miles, self.threshold_miles)
-
-
-def check_distance(
-    home: Coordinates,
-    pickup: Coordinates,
-    threshold_miles: float = DEFAULT_MAX_COMMUTE_MILES,
-    provider: DistanceProvider | None = None,
-) -> DistanceCheck:
-    provider = provider or GreatCircleDistance()
-    return DistanceCheck(provider.miles(home, pickup), threshold_miles, provider.name)
-
-
-def display_miles(miles: float, threshold: float) -> float:
-    """``miles`` to 0.1 for people, with more decimals when 0.1 would show it on the other side
-    of the threshold (10.04 against a 10-mile limit shows 10.04, never a failing 10.0)."""
-    for digits in range(1, 7):
-        shown = round(miles, digits)
-        if (shown <= threshold) == (miles <= threshold):
-            return shown
-    return miles
 
 
 # ---------------------------------------------------------------------------- shifts
@@ -558,86 +434,3 @@ def check_shifts(
             )
         )
     return ShiftCheck(majority.shift_id, majority.shift_name, out)
-
-
-# ---------------------------------------------------------------------------- reply buckets
-ESCALATION_CUES = (
-    "dispute",
-    "ridiculous",
-    "union",
-    "complaint",
-    "upset",
-    "stop emailing",
-    "accus",
-    "fraud",
-    "lawyer",
-    "not going to",
-    "wrong and",
-    "talk to a manager",
-    "don't understand",
-    "whatever",
-)
-UPDATE_CUES = (
-    "moved",
-    "new address",
-    "changed",
-    "switched",
-    "updated",
-    "portal",
-    "now work",
-    "back on",
-    "live in",
-)
-QUESTION_STARTS = (
-    "what",
-    "how",
-    "why",
-    "who",
-    "which",
-    "when",
-    "can ",
-    "could",
-    "is ",
-    "do ",
-    "does",
-)
-ACK_CUES = (
-    "all good",
-    "confirm",
-    "correct",
-    "no changes",
-    "nothing has changed",
-    "noted",
-    "thanks",
-    "thank you",
-    "acknowledge",
-    "yes",
-)
-
-
-def has_escalation_cue(text: str) -> bool:
-    """Whether a reply carries one of the escalation cue words (anger, complaints, lawyers)."""
-    t = " ".join(text.lower().split())
-    return any(c in t for c in ESCALATION_CUES)
-
-
-def reply_cue(text: str) -> str | None:
-    """The bucket a reply's cue words name (escalation first), or None when none does."""
-    t = " ".join(text.lower().split())
-    if has_escalation_cue(t):
-        return "escalation"
-    if any(c in t for c in UPDATE_CUES):
-        return "update"
-    if "?" in t or t.startswith(QUESTION_STARTS):
-        return "question"
-    if any(c in t for c in ACK_CUES):
-        return "acknowledgment"
-    return None
-
-
-def classify_reply_keywords(text: str) -> str:
-    """The rules baseline for reply buckets: cue words, escalation first; unclear -> escalation.
-
-    The spec routes a reply whose intent is unclear to a person, so no cue means escalation.
-    """
-    return reply_cue(text) or "escalation"

@@ -22,6 +22,7 @@ from typing import Any
 
 from casework.apps.vanpool import agent, lifecycle, mail, roster
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
+from casework.apps.vanpool.geography import zip_coordinates
 from casework.apps.vanpool.lifecycle import REVIEWER, Verifier, case_result
 from casework.apps.vanpool.models import (
     ApprovalRequest,
@@ -36,7 +37,6 @@ from casework.apps.vanpool.models import (
 )
 from casework.apps.vanpool.pairwise import Pair, PairwiseResult, compare_answers, pairs_of
 from casework.apps.vanpool.repository import APPROVAL_REQUESTED, OPEN_STATUSES, REVIEW_DECISION
-from casework.apps.vanpool.rules import zip_coordinates
 from casework.apps.vanpool.scenarios import Event, LifecycleResult, Scenario
 from casework.apps.vanpool.settings import VanpoolSettings
 from casework.apps.vanpool.strategies import (

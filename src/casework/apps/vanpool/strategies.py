@@ -39,7 +39,7 @@ from casework.apps.vanpool.replies import (
     reply_result,
     rules_reply,
 )
-from casework.apps.vanpool.rules import has_escalation_cue
+from casework.apps.vanpool.reply_cues import has_escalation_cue
 from casework.llm.choice import choose
 from casework.llm.roles import LOCAL_ROLE
 from casework.runtime import EndReason, RunConfig, RunInfo, Strategy

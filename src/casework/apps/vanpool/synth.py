@@ -15,364 +15,14 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import zipcodes
+from casework.apps.vanpool.synth_roster import HAND_OVERLAP, SEED, SHIFTS, SITES, generate
 
-from casework.apps.vanpool.rules import Coordinates, great_circle_miles
-
-__all__ = ["DATA_DIR", "SHIFTS", "SITES", "generate", "write"]
+__all__ = ["DATA_DIR", "write"]
 
 DATA_DIR = Path(__file__).parent / "data"
-SEED = 1001
-
-
-@dataclass(frozen=True)
-class Site:
-    name: str
-    zip: str
-    state: str
-    timezone: str
-
-
-SITES = (
-    Site("Fremont Plant", "94538", "CA", "America/Los_Angeles"),
-    Site("Phoenix Hub", "85034", "AZ", "America/Phoenix"),
-    Site("Austin Campus", "78744", "TX", "America/Chicago"),
-    Site("Reno Works", "89434", "NV", "America/Los_Angeles"),
-    Site("Buffalo Works", "14218", "NY", "America/New_York"),
-)
-
-# kind -> (name, schedule). Compatible with DAY: EARLY, FLEX, COMPRESSED, SPLIT, BOUNDARY (30 min).
-SHIFTS = {
-    "DAY": ("Day Shift", "Mon-Fri 07:00-15:30"),
-    "EARLY": ("Early Day", "Mon-Fri 06:00-14:30"),
-    "FLEX": ("Flexible Day", "Mon-Fri 09:00-17:30"),
-    "COMPRESSED": ("4x10 Day", "Mon-Thu 06:30-17:00"),
-    "SPLIT": ("Split Shift", "Mon-Fri 06:00-10:00+14:00-18:00"),
-    "SWING": ("Swing Shift", "Mon-Fri 15:00-23:30"),
-    "LATE_SWING": ("Late Swing", "Mon-Fri 15:10-23:40"),
-    "NIGHT": ("Night Shift", "Sun-Thu 22:00-06:30"),
-    "NIGHT_EARLY": ("Early Night", "Sun-Thu 21:00-05:30"),
-    "WEEKEND": ("Weekend Day", "Sat-Sun 07:00-19:00"),
-    "ROTATING": ("Rotating Day/Night", "Mon-Fri 07:00-15:30 | Sun-Thu 22:00-06:30"),
-    "ROTATING_NIGHT": ("Rotating Night/Late Swing", "Sun-Thu 22:00-06:30 | Mon-Fri 15:10-23:40"),
-    "PANAMA": ("Panama 2-2-3", "Mon,Tue,Fri,Sat,Sun 07:00-19:00 | Wed,Thu 07:00-19:00"),
-}
-# Overlap (minutes per workday) the generator's author computed by hand for the planted pairs.
-HAND_OVERLAP = {
-    ("NIGHT", "DAY"): 0,
-    ("WEEKEND", "DAY"): 0,
-    ("SWING", "DAY"): 30,
-    ("LATE_SWING", "DAY"): 20,
-    ("DAY", "NIGHT"): 0,
-    ("DAY", "SWING"): 30,
-    ("EARLY", "DAY"): 450,
-    ("FLEX", "DAY"): 390,
-    ("SPLIT", "DAY"): 270,
-    ("COMPRESSED", "DAY"): 510,
-    ("NIGHT_EARLY", "NIGHT"): 450,
-    ("ROTATING", "DAY"): 255,
-    ("ROTATING_NIGHT", "DAY"): 10,
-    ("FLEX", "NIGHT"): 0,
-    ("DAY", "DAY"): 510,
-    ("NIGHT", "NIGHT"): 510,
-}
-
-FIRST = [
-    "Ana",
-    "Ben",
-    "Carla",
-    "Dev",
-    "Elena",
-    "Farid",
-    "Grace",
-    "Hiro",
-    "Ines",
-    "Jamal",
-    "Kira",
-    "Luis",
-    "Maya",
-    "Nikhil",
-    "Olga",
-    "Pedro",
-    "Quinn",
-    "Rosa",
-    "Sami",
-    "Tara",
-    "Umar",
-    "Vera",
-    "Wen",
-    "Xena",
-    "Yusuf",
-    "Zoe",
-    "Aiko",
-    "Bruno",
-    "Chidi",
-    "Dana",
-    "Emeka",
-    "Fatima",
-    "Gus",
-    "Hana",
-    "Ivan",
-    "Jade",
-    "Kofi",
-    "Lena",
-    "Mateo",
-    "Nora",
-]
-LAST = [
-    "Alvarez",
-    "Brooks",
-    "Chen",
-    "Diaz",
-    "Evans",
-    "Fischer",
-    "Garcia",
-    "Huang",
-    "Ibrahim",
-    "Jensen",
-    "Kim",
-    "Lopez",
-    "Moreno",
-    "Nguyen",
-    "Okafor",
-    "Patel",
-    "Quintero",
-    "Rossi",
-    "Singh",
-    "Tanaka",
-    "Usman",
-    "Vargas",
-    "Walsh",
-    "Xu",
-    "Yilmaz",
-    "Zhang",
-]
-
-
-def _zips_by_distance(site: Site) -> list[tuple[float, str]]:
-    centre = _coords(site.zip)
-    out = []
-    for z in zipcodes.filter_by(state=site.state):
-        if z["zip_code_type"] != "STANDARD" or not z["active"]:
-            continue
-        c = Coordinates(float(z["lat"]), float(z["long"]))
-        out.append((great_circle_miles(centre, c), z["zip_code"]))
-    return sorted(out)
-
-
-def _coords(zip_code: str) -> Coordinates:
-    z = zipcodes.matching(zip_code)[0]
-    return Coordinates(float(z["lat"]), float(z["long"]))
-
-
-def _zip_at(rng: random.Random, pickup: str, state_zips: list[str], lo: float, hi: float) -> str:
-    centre = _coords(pickup)
-    pool = [z for z in state_zips if lo <= great_circle_miles(centre, _coords(z)) <= hi]
-    if not pool:
-        raise RuntimeError(f"no ZIP {lo}-{hi} miles from {pickup}")
-    return rng.choice(sorted(pool))
-
-
-# Vanpool scenarios: (scenario, majority kind, planted riders as (kind, distance band)).
-# Distance bands: "near" 0-15 mi, "edge_in" 40-48 mi, "edge_out" 53-70 mi, "far" 150-400 mi.
-SCENARIOS: list[tuple[str, str, list[tuple[str, str]]]] = [
-    *[("clean", "DAY", [("EARLY", "near")])] * 6,
-    *[("clean", "DAY", [("FLEX", "near"), ("COMPRESSED", "near")])] * 4,
-    *[("clean", "DAY", [("SPLIT", "near")])] * 3,
-    *[("clean", "NIGHT", [("NIGHT_EARLY", "near")])] * 3,
-    *[("clean", "SWING", [])] * 2,
-    ("location_mismatch", "DAY", [("DAY", "far")]),
-    ("location_mismatch", "DAY", [("EARLY", "far")]),
-    ("location_mismatch", "NIGHT", [("NIGHT", "far")]),
-    ("location_mismatch", "SWING", [("SWING", "far")]),
-    ("shift_mismatch", "DAY", [("NIGHT", "near")]),
-    ("shift_mismatch", "DAY", [("WEEKEND", "near")]),
-    ("shift_mismatch", "NIGHT", [("DAY", "near")]),
-    ("shift_mismatch", "DAY", [("ROTATING_NIGHT", "near")]),
-    ("both_mismatch", "DAY", [("NIGHT", "far")]),
-    ("both_mismatch", "DAY", [("NIGHT", "near"), ("DAY", "far")]),
-    ("both_mismatch", "NIGHT", [("DAY", "far")]),
-    ("edge_distance_inside", "DAY", [("DAY", "edge_in")]),
-    ("edge_distance_inside", "DAY", [("EARLY", "edge_in")]),
-    ("edge_distance_outside", "DAY", [("DAY", "edge_out")]),
-    ("edge_distance_outside", "SWING", [("SWING", "edge_out")]),
-    ("edge_custom_threshold", "DAY", [("DAY", "edge_in")]),
-    ("edge_boundary_overlap", "DAY", [("SWING", "near")]),
-    ("edge_partial_overlap", "DAY", [("LATE_SWING", "near")]),
-    ("edge_pto", "DAY", [("DAY", "near")]),
-    ("edge_rotating", "DAY", [("ROTATING", "near")]),
-]
-BANDS = {
-    "near": (0.0, 15.0),
-    "edge_in": (40.0, 48.0),
-    "edge_out": (53.0, 70.0),
-    "far": (150.0, 400.0),
-}
-COMPATIBLE = {
-    "EARLY",
-    "FLEX",
-    "COMPRESSED",
-    "SPLIT",
-    "NIGHT_EARLY",
-    "ROTATING",
-    "DAY",
-    "NIGHT",
-    "SWING",
-}
-
-
-def generate() -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str]]:
-    """(roster rows, injected truth per vanpool, shift kind per employee)."""
-    rng = random.Random(SEED)
-    by_site = {s.name: _zips_by_distance(s) for s in SITES}
-    rows: list[dict[str, Any]] = []
-    truth: list[dict[str, Any]] = []
-    kinds: dict[str, str] = {}
-    emp_no = iter(range(1001, 9999))
-
-    def person(
-        site: Site, kind: str, home_zip: str, vanpool: dict[str, Any] | None, pto: str = ""
-    ) -> dict[str, Any]:
-        eid = f"EMP-{next(emp_no)}"
-        first, last = rng.choice(FIRST), rng.choice(LAST)
-        name, sched = SHIFTS[kind]
-        kinds[eid] = kind
-        row = {
-            "employee_id": eid,
-            "name": f"{first} {last}",
-            "email": f"{first.lower()}.{last.lower()}.{eid[4:]}@example.com",
-            "home_zip": home_zip,
-            "site": site.name,
-            "shift_name": name,
-            "shift": sched,
-            "timezone": site.timezone,
-            "pto": pto,
-        }
-        if vanpool:
-            row.update(vanpool)
-        else:
-            row.update(
-                {
-                    k: ""
-                    for k in (
-                        "vanpool_id",
-                        "pickup_zip",
-                        "work_site",
-                        "departure",
-                        "return",
-                        "max_commute_miles",
-                    )
-                }
-            )
-        rows.append(row)
-        return row
-
-    departures = {
-        "DAY": ("06:15", "16:15"),
-        "NIGHT": ("21:15", "07:15"),
-        "SWING": ("14:15", "00:15"),
-    }
-    for i, (scenario, majority, planted) in enumerate(SCENARIOS):
-        site = SITES[i % len(SITES)]
-        near_site = [z for d, z in by_site[site.name] if 3 <= d <= 25]
-        state_zips = [z for d, z in by_site[site.name] if d <= 480]
-        pickup = rng.choice(near_site)
-        dep, ret = departures[majority]
-        vanpool_id = f"VP-{101 + i}"
-        threshold = 30.0 if scenario == "edge_custom_threshold" else 50.0
-        vp = {
-            "vanpool_id": vanpool_id,
-            "pickup_zip": pickup,
-            "work_site": site.name,
-            "departure": dep,
-            "return": ret,
-            "max_commute_miles": threshold,
-        }
-        n_majority = rng.randint(4, 6)
-        for _ in range(n_majority):
-            person(site, majority, _zip_at(rng, pickup, state_zips, *BANDS["near"]), vp)
-        failing: dict[str, list[str]] = {"location": [], "shift": []}
-        planted_ids = []
-        for kind, band in planted:
-            pto = "2026-11-16..2026-11-30" if scenario == "edge_pto" else ""
-            if band == "far":
-                zip_code = _far_zip(rng, site, pickup)
-            else:
-                zip_code = _zip_at(rng, pickup, state_zips, *BANDS[band])
-            row = person(site, kind, zip_code, vp, pto)
-            planted_ids.append(row["employee_id"])
-            if band == "far" or band == "edge_out" or (scenario == "edge_custom_threshold"):
-                failing["location"].append(row["employee_id"])
-            if not _compatible(kind, majority):
-                failing["shift"].append(row["employee_id"])
-        failed_checks = [c for c in ("location", "shift") if failing[c]]
-        truth.append(
-            {
-                "vanpool_id": vanpool_id,
-                "scenario": scenario,
-                "site": site.name,
-                "majority_kind": majority,
-                "planted": planted_ids,
-                "expected": {
-                    "location": "fail" if failing["location"] else "pass",
-                    "shift": "fail" if failing["shift"] else "pass",
-                    "failed_checks": failed_checks,
-                    "failing_employees": failing,
-                },
-            }
-        )
-    # Employees in no vanpool, to reach 300 and to give the shift dataset more people.
-    extra_kinds = [
-        "DAY",
-        "EARLY",
-        "FLEX",
-        "NIGHT",
-        "SWING",
-        "SPLIT",
-        "ROTATING",
-        "PANAMA",
-        "WEEKEND",
-        "LATE_SWING",
-        "COMPRESSED",
-        "NIGHT_EARLY",
-    ]
-    j = 0
-    while len(rows) < 300:
-        site = SITES[j % len(SITES)]
-        near = [z for d, z in by_site[site.name] if d <= 20]
-        person(site, extra_kinds[j % len(extra_kinds)], rng.choice(near), None)
-        j += 1
-    return rows, truth, kinds
-
-
-def _compatible(kind: str, majority: str) -> bool:
-    """The author's planted truth (written down, not computed): which kinds fit which vanpool."""
-    if majority == "DAY":
-        return kind in {"DAY", "EARLY", "FLEX", "COMPRESSED", "SPLIT", "SWING", "ROTATING"}
-    if majority == "NIGHT":
-        return kind in {"NIGHT", "NIGHT_EARLY"}
-    return kind in {"SWING"}
-
-
-def _far_zip(rng: random.Random, site: Site, pickup: str) -> str:
-    centre = _coords(pickup)
-    pool = []
-    for z in zipcodes.filter_by(state=site.state):
-        if z["zip_code_type"] != "STANDARD" or not z["active"]:
-            continue
-        d = great_circle_miles(centre, Coordinates(float(z["lat"]), float(z["long"])))
-        if BANDS["far"][0] <= d <= BANDS["far"][1]:
-            pool.append(z["zip_code"])
-    if not pool:  # small states: a ZIP in a neighbouring big state
-        for z in zipcodes.filter_by(state="CA"):
-            d = great_circle_miles(centre, Coordinates(float(z["lat"]), float(z["long"])))
-            if d >= BANDS["far"][0] and z["zip_code_type"] == "STANDARD":
-                pool.append(z["zip_code"])
-    return rng.choice(sorted(pool))
 
 
 # ---------------------------------------------------------------------------- eval datasets
@@ -547,6 +197,21 @@ def case_manager_cases(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+_SILENCE_THEN_APPROVE: list[dict[str, Any]] = [
+    {"day": 7, "timeout": True},
+    {"day": 14, "timeout": True},
+    {"day": 21, "timeout": True},
+    {"day": 22, "review": "approve"},
+]
+_RESOLVED = {"verdict": "closed", "outcome": "resolved", "cancelled_employees": []}
+_Plan = tuple[str, dict[str, Any], list[dict[str, Any]], dict[str, Any]]
+"""(name, the vanpool's truth, its events by day, the expected ending)."""
+
+
+def _failing(t: dict[str, Any]) -> list[str]:
+    return sorted({e for ids in t["expected"]["failing_employees"].values() for e in ids})
+
+
 def lifecycle_cases(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Whole case lives (``scenarios.py``): replies, portal fixes, timeouts, reviews, each
     on its own vanpool. A clean or edge vanpool gets silence and an approving reviewer: an
@@ -554,52 +219,74 @@ def lifecycle_cases(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for t in truth:
         by_kind.setdefault(t["scenario"], []).append(t)
-
-    def failing(t: dict[str, Any]) -> list[str]:
-        return sorted({e for ids in t["expected"]["failing_employees"].values() for e in ids})
-
-    silence_then_approve: list[dict[str, Any]] = [
-        {"day": 7, "timeout": True},
-        {"day": 14, "timeout": True},
-        {"day": 21, "timeout": True},
-        {"day": 22, "review": "approve"},
+    plans = [*_location_plans(by_kind), *_shift_plans(by_kind)]
+    for kind in (
+        "clean",
+        "edge_distance_inside",
+        "edge_boundary_overlap",
+        "edge_pto",
+        "edge_rotating",
+    ):
+        plans.append(
+            (
+                f"{kind}_unflagged",
+                by_kind[kind][-1],
+                _SILENCE_THEN_APPROVE,
+                {"verdict": "verified"},
+            )
+        )
+    return [
+        _case(
+            f"life-{name.replace('_', '-')}-{t['vanpool_id']}",
+            {"vanpool_id": t["vanpool_id"], "events": events},
+            {**expected, "planted_employees": _failing(t)},
+            {"scenario_type": name, "complexity": "edge" if "edge" in name else "simple"},
+        )
+        for name, t, events, expected in plans
     ]
-    loc, shift, both = (
-        by_kind["location_mismatch"],
-        by_kind["shift_mismatch"],
-        by_kind["both_mismatch"],
-    )
-    plans: list[tuple[str, dict[str, Any], list[dict[str, Any]], dict[str, Any]]] = [
+
+
+def _location_plans(by_kind: dict[str, list[dict[str, Any]]]) -> list[_Plan]:
+    """Lives of vanpools with a rider too far away: acknowledged, fixed, silent, cancelled."""
+    loc = by_kind["location_mismatch"]
+    return [
         (
             "acknowledged",
             loc[0],
             [{"day": 2, "reply": "Got it, thanks. My details are correct as listed."}],
-            {"verdict": "closed", "outcome": "resolved", "cancelled_employees": []},
+            _RESOLVED,
         ),
         (
             "update_after_portal_fix",
             loc[1],
             [
-                {"day": 1, "moves_near_pickup": failing(loc[1])[0]},
+                {"day": 1, "moves_near_pickup": _failing(loc[1])[0]},
                 {
                     "day": 2,
                     "reply": "Just changed my home ZIP in the employee portal, it was an old address.",
                 },
             ],
-            {"verdict": "closed", "outcome": "resolved", "cancelled_employees": []},
+            _RESOLVED,
         ),
         (
             "silent_fix",
             loc[2],
-            [{"day": 3, "moves_near_pickup": failing(loc[2])[0]}, {"day": 7, "timeout": True}],
-            {"verdict": "closed", "outcome": "resolved", "cancelled_employees": []},
+            [{"day": 3, "moves_near_pickup": _failing(loc[2])[0]}, {"day": 7, "timeout": True}],
+            _RESOLVED,
         ),
         (
             "silence_cancelled",
             loc[3],
-            silence_then_approve,
-            {"verdict": "closed", "outcome": "cancelled", "cancelled_employees": failing(loc[3])},
+            _SILENCE_THEN_APPROVE,
+            {"verdict": "closed", "outcome": "cancelled", "cancelled_employees": _failing(loc[3])},
         ),
+    ]
+
+
+def _shift_plans(by_kind: dict[str, list[dict[str, Any]]]) -> list[_Plan]:
+    """Lives of vanpools with a shift conflict: questions, escalation, rejection, no fix."""
+    shift, both = by_kind["shift_mismatch"], by_kind["both_mismatch"]
+    return [
         (
             "question_then_acknowledged",
             shift[0],
@@ -607,7 +294,7 @@ def lifecycle_cases(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 {"day": 1, "reply": "What exactly does this review look at? Who sees my address?"},
                 {"day": 3, "reply": "Thank you, yes I am still at the same address and shift."},
             ],
-            {"verdict": "closed", "outcome": "resolved", "cancelled_employees": []},
+            _RESOLVED,
         ),
         (
             "escalation_reviewed_then_acknowledged",
@@ -620,13 +307,13 @@ def lifecycle_cases(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 {"day": 2, "review": "approve"},
                 {"day": 4, "reply": "Ok noted. All fine, no changes."},
             ],
-            {"verdict": "closed", "outcome": "resolved", "cancelled_employees": []},
+            _RESOLVED,
         ),
         (
             "silence_cancellation_rejected",
             both[0],
-            [*silence_then_approve[:3], {"day": 22, "review": "reject"}],
-            {"verdict": "closed", "outcome": "resolved", "cancelled_employees": []},
+            [*_SILENCE_THEN_APPROVE[:3], {"day": 22, "review": "reject"}],
+            _RESOLVED,
         ),
         (
             "update_without_fix_three_times",
@@ -647,30 +334,6 @@ def lifecycle_cases(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
             ],
             {"verdict": "pre_cancel", "cancelled_employees": []},
         ),
-    ]
-    for kind in (
-        "clean",
-        "edge_distance_inside",
-        "edge_boundary_overlap",
-        "edge_pto",
-        "edge_rotating",
-    ):
-        plans.append(
-            (
-                f"{kind}_unflagged",
-                by_kind[kind][-1],
-                silence_then_approve,
-                {"verdict": "verified"},
-            )
-        )
-    return [
-        _case(
-            f"life-{name.replace('_', '-')}-{t['vanpool_id']}",
-            {"vanpool_id": t["vanpool_id"], "events": events},
-            {**expected, "planted_employees": failing(t)},
-            {"scenario_type": name, "complexity": "edge" if "edge" in name else "simple"},
-        )
-        for name, t, events, expected in plans
     ]
 
 

@@ -228,6 +228,17 @@ def case_manager_tools(
     run_outreach_agent: Callable[[str], OutreachResult],
 ) -> list[BaseTool]:
     """The Case Manager's tools; the specialists and the outreach agent run as tools."""
+    return [
+        *_specialist_tools(run_location, run_shift),
+        *_case_opening_tools(deps, run_outreach_agent),
+        *_case_closing_tools(deps),
+    ]
+
+
+def _specialist_tools(
+    run_location: Callable[[str], Any], run_shift: Callable[[str], Any]
+) -> list[BaseTool]:
+    """The Location and Shift Specialists, run as tools."""
 
     @tool
     def run_location_specialist(runtime: ToolRuntime[CaseContext]) -> str:
@@ -244,6 +255,14 @@ def case_manager_tools(
         decision = run_shift(ctx.vanpool_id)
         ctx.results["shift"] = decision
         return dumps(decision.spec_output())
+
+    return [run_location_specialist, run_shift_specialist]
+
+
+def _case_opening_tools(
+    deps: VanpoolDeps, run_outreach_agent: Callable[[str], OutreachResult]
+) -> list[BaseTool]:
+    """Open (or update) the vanpool's case and run the Outreach Agent on it."""
 
     @tool
     def upsert_case(
@@ -291,6 +310,12 @@ def case_manager_tools(
             )
         )
 
+    return [upsert_case, run_outreach]
+
+
+def _case_closing_tools(deps: VanpoolDeps) -> list[BaseTool]:
+    """Close the case, or cancel the failing riders' membership once approved."""
+
     @tool
     def close_case(
         outcome: Literal["resolved", "cancelled"], runtime: ToolRuntime[CaseContext]
@@ -328,14 +353,7 @@ def case_manager_tools(
         )
         return dumps({"case_id": closed.case_id, "removed": removed, "outcome": closed.outcome})
 
-    return [
-        run_location_specialist,
-        run_shift_specialist,
-        upsert_case,
-        run_outreach,
-        close_case,
-        cancel_membership,
-    ]
+    return [close_case, cancel_membership]
 
 
 class OfferedTools(AgentMiddleware):
