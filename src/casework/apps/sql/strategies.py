@@ -21,10 +21,11 @@ from typing import Any, Literal
 from casework.apps.sql.agent import (
     refusal_response,
     run_react,
+    run_self_consistent,
     run_single_pass,
     screen,
 )
-from casework.apps.sql.consistency import SAMPLES, run_self_consistent
+from casework.apps.sql.consistency import SAMPLES
 from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.models import AgentStateV2, SQLDecision, SQLQueryResponse, SQLQuestion
 from casework.apps.sql.retrieval import retrieve_tables

@@ -13,11 +13,10 @@ reply's bucket where the cue words say nothing, a configured remote model comes 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from casework.apps.vanpool.deps import VanpoolDeps
 from casework.apps.vanpool.models import Bucket, OutreachResult
 from casework.apps.vanpool.rules import has_escalation_cue, reply_cue
 from casework.llm.choice import choose
@@ -35,6 +34,9 @@ from casework.runtime.decision import Decision, EndReason, RunInfo
 from casework.runtime.harness import Run
 from casework.runtime.runconfig import RunConfig
 from casework.runtime.strategy import Strategy
+
+if TYPE_CHECKING:
+    from casework.apps.vanpool.deps import VanpoolDeps
 
 __all__ = [
     "CUE_CONFIDENCE",

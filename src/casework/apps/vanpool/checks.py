@@ -8,9 +8,8 @@ into the specialists' decisions without a model (the ``rules`` strategy).
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from casework.apps.vanpool.deps import VanpoolDeps
 from casework.apps.vanpool.models import Employee, LocationDecision, ShiftDecision, Vanpool
 from casework.apps.vanpool.rules import (
     MIN_OVERLAP_MINUTES,
@@ -26,6 +25,9 @@ from casework.apps.vanpool.rules import (
 )
 from casework.errors import InputError, SourceUnavailable
 from casework.runtime import EndReason, Evidence, RunInfo
+
+if TYPE_CHECKING:
+    from casework.apps.vanpool.deps import VanpoolDeps
 
 __all__ = [
     "commute_distance",
