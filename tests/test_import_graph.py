@@ -308,6 +308,10 @@ DATA_SCRIPT_MAY_IMPORT = {"service", "deps", "models", "settings"}
 """A ``data/`` script (``python -m casework.apps.<app>.data.<script>`` regenerates a dataset)
 is a face: it reaches the app through ``service`` like the CLI."""
 HELPERS_STILL_ABOVE: dict[str, str] = {
+    "casework.apps.documents.adversarial": "runs the agent and the tools on its attacks",
+    "casework.apps.documents.stacks": "builds and runs the stacks agent",
+    "casework.apps.receipts.dataset": "builds the bundled cases through the service",
+    "casework.apps.receipts.harmonizer": "validates outliers with a strategy, opens deps",
     "casework.apps.hed.steps": "reads hed's ROLES from deps (#31 part 3 moves roles to models)",
     "casework.apps.hed.vision": "reads hed's ROLES from deps (#31 part 3 moves roles to models)",
     "casework.apps.vanpool.lifecycle": "imports VanpoolDeps for annotations and its Verifier "
