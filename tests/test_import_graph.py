@@ -306,11 +306,11 @@ that works over the run's stores takes the deps as a parameter (its annotation i
 orchestration and lives in ``strategies`` or ``service``, or takes that step as a callable."""
 DATA_SCRIPT_MAY_IMPORT = {"service", "deps", "models", "settings"}
 """A ``data/`` script (``python -m casework.apps.<app>.data.<script>`` regenerates a dataset)
-is a face: it reaches the app through ``service`` like the CLI."""
+is a face: it reaches the app through ``service`` like the CLI, and reads its helpers (the
+dataset module that builds the cases)."""
 HELPERS_STILL_ABOVE: dict[str, str] = {
     "casework.apps.documents.adversarial": "runs the agent and the tools on its attacks",
     "casework.apps.documents.stacks": "builds and runs the stacks agent",
-    "casework.apps.receipts.dataset": "builds the bundled cases through the service",
     "casework.apps.receipts.harmonizer": "validates outliers with a strategy, opens deps",
     "casework.apps.hed.steps": "reads hed's ROLES from deps (#31 part 3 moves roles to models)",
     "casework.apps.hed.vision": "reads hed's ROLES from deps (#31 part 3 moves roles to models)",
@@ -349,10 +349,8 @@ def helpers_importing_above_the_zone() -> dict[str, list[str]]:
             if _app_of(target) != app:
                 continue
             name = _own_name(target)
-            if zone == "data":
-                ok = name in DATA_SCRIPT_MAY_IMPORT
-            else:
-                ok = name in HELPER_MAY_IMPORT or _zone(target) == "helper"
+            allowed = DATA_SCRIPT_MAY_IMPORT if zone == "data" else HELPER_MAY_IMPORT
+            ok = name in allowed or _zone(target) == "helper"
             if not ok:
                 broken.setdefault(module, []).append(target)
     return broken
