@@ -23,11 +23,13 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from casework.apps.documents.adversarial import Doors
 from casework.apps.documents.agent import (
     build_whole_table,
     define_stack_columns,
     finish_extraction,
     run_correction,
+    run_extraction,
     write_stack_row,
 )
 from casework.apps.documents.deps import DocumentsDeps
@@ -54,6 +56,7 @@ from casework.apps.documents.repository import (
 from casework.apps.documents.settings import DocumentsSettings
 from casework.apps.documents.stacks import create_stack_tools
 from casework.apps.documents.strategies import STRATEGIES
+from casework.apps.documents.tools import create_tools
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError, ToolRetry
 from casework.llm.roles import RoleModels
@@ -773,3 +776,16 @@ def run_stack_build(
         "ended_by": ended_by,
         "cost": cost,
     }
+
+
+def _extraction_on(
+    given: ExtractionInput, repo: DocumentsRepository, config: RunConfig
+) -> ExtractionDecision:
+    """The extraction agent on ``repo`` (no OCR: the attacks' documents carry their text)."""
+    deps = DocumentsDeps(repo=repo, settings=get_settings(), ocr=None)  # type: ignore[arg-type]
+    return run_extraction(given, deps, config)
+
+
+def tenancy_doors() -> Doors:
+    """The tools and the agent the tenancy attacks (``adversarial``) go through."""
+    return Doors(tools=create_tools, agent=_extraction_on)
