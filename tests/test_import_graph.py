@@ -381,6 +381,6 @@ def test_the_helper_rule_sees_function_level_imports() -> None:
 
 
 def test_the_graph_sees_real_edges() -> None:
-    top, every = GRAPH["casework.evals.runner"]
+    top, every = GRAPH["casework.evals.runrecord"]
     assert "casework.evals.metrics" in top and "casework.evals.store" in every - top
     assert "casework.runtime.decision" in GRAPH["casework.runtime.strategy"][0]
