@@ -10,7 +10,8 @@ single pass is often right and rarely sure; agreement between independent tries 
 confidence the cascade can calibrate (SLM-SQL, CHESS and others report +2–4 points for
 1.5B models on Spider and BIRD with it).
 
-Here are the candidates and the vote; the run that asks for them is ``agent.run_self_consistent``.
+Here are the candidates and the vote; the run that asks for them is
+``strategies.run_self_consistent``.
 """
 
 from __future__ import annotations
