@@ -424,7 +424,7 @@ def test_an_interrupted_run_keeps_and_stores_what_finished(
 def test_sample_is_seeded_ordered_and_drawn_before_limit(
     suite: EvalSuite, settings: Settings
 ) -> None:
-    from casework.evals.runner import sample_cases
+    from casework.evals.runplan import sample_cases
 
     full = [c.case_id for c in run_suite(suite, strategy="baseline", progress=False).cases]
     first = run_suite(suite, strategy="baseline", sample=4, seed=7, progress=False)

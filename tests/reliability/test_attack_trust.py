@@ -38,7 +38,7 @@ from casework.access import (
 from casework.apps.documents import ocr
 from casework.config import ServerSettings
 from casework.runtime.context import Caller, Role
-from casework.web import pages
+from casework.web import signin
 from casework.web import throttle as throttle_module
 
 MB = 1024 * 1024
@@ -203,7 +203,7 @@ def test_a_flood_of_other_names_does_not_evict_a_lock(
     def refuse(*args: Any) -> Caller:
         raise AuthError("The user name or password is wrong, or the user is disabled.")
 
-    monkeypatch.setattr(pages, "verify_password", refuse)
+    monkeypatch.setattr(signin, "verify_password", refuse)
 
     async def send_flood() -> set[int]:
         # One event loop for all of it (a TestClient request costs ~7 ms of its own).
@@ -227,7 +227,7 @@ def test_a_flood_of_other_names_does_not_evict_a_lock(
     assert statuses == {401}
     throttle = served.app.state.web.throttle
     assert throttle.entries() <= 3 * throttle_module.MAX_KEYS + 3  # bounded
-    monkeypatch.setattr(pages, "verify_password", verify_password)
+    monkeypatch.setattr(signin, "verify_password", verify_password)
     still = _guess(proxy, "ana", PASSWORD, **victim)
     assert still.status_code == 429 and LOCKED_PAIR in still.text
 

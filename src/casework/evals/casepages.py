@@ -85,23 +85,9 @@ def _read_trace(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def render_case_html(run: EvalRun, case: CaseResult, *, submit_tool: str | None = None) -> str:
-    """One case's page: outcome, inputs / expected / output, scores, trajectory graph, trace."""
-    submit_tool = submit_tool or run.config.get("submit_tool") or "submit_decision"
-    outcome = (
-        f"<span class='pill bad'>error</span> {_e(case.error)}"
-        if case.error
-        else _pill(case.correct, "correct", "wrong", "not scored")
-    )
+def _score_rows(case: CaseResult) -> list[list[str]]:
+    """The scores table's rows: fields, trajectory, tool choice, usage, domain, judge."""
     traj = case.trajectory or {}
-    reference = case.expected.get("tools")
-    svg = trajectory_svg(
-        case.tool_calls,
-        reference,
-        submit_tool=submit_tool,
-        ended_by=case.ended_by or ("error" if case.error else None),
-        verdict=case.verdict,
-    )
     score_rows: list[list[str]] = []
     for f, ok in case.fields.items():
         score_rows.append([f"field {_e(f)}", _pill(ok, "match", "differs")])
@@ -171,6 +157,26 @@ def render_case_html(run: EvalRun, case: CaseResult, *, submit_tool: str | None 
                     f"{case.judge['score']:.2f} {_pill(case.judge.get('passed'), 'pass', 'fail')} — {_e(case.judge.get('rationale'))}",
                 ]
             )
+    return score_rows
+
+
+def render_case_html(run: EvalRun, case: CaseResult, *, submit_tool: str | None = None) -> str:
+    """One case's page: outcome, inputs / expected / output, scores, trajectory graph, trace."""
+    submit_tool = submit_tool or run.config.get("submit_tool") or "submit_decision"
+    outcome = (
+        f"<span class='pill bad'>error</span> {_e(case.error)}"
+        if case.error
+        else _pill(case.correct, "correct", "wrong", "not scored")
+    )
+    reference = case.expected.get("tools")
+    svg = trajectory_svg(
+        case.tool_calls,
+        reference,
+        submit_tool=submit_tool,
+        ended_by=case.ended_by or ("error" if case.error else None),
+        verdict=case.verdict,
+    )
+    score_rows = _score_rows(case)
     records = _read_trace(Path(run.run_dir or ".") / case.trace) if case.trace else []
     body = [
         "<p><a href='../report.html'>← report</a></p>",

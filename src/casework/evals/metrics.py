@@ -24,7 +24,7 @@ from casework.evals.evaluators.trajectory import evaluate_trajectory, tool_choic
 from casework.evals.layer_report import cascade_summary
 from casework.evals.results import CaseResult, TargetResult
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
-from casework.runtime.decision import EndReason
+from casework.runtime.decision import EndReason, RunInfo
 
 __all__ = [
     "TIMING_METRICS",
@@ -65,6 +65,34 @@ def _scored_layer(suite: EvalSuite, case: EvalCase, outcome: Any) -> dict[str, A
         matched = field_match(case.expected, layer_out, fields) if fields else {}
         data["right"] = all(matched.values()) if matched else None
     return data
+
+
+def _score_run(suite: EvalSuite, case: EvalCase, run: RunInfo | None, result: CaseResult) -> None:
+    """The run's tool calls, its layers, its trajectory and (with a reference) tool choice."""
+    calls = list(run.tool_calls) if run is not None else []
+    result.tool_calls = [
+        {"name": c.name, "args": c.args, "ok": c.ok, "output": (c.output or "")[:500]}
+        for c in calls
+    ]
+    if run is not None:
+        result.ended_by = run.ended_by.value
+        if run.layers:
+            result.decided_by = run.decided_by
+            result.layers = [_scored_layer(suite, case, o) for o in run.layers]
+    reference = case.expected.get("tools")
+    # A rules strategy that called nothing has no trajectory to score.
+    if run is not None and (run.tool_calls or run.ended_by != EndReason.RULES):
+        result.trajectory = evaluate_trajectory(
+            calls, reference, submit_tool=suite.submit_tool, ended_by=run.ended_by
+        ).to_dict()
+        if reference is not None:
+            result.tool_choice = tool_choice(
+                calls,
+                reference,
+                expected_args=case.expected.get("tool_args"),
+                inputs=case.inputs,
+                submit_tool=suite.submit_tool,
+            ).to_dict()
 
 
 def score_case(
@@ -119,30 +147,7 @@ def score_case(
     if error is not None and result.correct is not None:
         result.correct = False
 
-    calls = list(run.tool_calls) if run is not None else []
-    result.tool_calls = [
-        {"name": c.name, "args": c.args, "ok": c.ok, "output": (c.output or "")[:500]}
-        for c in calls
-    ]
-    if run is not None:
-        result.ended_by = run.ended_by.value
-        if run.layers:
-            result.decided_by = run.decided_by
-            result.layers = [_scored_layer(suite, case, o) for o in run.layers]
-    reference = case.expected.get("tools")
-    # A rules strategy that called nothing has no trajectory to score.
-    if run is not None and (run.tool_calls or run.ended_by != EndReason.RULES):
-        result.trajectory = evaluate_trajectory(
-            calls, reference, submit_tool=suite.submit_tool, ended_by=run.ended_by
-        ).to_dict()
-        if reference is not None:
-            result.tool_choice = tool_choice(
-                calls,
-                reference,
-                expected_args=case.expected.get("tool_args"),
-                inputs=case.inputs,
-                submit_tool=suite.submit_tool,
-            ).to_dict()
+    _score_run(suite, case, run, result)
     usage = run.usage if run is not None else (out.usage if out is not None else None)
     # A cascade's usage is what its paid layers cost (under --all-layers it ran more)
     paid = run is not None and bool(run.layers)
@@ -200,24 +205,10 @@ def _group_accuracy(cases: Sequence[CaseResult]) -> dict[str, dict[str, dict[str
     }
 
 
-def summarize(
-    cases: Sequence[CaseResult],
-    *,
-    labels: Sequence[str] = (),
-    targets: Mapping[str, float] | None = None,
-    judge_threshold: float = 0.5,
-    run_metrics: Callable[[Sequence[CaseResult]], Mapping[str, Any]] | None = None,
-) -> tuple[dict[str, Any], dict[str, Any], list[TargetResult]]:
-    """(metrics, details, target results) of scored cases. Every rate's denominator is the
-    cases where it applies (with an expected verdict, with a reference path, ...).
-    ``run_metrics`` (``EvalSuite.run_metrics``) adds the app's run-level figures."""
-    m: dict[str, Any] = {"cases": len(cases)}
-    d: dict[str, Any] = {}
-    errors = [c for c in cases if c.error is not None]
-    m["errors"] = len(errors)
-    m["error_rate"] = len(errors) / len(cases) if cases else None
-
-    # -- decisions
+def _decisions(
+    cases: Sequence[CaseResult], m: dict[str, Any], d: dict[str, Any], labels: Sequence[str]
+) -> None:
+    """Verdict accuracy, F1 per class, exact and per-field matches."""
     with_verdict = [c for c in cases if c.expected_verdict is not None]
     if with_verdict:
         report = classification_report(
@@ -237,7 +228,9 @@ def summarize(
         for f in names:
             m[f"field_match.{f}"] = _rate([c.fields[f] for c in with_fields if f in c.fields])
 
-    # -- calibration
+
+def _calibration(cases: Sequence[CaseResult], m: dict[str, Any], d: dict[str, Any]) -> None:
+    """ECE, MCE, Brier and over-confidence of the stated confidences."""
     pairs = [
         (c.confidence, bool(c.correct))
         for c in cases
@@ -254,7 +247,9 @@ def summarize(
         )
         d["calibration"] = cal.to_dict()
 
-    # -- tool choice
+
+def _tool_choice(cases: Sequence[CaseResult], m: dict[str, Any], d: dict[str, Any]) -> None:
+    """Tool choice: precision, recall, missing and unnecessary tools, parameters."""
     chosen = [c.tool_choice for c in cases if c.tool_choice is not None]
     if chosen:
         m["tool_choice_accuracy"] = _rate([t["correct"] for t in chosen])
@@ -271,7 +266,9 @@ def summarize(
             sum(len(t["hallucinated"]) for t in chosen) / total if total else None
         )
 
-    # -- trajectories
+
+def _trajectories(cases: Sequence[CaseResult], m: dict[str, Any], d: dict[str, Any]) -> None:
+    """Paths: length, repeats, self-corrections, matches to the reference path."""
     trajs = [c.trajectory for c in cases if c.trajectory is not None]
     if trajs:
         steps = sum(t["path_length"] for t in trajs)
@@ -295,7 +292,9 @@ def summarize(
             m["path_efficiency"] = _mean([t["path_efficiency"] for t in refd])
             m["edit_distance_mean"] = _mean([t["edit_distance"] for t in refd])
 
-    # -- efficiency
+
+def _efficiency(cases: Sequence[CaseResult], m: dict[str, Any], d: dict[str, Any]) -> None:
+    """Model and tool calls, tokens, wall time and cost per case."""
     eff = efficiency_summary([c.efficiency for c in cases])
     d["efficiency"] = eff
     for key in (
@@ -311,13 +310,17 @@ def summarize(
     ):
         m[key] = eff[key]
 
-    # -- cascade: who decided, and (every layer run) the accuracy–cost curve
+
+def _cascade(cases: Sequence[CaseResult], m: dict[str, Any], d: dict[str, Any]) -> None:
+    """Cascade: who decided, and (every layer run) the accuracy–cost curve."""
     cascade_m, cascade_d = cascade_summary(cases)
     m.update(cascade_m)
     if cascade_d:
         d["cascade"] = cascade_d
 
-    # -- domain evaluators: the mean of each numeric score (booleans count as 0 / 1)
+
+def _domain(cases: Sequence[CaseResult], m: dict[str, Any], d: dict[str, Any]) -> None:
+    """Domain evaluators: the mean of each numeric score (booleans count as 0 / 1)."""
     domain: dict[str, list[float]] = defaultdict(list)
     for c in cases:
         for k, v in c.domain.items():
@@ -330,7 +333,11 @@ def summarize(
     if domain:
         d["domain"] = sorted(domain)
 
-    # -- judge
+
+def _judge(
+    cases: Sequence[CaseResult], m: dict[str, Any], d: dict[str, Any], judge_threshold: float
+) -> None:
+    """The judge's scores and its agreement with the labels."""
     judged = [c for c in cases if c.judge and "score" in c.judge]
     judge_errors = [c for c in cases if c.judge and "error" in c.judge]
     if judged or judge_errors:
@@ -347,6 +354,32 @@ def summarize(
         m["judge_kappa"] = agreement["kappa"]
         d["judge"] = {"threshold": judge_threshold, **agreement}
 
+
+def summarize(
+    cases: Sequence[CaseResult],
+    *,
+    labels: Sequence[str] = (),
+    targets: Mapping[str, float] | None = None,
+    judge_threshold: float = 0.5,
+    run_metrics: Callable[[Sequence[CaseResult]], Mapping[str, Any]] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any], list[TargetResult]]:
+    """(metrics, details, target results) of scored cases. Every rate's denominator is the
+    cases where it applies (with an expected verdict, with a reference path, ...).
+    ``run_metrics`` (``EvalSuite.run_metrics``) adds the app's run-level figures."""
+    m: dict[str, Any] = {"cases": len(cases)}
+    d: dict[str, Any] = {}
+    errors = [c for c in cases if c.error is not None]
+    m["errors"] = len(errors)
+    m["error_rate"] = len(errors) / len(cases) if cases else None
+
+    _decisions(cases, m, d, labels)
+    _calibration(cases, m, d)
+    _tool_choice(cases, m, d)
+    _trajectories(cases, m, d)
+    _efficiency(cases, m, d)
+    _cascade(cases, m, d)
+    _domain(cases, m, d)
+    _judge(cases, m, d, judge_threshold)
     if run_metrics is not None:
         m.update(run_metrics(cases))
     d["groups"] = _group_accuracy(cases)

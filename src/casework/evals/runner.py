@@ -17,19 +17,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hashlib
-import json
-import random
 import secrets
 import tempfile
 import threading
 import time
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from rich.console import Console
 from rich.progress import (
@@ -43,18 +39,18 @@ from rich.progress import (
 )
 
 from casework.config import Settings, get_settings
-from casework.errors import InputError
-from casework.evals.cassettes import JUDGE_ROLE, CaseModels, case_filename, replay_source
-from casework.evals.datasets import dataset_digest, load_dataset, resolve_dataset
+from casework.evals.cassettes import JUDGE_ROLE, CaseModels
 from casework.evals.evalconfig import EvalConfig
 from casework.evals.evaluators.judge import ajudge, default_rubric
-from casework.evals.metrics import score_case, summarize
+from casework.evals.metrics import score_case
 from casework.evals.results import CaseResult, EvalRun
 from casework.evals.retries import backoff_seconds, is_transient, one_line
+from casework.evals.runplan import checked_config, replayed_cases, run_cases
+from casework.evals.runrecord import RunHead, finish_run, stored_config
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite
 from casework.evals.traces import keep_trace
 from casework.registry import strategy_named
-from casework.runtime.batch import BatchConfig, BatchResult, arun_batch, check_batch_config
+from casework.runtime.batch import BatchConfig, BatchResult, arun_batch
 from casework.runtime.runconfig import RunConfig
 
 __all__ = ["EvalConfig", "arun_suite", "as_case_output", "run_suite"]
@@ -320,40 +316,26 @@ def _progress(progress: bool | Console, description: str, total: int) -> Progres
     return bar
 
 
-T = TypeVar("T")
-
-
-def sample_cases(cases: list[T], n: int | None, seed: int = 0) -> list[T]:
-    """``n`` cases drawn at random (seeded), in their dataset order; all when ``n`` is None
-    or not smaller than the dataset."""
-    if n is None or n >= len(cases):
-        return cases
-    keep = sorted(random.Random(seed).sample(range(len(cases)), n))
-    return [cases[i] for i in keep]
-
-
-def _cases(suite: EvalSuite, config: EvalConfig) -> tuple[list[EvalCase], str, str]:
-    """(cases, dataset name, digest) of the run."""
-    limit = config.limit
-    if config.cases is not None:
-        digest = hashlib.sha256(
-            json.dumps(
-                [[c.id, c.inputs, c.expected] for c in config.cases], sort_keys=True, default=str
-            ).encode()
-        ).hexdigest()
-        case_list = sample_cases(list(config.cases), config.sample, config.seed)
-        # Cases an app built from its options (`--roster FILE --dataset FILE.jsonl`) name the
-        # file they came from; only cases given in code have none.
-        name = str(resolve_dataset(suite, config.dataset)) if config.dataset else "(in memory)"
-        return (case_list[:limit] if limit else case_list), name, digest
-    path = resolve_dataset(suite, config.dataset)
-    if config.sample is None:
-        cases = load_dataset(path, limit=limit, read_case=suite.read_case)
-        return cases, str(path), dataset_digest(path)
-    case_list = sample_cases(
-        load_dataset(path, read_case=suite.read_case), config.sample, config.seed
-    )
-    return (case_list[:limit] if limit else case_list), str(path), dataset_digest(path)
+def _prepare(
+    suite: EvalSuite,
+    config: EvalConfig,
+    settings: Settings,
+    run_dir: Path,
+    record_dir: Path | None,
+) -> Any:
+    """The suite's setup, the run's folders (stale cassettes gone), and the deps every case
+    shares when they run locally (None on Ray: each worker builds its own from the specs)."""
+    if suite.setup is not None:
+        suite.setup(settings)
+    local_deps = None
+    if suite.deps is not None and config.executor == "local":
+        local_deps = suite.deps(settings)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if record_dir is not None:
+        record_dir.mkdir(exist_ok=True)
+        for stale in record_dir.glob("*.jsonl"):
+            stale.unlink()
+    return local_deps
 
 
 async def arun_suite(suite: EvalSuite, config: EvalConfig | None = None, **fields: Any) -> EvalRun:
@@ -361,51 +343,12 @@ async def arun_suite(suite: EvalSuite, config: EvalConfig | None = None, **field
     return the scored run."""
     config = dataclasses.replace(config or EvalConfig(), **fields)
     settings: Settings = config.settings or get_settings()
-    if config.concurrency < 1:
-        raise InputError("Concurrency must be at least 1.")
-    if config.limit is not None and config.limit < 1:
-        raise InputError("Limit must be at least 1.")
-    if config.sample is not None and config.sample < 1:
-        raise InputError("Sample must be at least 1.")
-    check_batch_config(
-        BatchConfig(executor=config.executor, address=config.address, retries=config.retries)
-    )
+    config, replay_dir = checked_config(config, settings)
     model = config.model
-    if model and model.startswith("replay:") and Path(model.partition(":")[2]).is_dir():
-        config = dataclasses.replace(config, replay=model.partition(":")[2], model=None)
-        model = None
-
-    replay_dir: Path | None = None
-    if config.replay is not None:
-        if config.record:
-            raise InputError("Use --record or --replay, not both.")
-        replay_dir, recorded = replay_source(config.replay, settings)
-        updates: dict[str, Any] = {
-            "strategy": config.strategy or recorded.get("strategy"),
-            "judge_model": config.judge_model or recorded.get("judge_model"),
-        }
-        dataset = recorded.get("dataset")
-        if config.dataset is None and config.cases is None and dataset and Path(dataset).is_file():
-            updates["dataset"] = dataset
-        config = dataclasses.replace(config, **updates)
-
     strategy = config.strategy or suite.default_strategy
     strategy_named(suite.strategies, strategy, app=suite.app)  # refused before any case runs
-    case_list, dataset_name, digest = _cases(suite, config)
-    if not case_list:
-        raise InputError("There are no cases to run.")
-    replay_skipped = 0
-    if replay_dir is not None:  # a replay answers only the cases it recorded
-        recorded_cases = [
-            c for c in case_list if (replay_dir / f"{case_filename(c.id)}.jsonl").is_file()
-        ]
-        replay_skipped = len(case_list) - len(recorded_cases)
-        if not recorded_cases:
-            raise InputError(
-                f"None of the {len(case_list)} cases has a cassette in {replay_dir}; replay the dataset that was recorded."
-            )
-        case_list = recorded_cases
-
+    case_list, dataset_name, digest = run_cases(suite, config)
+    case_list, replay_skipped = replayed_cases(case_list, replay_dir)
     created = datetime.now(UTC)
     run_id = config.run_id or f"{suite.app}-{created:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
     run_dir = Path(config.out_dir) if config.out_dir else settings.home / "evals" / run_id
@@ -422,17 +365,7 @@ async def arun_suite(suite: EvalSuite, config: EvalConfig | None = None, **field
         rate_limits=config.rate_limits,
     )
     models.check()  # before anything is written: a bad model spec leaves no empty run behind
-    if suite.setup is not None:
-        suite.setup(settings)
-    # Locally every case shares the run's deps; each Ray worker builds its own from the specs.
-    local_deps = None
-    if suite.deps is not None and config.executor == "local":
-        local_deps = suite.deps(settings)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    if record_dir is not None:
-        record_dir.mkdir(exist_ok=True)
-        for stale in record_dir.glob("*.jsonl"):
-            stale.unlink()
+    local_deps = _prepare(suite, config, settings, run_dir, record_dir)
     bar = _progress(config.progress, f"{suite.app}/{strategy}", len(case_list))
     task = _CaseTask(
         suite=suite,
@@ -467,74 +400,41 @@ async def arun_suite(suite: EvalSuite, config: EvalConfig | None = None, **field
         runner.task_id = bar.add_task(
             f"{suite.app}/{strategy}", total=len(case_list), acc="–", errors=0
         )
-    stored_config = {
-        "record": config.record,
-        "replay": str(replay_dir) if replay_dir else None,
-        "limit": config.limit,
-        "sample": config.sample,
-        "seed": config.seed if config.sample is not None else None,
-        "retries": config.retries,
-        "executor": config.executor,
-        "judge_max_calls": config.judge_max_calls,
-        "judge_threshold": config.judge_threshold,
-        "rate_limits": {p: b.rate for p, b in models.limiters.items()},
-        "planned_cases": len(case_list),
-        "replay_skipped": replay_skipped,
-        "submit_tool": suite.submit_tool,
-        "raw_verdict_field": suite.raw_verdict_field,
-        **config.extra,
-    }
+    head = RunHead(
+        run_id=run_id,
+        created=created,
+        strategy=strategy,
+        dataset=dataset_name,
+        digest=digest,
+        model=model,
+        run_dir=run_dir,
+        config=stored_config(suite, config, models, replay_dir, len(case_list), replay_skipped),
+    )
+    return await _run_cases(suite, config, settings, head, runner, bar, case_list)
+
+
+async def _run_cases(
+    suite: EvalSuite,
+    config: EvalConfig,
+    settings: Settings,
+    head: RunHead,
+    runner: _Runner,
+    bar: Progress | None,
+    case_list: list[EvalCase],
+) -> EvalRun:
+    """Run the cases and finish the run; an interrupted run keeps (stores and reports) the
+    cases that finished."""
 
     def finish(status: str, results: list[CaseResult], wall: float) -> EvalRun:
-        reported = Counter(m for m in runner.models_reported if m)
-        # The model the strategy named (RunInfo.model): calibrations are stored under it.
-        stored_config["strategy_model"] = reported.most_common(1)[0][0] if reported else None
-        metrics, details, targets = summarize(
-            results,
-            labels=suite.labels,
-            targets=suite.targets,
-            judge_threshold=config.judge_threshold,
-            run_metrics=suite.run_metrics,
+        return finish_run(
+            suite, config, settings, head, runner.models_reported, status, results, wall
         )
-        run = EvalRun(
-            run_id=run_id,
-            app=suite.app,
-            strategy=strategy,
-            dataset=dataset_name,
-            dataset_sha256=digest,
-            created_at=created.isoformat(timespec="seconds"),
-            model=model,
-            judge_model=config.judge_model,
-            concurrency=config.concurrency,
-            wall_seconds=wall,
-            run_dir=str(run_dir),
-            status=status,
-            labels=list(suite.labels),
-            targets=dict(suite.targets),
-            metrics=metrics,
-            details=details,
-            target_results=targets,
-            config=stored_config,
-            cases=results,
-        )
-        from casework.evals.calibrate import add_calibration
-
-        add_calibration(run, settings, fit_here=config.calibrate)
-        if config.report:
-            from casework.evals.report import write_report
-
-            write_report(run, plots=suite.plots)
-        if config.store:
-            from casework.evals.store import save_run
-
-            save_run(run, settings=settings)
-        return run
 
     started = time.perf_counter()
     try:
         results = await runner.run(case_list)
     except (asyncio.CancelledError, KeyboardInterrupt):
-        if runner.done:  # keep what finished: an interrupted run is stored and reported as such
+        if runner.done:
             finish(
                 "interrupted",
                 sorted(runner.done, key=lambda c: c.index),

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from casework.apps.receipts.deps import build_deps
 from casework.apps.receipts.harmonizer import find_outliers, harmonize
 from casework.apps.receipts.models import FixOutcome, ValidationStatus
 from casework.apps.receipts.service import import_files
@@ -80,7 +81,9 @@ def test_outliers_and_their_suggestions(quick_mart):
 def test_three_outcomes_with_their_audit_trail(quick_mart, stub_strategy):
     before = quick_mart.repo.count_labels()
     report = asyncio.run(
-        harmonize(quick_mart, "stub", stub_strategy(ANSWERS), merchant="Quick Mart")
+        harmonize(
+            quick_mart, "stub", stub_strategy(ANSWERS), merchant="Quick Mart", open_deps=build_deps
+        )
     )
     outcomes = {f.outlier.label.word_text: f.outcome for f in report.fixes}
     assert outcomes == {
@@ -141,7 +144,9 @@ def test_three_outcomes_with_their_audit_trail(quick_mart, stub_strategy):
     assert (meta["label"], meta["status"]) == ("LINE_TOTAL", "VALID")
 
     again = asyncio.run(
-        harmonize(quick_mart, "stub", stub_strategy(ANSWERS), merchant="Quick Mart")
+        harmonize(
+            quick_mart, "stub", stub_strategy(ANSWERS), merchant="Quick Mart", open_deps=build_deps
+        )
     )
     assert again.fixes == []  # fixed labels are fine now; the one under review waits for a person
 
@@ -149,7 +154,14 @@ def test_three_outcomes_with_their_audit_trail(quick_mart, stub_strategy):
 def test_dry_run_writes_nothing(quick_mart, stub_strategy):
     before = quick_mart.repo.count_labels()
     report = asyncio.run(
-        harmonize(quick_mart, "stub", stub_strategy(ANSWERS), merchant="Quick Mart", dry_run=True)
+        harmonize(
+            quick_mart,
+            "stub",
+            stub_strategy(ANSWERS),
+            merchant="Quick Mart",
+            dry_run=True,
+            open_deps=build_deps,
+        )
     )
     assert report.dry_run and len(report.fixes) == 3 and all(f.changes for f in report.fixes)
     assert all(f.applied_ids == [] for f in report.fixes)
@@ -159,13 +171,19 @@ def test_dry_run_writes_nothing(quick_mart, stub_strategy):
 @pytest.mark.parametrize("concurrency", [1, 2])
 def test_concurrency_is_bounded(quick_mart, stub_strategy, concurrency):
     stub = stub_strategy({})
-    asyncio.run(harmonize(quick_mart, "stub", stub, dry_run=True, concurrency=concurrency))
+    asyncio.run(
+        harmonize(
+            quick_mart, "stub", stub, dry_run=True, concurrency=concurrency, open_deps=build_deps
+        )
+    )
     assert len(stub.calls) > 10 and stub.max_in_flight == concurrency
 
 
 def test_repeated_lookups_are_cached(quick_mart, stub_strategy):
     deps = quick_mart.with_cache()
-    report = asyncio.run(harmonize(deps, "baseline", STRATEGIES["baseline"], dry_run=True))
+    report = asyncio.run(
+        harmonize(deps, "baseline", STRATEGIES["baseline"], dry_run=True, open_deps=build_deps)
+    )
     assert report.strategy == "baseline" and report.model is None
     assert report.cache_hits > report.cache_misses > 0
     assert sum(report.counts.values()) == len(report.fixes) > 0
@@ -176,7 +194,14 @@ def test_a_failed_validation_goes_to_review(quick_mart):
         raise RuntimeError("model server down")
 
     report = asyncio.run(
-        harmonize(quick_mart, "failing", failing, merchant="Quick Mart", dry_run=True)
+        harmonize(
+            quick_mart,
+            "failing",
+            failing,
+            merchant="Quick Mart",
+            dry_run=True,
+            open_deps=build_deps,
+        )
     )
     assert {f.outcome for f in report.fixes} == {FixOutcome.REVIEW}
     assert all(f.error == "RuntimeError: model server down" for f in report.fixes)

@@ -8,7 +8,8 @@ from collections import Counter
 import pytest
 
 from casework.apps.receipts import APP
-from casework.apps.receipts.dataset import CASES_PATH, build_bundled_cases
+from casework.apps.receipts.data.make_cases import build_bundled_cases
+from casework.apps.receipts.dataset import CASES_PATH
 from casework.apps.receipts.evalsuite import (
     eval_deps,
     plot_confidence,
@@ -27,7 +28,9 @@ from casework.runtime.usage import Usage
 
 def test_dataset_file_is_current_and_balanced():
     on_disk = [json.loads(line) for line in CASES_PATH.read_text().splitlines()]
-    assert on_disk == build_bundled_cases(), "run `python -m casework.apps.receipts.dataset`"
+    assert on_disk == build_bundled_cases(), (
+        "run `python -m casework.apps.receipts.data.make_cases`"
+    )
     assert len(on_disk) == 1506
     verdicts = Counter(c["expected"]["verdict"] for c in on_disk)
     assert set(verdicts) == {"VALID", "INVALID"} and min(verdicts.values()) > 0.4 * len(on_disk)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from casework import cli
+from casework.apps.receipts.deps import build_deps
 from casework.apps.receipts.harmonizer import _Validate, find_outliers, harmonize
 from casework.apps.receipts.strategies import STRATEGIES
 from casework.config import get_settings
@@ -66,6 +67,7 @@ def test_local_executor_plans_what_harmonize_planned_before(small, concurrency):
             dry_run=True,
             executor="local",
             concurrency=concurrency,
+            open_deps=build_deps,
         )
     ).to_dict()
     assert report["labels_scanned"] == 154
@@ -75,7 +77,7 @@ def test_local_executor_plans_what_harmonize_planned_before(small, concurrency):
 
 def test_a_worker_without_deps_opens_its_own_and_decides_alike(small):
     """What a Ray worker receives: the pickled validation, without the caller's stores."""
-    local = _Validate(STRATEGIES["rules"], small.settings, deps=small)
+    local = _Validate(STRATEGIES["rules"], small.settings, build_deps, deps=small)
     shipped = pickle.loads(pickle.dumps(local))
     assert shipped.deps is None and local.deps is small
     refs = [o.ref() for o in find_outliers(small)[0][:4]]

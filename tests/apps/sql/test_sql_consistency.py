@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from casework.apps.sql.consistency import Candidate, run_self_consistent, vote
+from casework.apps.sql.consistency import Candidate, vote
 from casework.apps.sql.models import SubmitAnswer
-from casework.apps.sql.strategies import STRATEGIES
+from casework.apps.sql.strategies import STRATEGIES, run_self_consistent
 from casework.llm import RoleModels, ScriptedChatModel, call
 from casework.runtime import RunConfig
 

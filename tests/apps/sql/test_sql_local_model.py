@@ -8,6 +8,7 @@ from casework.apps.sql.agent import run_single_pass
 from casework.apps.sql.benchmark import gold_and_predicted
 from casework.apps.sql.deps import SQLDeps
 from casework.apps.sql.metrics import execution_match
+from casework.apps.sql.service import execute_validated
 from casework.llm import RoleModels, resolve_model
 from casework.runtime import RunConfig
 
@@ -29,6 +30,6 @@ def test_bundled_model_answers_an_easy_question_that_executes_correctly(
     assert response.valid, response.validation_errors
     assert response.tables_used == ["alerts"]
     expected = {"sql": "SELECT COUNT(*) FROM alerts WHERE severity = 'critical'", "ordered": False}
-    out = gold_and_predicted(deps, expected["sql"], response.query)
+    out = gold_and_predicted(deps, expected["sql"], response.query, execute=execute_validated)
     assert execution_match(expected, out) is True, (response.query, out)
     assert 0 < response.confidence <= 1 and response.confidence_source == "validation"

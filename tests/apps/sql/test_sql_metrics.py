@@ -19,6 +19,7 @@ from casework.apps.sql.metrics import (
     table_recall,
     validity,
 )
+from casework.apps.sql.service import execute_validated
 from casework.apps.sql.validation import validate_sql
 from casework.errors import InputError
 from casework.evals.datasets import load_dataset
@@ -152,11 +153,14 @@ def test_gold_and_predicted_run_on_the_same_benchmark_database(make_deps):
     deps, _, _, _ = make_deps()
     deps = replace(deps, db_url=url, schema=reflect_schema(url))
     predicted = "SELECT c.title, AVG(e.grade) FROM enrollments e JOIN courses c ON c.course_id = e.course_id GROUP BY c.title"
-    out = gold_and_predicted(deps, case["expected"]["sql"], predicted)
+    out = gold_and_predicted(deps, case["expected"]["sql"], predicted, execute=execute_validated)
     assert out["error"] is None and len(out["gold_result"]["rows"]) == 4
     assert execution_match(case["expected"], out) is True
     wrong = gold_and_predicted(
-        deps, case["expected"]["sql"], "SELECT title, MAX(credits) FROM courses GROUP BY title"
+        deps,
+        case["expected"]["sql"],
+        "SELECT title, MAX(credits) FROM courses GROUP BY title",
+        execute=execute_validated,
     )
     assert execution_match(case["expected"], wrong) is False
     before = (
@@ -164,7 +168,9 @@ def test_gold_and_predicted_run_on_the_same_benchmark_database(make_deps):
         .execute("SELECT COUNT(*) FROM students")
         .fetchone()
     )
-    refused = gold_and_predicted(deps, case["expected"]["sql"], "DELETE FROM students")
+    refused = gold_and_predicted(
+        deps, case["expected"]["sql"], "DELETE FROM students", execute=execute_validated
+    )
     assert refused["result"] is None and "The query was not run" in refused["error"]
     assert (
         sqlite3.connect(url.removeprefix("sqlite:///"))

@@ -19,8 +19,8 @@ from casework.examples import learn_from_review, memory_for
 from casework.llm import RoleModels
 from casework.llm.choice import ScriptedChooser
 from casework.llm.local import LocalChatModel
-from casework.runtime import RunConfig
 from casework.llm.roles import LOCAL_ROLE
+from casework.runtime import RunConfig
 from casework.runtime.context import Caller, Role
 from casework.runtime.memory import ExampleDraft
 from casework.runtime.memory_layer import examples_used

@@ -17,6 +17,7 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware.types import hook_config
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
@@ -25,16 +26,18 @@ from casework.apps.documents import extractor, rules
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.models import ROLES, ExtractionDecision, ExtractionInput
 from casework.apps.documents.repository import CompletionCheck
+from casework.apps.documents.stacks import COMPLETE_TABLE, create_stack_tools
 from casework.apps.documents.tools import create_tools
 from casework.config import Limits
 from casework.errors import CaseworkError, ToolRetry
+from casework.llm.roles import RoleModels
 from casework.runtime.context import RunContext
 from casework.runtime.decision import EndReason, Evidence, RunInfo
 from casework.runtime.harness import RunResult
 from casework.runtime.middleware import ModelSettings
 from casework.runtime.prompts import load_prompt
 from casework.runtime.react import ReactAgent
-from casework.runtime.runconfig import RunConfig
+from casework.runtime.runconfig import EventSink, RunConfig
 
 __all__ = [
     "COMPLETE",
@@ -330,3 +333,133 @@ def run_correction(
         fallback=False,
         strategy="correction",
     )
+
+
+# The stacks agent (a set of documents into one table); its tools are stacks.py's, the build
+# that runs it is service.run_stack_build.
+
+
+class CompleteTable(BaseModel):
+    """Mark the table complete (every document needs its row)."""
+
+
+TABLE_NUDGE = (
+    "The table is not complete yet. Call get_table_state, write a row with extract_row for "
+    "every document in missing_rows, then call complete_table."
+)
+
+
+COLUMN_SAMPLE = 3
+
+
+class DefineColumns(BaseModel):
+    """Define the table's columns from what the documents share."""
+
+    columns: list[dict[str, Any]]
+
+
+class ExtractRow(BaseModel):
+    """Write the document's row: column -> value (null if absent), column -> confidence 0.0-1.0."""
+
+    doc_id: int
+    values: dict[str, Any]
+    confidences: dict[str, Any]
+
+
+def _stack_events(agent: ReactAgent, task: str, emit: EventSink | None) -> Any:
+    result = None
+    for event in agent.iter_events(task, trace=False):
+        if event["type"] == "complete":
+            result = event["result"]
+        elif emit and event["type"] == "text":
+            emit({"text": event["text"]})
+        elif emit and event["type"] == "tool":
+            emit({"tool": event["tool"], "input": event["input"]})
+    assert result is not None
+    return result
+
+
+def build_whole_table(
+    deps: DocumentsDeps, user_id: int, stack: Any, model: BaseChatModel, emit: Any
+) -> Any:
+    """The spec's stacks agent: all seven tools, ``complete_table`` ends the run."""
+    tools = create_stack_tools(stack.id, user_id, deps.repo)
+    n = len(stack.document_ids)
+    missing = n - (len(stack.table.rows) if stack.table else 0)
+    limits = Limits(
+        max_model_calls=6 + 3 * n, max_tool_calls=5 + 3 * n, recursion_limit=40 + 12 * n
+    )
+    agent = ReactAgent(
+        config=RunConfig(models=RoleModels.given(model), limits=limits),
+        role="specialist",
+        tools=tools[:-1],
+        decision_model=CompleteTable,
+        system_prompt=load_prompt(__package__, "stack_system"),
+        name="documents-stack",
+        submit_name=COMPLETE_TABLE,
+        submit_description="Mark the table complete (every document needs its row).",
+        middleware=[TerminalTool(tools[-1], TABLE_NUDGE)],
+    )
+    task = load_prompt(__package__, "stack_task", name=stack.name, documents=n, missing=missing)
+    return _stack_events(agent, task, emit)
+
+
+def define_stack_columns(
+    deps: DocumentsDeps, user_id: int, stack: Any, model: BaseChatModel, emit: Any
+) -> Any:
+    """A batched build's first step: read a sample, ``define_columns`` ends the run."""
+    tools = {t.name: t for t in create_stack_tools(stack.id, user_id, deps.repo)}
+    limits = Limits(max_model_calls=4 + COLUMN_SAMPLE, max_tool_calls=3 + COLUMN_SAMPLE)
+    agent = ReactAgent(
+        config=RunConfig(models=RoleModels.given(model), limits=limits),
+        role="specialist",
+        tools=[tools["list_documents"], tools["get_document_text"], tools["get_table_state"]],
+        decision_model=DefineColumns,
+        system_prompt=load_prompt(__package__, "stack_system"),
+        name="documents-stack-columns",
+        submit_name="define_columns",
+        submit_description=tools["define_columns"].description,
+        fallback=lambda _reason: DefineColumns(columns=[]),  # ended without: no columns written
+        middleware=[
+            TerminalTool(tools["define_columns"], "Call define_columns with the columns now.")
+        ],
+    )
+    task = load_prompt(
+        __package__, "stack_columns", name=stack.name, documents=len(stack.document_ids)
+    )
+    return _stack_events(agent, task, emit)
+
+
+def write_stack_row(
+    deps: DocumentsDeps, user_id: int, stack_id: int, doc_id: int, model: BaseChatModel
+) -> bool:
+    """One document's row by its own small run (tools narrowed to it; ``extract_row`` ends
+    the run). True when the row is written."""
+    tools = {t.name: t for t in create_stack_tools(stack_id, user_id, deps.repo, only=doc_id)}
+    stack = deps.repo.get_stack(user_id, stack_id)
+    table = deps.repo.table_state(user_id, stack_id)
+    assert table is not None  # the columns step ran first
+    filename = dict(deps.repo.stack_documents(user_id, stack_id))[doc_id]
+    limits = Limits(max_model_calls=4, max_tool_calls=3, recursion_limit=30)
+    agent = ReactAgent(
+        config=RunConfig(models=RoleModels.given(model), limits=limits),
+        role="specialist",
+        tools=[tools["get_document_text"], tools["get_table_state"]],
+        decision_model=ExtractRow,
+        system_prompt=load_prompt(__package__, "stack_system"),
+        name="documents-stack-row",
+        submit_name="extract_row",
+        submit_description=tools["extract_row"].description,
+        fallback=lambda _reason: ExtractRow(doc_id=doc_id, values={}, confidences={}),
+        middleware=[TerminalTool(tools["extract_row"], f"Call extract_row for document {doc_id}.")],
+    )
+    columns = "\n".join(
+        f"- {c['name']} ({c['type']}){': ' + c['description'] if c.get('description') else ''}"
+        for c in table.columns
+    )
+    task = load_prompt(
+        __package__, "stack_row", doc_id=doc_id, filename=filename, name=stack.name, columns=columns
+    )
+    _stack_events(agent, task, None)
+    after = deps.repo.table_state(user_id, stack_id)
+    return after is not None and any(r["document_id"] == doc_id for r in after.rows)

@@ -146,7 +146,7 @@ def _strategy(
     """The registered strategy ``name`` on an evaluation case: a document is added (read,
     OCR) for the evaluation's owner first; an attack runs with this strategy on its injection.
     ``explore``: a cascade runs every layer (``--all-layers``)."""
-    from casework.apps.documents.service import EVAL_OWNER, STRATEGIES, add_file
+    from casework.apps.documents.service import EVAL_OWNER, STRATEGIES, add_file, tenancy_doors
 
     strategy = STRATEGIES[name]
     if explore and hasattr(strategy, "exploring"):
@@ -167,6 +167,7 @@ def _strategy(
                 item.attack,
                 alice=alice,
                 bob=bob,
+                doors=tenancy_doors(),
                 strategy=lambda given: extract(given, deps, config),
             )
             leaks = report.cross_tenant_reads + report.cross_tenant_writes

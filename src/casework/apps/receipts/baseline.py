@@ -10,15 +10,18 @@ fails (NEEDS_REVIEW at confidence 0) — the weakness the agent is meant to fix.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from casework.apps.receipts import evidence
-from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.models import LabelDecision, Verdict, WordRef
 from casework.apps.receipts.policy import apply_policy
 from casework.apps.receipts.vectors import Neighbour, VectorsUnavailable
 from casework.runtime.calibration import Calibration
 from casework.runtime.decision import EndReason, RunInfo, ToolCallRecord
 from casework.runtime.usage import Usage
+
+if TYPE_CHECKING:
+    from casework.apps.receipts.deps import ReceiptsDeps
 
 __all__ = ["NEIGHBOURS", "baseline_decide", "vote"]
 

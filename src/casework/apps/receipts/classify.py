@@ -13,11 +13,11 @@ The suggested label is VALID when it wins; the confidence is the probability of 
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.evidence import neighbours, word_context
 from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelDecision, WordRef
 from casework.apps.receipts.rules import shape_fits
@@ -26,6 +26,9 @@ from casework.llm.choice import Choice, OptionScorer, choose, option_bias
 from casework.llm.roles import LOCAL_ROLE
 from casework.runtime.decision import EndReason, Evidence
 from casework.runtime.runconfig import RunConfig
+
+if TYPE_CHECKING:
+    from casework.apps.receipts.deps import ReceiptsDeps
 
 __all__ = [
     "CORRECT_BIAS",

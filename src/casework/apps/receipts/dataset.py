@@ -16,7 +16,7 @@ case built on an audited label carries the verdict as ``metadata.gold_audit``, s
 shows accuracy on the labels the reading found right.
 
 ``build_cases(repo)`` works on any store (the user's own imported receipts);
-``python -m casework.apps.receipts.dataset`` regenerates ``data/eval/cases.jsonl`` from the
+``python -m casework.apps.receipts.data.make_cases`` regenerates ``data/eval/cases.jsonl`` from the
 bundled receipts in a temporary store (a test checks the file is current).
 """
 
@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import json
 import random
-import sys
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -38,9 +36,7 @@ __all__ = [
     "CASES_PATH",
     "CONFUSIONS",
     "SEED",
-    "build_bundled_cases",
     "build_cases",
-    "main",
     "read_audit",
     "write_cases",
 ]
@@ -157,20 +153,6 @@ def build_cases(
     return out
 
 
-def build_bundled_cases() -> list[dict]:
-    """The cases of the bundled receipts, built in a temporary store (no vectors)."""
-    from casework.apps.receipts.deps import build_deps
-    from casework.apps.receipts.service import bundled_receipt_files, import_files
-    from casework.config import Settings
-
-    with tempfile.TemporaryDirectory(prefix="casework-cases-") as home:
-        deps = build_deps(Settings(home=Path(home)), with_vectors=False)
-        import_files(deps, bundled_receipt_files(), index=False)
-        cases = build_cases(deps.repo, audit=read_audit())
-        deps.repo.engine.dispose()
-    return cases
-
-
 def write_cases(cases: list[dict], path: Path = CASES_PATH) -> int:
     """Write ``cases`` as JSONL (one JSON object a line); returns how many."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -178,12 +160,3 @@ def write_cases(cases: list[dict], path: Path = CASES_PATH) -> int:
         "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases), encoding="utf-8"
     )
     return len(cases)
-
-
-def main() -> None:
-    n = write_cases(build_bundled_cases())
-    print(f"wrote {n} cases to {CASES_PATH}", file=sys.stderr)
-
-
-if __name__ == "__main__":
-    main()

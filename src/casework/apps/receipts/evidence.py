@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.models import EdgeCase, Label, Line, Receipt, Word, WordRef
 from casework.apps.receipts.places import PlacesUnavailable
 from casework.apps.receipts.rules import (
@@ -33,6 +32,9 @@ from casework.apps.receipts.vectors import (
     word_document,
 )
 from casework.errors import SourceUnavailable
+
+if TYPE_CHECKING:
+    from casework.apps.receipts.deps import ReceiptsDeps
 
 __all__ = [
     "Target",

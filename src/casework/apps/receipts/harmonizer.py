@@ -6,11 +6,8 @@ the replacement it suggests is the label those similar words carry (or what an a
 line says it is: SUBTOTAL, TAX, TOTAL...). ``validate_outliers`` validates each suggestion
 with the chosen strategy through the platform's batch seam (``run_batch``: bounded
 concurrency, locally on threads with one look-up cache per run, or on Ray workers that each
-open the stores and the model themselves). ``plan_fixes``
-turns validations into outcomes as the spec's ``apply_fixes_from_results`` does
-(``policy.fix_outcome``) and ``apply_fixes`` appends the label rows in one transaction:
-RELABEL (old label marked INVALID, new label VALID, linked by ``consolidated_from``),
-MARK_INVALID, REVIEW (the suggestion enters the NEEDS_REVIEW queue) or KEEP.
+open the stores and the model themselves). ``fixes.plan_fixes`` turns validations into
+outcomes by confidence and ``fixes.apply_fixes`` appends their label rows.
 """
 
 from __future__ import annotations
@@ -19,10 +16,10 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from casework.apps.receipts import evidence
-from casework.apps.receipts.deps import ReceiptsDeps, build_deps
+from casework.apps.receipts.fixes import PlannedFix, apply_fixes, plan_fixes
 from casework.apps.receipts.models import (
     MONEY_LABELS,
     FixOutcome,
@@ -33,14 +30,10 @@ from casework.apps.receipts.models import (
     ValidationStatus,
     WordRef,
 )
-from casework.apps.receipts.policy import fix_outcome
-from casework.apps.receipts.repository import LabelChange
 from casework.apps.receipts.rules import amount_role
-from casework.apps.receipts.strategies import LabelStrategy
 from casework.apps.receipts.vectors import (
     Neighbour,
     VectorsUnavailable,
-    refresh_labels,
     similar_words_batch,
     word_doc_id,
 )
@@ -50,14 +43,15 @@ from casework.runtime.cache import LookupCache
 from casework.runtime.context import Caller
 from casework.runtime.runconfig import RunConfig
 
+if TYPE_CHECKING:
+    from casework.apps.receipts.deps import ReceiptsDeps
+    from casework.apps.receipts.strategies import LabelStrategy
+
 __all__ = [
     "HarmonizeReport",
     "Outlier",
-    "PlannedFix",
-    "apply_fixes",
     "find_outliers",
     "harmonize",
-    "plan_fixes",
     "suggest_from_context",
     "validate_outliers",
 ]
@@ -94,16 +88,6 @@ class Outlier:
             # tools return anyway, and repeating it as the suggester's reason sways small models.
             original_reasoning=f"the harmoniser flagged the current label {self.label.label_type} as a possible outlier",
         )
-
-
-@dataclass
-class PlannedFix:
-    outlier: Outlier
-    validation: LabelDecision | None
-    outcome: FixOutcome
-    changes: list[LabelChange]
-    applied_ids: list[int] = field(default_factory=list)
-    error: str | None = None
 
 
 @dataclass
@@ -172,6 +156,97 @@ def _votes(found: list[Neighbour]) -> dict[str, float]:
     return dict(sorted(votes.items(), key=lambda kv: -kv[1]))
 
 
+def _candidates(labels: list[Label]) -> tuple[list[Label], dict[int, set[str]]]:
+    """(the labels to question, the labels already rejected per word). Labels with a pending
+    review are skipped, and a person's decision is final: labels a reviewer confirmed are not
+    questioned again."""
+    under_review = {lab.word_pk for lab in labels if lab.status == ValidationStatus.NEEDS_REVIEW}
+    rejected: dict[int, set[str]] = defaultdict(set)
+    for lab in labels:
+        if lab.status == ValidationStatus.INVALID:
+            rejected[lab.word_pk].add(lab.label_type)
+    candidates = [
+        lab
+        for lab in labels
+        if lab.status in (ValidationStatus.VALID, ValidationStatus.PENDING)
+        and lab.word_pk not in under_review
+        and not (lab.validated_by or "").startswith("human:")
+    ]
+    return candidates, rejected
+
+
+def _neighbour_votes(
+    deps: ReceiptsDeps, receipt: Receipt, candidates: list[Label]
+) -> dict[int, dict[str, float]]:
+    """Per candidate label id, the label votes of its similar words (none without vectors)."""
+    ids = {
+        lab.id: word_doc_id(receipt.image_id, receipt.receipt_id, lab.line_id, lab.word_id)
+        for lab in candidates
+    }
+    try:
+        near = (
+            similar_words_batch(deps.vectors, list(ids.values()), n=NEIGHBOURS)
+            if candidates
+            else {}
+        )
+    except VectorsUnavailable:
+        near = {}
+    return {label_id: _votes(near.get(doc_id, [])) for label_id, doc_id in ids.items()}
+
+
+def _outlier(
+    deps: ReceiptsDeps,
+    lab: Label,
+    receipt: Receipt,
+    line_text: str,
+    votes: dict[str, float],
+    rejected: set[str],
+) -> Outlier | None:
+    """The label as an outlier with its reasons and suggestion, or None when nothing flags it."""
+    reasons = []
+    edges = evidence.edge_case_matches(
+        evidence.edge_cases_for(deps, lab.label_type), lab.word_text, receipt.merchant_name
+    )
+    if edges:
+        reasons.append(f"edge case: {edges[0].reason}")
+    own = votes.get(lab.label_type, 0.0)
+    others = [(k, v) for k, v in votes.items() if k != lab.label_type]
+    if votes and own <= OUTLIER_SHARE and others and others[0][1] >= DOMINANT_SHARE:
+        top = others[0][0]
+        what = "no label" if top == "NONE" else top
+        reasons.append(
+            f"{own:.0%} of similar words are {lab.label_type}, {others[0][1]:.0%} are {what}"
+        )
+    context = suggest_from_context(lab.word_text, line_text)
+    if lab.label_type in MONEY_LABELS and context in _KEYWORD_ROLES and context != lab.label_type:
+        reasons.append(f"the line makes this amount {context}")
+    if not reasons:
+        return None
+    suggestion = next((k for k, v in others if k != "NONE" and v >= SUGGEST_SHARE), None)
+    if (
+        context
+        and context != lab.label_type
+        and (suggestion is None or lab.label_type in MONEY_LABELS)
+    ):
+        suggestion = context
+    if suggestion == lab.label_type:
+        suggestion = None
+    if suggestion in rejected:
+        # Already rejected for this word: don't ask again; keep only pattern evidence.
+        suggestion = None
+        reasons = [r for r in reasons if r.startswith("edge case")]
+        if not reasons:
+            return None
+    return Outlier(
+        label=lab,
+        receipt=receipt,
+        line_text=line_text,
+        reasons=reasons,
+        suggestion=suggestion,
+        votes={k: round(v, 2) for k, v in list(votes.items())[:4]},
+    )
+
+
 def find_outliers(
     deps: ReceiptsDeps, *, merchant: str | None = None, limit: int | None = None
 ) -> tuple[list[Outlier], int]:
@@ -185,87 +260,22 @@ def find_outliers(
     outliers: list[Outlier] = []
     scanned = 0
     for receipt in receipts:
-        labels = deps.repo.current_labels(receipt_pk=receipt.id)
-        under_review = {
-            lab.word_pk for lab in labels if lab.status == ValidationStatus.NEEDS_REVIEW
-        }
-        rejected: dict[int, set[str]] = defaultdict(set)
-        for lab in labels:
-            if lab.status == ValidationStatus.INVALID:
-                rejected[lab.word_pk].add(lab.label_type)
-        # A person's decision is final: labels a reviewer confirmed are not questioned again.
-        candidates = [
-            lab
-            for lab in labels
-            if lab.status in (ValidationStatus.VALID, ValidationStatus.PENDING)
-            and lab.word_pk not in under_review
-            and not (lab.validated_by or "").startswith("human:")
-        ]
+        candidates, rejected = _candidates(deps.repo.current_labels(receipt_pk=receipt.id))
         scanned += len(candidates)
         lines = {ln.line_id: ln.text for ln in deps.repo.lines(receipt.id)}
-        ids = {
-            lab.id: word_doc_id(receipt.image_id, receipt.receipt_id, lab.line_id, lab.word_id)
-            for lab in candidates
-        }
-        try:
-            near = (
-                similar_words_batch(deps.vectors, list(ids.values()), n=NEIGHBOURS)
-                if candidates
-                else {}
-            )
-        except VectorsUnavailable:
-            near = {}
+        votes = _neighbour_votes(deps, receipt, candidates)
         for lab in candidates:
-            reasons = []
-            edges = evidence.edge_case_matches(
-                evidence.edge_cases_for(deps, lab.label_type), lab.word_text, receipt.merchant_name
+            found = _outlier(
+                deps,
+                lab,
+                receipt,
+                lines.get(lab.line_id, ""),
+                votes[lab.id],
+                rejected[lab.word_pk],
             )
-            if edges:
-                reasons.append(f"edge case: {edges[0].reason}")
-            votes = _votes(near.get(ids[lab.id], []))
-            own = votes.get(lab.label_type, 0.0)
-            others = [(k, v) for k, v in votes.items() if k != lab.label_type]
-            if votes and own <= OUTLIER_SHARE and others and others[0][1] >= DOMINANT_SHARE:
-                top = others[0][0]
-                what = "no label" if top == "NONE" else top
-                reasons.append(
-                    f"{own:.0%} of similar words are {lab.label_type}, {others[0][1]:.0%} are {what}"
-                )
-            line_text = lines.get(lab.line_id, "")
-            context = suggest_from_context(lab.word_text, line_text)
-            if (
-                lab.label_type in MONEY_LABELS
-                and context in _KEYWORD_ROLES
-                and context != lab.label_type
-            ):
-                reasons.append(f"the line makes this amount {context}")
-            if not reasons:
+            if found is None:
                 continue
-            suggestion = next((k for k, v in others if k != "NONE" and v >= SUGGEST_SHARE), None)
-            if (
-                context
-                and context != lab.label_type
-                and (suggestion is None or lab.label_type in MONEY_LABELS)
-            ):
-                suggestion = context
-            if suggestion == lab.label_type:
-                suggestion = None
-            if suggestion in rejected[lab.word_pk]:
-                # Already rejected for this word: don't ask again; keep only pattern evidence.
-                suggestion = None
-                reasons = [r for r in reasons if r.startswith("edge case")]
-                if not reasons:
-                    continue
-            outliers.append(
-                Outlier(
-                    label=lab,
-                    receipt=receipt,
-                    line_text=line_text,
-                    reasons=reasons,
-                    suggestion=suggestion,
-                    votes={k: round(v, 2) for k, v in list(votes.items())[:4]},
-                )
-            )
+            outliers.append(found)
             if limit is not None and len(outliers) >= limit:
                 return outliers, scanned
     return outliers, scanned
@@ -284,18 +294,23 @@ def label_input(ref: WordRef) -> LabelInput:
     )
 
 
+OpenDeps = Callable[[Settings], "ReceiptsDeps"]
+"""How a Ray worker opens the app's deps from the settings (the app's ``build_deps``)."""
+
+
 @dataclass
 class _Validate:
     """The batch's ``fn``: validates one word with ``strategy``.
 
     Locally it runs on the caller's ``deps`` and run ``config``. Stores and models do not
     travel to a Ray worker, so there it arrives without either and opens its own on its first
-    item (once per worker process), from ``settings``, the ``model`` spec and the caller's
-    ``tenant``.
+    item (once per worker process), from ``settings`` (with ``open_deps``: the app's
+    ``build_deps``), the ``model`` spec and the caller's ``tenant``.
     """
 
     strategy: LabelStrategy
     settings: Settings
+    open_deps: OpenDeps
     model: str | None = None
     tenant: Caller | None = None
     deps: ReceiptsDeps | None = None
@@ -306,7 +321,7 @@ class _Validate:
 
     def __call__(self, ref: WordRef) -> LabelDecision:
         if self.deps is None:
-            deps = build_deps(self.settings)
+            deps = self.open_deps(self.settings)
             self.deps = deps.for_tenant(self.tenant).with_cache(LookupCache())
         if self.config is None:
             self.config = RunConfig.of(self.settings, self.model, caller=self.tenant)
@@ -319,6 +334,7 @@ async def validate_outliers(
     strategy: LabelStrategy,
     config: RunConfig,
     *,
+    open_deps: OpenDeps,
     concurrency: int = 2,
     executor: str = "local",
     address: str | None = None,
@@ -337,6 +353,7 @@ async def validate_outliers(
     validate = _Validate(
         strategy,
         deps.settings,
+        open_deps,
         model=config.models.override,
         tenant=deps.tenant,
         deps=deps if local else None,
@@ -358,111 +375,13 @@ async def validate_outliers(
     ]
 
 
-def plan_fixes(
-    results: list[tuple[Outlier, LabelDecision | None, str | None]],
-) -> list[PlannedFix]:
-    """The spec's ``apply_fixes_from_results``: an outcome and the label rows it would append."""
-    plans = []
-    for o, v, error in results:
-        lab = o.label
-        has_suggestion = o.suggestion is not None
-        if v is None:
-            outcome = FixOutcome.REVIEW
-        else:
-            outcome = fix_outcome(
-                v.verdict,
-                v.confidence,
-                has_suggestion=has_suggestion,
-                decided=v.ended_by is not None and v.ended_by.decided,
-            )
-        run = v.run if v is not None else None
-        strategy = run.strategy if run is not None and run.strategy else "harmonizer"
-        who = f"{strategy}:{run.model}" if run is not None and run.model else strategy
-        why = (v.reasoning if v else f"validation failed: {error}")[:1500]
-        evidence_note = "; ".join(o.reasons)
-        conf = v.confidence if v else None
-        changes: list[LabelChange] = []
-        if outcome == FixOutcome.RELABEL:
-            changes = [
-                LabelChange.retiring(
-                    lab,
-                    f"Replaced by {o.suggestion}: {evidence_note}",
-                    confidence=conf,
-                    validated_by=who,
-                ),
-                LabelChange(
-                    word_pk=lab.word_pk,
-                    label_type=o.suggestion or lab.label_type,
-                    status=ValidationStatus.VALID,
-                    proposed_by="harmonizer",
-                    reasoning=why,
-                    confidence=conf,
-                    validated_by=who,
-                    consolidated_from_id=lab.id,
-                ),
-            ]
-        elif outcome == FixOutcome.MARK_INVALID:
-            changes = [
-                LabelChange.retiring(
-                    lab, f"{evidence_note}. {why}", confidence=conf, validated_by=who
-                ),
-            ]
-        elif outcome == FixOutcome.REVIEW:
-            if has_suggestion:
-                changes = [
-                    LabelChange(
-                        word_pk=lab.word_pk,
-                        label_type=o.suggestion or lab.label_type,
-                        status=ValidationStatus.NEEDS_REVIEW,
-                        proposed_by="harmonizer",
-                        reasoning=f"Suggested instead of {lab.label_type} ({evidence_note}). {why}",
-                        confidence=conf,
-                        validated_by=who,
-                        consolidated_from_id=lab.id,
-                    ),
-                ]
-            else:
-                changes = [
-                    LabelChange(
-                        word_pk=lab.word_pk,
-                        label_type=lab.label_type,
-                        status=ValidationStatus.NEEDS_REVIEW,
-                        proposed_by=lab.proposed_by,
-                        reasoning=f"{evidence_note}. {why}",
-                        confidence=conf,
-                        validated_by=who,
-                        replaces_id=lab.id,
-                    ),
-                ]
-        plans.append(
-            PlannedFix(outlier=o, validation=v, outcome=outcome, changes=changes, error=error)
-        )
-    return plans
-
-
-def apply_fixes(deps: ReceiptsDeps, plans: list[PlannedFix]) -> None:
-    """Append every planned label row in one transaction, then refresh the vector metadata."""
-    changes = [ch for p in plans for ch in p.changes]
-    if not changes:
-        return
-    rows = deps.repo.append_labels(changes)
-    it = iter(rows)
-    for p in plans:
-        p.applied_ids = [next(it).id for _ in p.changes]
-    by_receipt: dict[int, set[int]] = defaultdict(set)
-    for p in plans:
-        if p.changes:
-            by_receipt[p.outlier.receipt.id].add(p.outlier.label.word_pk)
-    for receipt_pk, word_pks in by_receipt.items():
-        refresh_labels(deps.repo, deps.vectors, receipt_pk, word_pks)
-
-
 async def harmonize(
     deps: ReceiptsDeps,
     strategy_name: str,
     strategy: LabelStrategy,
     config: RunConfig | None = None,
     *,
+    open_deps: OpenDeps,
     merchant: str | None = None,
     dry_run: bool = False,
     concurrency: int = 2,
@@ -474,8 +393,8 @@ async def harmonize(
 ) -> HarmonizeReport:
     """Find outliers, validate each suggestion with ``strategy`` (the app's strategy named
     ``strategy_name``) on ``deps`` under ``config`` (default: the settings' models) through
-    ``run_batch`` (``executor`` local or ray at ``address``), plan, and (unless ``dry_run``)
-    apply."""
+    ``run_batch`` (``executor`` local or ray at ``address``, where ``open_deps`` opens a worker's
+    deps), plan, and (unless ``dry_run``) apply."""
     started = time.perf_counter()
     cache = deps.cache or LookupCache()
     report = HarmonizeReport(strategy=strategy_name, model=None, merchant=merchant, dry_run=dry_run)
@@ -489,6 +408,7 @@ async def harmonize(
         deps,
         strategy,
         config or RunConfig.of(deps.settings, caller=deps.tenant),
+        open_deps=open_deps,
         concurrency=concurrency,
         executor=executor,
         address=address,

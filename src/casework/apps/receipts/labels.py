@@ -5,10 +5,13 @@ labels. Reads only; every strategy and the service resolve their input here."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelInput, WordRef
 from casework.errors import InputError
+
+if TYPE_CHECKING:
+    from casework.apps.receipts.deps import ReceiptsDeps
 
 __all__ = ["check_label", "resolve_input", "resolve_ref"]
 

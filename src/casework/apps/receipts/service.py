@@ -15,7 +15,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from casework.apps.receipts.agent import agent_for, decision_from_run, render_task
-from casework.apps.receipts.deps import ReceiptsDeps
+from casework.apps.receipts.deps import ReceiptsDeps, build_deps
 from casework.apps.receipts.harmonizer import HarmonizeReport, Outlier
 from casework.apps.receipts.harmonizer import harmonize as harmonize_labels
 from casework.apps.receipts.importer import parse_file
@@ -450,6 +450,7 @@ def harmonize(
             strategy,
             run,
             config,
+            open_deps=build_deps,
             merchant=merchant,
             dry_run=dry_run,
             concurrency=concurrency,

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlglot
 from sqlglot import exp
 
 from casework.apps.sql.database import execute_read_only
-from casework.apps.sql.deps import SQLDeps
-from casework.apps.sql.service import execute_validated
+from casework.apps.sql.models import ExecutionResult
 from casework.errors import CaseworkError, InputError
+
+if TYPE_CHECKING:
+    from casework.apps.sql.deps import SQLDeps
 
 __all__ = ["DATA_DIR", "gold_and_predicted", "gold_tables", "read_benchmark"]
 
@@ -79,14 +82,21 @@ def read_benchmark(path: Path, db_dir: Path) -> list[dict[str, Any]]:
     return cases
 
 
-def gold_and_predicted(deps: SQLDeps, gold_sql: str, predicted_sql: str | None) -> dict[str, Any]:
-    """Both result sets on ``deps.db_url`` (read-only); predictions are validated first.
-    Gold SQL is trusted data: transpiled like a prediction, or, when our validator does not
-    take it (benchmarks ship SQLite SQL), run as written on the read-only connection."""
+def gold_and_predicted(
+    deps: SQLDeps,
+    gold_sql: str,
+    predicted_sql: str | None,
+    *,
+    execute: Callable[[SQLDeps, str], ExecutionResult],
+) -> dict[str, Any]:
+    """Both result sets on ``deps.db_url`` (read-only); predictions go through ``execute``
+    (the service's ``execute_validated``: validated first). Gold SQL is trusted data: run
+    like a prediction, or, when the validator does not take it (benchmarks ship SQLite SQL),
+    as written on the read-only connection."""
     out: dict[str, Any] = {"gold_result": None, "result": None, "error": None}
     try:
         try:
-            gold = execute_validated(deps, gold_sql)
+            gold = execute(deps, gold_sql)
         except InputError:
             gold = execute_read_only(deps.db_url or "", gold_sql, max_rows=deps.config.max_rows)
         out["gold_result"] = gold.model_dump(mode="json")
@@ -95,7 +105,7 @@ def gold_and_predicted(deps: SQLDeps, gold_sql: str, predicted_sql: str | None) 
         return out
     if predicted_sql:
         try:
-            out["result"] = execute_validated(deps, predicted_sql).model_dump(mode="json")
+            out["result"] = execute(deps, predicted_sql).model_dump(mode="json")
         except CaseworkError as exc:
             out["error"] = f"predicted: {exc}"
     return out

@@ -39,7 +39,12 @@ from casework.apps.sql.metrics import (
     validity,
 )
 from casework.apps.sql.models import SQLQuestion
-from casework.apps.sql.service import STRATEGIES, bundled_schema, ensure_database
+from casework.apps.sql.service import (
+    STRATEGIES,
+    bundled_schema,
+    ensure_database,
+    execute_validated,
+)
 from casework.config import Settings
 from casework.errors import InputError
 from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
@@ -138,7 +143,9 @@ class _Run:
         if db_url:
             with self._lock:  # reflected once per database, not once per worker
                 deps = deps.on_database(db_url)
-        executed = gold_and_predicted(deps, case.expected["sql"], predicted)
+        executed = gold_and_predicted(
+            deps, case.expected["sql"], predicted, execute=execute_validated
+        )
         correct = execution_match(
             case.expected, {"gold_result": executed["gold_result"], "result": executed["result"]}
         )

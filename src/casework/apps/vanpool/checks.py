@@ -8,9 +8,8 @@ into the specialists' decisions without a model (the ``rules`` strategy).
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from casework.apps.vanpool.deps import VanpoolDeps
 from casework.apps.vanpool.geography import Coordinates, check_distance
 from casework.apps.vanpool.models import Employee, LocationDecision, ShiftDecision, Vanpool
 from casework.apps.vanpool.rules import (
@@ -25,6 +24,9 @@ from casework.apps.vanpool.rules import (
 )
 from casework.errors import InputError, SourceUnavailable
 from casework.runtime import EndReason, Evidence, RunInfo
+
+if TYPE_CHECKING:
+    from casework.apps.vanpool.deps import VanpoolDeps
 
 __all__ = [
     "commute_distance",

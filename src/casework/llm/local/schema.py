@@ -113,6 +113,89 @@ def normalize_tool_choice(tool_choice: Any, names: Sequence[str]) -> tuple[list[
     return [name], False
 
 
+@dataclass(frozen=True)
+class _Sanitizer:
+    """One schema's walk (see ``sanitize_schema``): its definitions, the keywords kept, and
+    the bounds."""
+
+    defs: dict[str, Any]
+    keep: frozenset[str]
+    for_prompt: bool
+    max_string_length: int
+    max_items: int
+
+    def bounded_any(self) -> dict[str, Any]:
+        # An unconstrained value ({} / Any) could be an endless object: allow scalars only.
+        if self.for_prompt:
+            return {}
+        return {
+            "type": ["string", "number", "boolean", "null"],
+            "maxLength": self.max_string_length,
+        }
+
+    def walk(self, node: Any, stack: tuple[str, ...]) -> Any:
+        if node is True or node is None:
+            return self.bounded_any()
+        if node is False or not isinstance(node, Mapping):
+            return node
+        node = dict(node)
+        ref = node.pop("$ref", None)
+        if isinstance(ref, str):
+            if ref in stack or ref not in self.defs:
+                return {"type": "object"} if self.for_prompt else _empty_object()
+            merged = {**self.defs[ref], **node}  # siblings of $ref refine the target
+            return self.walk(merged, (*stack, ref))
+        if "oneOf" in node:
+            node["anyOf"] = node.pop("oneOf") + node.get("anyOf", [])
+        if isinstance(node.get("allOf"), list) and len(node["allOf"]) == 1:
+            only = node.pop("allOf")[0]
+            only = self.walk(only, stack)
+            node = {**only, **{k: v for k, v in node.items() if k not in only}}
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key not in self.keep:
+                continue
+            if key == "properties" and isinstance(value, Mapping):
+                out[key] = {k: self.walk(v, stack) for k, v in value.items()}
+            elif key in ("items", "additionalProperties") and isinstance(value, Mapping | bool):
+                out[key] = value if isinstance(value, bool) else self.walk(value, stack)
+            elif key in ("anyOf", "allOf", "prefixItems") and isinstance(value, list):
+                out[key] = [self.walk(v, stack) for v in value]
+            elif _unsupported(key, value, self.for_prompt):
+                continue
+            else:
+                out[key] = copy.deepcopy(value)
+        if "required" in out and isinstance(out.get("properties"), Mapping):
+            # A required name without a property would be unsatisfiable once extra keys are off.
+            out["required"] = [r for r in out["required"] if r in out["properties"]]
+        if not out and not self.for_prompt:
+            return self.bounded_any()
+        return out if self.for_prompt else self.bound(out)
+
+    def bound(self, node: dict[str, Any]) -> dict[str, Any]:
+        types = node.get("type")
+        type_set = set(types) if isinstance(types, list) else {types} if types else set()
+        free_text = "enum" not in node and "const" not in node and "format" not in node
+        if "items" in node or "prefixItems" in node:
+            type_set.add("array")
+        if "string" in type_set and free_text and "maxLength" not in node:
+            node["maxLength"] = max(self.max_string_length, node.get("minLength", 0))
+        if "array" in type_set and "maxItems" not in node:
+            node["maxItems"] = max(self.max_items, node.get("minItems", 0))
+        if "array" in type_set and "items" not in node and "prefixItems" not in node:
+            node["items"] = self.bounded_any()
+        if "object" in type_set or "properties" in node:
+            if "properties" in node:
+                if node.get("additionalProperties", True) is True:
+                    node["additionalProperties"] = False
+            else:
+                extra = node.get("additionalProperties", True)
+                if extra is not False:
+                    node["additionalProperties"] = self.bounded_any() if extra is True else extra
+                    node.setdefault("maxProperties", self.max_items)
+        return node
+
+
 def sanitize_schema(
     schema: Any,
     *,
@@ -135,77 +218,9 @@ def sanitize_schema(
         if isinstance(root.get(key), Mapping):
             defs.update({f"#/{key}/{k}": v for k, v in root[key].items()})
     keep = _PROMPT_KEYS if for_prompt else _GRAMMAR_KEYS
-
-    def bounded_any() -> dict[str, Any]:
-        # An unconstrained value ({} / Any) could be an endless object: allow scalars only.
-        if for_prompt:
-            return {}
-        return {"type": ["string", "number", "boolean", "null"], "maxLength": max_string_length}
-
-    def walk(node: Any, stack: tuple[str, ...]) -> Any:
-        if node is True or node is None:
-            return bounded_any()
-        if node is False or not isinstance(node, Mapping):
-            return node
-        node = dict(node)
-        ref = node.pop("$ref", None)
-        if isinstance(ref, str):
-            if ref in stack or ref not in defs:
-                return {"type": "object"} if for_prompt else _empty_object()
-            merged = {**defs[ref], **node}  # siblings of $ref refine the target
-            return walk(merged, (*stack, ref))
-        if "oneOf" in node:
-            node["anyOf"] = node.pop("oneOf") + node.get("anyOf", [])
-        if isinstance(node.get("allOf"), list) and len(node["allOf"]) == 1:
-            only = node.pop("allOf")[0]
-            only = walk(only, stack)
-            node = {**only, **{k: v for k, v in node.items() if k not in only}}
-        out: dict[str, Any] = {}
-        for key, value in node.items():
-            if key not in keep:
-                continue
-            if key == "properties" and isinstance(value, Mapping):
-                out[key] = {k: walk(v, stack) for k, v in value.items()}
-            elif key in ("items", "additionalProperties") and isinstance(value, Mapping | bool):
-                out[key] = value if isinstance(value, bool) else walk(value, stack)
-            elif key in ("anyOf", "allOf", "prefixItems") and isinstance(value, list):
-                out[key] = [walk(v, stack) for v in value]
-            elif _unsupported(key, value, for_prompt):
-                continue
-            else:
-                out[key] = copy.deepcopy(value)
-        if "required" in out and isinstance(out.get("properties"), Mapping):
-            # A required name without a property would be unsatisfiable once extra keys are off.
-            out["required"] = [r for r in out["required"] if r in out["properties"]]
-        if not out and not for_prompt:
-            return bounded_any()
-        return out if for_prompt else _bound(out)
-
-    def _bound(node: dict[str, Any]) -> dict[str, Any]:
-        types = node.get("type")
-        type_set = set(types) if isinstance(types, list) else {types} if types else set()
-        free_text = "enum" not in node and "const" not in node and "format" not in node
-        if "items" in node or "prefixItems" in node:
-            type_set.add("array")
-        if "string" in type_set and free_text and "maxLength" not in node:
-            node["maxLength"] = max(max_string_length, node.get("minLength", 0))
-        if "array" in type_set and "maxItems" not in node:
-            node["maxItems"] = max(max_items, node.get("minItems", 0))
-        if "array" in type_set and "items" not in node and "prefixItems" not in node:
-            node["items"] = bounded_any()
-        if "object" in type_set or "properties" in node:
-            if "properties" in node:
-                if node.get("additionalProperties", True) is True:
-                    node["additionalProperties"] = False
-            else:
-                extra = node.get("additionalProperties", True)
-                if extra is not False:
-                    node["additionalProperties"] = bounded_any() if extra is True else extra
-                    node.setdefault("maxProperties", max_items)
-        return node
-
-    result = walk(root, ())
-    return result if isinstance(result, dict) else bounded_any()
+    walker = _Sanitizer(defs, frozenset(keep), for_prompt, max_string_length, max_items)
+    result = walker.walk(root, ())
+    return result if isinstance(result, dict) else walker.bounded_any()
 
 
 def _unsupported(key: str, value: Any, for_prompt: bool) -> bool:

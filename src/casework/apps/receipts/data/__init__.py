@@ -1,0 +1,1 @@
+"""The bundled receipts, their audit and the evaluation cases; ``make_cases`` rebuilds the cases."""
