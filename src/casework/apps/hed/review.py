@@ -164,7 +164,9 @@ class HedReview:
         waiting = stored.review_status == REVIEW_WAITING
         actions: list[Action] = []
         if waiting:
-            actions = (["approve"] if result.get("is_valid") else []) + ["edit", "reject"]
+            actions = (
+                ["approve", "edit", "reject"] if result.get("is_valid") else ["edit", "reject"]
+            )
         detail = ReviewDetail(
             item=self._item(stored),
             decision=decision,

@@ -134,13 +134,14 @@ class SqlReview:
             ),
             self._rows_section(stored, stored.query),
         ]
+        actions: list[Action] = []
+        if waiting:
+            actions = ["approve", "edit", "reject"] if response.get("valid") else ["edit", "reject"]
         detail = ReviewDetail(
             item=self._item(stored),
             decision=decision,
             sections=sections,
-            actions=(["approve"] if response.get("valid") else []) + ["edit", "reject"]
-            if waiting
-            else [],
+            actions=actions,
             action_labels=LABELS,
             edit_label="Corrected SQL",
             edit_value=stored.query or "",

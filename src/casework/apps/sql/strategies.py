@@ -325,7 +325,7 @@ def _candidate(deps: SQLDeps, state: AgentStateV2, answer: SubmitAnswer | None) 
 
 
 def _unanswerable(
-    question: str, state: AgentStateV2, candidates: list[Candidate], model: str
+    question: str, state: AgentStateV2, candidates: list[Candidate], model: str | None
 ) -> SQLQueryResponse:
     """Every try reached for tables or columns the database does not have: a refusal naming
     what is missing."""
