@@ -191,10 +191,83 @@ def test_a_month_run_into_the_year_is_a_date() -> None:
 def test_a_postcode_with_a_letter_o_for_zero_opens_the_address() -> None:
     text = "BOOK TA .K (TAMAN DAYA) SDN BHD\nNO.53, JALAN SAGU 18\nTAMAN DAYA,\n8110O JOHOR BAHRU"
     fields, _ = extract(text, ["address"])
-    assert fields["address"] == "NO.53, JALAN SAGU 18 TAMAN DAYA, 8110O JOHOR BAHRU"
+    assert fields["address"] == "NO.53, JALAN SAGU 18 TAMAN DAYA, 81100 JOHOR BAHRU"
 
 
 def test_the_space_ocr_drops_after_a_comma_is_put_back() -> None:
     text = "SHOP SDN BHD\nNO.22 JALAN PUTERI 2/4\nBANDAR PUTERI 47100 PUCHONG,SELANGOR"
     fields, _ = extract(text, ["address"])
     assert fields["address"] == "NO.22 JALAN PUTERI 2/4 BANDAR PUTERI 47100 PUCHONG, SELANGOR"
+
+
+# Receipts through OCR: the shapes below are RapidOCR's readings of SROIE scans (ICDAR 2019,
+# public copy zzzDavid/ICDAR-2019-SROIE, MIT licence), a few lines each.
+
+
+def test_an_address_without_a_postcode_is_the_lines_under_the_name() -> None:
+    mall = (
+        "#000002 BAIFU (M) Sdn Bhd\nCOMPANY N0(814198-X)\nDAISO JAPAN, IOI MALL\nPHONE 03-80763806"
+    )
+    assert _address(mall) == ("DAISO JAPAN, IOI MALL", 0.5)
+    shop = (
+        "Handlo\nGuardian Health And Beauty Sdn Bhd\nJalan Loke Yew Bentong\n90 Ground Floor\n"
+        "Jalan Bentong\nTel:09-222 6498\nCompany Reg #1101083-T"
+    )
+    assert _address(shop)[0] == "Jalan Loke Yew Bentong 90 Ground Floor Jalan Bentong"
+    # a telephone number under the address is not part of it
+    phone = "BEMED (SP) SDN. BHD.\nNo.49, Jalan Dinar G U3/G,\nSubang Perdana,\n03-7845 6155"
+    assert _address(phone)[0] == "No.49, Jalan Dinar G U3/G, Subang Perdana,"
+    # no street word under the name: no address rather than the till's line
+    assert _address("ASIA MART\nDoc No CS02070163 Time: 00:06:00\nCashier : EIRA") == (None, 0.1)
+
+
+def test_a_number_s_tail_is_not_a_postcode_and_a_run_in_heading_ends_the_address() -> None:
+    receipt = "BAIFU (M) Sdn Bhd\nGST ID : 001389649920\n20/03/2018 7:07pm RCPT N0.18252"
+    assert _address(receipt)[0] is None
+    text = (
+        "UNIHAKKA INTERNATIONAL SDN BHD\n(867388-U)\n12, Jalan Tampoi 7/4,Kawasan Perindustrian\n"
+        "Tampoi,81200 Johor Bahru, Johor\nTAXINVOICE\nInvoice# :OR18052402170329"
+    )
+    assert _address(text)[0] == (
+        "12, Jalan Tampoi 7/4, Kawasan Perindustrian Tampoi, 81200 Johor Bahru, Johor"
+    )
+
+
+def test_ocr_misreadings_of_address_words_are_put_back() -> None:
+    # a space inside a word, a postcode's zeros as small o, the number run into its word
+    text = "GARDENIA BAKERIES (KL) SDN BHD\nL ot3, Jalan Pelabur 23/1,\n403oo Shah Alam, Selangor"
+    assert _address(text)[0] == "Lot 3, Jalan Pelabur 23/1, 40300 Shah Alam, Selangor"
+    # words run together, a small l for a capital I
+    text = (
+        "LIM SENG THO HARDWARE TRADING\nNo 7, Simpang OffBatu Village,\n"
+        "Jalan lpoh Batu5,51200 KualaLumpur\nMALAYSIA\nTei&Fax No:03-62587191"
+    )
+    assert _address(text)[0] == (
+        "No 7, Simpang Off Batu Village, Jalan Ipoh Batu 5, 51200 Kuala Lumpur MALAYSIA"
+    )
+    # one letter wrong in a word of six or more; an unread letter; L0T with a zero
+    text = (
+        "FY EAGLE ENTERPRISE\n002065464-X\nL0T 42, JA_AN PERHAS 14/11\n"
+        "TAMAN PERINDUSTRIAN BUKIT SERDANG,\n43300 SERI KEHBANGAN\nSELANGOR"
+    )
+    assert _address(text)[0] == (
+        "LOT 42, JALAN PERMAS 14/11 TAMAN PERINDUSTRIAN BUKIT SERDANG, 43300 SERI KEMBANGAN "
+        "SELANGOR"
+    )
+    # a five-letter name a letter away from a lexicon word stays as printed
+    text = "99 SPEED MART S/B (519537-X)\nLOT P.T. 2811, JALAN ANGSA,\n41150 KLANG,SELANGOR"
+    assert _address(text)[0] == "LOT P.T. 2811, JALAN ANGSA, 41150 KLANG, SELANGOR"
+
+
+def test_a_company_name_read_through_ocr() -> None:
+    def company(text: str) -> str | None:
+        return extract(text, ["company"])[0]["company"]
+
+    assert company("UNIHAKKAINTERNATIONAL SDN BHD\n(867388-U)") == "UNIHAKKA INTERNATIONAL SDN BHD"
+    assert company("GHDISTRIBUTOR & MARKETING SDN BHD") == "GH DISTRIBUTOR & MARKETING SDN BHD"
+    assert (
+        company("GARDENIA BAKERIES(KL)SDN EHD(139386 X)\nL ot3, Jalan Pelabur 23/1,")
+        == "GARDENIA BAKERIES (KL) SDN BHD"
+    )
+    # a trade word that is the whole word is left alone
+    assert company("KEDAI INTERNATIONAL SDN BHD") == "KEDAI INTERNATIONAL SDN BHD"

@@ -282,9 +282,25 @@ def _month_apart(raw: str) -> str:
 
 def _tidy_name(name: str) -> str:
     """A name as printed, not as OCR runs it together: brackets apart from the words around
-    them ("BAKERIES(KL)SDN BHD"), a till's code before it dropped ("#000002 BAIFU (M)")."""
+    them ("BAKERIES(KL)SDN BHD"), a till's code before it dropped ("#000002 BAIFU (M)"), a
+    trade word run into the word before it ("UNIHAKKAINTERNATIONAL")."""
     name = re.sub(r"^#\d+\s+", "", name)
+    name = _GLUED_TRADE_WORD.sub(r"\1 \2", name)
     return re.sub(r"(?<=[A-Za-z.])\((?=\w)", " (", re.sub(r"\)(?=[A-Za-z])", ") ", name))
+
+
+# words a shop's or firm's name ends with; OCR runs one into the word before it
+_GLUED_TRADE_WORD = re.compile(
+    r"(?i)\b([A-Z]{2,}?)(international|trading|enterprise|restaurant|restoran|marketing"
+    r"|distributors?|hardware|stationery|holdings|industries|supermarket|minimarket|pharmacy"
+    r"|bakery|electrical|machinery|engineering|services|corporation)\b"
+)
+# "SDN EHD": the Malaysian legal form (Sendirian Berhad) with its B misread
+_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)[e8]hd\b")
+
+
+def _repair_legal_form(line: str) -> str:
+    return _BHD.sub(lambda m: m.group(1) + ("BHD" if m.group(0)[-3:].isupper() else "Bhd"), line)
 
 
 # a line that cannot begin a company's name, so the name began on the lines above it: "CO. (M)
@@ -293,12 +309,13 @@ _CONTINUES_NAME = re.compile(r"(?i)^(?:co\b|&|and\b|[^(]*\))")
 _NAME_PART = re.compile(r"^\s*[A-Za-z][A-Za-z .,&'()-]*$")
 
 
-def _company(lines: list[str]) -> tuple[str, float] | None:
+def _company(lines: list[str]) -> tuple[str, float, int] | None:
     """The first line near the top that names a company by its legal form (cut after it: a
     registration number may follow on the line), as sure as a labelled value (on the SROIE
     development receipts the bundled model's re-reading turned 8 such right names wrong and
-    fixed none), else the first line that reads as a name (a guess)."""
-    for at, line in enumerate(lines[:6]):
+    fixed none), else the first line that reads as a name (a guess); with the line's index."""
+    for at, raw in enumerate(lines[:6]):
+        line = _repair_legal_form(raw)
         if (m := _LEGAL_FORM.match(line.strip())) and not re.search(
             r"(?i)\bno\b\s*[:.]", m["name"]
         ):
@@ -306,15 +323,15 @@ def _company(lines: list[str]) -> tuple[str, float] | None:
             if _CONTINUES_NAME.match(name):  # "POPULAR BOOK" / "CO. (M) SDN BHD"
                 above = list(itertools.takewhile(_NAME_PART.match, reversed(lines[:at])))[:2]
                 name = " ".join([*(ln.strip() for ln in reversed(above)), name])
-            return _tidy_name(name), CONF_LABELLED
-    for line in lines[:4]:
+            return _tidy_name(name), CONF_LABELLED, at
+    for at, line in enumerate(lines[:4]):
         s = line.strip()
         if (
             s
             and not re.search(r"\d{2}", s)
             and not re.match(r"(?i)(invoice|receipt|dear|date|tax invoice)\b", s)
         ):
-            return s, CONF_GUESSED
+            return s, CONF_GUESSED, at
     return None
 
 
@@ -325,34 +342,240 @@ _STREET = re.compile(
 # what is not part of a sender's address block: contact, registration and tax lines, the
 # document's heading, a registration number in brackets, a line naming a company
 _NOT_ADDRESS = re.compile(
-    r"(?i)\b(tel|fax|phone|h/p|gst|sst|reg|registration|co\.?\s*no|tax|invoice|receipt|cashier"
-    rf"|date|www|e-?mail|licen[cs]ee|formerly|bill|roc|{_LEGAL_FORMS})\b|\bco\.(\s|$)|@|^\(.*\)$"
-    r"|\d{5,}-[A-Z]\b"
+    r"(?i)\b(tel|fax|phone|mobile|whatsapps?|h/p|gst|sst|reg|registration|co\.?\s*no|company\s*n[o0]"
+    rf"|tax|invoice|receipt|cashier|date|www|e-?mail|licen[cs]ee|formerly|bill|roc|{_LEGAL_FORMS})\b"
+    r"|\bco\.(\s|$)|@|^\(.*\)$|\d{5,}-[A-Z]\b|tax\s*invoice|owned\s+by"
 )
-# a postcode: five digits (US, Malaysia, France, Germany...) or a UK one
-# (OCR reads a 0 as O: "8110O JOHOR BAHRU")
-_POSTCODE = re.compile(r"\b\d[\dO]{4}\b|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b")
+# a postcode: five digits (US, Malaysia, France, Germany...) or a UK one; OCR reads a 0 as O
+# and runs the town into it ("8110OJOHOR BAHRU"), never a number's tail ("N0.18252")
+_POSTCODE = re.compile(
+    r"(?<![\w.:#/-])\d[\dOo]{4}(?![\w-])|(?<![\w.:#/-])\d[\dOo]{4}(?=[A-Z]{3})"
+    r"|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b"
+)
 _ONLY_WORDS = re.compile(r"^[A-Za-z][A-Za-z .,'-]*$")
 # the first line of a street address: a number, or a unit, lot or level word before one
 _OPENS_ADDRESS = re.compile(r"(?i)^(?:\d|#|(?:no|lot|unit|level|suite|block|blk|floor)\b)")
+# a line only a registration number ("789417-W", "(867388-U)") or a date and time
+_REGISTRATION = re.compile(r"^\(?[A-Z]{0,3}\d[\d-]{4,}\s*-?\s*[A-Z]?\)?$")
+_ADDRESS_WORD = re.compile(
+    r"(?i)^no\b|\b(jalan|jln|lorong|lot|taman|tmn|bandar|kampung|kg|persiaran|lebuh|mall|plaza"
+    r"|floor|tingkat|wisma|menara|kompleks|street|road|avenue|lane)\b"
+)
+
+# Words Malaysian addresses print, written from general knowledge of them (streets, area
+# words, states, big towns), not from any answer key: a word OCR misread by a letter
+# ("PERHAS", "KEHBANGAN", "L0T") or ran into the next ("KUALALUMPUR") is put back.
+_PLACE_WORDS = frozenset(
+    [
+        "JALAN",
+        "LORONG",
+        "LEBUH",
+        "LEBUHRAYA",
+        "PERSIARAN",
+        "LINGKARAN",
+        "TAMAN",
+        "BANDAR",
+        "BARU",
+        "KAMPUNG",
+        "BATU",
+        "BUKIT",
+        "SUNGAI",
+        "SIMPANG",
+        "KAWASAN",
+        "PERINDUSTRIAN",
+        "PERUSAHAAN",
+        "SEKSYEN",
+        "PUSAT",
+        "PLAZA",
+        "WISMA",
+        "MENARA",
+        "KOMPLEKS",
+        "MALL",
+        "FLOOR",
+        "GROUND",
+        "TINGKAT",
+        "BLOK",
+        "LOT",
+        "DESA",
+        "KOTA",
+        "JAYA",
+        "INDAH",
+        "UTAMA",
+        "PERDANA",
+        "MAHKOTA",
+        "PERMATA",
+        "MUTIARA",
+        "SETIA",
+        "SERI",
+        "DAMAI",
+        "MEGAH",
+        "UTARA",
+        "SELATAN",
+        "TIMUR",
+        "BARAT",
+        "TENGAH",
+        "MALAYSIA",
+        "KUALA",
+        "LUMPUR",
+        "SELANGOR",
+        "JOHOR",
+        "BAHRU",
+        "PENANG",
+        "PINANG",
+        "PERAK",
+        "IPOH",
+        "MELAKA",
+        "KEDAH",
+        "PAHANG",
+        "KELANTAN",
+        "TERENGGANU",
+        "NEGERI",
+        "SEMBILAN",
+        "SABAH",
+        "SARAWAK",
+        "PUTRAJAYA",
+        "WILAYAH",
+        "PERSEKUTUAN",
+        "DARUL",
+        "EHSAN",
+        "TAKZIM",
+        "KLANG",
+        "PETALING",
+        "SHAH",
+        "ALAM",
+        "SUBANG",
+        "CHERAS",
+        "PUCHONG",
+        "KAJANG",
+        "BANGI",
+        "SEMENYIH",
+        "RAWANG",
+        "SEPANG",
+        "NILAI",
+        "SEREMBAN",
+        "SETAPAK",
+        "KEPONG",
+        "AMPANG",
+        "SENTUL",
+        "BANGSAR",
+        "DAMANSARA",
+        "CYBERJAYA",
+        "MASAI",
+        "SKUDAI",
+        "TAMPOI",
+        "KULAI",
+        "PERMAS",
+        "PLENTONG",
+        "BALAKONG",
+        "KEMBANGAN",
+        "SEGAMBUT",
+        "SELAYANG",
+        "GOMBAK",
+        "BENTONG",
+        "KUANTAN",
+        "WANGSA",
+        "MAJU",
+        "BUNGA",
+        "RAYA",
+    ]
+)
+# street words OCR runs into the name after them ("JALANHARMONI", "TAMANDAYA")
+_GLUED_STREET = re.compile(
+    r"(?i)^(jalan|taman|lorong|kampung|persiaran|kawasan|seksyen)([a-z]{3,})$"
+)
+# what the recognizer mistakes a letter for, inside a word
+_DIGIT_FOR_LETTER = str.maketrans("0158", "OISB")
 
 
-def _address(lines: list[str]) -> tuple[str, float] | None:
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance, for words of a dozen letters."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def _in_case_of(word: str, like: str) -> str:
+    return word if like.isupper() else word.capitalize()
+
+
+def _place_word(token: str) -> str:
+    """One token of an address as the page prints it: a lexicon word OCR misread by one
+    letter (two in a word of eight or more) when exactly one word is that close, a digit read
+    for a letter (``L0T``, ``lpoh``), two lexicon words run together split."""
+    word = token.upper()
+    if not re.fullmatch(r"[A-Z0158_]+", word) or not re.search(r"[A-Z]", word):
+        return token
+    if word in _PLACE_WORDS:
+        return token
+    if (seen := word.translate(_DIGIT_FOR_LETTER)) in _PLACE_WORDS:
+        return _in_case_of(seen, token)
+    if word[0] == "L" and "I" + word[1:] in _PLACE_WORDS:  # a capital I read as a small l
+        return _in_case_of("I" + word[1:], token)
+    if m := _GLUED_STREET.match(token):
+        return f"{m[1]} {_place_word(m[2])}"
+    for cut in range(4, len(word) - 3):
+        if word[:cut] in _PLACE_WORDS and word[cut:] in _PLACE_WORDS:
+            return _in_case_of(f"{word[:cut]} {word[cut:]}", token)
+    if "_" in word and len(word) >= 4:  # a letter the recognizer could not read: "JA_AN"
+        fits = [w for w in _PLACE_WORDS if re.fullmatch(word.replace("_", "[A-Z]"), w)]
+        return _in_case_of(fits[0], token) if len(fits) == 1 else token
+    # a five-letter word is a letter away from others too often (ANGSA, JAPAN, BLOCK)
+    if len(word) < 6 or not word.isalpha():
+        return token
+    limit = 2 if len(word) >= 9 else 1
+    close = [
+        w for w in _PLACE_WORDS if abs(len(w) - len(word)) <= limit and _edits(word, w) <= limit
+    ]
+    return _in_case_of(close[0], token) if len(close) == 1 else token
+
+
+def _tidy_address(joined: str) -> str:
+    """An address as printed from OCR's reading of it: lexicon words put back
+    (``_place_word``), a word split in two by a wrong space joined when it makes one ("L ot"),
+    a letter O in a postcode read as the zero it is ("8110O"), the town run into it apart."""
+    joined = re.sub(r"(?<=[a-z])(?=[A-Z][a-z])", " ", joined)  # "OffBatu", "LotF1-01"
+    joined = re.sub(
+        r"(?i)\b([a-z])\s+([a-z]+)(?![a-z])",
+        lambda m: m[1] + m[2] if (m[1] + m[2]).upper() in _PLACE_WORDS else m[0],
+        joined,
+    )
+    joined = re.sub(
+        r"(?<![\w.:#/-])(\d[\dOo]{4})(?=[A-Za-z]{3}|\W|$)",
+        lambda m: m[1].replace("O", "0").replace("o", "0"),
+        joined,
+    )
+    joined = re.sub(r"(?<=\d)(?=[A-Za-z]{3})", " ", joined)  # "81100JOHOR"
+    joined = re.sub(r"(?i)\b(lot|no|batu)(?=\d|[A-Z]\d)", r"\1 ", joined)  # "Lot3", "LotF1-01"
+    parts = re.split(r"([\s,.]+)", joined)
+    return " ".join("".join(_place_word(p) for p in parts).split())
+
+
+def _address(lines: list[str], after: int = 0) -> tuple[str, float] | None:
     """A one-line street address near the top (a guess: the line may hold more); else the
     block of lines the sender's address takes under its name, found by its structure as
     surely as a labelled value: the first line with a postcode, the lines above it back to the
     name or registration lines (three at most), and a state or country line after it, joined
-    with spaces as printed. On receipts written by others (SROIE) the block matched the gold
+    with spaces as printed; else (no postcode printed) the lines under the name (``after``,
+    the company's line) up to the first contact, tax or date line, when one reads as an
+    address (a guess). On receipts written by others (SROIE) the block matched the gold
     address on 16 of 26, the bundled model's reading on 5, so the field layer keeps it."""
     for line in lines[:8]:
         if m := _STREET.search(line):
             return m.group(0).strip(), CONF_GUESSED
     top = [ln.strip() for ln in lines[:12]]
-    for at in range(1, len(top)):
+    for at in range(max(1, after + 1), len(top)):
         if not _POSTCODE.search(top[at]) or _NOT_ADDRESS.search(top[at]):
             continue
         start = at
-        while start - 1 >= 1 and at - start < 3 and not _NOT_ADDRESS.search(top[start - 1]):
+        while (
+            start - 1 > after
+            and at - start < 3
+            and not _NOT_ADDRESS.search(top[start - 1])
+            and not _REGISTRATION.match(top[start - 1])
+        ):
             start -= 1
         block = top[start : at + 1]
         # a branch or shop name printed between the company and its address ("MYDIN MART SRI
@@ -362,19 +585,38 @@ def _address(lines: list[str]) -> tuple[str, float] | None:
         # the town and state follow a line that ends with its postcode or a comma
         # ("..., 44300" / "BATANG KALI, SELANGOR"); otherwise only a one- or two-word state
         open_end = bool(re.search(r"(\b\d{5}|,)\s*$", top[at]))
-        for after in top[at + 1 : at + 3]:
-            if not _ONLY_WORDS.match(after) or _NOT_ADDRESS.search(after):
+        for following in top[at + 1 : at + 3]:
+            if not _ONLY_WORDS.match(following) or _NOT_ADDRESS.search(following):
                 break
-            if not open_end and len(after.split()) > 2:
+            if not open_end and len(following.split()) > 2:
                 break
-            block.append(after)  # "SELANGOR", "MALAYSIA", "SEMENYIH, SELANGOR"
-            if not open_end or after.endswith("."):
+            block.append(following)  # "SELANGOR", "MALAYSIA", "SEMENYIH, SELANGOR"
+            if not open_end or following.endswith("."):
                 break
-        joined = " ".join(" ".join(block).split())
-        joined = re.sub(r"\s+(?=[,.](?:\s|$))", "", joined)  # OCR's "KPB 6 ,"
-        # OCR drops the space after a comma; SROIE's 625 gold addresses print one in 9 of 10
-        return re.sub(r",(?=[A-Za-z0-9])", ", ", joined), CONF_LABELLED
+        return _joined_address(block), CONF_LABELLED
+    start = after + 1
+    while start < min(len(top), after + 4) and (
+        _NOT_ADDRESS.search(top[start]) or _REGISTRATION.match(top[start])
+    ):
+        start += 1
+    block = list(itertools.takewhile(_may_be_address, top[start : start + 4]))
+    if block and any(_ADDRESS_WORD.search(_tidy_address(ln)) for ln in block):
+        return _joined_address(block), CONF_GUESSED
     return None
+
+
+def _may_be_address(line: str) -> bool:
+    """Not a contact, tax or date line, nor only a telephone number ("03-7845 6155")."""
+    return not (
+        _NOT_ADDRESS.search(line) or re.search(_DATE, line) or re.fullmatch(r"[\d\s()+-]{7,}", line)
+    )
+
+
+def _joined_address(block: list[str]) -> str:
+    joined = _tidy_address(" ".join(" ".join(block).split()))
+    joined = re.sub(r"\s+(?=[,.](?:\s|$))", "", joined)  # OCR's "KPB 6 ,"
+    # OCR drops the space after a comma; SROIE's 625 gold addresses print one in 9 of 10
+    return re.sub(r",(?=[A-Za-z0-9])", ", ", joined)
 
 
 def _value(name: str, raw: str | None) -> Any:
@@ -394,9 +636,10 @@ def extract(
     """(fields, confidences) from plain text; custom mode returns exactly ``requested``."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
     found: dict[str, tuple[Any, float]] = {"document_type": (classify(text), CONF_GUESSED)}
-    if company := _company(lines):
-        found["company"] = company
-    if address := _address(lines):
+    company = _company(lines)
+    if company:
+        found["company"] = company[:2]
+    if address := _address(lines, company[2] if company else 0):
         found["address"] = address
     if currency := _currency(text):
         found["currency"] = (currency, CONF_GUESSED)
