@@ -271,3 +271,48 @@ def test_a_company_name_read_through_ocr() -> None:
     )
     # a trade word that is the whole word is left alone
     assert company("KEDAI INTERNATIONAL SDN BHD") == "KEDAI INTERNATIONAL SDN BHD"
+
+
+# Invoices written by others: lines from the text layers of invoice2data's test PDFs
+# (invoice-x/invoice2data tests/compare, MIT licence).
+
+
+def _custom(text: str, *names: str) -> dict[str, object]:
+    return extract(text, list(names))[0]
+
+
+def test_the_vat_rate_is_the_last_percentage_after_the_tax_s_name() -> None:
+    dutch = "Apple iPad Air Wifi 16 GB Zilver 1 € 399,00 21% € 399,00\nBTW 21% € 124,61"
+    assert _custom(dutch, "vat_rate") == {"vat_rate": "21%"}
+    french = "Justificatif PDF 1 0,75 € 0,75 €\nTVA 20% : 9,34 €"
+    assert _custom(french, "vat_rate") == {"vat_rate": "20%"}
+    # run into the amount before it; the summary's rate after the items' own
+    assert _custom("5.00TVA 20% payée sur les encaissements", "tax_rate")["tax_rate"] == "20%"
+    items = "Tax: 0.2%\nService B 5 $1.50 $7.50\nTax: 0.4%\nSubtotal\nTax (0%)\nTotal"
+    assert _custom(items, "vat_rate")["vat_rate"] == "0%"
+    # a column headed with the tax's name, its cells a line each in the text layer
+    table = " Tax(%) Tax \nQty\nPrice\n1 278.61 14.50%"
+    assert _custom(table, "vat_rate")["vat_rate"] == "14.5%"
+    # a tax amount with no rate, and a discount percentage, are no rate
+    assert _custom("VAT ** $0.00\nDisc.% 10.00%", "vat_rate")["vat_rate"] is None
+
+
+def test_the_issuer_is_the_company_the_page_names_as_its_own() -> None:
+    # the sender's line above the address window beats the customer's name in the window
+    letter = (
+        "Hong Kong\nYuen Long, N.T.\n93B Sai Yu Chung\niViveLabs Ltd.\n"
+        "QualityHosting AG - Uferweg 40-42 - D-63571 Gelnhausen\nRechnungsdatum"
+    )
+    assert _custom(letter, "issuer") == {"issuer": "QualityHosting AG"}
+    assert _custom("FACTUUR.\nDat betaal ik zelf wel.\nCoolblue B.V.\nWeena 664", "issuer") == {
+        "issuer": "Coolblue B.V."
+    }
+    # a name alone on a line lower down, or in the foot's legal mention
+    foot = "Account Activity\nTotal $4.11\nATTN: iViveLabs Limited\nAmazon Web Services, Inc."
+    assert _custom(foot, "issuer") == {"issuer": "Amazon Web Services, Inc."}
+    mention = "Montant EUR TTC\n29.99\nFree SAS au capital de 3.441.812 Euros - B 421 938 861 RCS"
+    assert _custom(mention, "issuer") == {"issuer": "Free SAS"}
+    # the heading's number is not a name
+    assert _custom("INVOICE\n# invoice_number_1\nSammy Maystone", "issuer") == {
+        "issuer": "Sammy Maystone"
+    }

@@ -105,6 +105,7 @@ _DATE_FIELDS = {"date", "due_date"}
 # custom-mode synonyms: a user's field name -> the rules field that answers it
 _SYNONYMS = {
     "company": "company",
+    "issuer": "company",
     "vendor": "company",
     "merchant": "company",
     "supplier": "company",
@@ -120,6 +121,10 @@ _SYNONYMS = {
     "number": "invoice_number",
     "tax": "tax",
     "vat": "tax",
+    "vat_rate": "tax_rate",
+    "tax_rate": "tax_rate",
+    "gst_rate": "tax_rate",
+    "vat_percent": "tax_rate",
     "subtotal": "subtotal",
     "currency": "currency",
     "customer": "customer",
@@ -261,9 +266,17 @@ def _currency(text: str) -> str | None:
 
 # a company's legal form at the end of its name: "SDN BHD", "S/B", "Ltd", "GmbH", "SARL", "Inc."
 _LEGAL_FORMS = r"sdn\.?\s*bhd|s/b|bhd|ltd|limited|llc|llp|inc|gmbh|sarl|plc|pty|corp(?:oration)?"
+# European forms a name ends with too ("Coolblue B.V.", "QualityHosting AG", "Free SAS"); not
+# among the words that end an address block, where "SA" or "AG" can be a place's
+_EUROPEAN_FORMS = r"ag|sas|s\.a|b\.\s?v|n\.\s?v|bv|nv|s\.r\.l|srl|s\.p\.a|kg|oy|ab"
 _LEGAL_FORM = re.compile(
-    rf"(?i)^(?P<name>.*?[A-Za-z].*?\b(?:(?:{_LEGAL_FORMS})\b\.?|co\b\.?(?!\s*\d)))"  # not "CO 80202"
+    rf"(?i)^(?P<name>.*?[A-Za-z].*?\b(?:(?:{_LEGAL_FORMS}|{_EUROPEAN_FORMS})\b\.?"
+    r"|co\b\.?(?!\s*\d)))"  # not "CO 80202"
 )
+# the sender's line above a letter's address window ("QualityHosting AG - Uferweg 40-42 -
+# D-63571 Gelnhausen"), and the legal mention at the foot of a French invoice ("Free SAS au
+# capital de ..."): a name the page gives as its own
+_SENDER = re.compile(r"(?i)^(?P<name>[^:]+?)\s+(?:[-–·|]\s+.*\d{4}|au capital\b)")
 
 
 def _first_date(lines: list[str]) -> str | None:
@@ -313,9 +326,16 @@ def _company(lines: list[str]) -> tuple[str, float, int] | None:
     """The first line near the top that names a company by its legal form (cut after it: a
     registration number may follow on the line), as sure as a labelled value (on the SROIE
     development receipts the bundled model's re-reading turned 8 such right names wrong and
-    fixed none), else the first line that reads as a name (a guess); with the line's index."""
+    fixed none), else the first line that reads as a name (a guess); with the line's index.
+    A sender's line above the address window comes first: the window under it holds the
+    customer's name ("iViveLabs Ltd."), which the page prints higher."""
+    for at, line in enumerate(lines[:12]):
+        if (m := _SENDER.match(line.strip())) and (form := _LEGAL_FORM.fullmatch(m["name"])):
+            return form["name"].strip(), CONF_LABELLED, at
     for at, raw in enumerate(lines[:6]):
         line = _repair_legal_form(raw)
+        if re.match(r"(?i)\s*(attn|attention|bill to|ship to|to|customer)\b\s*:", line):
+            continue  # the customer's name, labelled
         if (m := _LEGAL_FORM.match(line.strip())) and not re.search(
             r"(?i)\bno\b\s*[:.]", m["name"]
         ):
@@ -324,12 +344,24 @@ def _company(lines: list[str]) -> tuple[str, float, int] | None:
                 above = list(itertools.takewhile(_NAME_PART.match, reversed(lines[:at])))[:2]
                 name = " ".join([*(ln.strip() for ln in reversed(above)), name])
             return _tidy_name(name), CONF_LABELLED, at
+    # further down: a line that is only a company's name with its legal form (an invoice's
+    # foot: "Amazon Web Services, Inc."), or the name in a sender's line or legal mention
+    for at, line in enumerate(lines):
+        s = line.strip()
+        if (m := _SENDER.match(s)) and (form := _LEGAL_FORM.fullmatch(m["name"])):
+            return form["name"].strip(), CONF_GUESSED, at
+        if (
+            len(s.split()) <= 6
+            and not re.search(r"[:\d@]", s)
+            and (form := _LEGAL_FORM.fullmatch(s.rstrip(" ,")))
+        ):
+            return form["name"].strip(), CONF_GUESSED, at
     for at, line in enumerate(lines[:4]):
         s = line.strip()
         if (
             s
-            and not re.search(r"\d{2}", s)
-            and not re.match(r"(?i)(invoice|receipt|dear|date|tax invoice)\b", s)
+            and not re.search(r"\d{2}|#", s)
+            and not re.search(r"(?i)\b(invoice|receipt|dear|date)\b", s)
         ):
             return s, CONF_GUESSED, at
     return None
@@ -518,6 +550,38 @@ def _joined_address(block: list[str]) -> str:
     return re.sub(r",(?=[A-Za-z0-9])", ", ", joined)
 
 
+# the tax's name in the languages invoices come in: VAT, TVA, BTW, MwSt, USt, IVA, GST
+_TAX_NAME = r"(?i)(?<![a-z])(?:vat|tva|btw|mwst|ust|iva|gst|igst|sst|sales tax|tax(?:es)?)\b"
+_PERCENT = r"(\d{1,2}(?:[.,]\d{1,3})?)\s?%"
+
+
+def _tax_rate(lines: list[str]) -> tuple[str, float] | None:
+    """The tax rate an invoice charges: the last percentage written after the tax's name
+    ("BTW 21% € 124,61", "TVA 20% : 9,34 €", "Tax (0%)": the summary under the items is
+    last), as sure as a labelled value; else the first percentage in the rows under a column
+    headed with the tax's name and "%" ("BTW % Grondslag" / "21 % 41,31"; a text layer may
+    put a table's cells a line each, so up to ten lines under), a guess."""
+    labelled = [
+        m.group(1)
+        for line in lines
+        for m in re.finditer(_TAX_NAME + r"[^%\d]{0,12}?\(?" + _PERCENT, line)
+    ]
+    if labelled:
+        return _rate(labelled[-1]), CONF_LABELLED
+    for at, line in enumerate(lines):
+        if re.search(_TAX_NAME, line) and "%" in line and not re.search(r"\d", line):
+            for row in lines[at + 1 : at + 11]:
+                if m := re.search(r"(?<![\d.,])" + _PERCENT, row):
+                    return _rate(m.group(1)), CONF_GUESSED
+    return None
+
+
+def _rate(number: str) -> str:
+    """``"14.50"`` -> ``"14.5%"``, ``"21"`` -> ``"21%"``."""
+    value = float(number.replace(",", "."))
+    return f"{value:g}%"
+
+
 def _value(name: str, raw: str | None) -> Any:
     if raw is None:
         return None
@@ -538,7 +602,8 @@ def extract(
     company = _company(lines)
     if company:
         found["company"] = company[:2]
-    if address := _address(lines, company[2] if company else 0):
+    # the address is under the name when the name heads the page
+    if address := _address(lines, company[2] if company and company[2] < 6 else 0):
         found["address"] = address
     if currency := _currency(text):
         found["currency"] = (currency, CONF_GUESSED)
@@ -553,6 +618,8 @@ def extract(
         value = _value(name, raw)
         if value is not None:
             found[name] = (value, CONF_LABELLED)
+    if rate := _tax_rate(lines):
+        found["tax_rate"] = rate
     if "date" not in found and (unlabelled := _first_date(lines)):
         found["date"] = (unlabelled, CONF_GUESSED)  # receipts print "19/01/17 10:48" unlabelled
     if requested is None:
