@@ -316,3 +316,14 @@ def test_the_issuer_is_the_company_the_page_names_as_its_own() -> None:
     assert _custom("INVOICE\n# invoice_number_1\nSammy Maystone", "issuer") == {
         "issuer": "Sammy Maystone"
     }
+
+
+def test_ocr_readings_of_the_total_label() -> None:
+    assert _total("Subtotal: 104.00\nTotal Exol.or GST 98.11\nTotai Amt Rounded 104.00") == 104.0
+    text = "TOTALINCL.GST@6% RM 57.40\nCASH RM 60.00\nGST @6% included in total RM 3.25"
+    assert _total(text) == 57.4
+    # a receipt's till that prints only a subtotal before the payment
+    till = "RECEIPT\nSUBTOTAL: 28.60\nCASH 50.00\nCHANGE 21.40"
+    assert _total(till) == 28.6
+    # an invoice whose total the rules cannot read keeps none rather than its subtotal
+    assert _total("INVOICE\nSubtotal 100.00\nVAT 20.00\nAmount to pay: see attached") is None

@@ -168,6 +168,12 @@ def _total(lines: list[str]) -> str | None:
     def first(among: list[str]) -> str | None:
         return _after_label(among, _LABELS["total"], _AMOUNT, last=True, accept=_names_the_total)
 
+    # OCR's readings of the label: "Totai Amt Rounded", "T0TAL", "TOTALINCL.GST@6%"
+    lines = [
+        re.sub(r"(?i)(?<=total)(?=incl|excl|amo?u?nt|amt|due|rm\b)", " ", ln)
+        for ln in (re.sub(r"(?i)\bt[o0]ta[il1](?=\b|incl|excl|amt)", "Total", ln) for ln in lines)
+    ]
+
     rounding = next(
         (
             i
@@ -618,6 +624,10 @@ def extract(
         value = _value(name, raw)
         if value is not None:
             found[name] = (value, CONF_LABELLED)
+    if "total" not in found and "subtotal" in found and classify(text) == "receipt":
+        # a till that prints only "SUBTOTAL: 28.60" before the payment lines: nothing is
+        # added after it, so it is the amount paid (a guess)
+        found["total"] = (found["subtotal"][0], CONF_GUESSED)
     if rate := _tax_rate(lines):
         found["tax_rate"] = rate
     if "date" not in found and (unlabelled := _first_date(lines)):
