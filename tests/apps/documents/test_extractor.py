@@ -327,3 +327,18 @@ def test_ocr_readings_of_the_total_label() -> None:
     assert _total(till) == 28.6
     # an invoice whose total the rules cannot read keeps none rather than its subtotal
     assert _total("INVOICE\nSubtotal 100.00\nVAT 20.00\nAmount to pay: see attached") is None
+
+
+def test_a_name_lower_down_only_when_none_heads_the_page() -> None:
+    # a receipt's name heads it; a supplier's name with its legal form lower down is not it
+    receipt = (
+        "PERNIAGAAN ZHENG HUI\nJM0325955-V\nNO.59 JALAN PERMAS 9/5\n81750 MASAI\nCASH BILL\n"
+        "DATE: 02/03/2018\nCUSTOMER\nGOGIANT ENGINEERING (M) SDN BHD\nTOTAL 12.00"
+    )
+    assert _custom(receipt, "company") == {"company": "PERNIAGAAN ZHENG HUI"}
+    # a label's value under it is not a name: the page's own name is the one at its foot
+    hotel = (
+        "PAYMENT RECEIPT\nGuest Name:\nSanjay\nDate:\n31/12/2017\nGrand Total\nRs 1939\n"
+        "Oravel Stays Private Limited\nRegistered Office:"
+    )
+    assert _custom(hotel, "issuer") == {"issuer": "Oravel Stays Private Limited"}

@@ -335,9 +335,9 @@ def _company(lines: list[str]) -> tuple[str, float, int] | None:
     fixed none), else the first line that reads as a name (a guess); with the line's index.
     A sender's line above the address window comes first: the window under it holds the
     customer's name ("iViveLabs Ltd."), which the page prints higher."""
-    for at, line in enumerate(lines[:12]):
+    for at, line in enumerate(lines):
         if (m := _SENDER.match(line.strip())) and (form := _LEGAL_FORM.fullmatch(m["name"])):
-            return form["name"].strip(), CONF_LABELLED, at
+            return form["name"].strip(), CONF_LABELLED if at < 12 else CONF_GUESSED, at
     for at, raw in enumerate(lines[:6]):
         line = _repair_legal_form(raw)
         if re.match(r"(?i)\s*(attn|attention|bill to|ship to|to|customer)\b\s*:", line):
@@ -350,26 +350,27 @@ def _company(lines: list[str]) -> tuple[str, float, int] | None:
                 above = list(itertools.takewhile(_NAME_PART.match, reversed(lines[:at])))[:2]
                 name = " ".join([*(ln.strip() for ln in reversed(above)), name])
             return _tidy_name(name), CONF_LABELLED, at
-    # further down: a line that is only a company's name with its legal form (an invoice's
-    # foot: "Amazon Web Services, Inc."), or the name in a sender's line or legal mention
+    for at, line in enumerate(lines[:4]):
+        s = line.strip()
+        if at and lines[at - 1].rstrip().endswith(":"):
+            continue  # a label's value on the line under it ("Guest Name:" / "Sanjay")
+        if (
+            re.match(r"[A-Z0-9]", s)
+            and len(s.split()) <= 8
+            and not re.search(r"\d{2}|#|:", s)
+            and not re.search(r"(?i)\b(invoice|receipt|dear|date)\b", s)
+        ):
+            return s, CONF_GUESSED, at
+    # no name heads the page (an invoice opening with notes): a line lower down that is only
+    # a company's name with its legal form ("Amazon Web Services, Inc.")
     for at, line in enumerate(lines):
         s = line.strip()
-        if (m := _SENDER.match(s)) and (form := _LEGAL_FORM.fullmatch(m["name"])):
-            return form["name"].strip(), CONF_GUESSED, at
         if (
             len(s.split()) <= 6
             and not re.search(r"[:\d@]", s)
             and (form := _LEGAL_FORM.fullmatch(s.rstrip(" ,")))
         ):
             return form["name"].strip(), CONF_GUESSED, at
-    for at, line in enumerate(lines[:4]):
-        s = line.strip()
-        if (
-            s
-            and not re.search(r"\d{2}|#", s)
-            and not re.search(r"(?i)\b(invoice|receipt|dear|date)\b", s)
-        ):
-            return s, CONF_GUESSED, at
     return None
 
 
