@@ -274,7 +274,7 @@ def _currency(text: str) -> str | None:
 _LEGAL_FORMS = r"sdn\.?\s*bhd|s/b|bhd|ltd|limited|llc|llp|inc|gmbh|sarl|plc|pty|corp(?:oration)?"
 # European forms a name ends with too ("Coolblue B.V.", "QualityHosting AG", "Free SAS"); not
 # among the words that end an address block, where "SA" or "AG" can be a place's
-_EUROPEAN_FORMS = r"ag|sas|s\.a|b\.\s?v|n\.\s?v|bv|nv|s\.r\.l|srl|s\.p\.a|kg|oy|ab"
+_EUROPEAN_FORMS = r"ag|sas|s\.a|b\.\s?v|n\.\s?v|bv|nv|s\.r\.l|srl|s\.p\.a"
 _LEGAL_FORM = re.compile(
     rf"(?i)^(?P<name>.*?[A-Za-z].*?\b(?:(?:{_LEGAL_FORMS}|{_EUROPEAN_FORMS})\b\.?"
     r"|co\b\.?(?!\s*\d)))"  # not "CO 80202"
@@ -394,7 +394,7 @@ _POSTCODE = re.compile(
 _ONLY_WORDS = re.compile(r"^[A-Za-z][A-Za-z .,'-]*$")
 # the first line of a street address: a number, or a unit, lot or level word before one
 _OPENS_ADDRESS = re.compile(r"(?i)^(?:\d|#|(?:no|lot|unit|level|suite|block|blk|floor)\b)")
-# a line only a registration number ("789417-W", "(867388-U)") or a date and time
+# a line that is only a registration number ("789417-W", "(867388-U)")
 _REGISTRATION = re.compile(r"^\(?[A-Z]{0,3}\d[\d-]{4,}\s*-?\s*[A-Z]?\)?$")
 _ADDRESS_WORD = re.compile(
     r"(?i)^no\b|\b(jalan|jln|lorong|lot|taman|tmn|bandar|kampung|kg|persiaran|lebuh|mall|plaza"
@@ -436,13 +436,14 @@ def _edits(a: str, b: str) -> int:
 
 
 def _in_case_of(word: str, like: str) -> str:
-    return word if like.isupper() else word.capitalize()
+    return word if like.isupper() else word.title()
 
 
 def _place_word(token: str) -> str:
     """One token of an address as the page prints it: a lexicon word OCR misread by one
-    letter (two in a word of eight or more) when exactly one word is that close, a digit read
-    for a letter (``L0T``, ``lpoh``), two lexicon words run together split."""
+    letter in a word of six or more (two in nine or more) when exactly one word is that
+    close, a digit or a small l read for a letter (``L0T``, ``lpoh``), an unread letter
+    (``JA_AN``), two lexicon words run together split."""
     word = token.upper()
     if not re.fullmatch(r"[A-Z0158_]+", word) or not re.search(r"[A-Z]", word):
         return token
