@@ -342,3 +342,29 @@ def test_a_name_lower_down_only_when_none_heads_the_page() -> None:
         "Oravel Stays Private Limited\nRegistered Office:"
     )
     assert _custom(hotel, "issuer") == {"issuer": "Oravel Stays Private Limited"}
+
+
+def test_more_ocr_readings_of_a_receipt_s_name() -> None:
+    def company(text: str) -> str | None:
+        return extract(text, ["company"])[0]["company"]
+
+    assert company("AMANO MALAYSIA SON BHD (682288-V)") == "AMANO MALAYSIA SDN BHD"
+    assert company("GARDENIA BAKERIES(KL)SDNBHD(139386 X)") == "GARDENIA BAKERIES (KL) SDN BHD"
+    assert company("HAI-0 RAYA BHD (169199-V)\nKEPONG OUTLET") == "HAI-O RAYA BHD"
+    assert company("31803003\nAEON CO.(M) BHD.(126926-H)") == "AEON CO. (M) BHD."
+    # a name with no legal form, its registration run onto the line; a Malay word run in
+    assert company("HASHA PETROKIOSK Conpany No:_JH0632980-V\nLot PT0 198718") == (
+        "HASHA PETROKIOSK"
+    )
+    assert company("KEDAIPAPAN YEW CHUAN\n(JM0036963-A)") == "KEDAI PAPAN YEW CHUAN"
+    assert company("SANYUSTATIONERY SHOP\nNO.31G&33G") == "SANYU STATIONERY SHOP"
+
+
+def test_a_receipt_number_is_not_a_postcode_and_a_gap_in_a_street_word_closes() -> None:
+    text = (
+        "SUNFISH\n<484297-M>\n22 LRG PERUSAHAAN 4\nKIMPAL INDS.PARK B.CAVES\n"
+        "TEL : 03-61855688\nNO 10256\nTABLE 12"
+    )
+    assert _address(text)[0] == "22 LRG PERUSAHAAN 4 KIMPAL INDS.PARK B.CAVES"
+    text = "AMANO MALAYSIA SON BHD (682288-V)\n12 JAL_AN PENGACARA U1/48\n03-55695002/5003"
+    assert _address(text)[0] == "12 JALAN PENGACARA U1/48"

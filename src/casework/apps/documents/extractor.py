@@ -305,6 +305,9 @@ def _tidy_name(name: str) -> str:
     trade word run into the word before it ("UNIHAKKAINTERNATIONAL")."""
     name = re.sub(r"^#\d+\s+", "", name)
     name = _GLUED_TRADE_WORD.sub(r"\1 \2", name)
+    name = re.sub(r"(?i)^(kedai|restoran|syarikat|perniagaan)(?=[a-z]{3})", r"\1 ", name)
+    name = re.sub(r"(?i)\bsdn(?=bhd\b)", r"\g<0> ", name)  # "SDNBHD"
+    name = re.sub(r"(?<=[A-Z]-)0\b|(?<=[A-Z])0(?=[A-Z])", "O", name)  # "HAI-0 RAYA"
     return re.sub(r"(?<=[A-Za-z.])\((?=\w)", " (", re.sub(r"\)(?=[A-Za-z])", ") ", name))
 
 
@@ -314,12 +317,21 @@ _GLUED_TRADE_WORD = re.compile(
     r"|distributors?|hardware|stationery|holdings|industries|supermarket|minimarket|pharmacy"
     r"|bakery|electrical|machinery|engineering|services|corporation)\b"
 )
-# "SDN EHD": the Malaysian legal form (Sendirian Berhad) with its B misread
+# "SDN EHD", "SON BHD": the Malaysian legal form (Sendirian Berhad) with a letter misread
 _BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)[e8]hd\b")
+_SDN = re.compile(r"(?i)\bs[o0]n(?=\.?\s*bhd\b)")
 
 
 def _repair_legal_form(line: str) -> str:
+    line = _SDN.sub(lambda m: "SDN" if m.group(0)[0].isupper() else "sdn", line)
     return _BHD.sub(lambda m: m.group(1) + ("BHD" if m.group(0)[-3:].isupper() else "Bhd"), line)
+
+
+# after "CO." the rest of a Malaysian form: "AEON CO.(M) BHD.", "CO. SDN BHD"
+_AFTER_CO = re.compile(rf"(?i)^\s*(?:\([A-Z]\)\s*)?(?:{_LEGAL_FORMS})\b\.?")
+# where a name on the first line ends and its registration begins: "HASHA PETROKIOSK
+# Conpany No:_JH0632980-V"
+_REGISTRATION_LABEL = re.compile(r"(?i)\s+(?:co[mn]pany|co\.?)\s*(?:n[o0]|reg)\b.*$")
 
 
 # a line that cannot begin a company's name, so the name began on the lines above it: "CO. (M)
@@ -346,12 +358,16 @@ def _company(lines: list[str]) -> tuple[str, float, int] | None:
             r"(?i)\bno\b\s*[:.]", m["name"]
         ):
             name = m["name"].strip()
+            if re.search(r"(?i)\bco\.?$", name) and (
+                rest := _AFTER_CO.match(line.strip()[m.end() :])
+            ):
+                name += rest.group(0)
             if _CONTINUES_NAME.match(name):  # "POPULAR BOOK" / "CO. (M) SDN BHD"
                 above = list(itertools.takewhile(_NAME_PART.match, reversed(lines[:at])))[:2]
                 name = " ".join([*(ln.strip() for ln in reversed(above)), name])
             return _tidy_name(name), CONF_LABELLED, at
     for at, line in enumerate(lines[:4]):
-        s = line.strip()
+        s = _REGISTRATION_LABEL.sub("", line.strip())
         if at and lines[at - 1].rstrip().endswith(":"):
             continue  # a label's value on the line under it ("Guest Name:" / "Sanjay")
         if (
@@ -360,7 +376,7 @@ def _company(lines: list[str]) -> tuple[str, float, int] | None:
             and not re.search(r"\d{2}|#|:", s)
             and not re.search(r"(?i)\b(invoice|receipt|dear|date)\b", s)
         ):
-            return s, CONF_GUESSED, at
+            return _tidy_name(s), CONF_GUESSED, at
     # no name heads the page (an invoice opening with notes): a line lower down that is only
     # a company's name with its legal form ("Amazon Web Services, Inc.")
     for at, line in enumerate(lines):
@@ -388,7 +404,7 @@ _NOT_ADDRESS = re.compile(
 # a postcode: five digits (US, Malaysia, France, Germany...) or a UK one; OCR reads a 0 as O
 # and runs the town into it ("8110OJOHOR BAHRU"), never a number's tail ("N0.18252")
 _POSTCODE = re.compile(
-    r"(?<![\w.:#/-])\d[\dOo]{4}(?![\w-])|(?<![\w.:#/-])\d[\dOo]{4}(?=[A-Z]{3})"
+    r"(?<![\w.:#/-])(?<!N[O0] )\d[\dOo]{4}(?![\w-])|(?<![\w.:#/-])\d[\dOo]{4}(?=[A-Z]{3})"
     r"|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b"
 )
 _ONLY_WORDS = re.compile(r"^[A-Za-z][A-Za-z .,'-]*$")
@@ -397,7 +413,7 @@ _OPENS_ADDRESS = re.compile(r"(?i)^(?:\d|#|(?:no|lot|unit|level|suite|block|blk|
 # a line that is only a registration number ("789417-W", "(867388-U)")
 _REGISTRATION = re.compile(r"^\(?[A-Z]{0,3}\d[\d-]{4,}\s*-?\s*[A-Z]?\)?$")
 _ADDRESS_WORD = re.compile(
-    r"(?i)^no\b|\b(jalan|jln|lorong|lot|taman|tmn|bandar|kampung|kg|persiaran|lebuh|mall|plaza"
+    r"(?i)^no\b|\b(jalan|jln|lorong|lrg|industrial|park|lot|taman|tmn|bandar|kampung|kg|persiaran|lebuh|mall|plaza"
     r"|floor|tingkat|wisma|menara|kompleks|street|road|avenue|lane)\b"
 )
 
@@ -458,8 +474,8 @@ def _place_word(token: str) -> str:
     for cut in range(4, len(word) - 3):
         if word[:cut] in _PLACE_WORDS and word[cut:] in _PLACE_WORDS:
             return _in_case_of(f"{word[:cut]} {word[cut:]}", token)
-    if "_" in word and len(word) >= 4:  # a letter the recognizer could not read: "JA_AN"
-        fits = [w for w in _PLACE_WORDS if re.fullmatch(word.replace("_", "[A-Z]"), w)]
+    if "_" in word and len(word) >= 4:  # a letter it could not read, or a gap: "JA_AN", "JAL_AN"
+        fits = [w for w in _PLACE_WORDS if re.fullmatch(word.replace("_", "[A-Z]?"), w)]
         return _in_case_of(fits[0], token) if len(fits) == 1 else token
     # a five-letter word is a letter away from others too often (ANGSA, JAPAN, BLOCK)
     if len(word) < 6 or not word.isalpha():
@@ -547,7 +563,9 @@ def _address(lines: list[str], after: int = 0) -> tuple[str, float] | None:
 def _may_be_address(line: str) -> bool:
     """Not a contact, tax or date line, nor only a telephone number ("03-7845 6155")."""
     return not (
-        _NOT_ADDRESS.search(line) or re.search(_DATE, line) or re.fullmatch(r"[\d\s()+-]{7,}", line)
+        _NOT_ADDRESS.search(line)
+        or re.search(_DATE, line)
+        or re.fullmatch(r"[\d\s()+/-]{7,}", line)
     )
 
 
