@@ -191,10 +191,180 @@ def test_a_month_run_into_the_year_is_a_date() -> None:
 def test_a_postcode_with_a_letter_o_for_zero_opens_the_address() -> None:
     text = "BOOK TA .K (TAMAN DAYA) SDN BHD\nNO.53, JALAN SAGU 18\nTAMAN DAYA,\n8110O JOHOR BAHRU"
     fields, _ = extract(text, ["address"])
-    assert fields["address"] == "NO.53, JALAN SAGU 18 TAMAN DAYA, 8110O JOHOR BAHRU"
+    assert fields["address"] == "NO.53, JALAN SAGU 18 TAMAN DAYA, 81100 JOHOR BAHRU"
 
 
 def test_the_space_ocr_drops_after_a_comma_is_put_back() -> None:
     text = "SHOP SDN BHD\nNO.22 JALAN PUTERI 2/4\nBANDAR PUTERI 47100 PUCHONG,SELANGOR"
     fields, _ = extract(text, ["address"])
     assert fields["address"] == "NO.22 JALAN PUTERI 2/4 BANDAR PUTERI 47100 PUCHONG, SELANGOR"
+
+
+# Receipts through OCR: the shapes below are RapidOCR's readings of SROIE scans (ICDAR 2019,
+# public copy zzzDavid/ICDAR-2019-SROIE, MIT licence), a few lines each.
+
+
+def test_an_address_without_a_postcode_is_the_lines_under_the_name() -> None:
+    mall = (
+        "#000002 BAIFU (M) Sdn Bhd\nCOMPANY N0(814198-X)\nDAISO JAPAN, IOI MALL\nPHONE 03-80763806"
+    )
+    assert _address(mall) == ("DAISO JAPAN, IOI MALL", 0.5)
+    shop = (
+        "Handlo\nGuardian Health And Beauty Sdn Bhd\nJalan Loke Yew Bentong\n90 Ground Floor\n"
+        "Jalan Bentong\nTel:09-222 6498\nCompany Reg #1101083-T"
+    )
+    assert _address(shop)[0] == "Jalan Loke Yew Bentong 90 Ground Floor Jalan Bentong"
+    # a telephone number under the address is not part of it
+    phone = "BEMED (SP) SDN. BHD.\nNo.49, Jalan Dinar G U3/G,\nSubang Perdana,\n03-7845 6155"
+    assert _address(phone)[0] == "No.49, Jalan Dinar G U3/G, Subang Perdana,"
+    # no street word under the name: no address rather than the till's line
+    assert _address("ASIA MART\nDoc No CS02070163 Time: 00:06:00\nCashier : EIRA") == (None, 0.1)
+
+
+def test_a_number_s_tail_is_not_a_postcode_and_a_run_in_heading_ends_the_address() -> None:
+    receipt = "BAIFU (M) Sdn Bhd\nGST ID : 001389649920\n20/03/2018 7:07pm RCPT N0.18252"
+    assert _address(receipt)[0] is None
+    text = (
+        "UNIHAKKA INTERNATIONAL SDN BHD\n(867388-U)\n12, Jalan Tampoi 7/4,Kawasan Perindustrian\n"
+        "Tampoi,81200 Johor Bahru, Johor\nTAXINVOICE\nInvoice# :OR18052402170329"
+    )
+    assert _address(text)[0] == (
+        "12, Jalan Tampoi 7/4, Kawasan Perindustrian Tampoi, 81200 Johor Bahru, Johor"
+    )
+
+
+def test_ocr_misreadings_of_address_words_are_put_back() -> None:
+    # a space inside a word, a postcode's zeros as small o, the number run into its word
+    text = "GARDENIA BAKERIES (KL) SDN BHD\nL ot3, Jalan Pelabur 23/1,\n403oo Shah Alam, Selangor"
+    assert _address(text)[0] == "Lot 3, Jalan Pelabur 23/1, 40300 Shah Alam, Selangor"
+    # words run together, a small l for a capital I
+    text = (
+        "LIM SENG THO HARDWARE TRADING\nNo 7, Simpang OffBatu Village,\n"
+        "Jalan lpoh Batu5,51200 KualaLumpur\nMALAYSIA\nTei&Fax No:03-62587191"
+    )
+    assert _address(text)[0] == (
+        "No 7, Simpang Off Batu Village, Jalan Ipoh Batu 5, 51200 Kuala Lumpur MALAYSIA"
+    )
+    # one letter wrong in a word of six or more; an unread letter; L0T with a zero
+    text = (
+        "FY EAGLE ENTERPRISE\n002065464-X\nL0T 42, JA_AN PERHAS 14/11\n"
+        "TAMAN PERINDUSTRIAN BUKIT SERDANG,\n43300 SERI KEHBANGAN\nSELANGOR"
+    )
+    assert _address(text)[0] == (
+        "LOT 42, JALAN PERMAS 14/11 TAMAN PERINDUSTRIAN BUKIT SERDANG, 43300 SERI KEMBANGAN "
+        "SELANGOR"
+    )
+    # a five-letter name a letter away from a lexicon word stays as printed
+    text = "99 SPEED MART S/B (519537-X)\nLOT P.T. 2811, JALAN ANGSA,\n41150 KLANG,SELANGOR"
+    assert _address(text)[0] == "LOT P.T. 2811, JALAN ANGSA, 41150 KLANG, SELANGOR"
+
+
+def test_a_company_name_read_through_ocr() -> None:
+    def company(text: str) -> str | None:
+        return extract(text, ["company"])[0]["company"]
+
+    assert company("UNIHAKKAINTERNATIONAL SDN BHD\n(867388-U)") == "UNIHAKKA INTERNATIONAL SDN BHD"
+    assert company("GHDISTRIBUTOR & MARKETING SDN BHD") == "GH DISTRIBUTOR & MARKETING SDN BHD"
+    assert (
+        company("GARDENIA BAKERIES(KL)SDN EHD(139386 X)\nL ot3, Jalan Pelabur 23/1,")
+        == "GARDENIA BAKERIES (KL) SDN BHD"
+    )
+    # a trade word that is the whole word is left alone
+    assert company("KEDAI INTERNATIONAL SDN BHD") == "KEDAI INTERNATIONAL SDN BHD"
+
+
+# Invoices written by others: lines from the text layers of invoice2data's test PDFs
+# (invoice-x/invoice2data tests/compare, MIT licence).
+
+
+def _custom(text: str, *names: str) -> dict[str, object]:
+    return extract(text, list(names))[0]
+
+
+def test_the_vat_rate_is_the_last_percentage_after_the_tax_s_name() -> None:
+    dutch = "Apple iPad Air Wifi 16 GB Zilver 1 € 399,00 21% € 399,00\nBTW 21% € 124,61"
+    assert _custom(dutch, "vat_rate") == {"vat_rate": "21%"}
+    french = "Justificatif PDF 1 0,75 € 0,75 €\nTVA 20% : 9,34 €"
+    assert _custom(french, "vat_rate") == {"vat_rate": "20%"}
+    # run into the amount before it; the summary's rate after the items' own
+    assert _custom("5.00TVA 20% payée sur les encaissements", "tax_rate")["tax_rate"] == "20%"
+    items = "Tax: 0.2%\nService B 5 $1.50 $7.50\nTax: 0.4%\nSubtotal\nTax (0%)\nTotal"
+    assert _custom(items, "vat_rate")["vat_rate"] == "0%"
+    # a column headed with the tax's name, its cells a line each in the text layer
+    table = " Tax(%) Tax \nQty\nPrice\n1 278.61 14.50%"
+    assert _custom(table, "vat_rate")["vat_rate"] == "14.5%"
+    # a tax amount with no rate, and a discount percentage, are no rate
+    assert _custom("VAT ** $0.00\nDisc.% 10.00%", "vat_rate")["vat_rate"] is None
+
+
+def test_the_issuer_is_the_company_the_page_names_as_its_own() -> None:
+    # the sender's line above the address window beats the customer's name in the window
+    letter = (
+        "Hong Kong\nYuen Long, N.T.\n93B Sai Yu Chung\niViveLabs Ltd.\n"
+        "QualityHosting AG - Uferweg 40-42 - D-63571 Gelnhausen\nRechnungsdatum"
+    )
+    assert _custom(letter, "issuer") == {"issuer": "QualityHosting AG"}
+    assert _custom("FACTUUR.\nDat betaal ik zelf wel.\nCoolblue B.V.\nWeena 664", "issuer") == {
+        "issuer": "Coolblue B.V."
+    }
+    # a name alone on a line lower down, or in the foot's legal mention
+    foot = "Account Activity\nTotal $4.11\nATTN: iViveLabs Limited\nAmazon Web Services, Inc."
+    assert _custom(foot, "issuer") == {"issuer": "Amazon Web Services, Inc."}
+    mention = "Montant EUR TTC\n29.99\nFree SAS au capital de 3.441.812 Euros - B 421 938 861 RCS"
+    assert _custom(mention, "issuer") == {"issuer": "Free SAS"}
+    # the heading's number is not a name
+    assert _custom("INVOICE\n# invoice_number_1\nSammy Maystone", "issuer") == {
+        "issuer": "Sammy Maystone"
+    }
+
+
+def test_ocr_readings_of_the_total_label() -> None:
+    assert _total("Subtotal: 104.00\nTotal Exol.or GST 98.11\nTotai Amt Rounded 104.00") == 104.0
+    text = "TOTALINCL.GST@6% RM 57.40\nCASH RM 60.00\nGST @6% included in total RM 3.25"
+    assert _total(text) == 57.4
+    # a receipt's till that prints only a subtotal before the payment
+    till = "RECEIPT\nSUBTOTAL: 28.60\nCASH 50.00\nCHANGE 21.40"
+    assert _total(till) == 28.6
+    # an invoice whose total the rules cannot read keeps none rather than its subtotal
+    assert _total("INVOICE\nSubtotal 100.00\nVAT 20.00\nAmount to pay: see attached") is None
+
+
+def test_a_name_lower_down_only_when_none_heads_the_page() -> None:
+    # a receipt's name heads it; a supplier's name with its legal form lower down is not it
+    receipt = (
+        "PERNIAGAAN ZHENG HUI\nJM0325955-V\nNO.59 JALAN PERMAS 9/5\n81750 MASAI\nCASH BILL\n"
+        "DATE: 02/03/2018\nCUSTOMER\nGOGIANT ENGINEERING (M) SDN BHD\nTOTAL 12.00"
+    )
+    assert _custom(receipt, "company") == {"company": "PERNIAGAAN ZHENG HUI"}
+    # a label's value under it is not a name: the page's own name is the one at its foot
+    hotel = (
+        "PAYMENT RECEIPT\nGuest Name:\nSanjay\nDate:\n31/12/2017\nGrand Total\nRs 1939\n"
+        "Oravel Stays Private Limited\nRegistered Office:"
+    )
+    assert _custom(hotel, "issuer") == {"issuer": "Oravel Stays Private Limited"}
+
+
+def test_more_ocr_readings_of_a_receipt_s_name() -> None:
+    def company(text: str) -> str | None:
+        return extract(text, ["company"])[0]["company"]
+
+    assert company("AMANO MALAYSIA SON BHD (682288-V)") == "AMANO MALAYSIA SDN BHD"
+    assert company("GARDENIA BAKERIES(KL)SDNBHD(139386 X)") == "GARDENIA BAKERIES (KL) SDN BHD"
+    assert company("HAI-0 RAYA BHD (169199-V)\nKEPONG OUTLET") == "HAI-O RAYA BHD"
+    assert company("31803003\nAEON CO.(M) BHD.(126926-H)") == "AEON CO. (M) BHD."
+    # a name with no legal form, its registration run onto the line; a Malay word run in
+    assert company("HASHA PETROKIOSK Conpany No:_JH0632980-V\nLot PT0 198718") == (
+        "HASHA PETROKIOSK"
+    )
+    assert company("KEDAIPAPAN YEW CHUAN\n(JM0036963-A)") == "KEDAI PAPAN YEW CHUAN"
+    assert company("SANYUSTATIONERY SHOP\nNO.31G&33G") == "SANYU STATIONERY SHOP"
+
+
+def test_a_receipt_number_is_not_a_postcode_and_a_gap_in_a_street_word_closes() -> None:
+    text = (
+        "SUNFISH\n<484297-M>\n22 LRG PERUSAHAAN 4\nKIMPAL INDS.PARK B.CAVES\n"
+        "TEL : 03-61855688\nNO 10256\nTABLE 12"
+    )
+    assert _address(text)[0] == "22 LRG PERUSAHAAN 4 KIMPAL INDS.PARK B.CAVES"
+    text = "AMANO MALAYSIA SON BHD (682288-V)\n12 JAL_AN PENGACARA U1/48\n03-55695002/5003"
+    assert _address(text)[0] == "12 JALAN PENGACARA U1/48"

@@ -65,6 +65,10 @@ def test_values_match() -> None:
     assert values_match("Acme  Supplies LTD", "acme supplies ltd")
     assert not values_match("Acme", None) and values_match(None, None)
     assert values_match([1, "a"], ["1.00", "A"])
+    # percentages as numbers: a rate written "21 %" or "14.50%" is the gold "21%" / "14.5%"
+    assert values_match("21%", "21 %") and values_match("14.5%", "14.50%")
+    assert values_match("7,7%", "7.7%") and not values_match("21%", "12%")
+    assert not values_match("21%", "21")
 
 
 def test_field_scores_counts_wrong_values_twice_and_ignores_extras() -> None:

@@ -162,3 +162,11 @@ def test_the_read_task_crosses_to_a_worker_without_deps(deps: DocumentsDeps) -> 
     assert set(vars(shipped)) == {"ocr", "progress"} and shipped.progress is None
     read = shipped(DATA / "letter-37.pdf")
     assert (len(read.pages), read.engine) == (3, "pypdf") and seen == []
+
+
+def test_full_width_punctuation_from_the_recognizer_is_read_as_ascii() -> None:
+    assert ocr.tidy_text("MR. D.I.Y.（KUCHAI) SDN BHD") == "MR. D.I.Y.(KUCHAI) SDN BHD"
+    assert ocr.tidy_text("Cashier ： EIRA") == "Cashier : EIRA"
+    assert ocr.tidy_text("Simpang Off Batu Village、") == "Simpang Off Batu Village,"
+    box = [[[0, 0], [90, 0], [90, 10], [0, 10]], "（GST ID N0 :000473792512)", 0.9]
+    assert ocr.boxes_to_text([box]) == "(GST ID N0 :000473792512)"

@@ -105,6 +105,7 @@ _DATE_FIELDS = {"date", "due_date"}
 # custom-mode synonyms: a user's field name -> the rules field that answers it
 _SYNONYMS = {
     "company": "company",
+    "issuer": "company",
     "vendor": "company",
     "merchant": "company",
     "supplier": "company",
@@ -120,6 +121,10 @@ _SYNONYMS = {
     "number": "invoice_number",
     "tax": "tax",
     "vat": "tax",
+    "vat_rate": "tax_rate",
+    "tax_rate": "tax_rate",
+    "gst_rate": "tax_rate",
+    "vat_percent": "tax_rate",
     "subtotal": "subtotal",
     "currency": "currency",
     "customer": "customer",
@@ -162,6 +167,12 @@ def _total(lines: list[str]) -> str | None:
 
     def first(among: list[str]) -> str | None:
         return _after_label(among, _LABELS["total"], _AMOUNT, last=True, accept=_names_the_total)
+
+    # OCR's readings of the label: "Totai Amt Rounded", "T0TAL", "TOTALINCL.GST@6%"
+    lines = [
+        re.sub(r"(?i)(?<=total)(?=incl|excl|amo?u?nt|amt|due|rm\b)", " ", ln)
+        for ln in (re.sub(r"(?i)\bt[o0]ta[il1](?=\b|incl|excl|amt)", "Total", ln) for ln in lines)
+    ]
 
     rounding = next(
         (
@@ -261,9 +272,17 @@ def _currency(text: str) -> str | None:
 
 # a company's legal form at the end of its name: "SDN BHD", "S/B", "Ltd", "GmbH", "SARL", "Inc."
 _LEGAL_FORMS = r"sdn\.?\s*bhd|s/b|bhd|ltd|limited|llc|llp|inc|gmbh|sarl|plc|pty|corp(?:oration)?"
+# European forms a name ends with too ("Coolblue B.V.", "QualityHosting AG", "Free SAS"); not
+# among the words that end an address block, where "SA" or "AG" can be a place's
+_EUROPEAN_FORMS = r"ag|sas|s\.a|b\.\s?v|n\.\s?v|bv|nv|s\.r\.l|srl|s\.p\.a"
 _LEGAL_FORM = re.compile(
-    rf"(?i)^(?P<name>.*?[A-Za-z].*?\b(?:(?:{_LEGAL_FORMS})\b\.?|co\b\.?(?!\s*\d)))"  # not "CO 80202"
+    rf"(?i)^(?P<name>.*?[A-Za-z].*?\b(?:(?:{_LEGAL_FORMS}|{_EUROPEAN_FORMS})\b\.?"
+    r"|co\b\.?(?!\s*\d)))"  # not "CO 80202"
 )
+# the sender's line above a letter's address window ("QualityHosting AG - Uferweg 40-42 -
+# D-63571 Gelnhausen"), and the legal mention at the foot of a French invoice ("Free SAS au
+# capital de ..."): a name the page gives as its own
+_SENDER = re.compile(r"(?i)^(?P<name>[^:]+?)\s+(?:[-–·|]\s+.*\d{4}|au capital\b)")
 
 
 def _first_date(lines: list[str]) -> str | None:
@@ -282,9 +301,37 @@ def _month_apart(raw: str) -> str:
 
 def _tidy_name(name: str) -> str:
     """A name as printed, not as OCR runs it together: brackets apart from the words around
-    them ("BAKERIES(KL)SDN BHD"), a till's code before it dropped ("#000002 BAIFU (M)")."""
+    them ("BAKERIES(KL)SDN BHD"), a till's code before it dropped ("#000002 BAIFU (M)"), a
+    trade word run into the word before it ("UNIHAKKAINTERNATIONAL")."""
     name = re.sub(r"^#\d+\s+", "", name)
+    name = _GLUED_TRADE_WORD.sub(r"\1 \2", name)
+    name = re.sub(r"(?i)^(kedai|restoran|syarikat|perniagaan)(?=[a-z]{3})", r"\1 ", name)
+    name = re.sub(r"(?i)\bsdn(?=bhd\b)", r"\g<0> ", name)  # "SDNBHD"
+    name = re.sub(r"(?<=[A-Z]-)0\b|(?<=[A-Z])0(?=[A-Z])", "O", name)  # "HAI-0 RAYA"
     return re.sub(r"(?<=[A-Za-z.])\((?=\w)", " (", re.sub(r"\)(?=[A-Za-z])", ") ", name))
+
+
+# words a shop's or firm's name ends with; OCR runs one into the word before it
+_GLUED_TRADE_WORD = re.compile(
+    r"(?i)\b([A-Z]{2,}?)(international|trading|enterprise|restaurant|restoran|marketing"
+    r"|distributors?|hardware|stationery|holdings|industries|supermarket|minimarket|pharmacy"
+    r"|bakery|electrical|machinery|engineering|services|corporation)\b"
+)
+# "SDN EHD", "SON BHD": the Malaysian legal form (Sendirian Berhad) with a letter misread
+_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)[e8]hd\b")
+_SDN = re.compile(r"(?i)\bs[o0]n(?=\.?\s*bhd\b)")
+
+
+def _repair_legal_form(line: str) -> str:
+    line = _SDN.sub(lambda m: "SDN" if m.group(0)[0].isupper() else "sdn", line)
+    return _BHD.sub(lambda m: m.group(1) + ("BHD" if m.group(0)[-3:].isupper() else "Bhd"), line)
+
+
+# after "CO." the rest of a Malaysian form: "AEON CO.(M) BHD.", "CO. SDN BHD"
+_AFTER_CO = re.compile(rf"(?i)^\s*(?:\([A-Z]\)\s*)?(?:{_LEGAL_FORMS})\b\.?")
+# where a name on the first line ends and its registration begins: "HASHA PETROKIOSK
+# Conpany No:_JH0632980-V"
+_REGISTRATION_LABEL = re.compile(r"(?i)\s+(?:co[mn]pany|co\.?)\s*(?:n[o0]|reg)\b.*$")
 
 
 # a line that cannot begin a company's name, so the name began on the lines above it: "CO. (M)
@@ -293,28 +340,53 @@ _CONTINUES_NAME = re.compile(r"(?i)^(?:co\b|&|and\b|[^(]*\))")
 _NAME_PART = re.compile(r"^\s*[A-Za-z][A-Za-z .,&'()-]*$")
 
 
-def _company(lines: list[str]) -> tuple[str, float] | None:
+def _company(lines: list[str]) -> tuple[str, float, int] | None:
     """The first line near the top that names a company by its legal form (cut after it: a
     registration number may follow on the line), as sure as a labelled value (on the SROIE
     development receipts the bundled model's re-reading turned 8 such right names wrong and
-    fixed none), else the first line that reads as a name (a guess)."""
-    for at, line in enumerate(lines[:6]):
+    fixed none), else the first line that reads as a name (a guess); with the line's index.
+    A sender's line above the address window comes first: the window under it holds the
+    customer's name ("iViveLabs Ltd."), which the page prints higher."""
+    for at, line in enumerate(lines):
+        if (m := _SENDER.match(line.strip())) and (form := _LEGAL_FORM.fullmatch(m["name"])):
+            return form["name"].strip(), CONF_LABELLED if at < 12 else CONF_GUESSED, at
+    for at, raw in enumerate(lines[:6]):
+        line = _repair_legal_form(raw)
+        if re.match(r"(?i)\s*(attn|attention|bill to|ship to|to|customer)\b\s*:", line):
+            continue  # the customer's name, labelled
         if (m := _LEGAL_FORM.match(line.strip())) and not re.search(
             r"(?i)\bno\b\s*[:.]", m["name"]
         ):
             name = m["name"].strip()
+            if re.search(r"(?i)\bco\.?$", name) and (
+                rest := _AFTER_CO.match(line.strip()[m.end() :])
+            ):
+                name += rest.group(0)
             if _CONTINUES_NAME.match(name):  # "POPULAR BOOK" / "CO. (M) SDN BHD"
                 above = list(itertools.takewhile(_NAME_PART.match, reversed(lines[:at])))[:2]
                 name = " ".join([*(ln.strip() for ln in reversed(above)), name])
-            return _tidy_name(name), CONF_LABELLED
-    for line in lines[:4]:
+            return _tidy_name(name), CONF_LABELLED, at
+    for at, line in enumerate(lines[:4]):
+        s = _REGISTRATION_LABEL.sub("", line.strip())
+        if at and lines[at - 1].rstrip().endswith(":"):
+            continue  # a label's value on the line under it ("Guest Name:" / "Sanjay")
+        if (
+            re.match(r"[A-Z0-9]", s)
+            and len(s.split()) <= 8
+            and not re.search(r"\d{2}|#|:", s)
+            and not re.search(r"(?i)\b(invoice|receipt|dear|date)\b", s)
+        ):
+            return _tidy_name(s), CONF_GUESSED, at
+    # no name heads the page (an invoice opening with notes): a line lower down that is only
+    # a company's name with its legal form ("Amazon Web Services, Inc.")
+    for at, line in enumerate(lines):
         s = line.strip()
         if (
-            s
-            and not re.search(r"\d{2}", s)
-            and not re.match(r"(?i)(invoice|receipt|dear|date|tax invoice)\b", s)
+            len(s.split()) <= 6
+            and not re.search(r"[:\d@]", s)
+            and (form := _LEGAL_FORM.fullmatch(s.rstrip(" ,")))
         ):
-            return s, CONF_GUESSED
+            return form["name"].strip(), CONF_GUESSED, at
     return None
 
 
@@ -325,34 +397,140 @@ _STREET = re.compile(
 # what is not part of a sender's address block: contact, registration and tax lines, the
 # document's heading, a registration number in brackets, a line naming a company
 _NOT_ADDRESS = re.compile(
-    r"(?i)\b(tel|fax|phone|h/p|gst|sst|reg|registration|co\.?\s*no|tax|invoice|receipt|cashier"
-    rf"|date|www|e-?mail|licen[cs]ee|formerly|bill|roc|{_LEGAL_FORMS})\b|\bco\.(\s|$)|@|^\(.*\)$"
-    r"|\d{5,}-[A-Z]\b"
+    r"(?i)\b(tel|fax|phone|mobile|whatsapps?|h/p|gst|sst|reg|registration|co\.?\s*no|company\s*n[o0]"
+    rf"|tax|invoice|receipt|cashier|date|www|e-?mail|licen[cs]ee|formerly|bill|roc|{_LEGAL_FORMS})\b"
+    r"|\bco\.(\s|$)|@|^\(.*\)$|\d{5,}-[A-Z]\b|tax\s*invoice|owned\s+by"
 )
-# a postcode: five digits (US, Malaysia, France, Germany...) or a UK one
-# (OCR reads a 0 as O: "8110O JOHOR BAHRU")
-_POSTCODE = re.compile(r"\b\d[\dO]{4}\b|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b")
+# a postcode: five digits (US, Malaysia, France, Germany...) or a UK one; OCR reads a 0 as O
+# and runs the town into it ("8110OJOHOR BAHRU"), never a number's tail ("N0.18252")
+_POSTCODE = re.compile(
+    r"(?<![\w.:#/-])(?<!N[O0] )\d[\dOo]{4}(?![\w-])|(?<![\w.:#/-])\d[\dOo]{4}(?=[A-Z]{3})"
+    r"|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b"
+)
 _ONLY_WORDS = re.compile(r"^[A-Za-z][A-Za-z .,'-]*$")
 # the first line of a street address: a number, or a unit, lot or level word before one
 _OPENS_ADDRESS = re.compile(r"(?i)^(?:\d|#|(?:no|lot|unit|level|suite|block|blk|floor)\b)")
+# a line that is only a registration number ("789417-W", "(867388-U)")
+_REGISTRATION = re.compile(r"^\(?[A-Z]{0,3}\d[\d-]{4,}\s*-?\s*[A-Z]?\)?$")
+_ADDRESS_WORD = re.compile(
+    r"(?i)^no\b|\b(jalan|jln|lorong|lrg|industrial|park|lot|taman|tmn|bandar|kampung|kg|persiaran|lebuh|mall|plaza"
+    r"|floor|tingkat|wisma|menara|kompleks|street|road|avenue|lane)\b"
+)
+
+# Words Malaysian addresses print, written from general knowledge of them (streets, area
+# words, states, big towns), not from any answer key: a word OCR misread by a letter
+# ("PERHAS", "KEHBANGAN", "L0T") or ran into the next ("KUALALUMPUR") is put back.
+_PLACE_WORDS_TEXT = """
+    JALAN LORONG LEBUH LEBUHRAYA PERSIARAN LINGKARAN TAMAN BANDAR BARU KAMPUNG BATU BUKIT
+    SUNGAI SIMPANG KAWASAN PERINDUSTRIAN PERUSAHAAN SEKSYEN PUSAT PLAZA WISMA MENARA
+    KOMPLEKS MALL FLOOR GROUND TINGKAT BLOK LOT DESA KOTA JAYA INDAH UTAMA PERDANA MAHKOTA
+    PERMATA MUTIARA SETIA SERI DAMAI MEGAH UTARA SELATAN TIMUR BARAT TENGAH MALAYSIA KUALA
+    LUMPUR SELANGOR JOHOR BAHRU PENANG PINANG PERAK IPOH MELAKA KEDAH PAHANG KELANTAN
+    TERENGGANU NEGERI SEMBILAN SABAH SARAWAK PUTRAJAYA WILAYAH PERSEKUTUAN DARUL EHSAN
+    TAKZIM KLANG PETALING SHAH ALAM SUBANG CHERAS PUCHONG KAJANG BANGI SEMENYIH RAWANG
+    SEPANG NILAI SEREMBAN SETAPAK KEPONG AMPANG SENTUL BANGSAR DAMANSARA CYBERJAYA MASAI
+    SKUDAI TAMPOI KULAI PERMAS PLENTONG BALAKONG KEMBANGAN SEGAMBUT SELAYANG GOMBAK BENTONG
+    KUANTAN WANGSA MAJU BUNGA RAYA
+"""
+_PLACE_WORDS = frozenset(_PLACE_WORDS_TEXT.split())
+# street words OCR runs into the name after them ("JALANHARMONI", "TAMANDAYA")
+_GLUED_STREET = re.compile(
+    r"(?i)^(jalan|taman|lorong|kampung|persiaran|kawasan|seksyen)([a-z]{3,})$"
+)
+# what the recognizer mistakes a letter for, inside a word
+_DIGIT_FOR_LETTER = str.maketrans("0158", "OISB")
 
 
-def _address(lines: list[str]) -> tuple[str, float] | None:
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance, for words of a dozen letters."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def _in_case_of(word: str, like: str) -> str:
+    return word if like.isupper() else word.title()
+
+
+def _place_word(token: str) -> str:
+    """One token of an address as the page prints it: a lexicon word OCR misread by one
+    letter in a word of six or more (two in nine or more) when exactly one word is that
+    close, a digit or a small l read for a letter (``L0T``, ``lpoh``), an unread letter
+    (``JA_AN``), two lexicon words run together split."""
+    word = token.upper()
+    if not re.fullmatch(r"[A-Z0158_]+", word) or not re.search(r"[A-Z]", word):
+        return token
+    if word in _PLACE_WORDS:
+        return token
+    if (seen := word.translate(_DIGIT_FOR_LETTER)) in _PLACE_WORDS:
+        return _in_case_of(seen, token)
+    if word[0] == "L" and "I" + word[1:] in _PLACE_WORDS:  # a capital I read as a small l
+        return _in_case_of("I" + word[1:], token)
+    if m := _GLUED_STREET.match(token):
+        return f"{m[1]} {_place_word(m[2])}"
+    for cut in range(4, len(word) - 3):
+        if word[:cut] in _PLACE_WORDS and word[cut:] in _PLACE_WORDS:
+            return _in_case_of(f"{word[:cut]} {word[cut:]}", token)
+    if "_" in word and len(word) >= 4:  # a letter it could not read, or a gap: "JA_AN", "JAL_AN"
+        fits = [w for w in _PLACE_WORDS if re.fullmatch(word.replace("_", "[A-Z]?"), w)]
+        return _in_case_of(fits[0], token) if len(fits) == 1 else token
+    # a five-letter word is a letter away from others too often (ANGSA, JAPAN, BLOCK)
+    if len(word) < 6 or not word.isalpha():
+        return token
+    limit = 2 if len(word) >= 9 else 1
+    close = [
+        w for w in _PLACE_WORDS if abs(len(w) - len(word)) <= limit and _edits(word, w) <= limit
+    ]
+    return _in_case_of(close[0], token) if len(close) == 1 else token
+
+
+def _tidy_address(joined: str) -> str:
+    """An address as printed from OCR's reading of it: lexicon words put back
+    (``_place_word``), a word split in two by a wrong space joined when it makes one ("L ot"),
+    a letter O in a postcode read as the zero it is ("8110O"), the town run into it apart."""
+    joined = re.sub(r"(?<=[a-z])(?=[A-Z][a-z])", " ", joined)  # "OffBatu", "LotF1-01"
+    joined = re.sub(
+        r"(?i)\b([a-z])\s+([a-z]+)(?![a-z])",
+        lambda m: m[1] + m[2] if (m[1] + m[2]).upper() in _PLACE_WORDS else m[0],
+        joined,
+    )
+    joined = re.sub(
+        r"(?<![\w.:#/-])(\d[\dOo]{4})(?=[A-Za-z]{3}|\W|$)",
+        lambda m: m[1].replace("O", "0").replace("o", "0"),
+        joined,
+    )
+    joined = re.sub(r"(?<=\d)(?=[A-Za-z]{3})", " ", joined)  # "81100JOHOR"
+    joined = re.sub(r"(?i)\b(lot|no|batu)(?=\d|[A-Z]\d)", r"\1 ", joined)  # "Lot3", "LotF1-01"
+    parts = re.split(r"([\s,.]+)", joined)
+    return " ".join("".join(_place_word(p) for p in parts).split())
+
+
+def _address(lines: list[str], after: int = 0) -> tuple[str, float] | None:
     """A one-line street address near the top (a guess: the line may hold more); else the
     block of lines the sender's address takes under its name, found by its structure as
     surely as a labelled value: the first line with a postcode, the lines above it back to the
     name or registration lines (three at most), and a state or country line after it, joined
-    with spaces as printed. On receipts written by others (SROIE) the block matched the gold
+    with spaces as printed; else (no postcode printed) the lines under the name (``after``,
+    the company's line) up to the first contact, tax or date line, when one reads as an
+    address (a guess). On receipts written by others (SROIE) the block matched the gold
     address on 16 of 26, the bundled model's reading on 5, so the field layer keeps it."""
     for line in lines[:8]:
         if m := _STREET.search(line):
             return m.group(0).strip(), CONF_GUESSED
     top = [ln.strip() for ln in lines[:12]]
-    for at in range(1, len(top)):
+    for at in range(max(1, after + 1), len(top)):
         if not _POSTCODE.search(top[at]) or _NOT_ADDRESS.search(top[at]):
             continue
         start = at
-        while start - 1 >= 1 and at - start < 3 and not _NOT_ADDRESS.search(top[start - 1]):
+        while (
+            start - 1 > after
+            and at - start < 3
+            and not _NOT_ADDRESS.search(top[start - 1])
+            and not _REGISTRATION.match(top[start - 1])
+        ):
             start -= 1
         block = top[start : at + 1]
         # a branch or shop name printed between the company and its address ("MYDIN MART SRI
@@ -362,19 +540,72 @@ def _address(lines: list[str]) -> tuple[str, float] | None:
         # the town and state follow a line that ends with its postcode or a comma
         # ("..., 44300" / "BATANG KALI, SELANGOR"); otherwise only a one- or two-word state
         open_end = bool(re.search(r"(\b\d{5}|,)\s*$", top[at]))
-        for after in top[at + 1 : at + 3]:
-            if not _ONLY_WORDS.match(after) or _NOT_ADDRESS.search(after):
+        for following in top[at + 1 : at + 3]:
+            if not _ONLY_WORDS.match(following) or _NOT_ADDRESS.search(following):
                 break
-            if not open_end and len(after.split()) > 2:
+            if not open_end and len(following.split()) > 2:
                 break
-            block.append(after)  # "SELANGOR", "MALAYSIA", "SEMENYIH, SELANGOR"
-            if not open_end or after.endswith("."):
+            block.append(following)  # "SELANGOR", "MALAYSIA", "SEMENYIH, SELANGOR"
+            if not open_end or following.endswith("."):
                 break
-        joined = " ".join(" ".join(block).split())
-        joined = re.sub(r"\s+(?=[,.](?:\s|$))", "", joined)  # OCR's "KPB 6 ,"
-        # OCR drops the space after a comma; SROIE's 625 gold addresses print one in 9 of 10
-        return re.sub(r",(?=[A-Za-z0-9])", ", ", joined), CONF_LABELLED
+        return _joined_address(block), CONF_LABELLED
+    start = after + 1
+    while start < min(len(top), after + 4) and (
+        _NOT_ADDRESS.search(top[start]) or _REGISTRATION.match(top[start])
+    ):
+        start += 1
+    block = list(itertools.takewhile(_may_be_address, top[start : start + 4]))
+    if block and any(_ADDRESS_WORD.search(_tidy_address(ln)) for ln in block):
+        return _joined_address(block), CONF_GUESSED
     return None
+
+
+def _may_be_address(line: str) -> bool:
+    """Not a contact, tax or date line, nor only a telephone number ("03-7845 6155")."""
+    return not (
+        _NOT_ADDRESS.search(line)
+        or re.search(_DATE, line)
+        or re.fullmatch(r"[\d\s()+/-]{7,}", line)
+    )
+
+
+def _joined_address(block: list[str]) -> str:
+    joined = _tidy_address(" ".join(" ".join(block).split()))
+    joined = re.sub(r"\s+(?=[,.](?:\s|$))", "", joined)  # OCR's "KPB 6 ,"
+    # OCR drops the space after a comma; SROIE's 625 gold addresses print one in 9 of 10
+    return re.sub(r",(?=[A-Za-z0-9])", ", ", joined)
+
+
+# the tax's name in the languages invoices come in: VAT, TVA, BTW, MwSt, USt, IVA, GST
+_TAX_NAME = r"(?i)(?<![a-z])(?:vat|tva|btw|mwst|ust|iva|gst|igst|sst|sales tax|tax(?:es)?)\b"
+_PERCENT = r"(\d{1,2}(?:[.,]\d{1,3})?)\s?%"
+
+
+def _tax_rate(lines: list[str]) -> tuple[str, float] | None:
+    """The tax rate an invoice charges: the last percentage written after the tax's name
+    ("BTW 21% € 124,61", "TVA 20% : 9,34 €", "Tax (0%)": the summary under the items is
+    last), as sure as a labelled value; else the first percentage in the rows under a column
+    headed with the tax's name and "%" ("BTW % Grondslag" / "21 % 41,31"; a text layer may
+    put a table's cells a line each, so up to ten lines under), a guess."""
+    labelled = [
+        m.group(1)
+        for line in lines
+        for m in re.finditer(_TAX_NAME + r"[^%\d]{0,12}?\(?" + _PERCENT, line)
+    ]
+    if labelled:
+        return _rate(labelled[-1]), CONF_LABELLED
+    for at, line in enumerate(lines):
+        if re.search(_TAX_NAME, line) and "%" in line and not re.search(r"\d", line):
+            for row in lines[at + 1 : at + 11]:
+                if m := re.search(r"(?<![\d.,])" + _PERCENT, row):
+                    return _rate(m.group(1)), CONF_GUESSED
+    return None
+
+
+def _rate(number: str) -> str:
+    """``"14.50"`` -> ``"14.5%"``, ``"21"`` -> ``"21%"``."""
+    value = float(number.replace(",", "."))
+    return f"{value:g}%"
 
 
 def _value(name: str, raw: str | None) -> Any:
@@ -394,9 +625,11 @@ def extract(
     """(fields, confidences) from plain text; custom mode returns exactly ``requested``."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
     found: dict[str, tuple[Any, float]] = {"document_type": (classify(text), CONF_GUESSED)}
-    if company := _company(lines):
-        found["company"] = company
-    if address := _address(lines):
+    company = _company(lines)
+    if company:
+        found["company"] = company[:2]
+    # the address is under the name when the name heads the page
+    if address := _address(lines, company[2] if company and company[2] < 6 else 0):
         found["address"] = address
     if currency := _currency(text):
         found["currency"] = (currency, CONF_GUESSED)
@@ -411,6 +644,12 @@ def extract(
         value = _value(name, raw)
         if value is not None:
             found[name] = (value, CONF_LABELLED)
+    if "total" not in found and "subtotal" in found and classify(text) == "receipt":
+        # a till that prints only "SUBTOTAL: 28.60" before the payment lines: nothing is
+        # added after it, so it is the amount paid (a guess)
+        found["total"] = (found["subtotal"][0], CONF_GUESSED)
+    if rate := _tax_rate(lines):
+        found["tax_rate"] = rate
     if "date" not in found and (unlabelled := _first_date(lines)):
         found["date"] = (unlabelled, CONF_GUESSED)  # receipts print "19/01/17 10:48" unlabelled
     if requested is None:

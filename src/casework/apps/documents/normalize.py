@@ -1,8 +1,8 @@
 """Comparing extracted values with gold ones: normalisation and field-level scores.
 
 Pure functions over (expected dict, output dict); the evaluation harness wires them in.
-Values compare after normalising case and spaces, amounts as numbers (currency symbols and
-thousands separators dropped), and dates to ISO 8601 from day-first and month-first forms
+Values compare after normalising case and spaces, amounts and percentages as numbers
+(currency symbols and thousands separators dropped; ``21 %`` is ``21.00%``), and dates to ISO 8601 from day-first and month-first forms
 (an ambiguous ``03/04/2024`` matches either reading).
 """
 
@@ -107,6 +107,12 @@ def date_candidates(value: Any) -> set[str]:
     return out
 
 
+def _percent(value: Any) -> float | None:
+    """``"14.50%"``, ``"21 %"``, ``"7,7%"`` -> the number; None when it is not a percentage."""
+    m = re.fullmatch(r"\s*(\d{1,3}(?:[.,]\d+)?)\s*%\s*", str(value))
+    return float(m.group(1).replace(",", ".")) if m else None
+
+
 def values_match(gold: Any, predicted: Any) -> bool:
     """Equal after normalisation (amounts, dates, then text); lists compare element-wise."""
     if gold is None or predicted is None:
@@ -125,6 +131,9 @@ def values_match(gold: Any, predicted: Any) -> bool:
     ga, pa = as_amount(gold), as_amount(predicted)
     if ga is not None and pa is not None:
         return abs(ga - pa) < 0.005
+    gp, pp = _percent(gold), _percent(predicted)
+    if gp is not None and pp is not None:
+        return abs(gp - pp) < 0.005
     return normalize_text(gold) == normalize_text(predicted)
 
 

@@ -19,6 +19,7 @@ import shutil
 import statistics
 import threading
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,7 @@ __all__ = [
     "read_document",
     "read_path",
     "restore_spaces",
+    "tidy_text",
 ]
 
 MAX_BYTES = 50 * 1024 * 1024
@@ -272,10 +274,23 @@ def ocr_provider(name: str) -> OcrProvider:
     return factory()
 
 
+# punctuation NFKC leaves in its Chinese form: the ideographic comma and full stop
+_CJK_PUNCTUATION = str.maketrans({"\u3001": ",", "\u3002": "."})
+
+
+def tidy_text(text: str) -> str:
+    """What a recognizer trained mostly on Chinese writes as the page's Latin punctuation:
+    full-width forms (``（KUCHAI)``, ``：``) to their ASCII ones by NFKC, the ideographic
+    comma and full stop too."""
+    return unicodedata.normalize("NFKC", text).translate(_CJK_PUNCTUATION)
+
+
 def boxes_to_text(boxes: list[Any]) -> str:
-    """OCR boxes ``[quad, text, score]`` -> lines top to bottom, words left to right."""
+    """OCR boxes ``[quad, text, score]`` -> lines top to bottom, words left to right, the
+    punctuation tidied (``tidy_text``)."""
     items = []
-    for quad, text, _score in boxes:
+    for quad, raw, _score in boxes:
+        text = tidy_text(raw)
         ys = [p[1] for p in quad]
         xs = [p[0] for p in quad]
         items.append(((min(ys) + max(ys)) / 2, max(max(ys) - min(ys), 1.0), min(xs), text))
