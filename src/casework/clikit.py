@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar
 
 import typer
 from rich.console import Console
@@ -29,22 +31,19 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-if TYPE_CHECKING:
-    from casework.config import Settings
-    from casework.runtime.context import Caller
-
 __all__ = [
     "AddressOption",
     "ConcurrencyOption",
     "ExecutorOption",
     "JsonOption",
+    "LazyCommand",
+    "LazyGroup",
     "LimitOption",
     "ModelOption",
     "NoProgressOption",
-    "caller_named",
     "console",
     "err_console",
-    "mount_user_add",
+    "lazy_group",
     "print_json",
     "progress",
     "progress_enabled",
@@ -77,19 +76,6 @@ def _no_progress_callback(value: bool) -> bool:
     if value:
         set_progress(False)
     return value
-
-
-def caller_named(name: str, settings: Settings | None = None) -> Caller:
-    """The enabled user ``name`` as a tenant, for an operator's command that acts for a user
-    (``receipts import --user NAME``): apps get a ``Caller`` here, never from casework.access."""
-    from casework.access.service import get_user, open_access
-    from casework.errors import InputError
-    from casework.runtime.context import Caller
-
-    user = get_user(open_access(settings), name)  # NotFoundError names `casework user list`
-    if user.disabled:
-        raise InputError(f"User {name!r} is disabled; enable it or name another user.")
-    return Caller(user_id=user.id, name=user.name, role=user.role)
 
 
 def print_json(data: Any) -> None:
@@ -166,27 +152,60 @@ def read_password() -> str:
     return line
 
 
-def _user_add(
-    name: str = typer.Argument(..., help="Unique user name."),
-    role: str = typer.Option("user", help="user, reviewer (decides reviews) or admin."),
-    password_stdin: bool = typer.Option(
-        False, "--password-stdin", help="Read a web sign-in password from stdin."
-    ),
-) -> None:
-    """Add a user. Then give them a token with `casework token create NAME`."""
-    from casework.access.service import create_user, open_access
-    from casework.config import get_settings
+@dataclass(frozen=True)
+class LazyCommand:
+    """A sub-command known by name and help at start-up and built only when it runs."""
 
-    password = read_password() if password_stdin else None
-    user = create_user(open_access(get_settings()), name, role, password=password)
-    console.print(
-        f"[green]added[/] user {user.name} (id {user.id}, role {user.role}"
-        f"{', with password' if user.has_password else ''})",
-        highlight=False,
-    )
+    help: str
+    load: Callable[[], Any]
+    """Returns the Typer app of a group, or the function of a single command."""
 
 
-def mount_user_add(group: typer.Typer) -> None:
-    """Mount the platform's one ``user add`` on a ``user`` group: ``casework user`` and an
-    app's own ``user`` group (which reaches it without importing ``casework.access``)."""
-    group.command("add")(_user_add)
+class LazyGroup(typer.core.TyperGroup):
+    """A group whose ``--help`` lists its lazy sub-commands from their :class:`LazyCommand`
+    help, without importing them: a sub-command's module (and whatever it imports) loads when
+    that sub-command is resolved, so ``casework --help`` and usage errors answer at once."""
+
+    entries: ClassVar[Callable[[], Mapping[str, LazyCommand]]] = dict
+    # The commands loaded so far, shared by every group built from the same Typer app.
+    loaded: ClassVar[dict[str, Any]] = {}
+
+    def _lazy(self) -> Mapping[str, LazyCommand]:
+        return {n: c for n, c in type(self).entries().items() if n not in self.commands}
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*super().list_commands(ctx), *self._lazy()]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name in self.commands or cmd_name in self.loaded:
+            return self.commands.get(cmd_name) or self.loaded[cmd_name]
+        entry = self._lazy().get(cmd_name)
+        # what --help lists: the name and its help, not the command itself
+        return None if entry is None else typer.core.TyperCommand(cmd_name, help=entry.help)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] in self._lazy():
+            self.load(args[0])
+        return super().resolve_command(ctx, args)
+
+    def load(self, name: str) -> Any:
+        """The click command ``name``, imported and built now (once per process)."""
+        if name in self.commands:
+            return self.commands[name]
+        if name not in self.loaded:
+            entry = type(self).entries()[name]
+            holder = typer.Typer()
+            target = entry.load()
+            if isinstance(target, typer.Typer):
+                holder.add_typer(target, name=name, help=entry.help)
+            else:
+                holder.command(name, help=entry.help)(target)
+                holder.callback()(lambda: None)  # a group, so the command keeps its name
+            self.loaded[name] = typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
+        self.add_command(self.loaded[name], name)
+        return self.loaded[name]
+
+
+def lazy_group(entries: Callable[[], Mapping[str, LazyCommand]]) -> type[LazyGroup]:
+    """A :class:`LazyGroup` class for ``typer.Typer(cls=...)`` with these lazy sub-commands."""
+    return type("LazyGroup", (LazyGroup,), {"entries": staticmethod(entries), "loaded": {}})

@@ -21,6 +21,7 @@ import contextlib
 import inspect
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from casework.clikit import LazyCommand, lazy_group
 from casework.errors import InputError
 
 __all__ = ["app", "build_app"]
@@ -266,6 +268,10 @@ def _suite(app_name: str) -> Any:
     return spec.eval_suite()
 
 
+def _run_help(app_name: str) -> str:
+    return f"Evaluate {app_name} on its dataset (or --dataset FILE): metrics, targets, HTML report, stored run."
+
+
 def _run_command(app_name: str, suite_options: list[inspect.Parameter]) -> Any:
     """``casework eval APP``: every option of ``RUN_OPTIONS`` plus the app's own."""
 
@@ -275,7 +281,7 @@ def _run_command(app_name: str, suite_options: list[inspect.Parameter]) -> Any:
     params = RUN_OPTIONS + suite_options
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}
-    command.__doc__ = f"Evaluate {app_name} on its dataset (or --dataset FILE): metrics, targets, HTML report, stored run."
+    command.__doc__ = _run_help(app_name)
     return command
 
 
@@ -648,18 +654,30 @@ def delete_cmd(
     _console().print(f"deleted {delete_run(run_ref)}")
 
 
+def _eval_commands() -> dict[str, LazyCommand]:
+    """``casework eval APP`` for each registered app with a suite: listed by name, its suite
+    (and so its options) loaded only when that evaluation runs."""
+    from casework.registry import all_apps
+
+    return {
+        name: LazyCommand(_run_help(name), partial(_app_command, name))
+        for name, spec in sorted(all_apps().items())
+        if spec.eval_suite is not None and name not in RESERVED
+    }
+
+
+def _app_command(app_name: str) -> Any:
+    return _run_command(app_name, _suite_options(_suite(app_name)))
+
+
 def build_app() -> typer.Typer:
     """The ``casework eval`` group: one command per registered app with a suite, plus the
     calibrate / list / show / compare / validate / delete commands."""
     eval_app = typer.Typer(
         help="Evaluate an app: `casework eval APP`; then `list`, `show RUN`, `compare RUN_A RUN_B`.",
         no_args_is_help=True,
+        cls=lazy_group(_eval_commands),
     )
-    from casework.registry import all_apps
-
-    for name, spec in sorted(all_apps().items()):
-        if spec.eval_suite is not None and name not in RESERVED:
-            eval_app.command(name)(_run_command(name, _suite_options(spec.eval_suite())))
     eval_app.command("calibrate")(calibrate_cmd)
     eval_app.command("list")(list_cmd)
     eval_app.command("show")(show_cmd)

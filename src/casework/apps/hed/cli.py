@@ -11,13 +11,15 @@ import sys
 from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 
-from casework.apps.hed.models import DEFAULT_SCHEMA, ValidatorKind
 from casework.clikit import AddressOption, ExecutorOption
+
+if TYPE_CHECKING:
+    from casework.apps.hed.models import ValidatorKind
 
 __all__ = ["app"]
 
@@ -29,7 +31,20 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-SCHEMA_OPTION = typer.Option(DEFAULT_SCHEMA, "--schema", help="HED schema version (8.0.0-8.5.0).")
+
+def _schema_or_default(value: str | None) -> str:
+    # the default is read here, not at import: hed.models loads LangGraph (`--help` stays quick)
+    from casework.apps.hed.models import DEFAULT_SCHEMA
+
+    return value or DEFAULT_SCHEMA
+
+
+SCHEMA_OPTION = typer.Option(
+    None,
+    "--schema",
+    help="HED schema version (8.0.0-8.5.0); the app's default version when omitted.",
+    callback=_schema_or_default,
+)
 
 
 def _json(data: Any) -> None:
