@@ -200,6 +200,25 @@ def bench_runtime(
         raise typer.Exit(1)
 
 
+@bench_app.command("startup")
+def bench_startup(
+    repeats: int = typer.Option(5, min=1, help="Fresh processes per command; the median counts."),
+    as_json: JsonOption = False,
+    check: bool = typer.Option(
+        False, "--check", help="Exit 1 when a command's median is over 0.5 s."
+    ),
+) -> None:
+    """Wall seconds of `casework --help`, an app's and eval's --help and a usage error, each
+    in fresh processes (the limit, 0.5 s, is for an idle machine)."""
+    from casework.bench.startup import check_startup, print_startup_report, run_startup_bench
+
+    result = run_startup_bench(repeats=repeats)
+    print_json(result) if as_json else print_startup_report(result, console)
+    if check and (missed := check_startup(result)):
+        err_console.print(f"[red]bench:[/] {missed}", highlight=False)
+        raise typer.Exit(1)
+
+
 @bench_app.command("local-tools")
 def bench_local_tools(
     limit: LimitOption = None,

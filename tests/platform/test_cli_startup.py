@@ -56,3 +56,22 @@ def test_importing_the_cli_loads_no_heavy_library() -> None:
 )
 def test_help_and_usage_errors_load_no_heavy_library(argv: list[str], code: int) -> None:
     assert _probe(*argv) == {"code": code, "heavy": []}
+
+
+def test_the_startup_check_names_the_commands_over_the_limit() -> None:
+    from casework.bench.startup import check_startup
+
+    def row(median: float) -> dict:
+        return {"median_seconds": median}
+
+    result = {
+        "limit_seconds": 0.5,
+        "load_average_1m": 0.25,
+        "commands": {"casework --help": row(0.31), "casework eval --help": row(0.62)},
+    }
+    assert check_startup(result) == (
+        "median start-up over 0.5 s: `casework eval --help` 0.62 s "
+        "(1-minute load 0.2; the limit is for an idle machine)."
+    )
+    result["commands"]["casework eval --help"] = row(0.5)
+    assert check_startup(result) is None

@@ -159,6 +159,7 @@ DOCUMENT_FILES = Path(casework.__file__).parent / "apps" / "documents" / "data" 
 JSON_INVOCATIONS: dict[str, Invocation] = {
     "config": Invocation(["config", "--json"]),
     "permissions": Invocation(["permissions", "--json"]),
+    "bench startup": Invocation(["bench", "startup", "--repeats", "1", "--json"]),
     "bench runtime": Invocation(["bench", "runtime", "--json", "--steps", "5", "--repeats", "1"]),
     "bench eval-throughput": Invocation(
         [
