@@ -21,6 +21,7 @@ from casework.clikit import (
     LazyCommand,
     LimitOption,
     NoProgressOption,
+    byte_progress,
     console,
     err_console,
     lazy_group,
@@ -28,6 +29,7 @@ from casework.clikit import (
     set_progress,
 )
 from casework.errors import CaseworkError, ConfigError
+from casework.llm.bundled import set_progress_sink
 
 if TYPE_CHECKING:
     from casework.registry import AppSpec
@@ -419,6 +421,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # the platform, such as joining the bundled model on first use.
     options = args[: args.index("--")] if "--" in args else args
     set_progress("--no-progress" not in options)
+    set_progress_sink(byte_progress)
     try:
         command = typer.main.get_command(app)
         # Non-standalone: errors come back to us; a `typer.Exit(n)` comes back as the value n.

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
@@ -41,6 +42,7 @@ __all__ = [
     "LimitOption",
     "ModelOption",
     "NoProgressOption",
+    "byte_progress",
     "console",
     "err_console",
     "lazy_group",
@@ -76,6 +78,18 @@ def _no_progress_callback(value: bool) -> bool:
     if value:
         set_progress(False)
     return value
+
+
+@contextmanager
+def byte_progress(description: str, total: int) -> Iterator[Callable[[int], None]]:
+    """A byte-counting bar on stderr for a long copy (the bundled model's join); yields the
+    function that advances it by a number of bytes."""
+    from rich.progress import DownloadColumn, TimeRemainingColumn, TransferSpeedColumn
+
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn())
+    with progress(*columns, TransferSpeedColumn(), TimeRemainingColumn()) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda done: bar.advance(task, done)
 
 
 def print_json(data: Any) -> None:

@@ -29,6 +29,7 @@ def test_public_surface() -> None:
         "LimitOption",
         "ModelOption",
         "NoProgressOption",
+        "byte_progress",
         "console",
         "err_console",
         "lazy_group",
