@@ -175,11 +175,11 @@ def bench_ocr(
         count = write(folder, write_dataset, split=split, limit=limit)
         err_console.print(f"wrote {count} documents to {write_dataset}", highlight=False)
         return
-    from casework.apps.documents.service import ENGINE_NAMES
+    from casework.registry import app_service
 
     result = run_ocr_bench(
         folder,
-        engine or list(ENGINE_NAMES),
+        engine or list(app_service("documents").ENGINE_NAMES),
         split=split,
         limit=limit,
         show_progress=not no_progress,

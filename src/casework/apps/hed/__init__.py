@@ -25,5 +25,6 @@ APP = AppSpec(
     router=lazy_call("casework.apps.hed.api:router"),
     demo=lazy_call("casework.apps.hed.demo:run_demo"),
     eval_suite=lazy_call("casework.apps.hed.evalsuite:eval_suite"),
+    service="casework.apps.hed.service",
     strategies=lazy_attr("casework.apps.hed.strategies:STRATEGIES"),
 )

@@ -26,5 +26,6 @@ APP = AppSpec(
     demo=lazy_call("casework.apps.vanpool.demo:run_demo"),
     review=lazy_call("casework.apps.vanpool.review:VanpoolReview"),
     eval_suite=lazy_call("casework.apps.vanpool.evalsuite:eval_suite"),
+    service="casework.apps.vanpool.service",
     strategies=lazy_attr("casework.apps.vanpool.strategies:STRATEGIES"),
 )
