@@ -181,6 +181,8 @@ class LazyGroup(typer.core.TyperGroup):
     that sub-command is resolved, so ``casework --help`` and usage errors answer at once."""
 
     entries: ClassVar[Callable[[], Mapping[str, LazyCommand]]] = dict
+    lazy_first: ClassVar[bool] = False
+    """List the lazy sub-commands before the group's own (``--help``'s order)."""
     # The commands loaded so far, shared by every group built from the same Typer app.
     loaded: ClassVar[dict[str, Any]] = {}
 
@@ -188,7 +190,8 @@ class LazyGroup(typer.core.TyperGroup):
         return {n: c for n, c in type(self).entries().items() if n not in self.commands}
 
     def list_commands(self, ctx: Any) -> list[str]:
-        return [*super().list_commands(ctx), *self._lazy()]
+        own, lazy = super().list_commands(ctx), list(self._lazy())
+        return [*lazy, *own] if self.lazy_first else [*own, *lazy]
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name in self.commands or cmd_name in self.loaded:
@@ -220,6 +223,10 @@ class LazyGroup(typer.core.TyperGroup):
         return self.loaded[name]
 
 
-def lazy_group(entries: Callable[[], Mapping[str, LazyCommand]]) -> type[LazyGroup]:
-    """A :class:`LazyGroup` class for ``typer.Typer(cls=...)`` with these lazy sub-commands."""
-    return type("LazyGroup", (LazyGroup,), {"entries": staticmethod(entries), "loaded": {}})
+def lazy_group(
+    entries: Callable[[], Mapping[str, LazyCommand]], *, first: bool = False
+) -> type[LazyGroup]:
+    """A :class:`LazyGroup` class for ``typer.Typer(cls=...)`` with these lazy sub-commands
+    (listed before the group's own when ``first``)."""
+    attrs = {"entries": staticmethod(entries), "loaded": {}, "lazy_first": first}
+    return type("LazyGroup", (LazyGroup,), attrs)

@@ -222,7 +222,7 @@ def build_app() -> typer.Typer:
     eval_app = typer.Typer(
         help="Evaluate an app: `casework eval APP`; then `list`, `show RUN`, `compare RUN_A RUN_B`.",
         no_args_is_help=True,
-        cls=lazy_group(_eval_commands),
+        cls=lazy_group(_eval_commands, first=True),
     )
     eval_app.command("calibrate")(calibrate_cmd)
     eval_app.command("list")(list_cmd)
