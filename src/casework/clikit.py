@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import typer
 from rich.console import Console
@@ -32,6 +32,10 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+if TYPE_CHECKING:
+    from casework.config import Settings
+    from casework.runtime.context import Caller
+
 __all__ = [
     "AddressOption",
     "ConcurrencyOption",
@@ -42,15 +46,19 @@ __all__ = [
     "LimitOption",
     "ModelOption",
     "NoProgressOption",
+    "Users",
     "byte_progress",
+    "caller_named",
     "console",
     "err_console",
     "lazy_group",
+    "mount_user_add",
     "print_json",
     "progress",
     "progress_enabled",
     "read_password",
     "set_progress",
+    "use_users",
 ]
 
 console = Console(soft_wrap=True)
@@ -78,6 +86,60 @@ def _no_progress_callback(value: bool) -> bool:
     if value:
         set_progress(False)
     return value
+
+
+@dataclass(frozen=True)
+class Users:
+    """The platform's users as an app's CLI needs them. ``casework.access.cli`` hands them in
+    (``use_users``) when it loads, so clikit, and the apps through it, never import access."""
+
+    caller_named: Callable[[str, Settings | None], Caller]
+    """The enabled user NAME as a tenant; one sentence when unknown or disabled."""
+    add: Callable[[str, str, str | None], str]
+    """Adds (name, role, password or None); returns the sentence to print."""
+
+
+_users: Users | None = None
+
+
+def use_users(users: Users) -> None:
+    global _users
+    _users = users
+
+
+def _the_users() -> Users:
+    if _users is None:
+        from casework.errors import ConfigError
+
+        raise ConfigError(
+            "No user directory is loaded: run this through the `casework` command, which "
+            "loads casework.access."
+        )
+    return _users
+
+
+def caller_named(name: str, settings: Settings | None = None) -> Caller:
+    """The enabled user ``name`` as a tenant, for an operator's command that acts for a user
+    (``receipts import --user NAME``): apps get a ``Caller`` here, never from casework.access."""
+    return _the_users().caller_named(name, settings)
+
+
+def _user_add(
+    name: str = typer.Argument(..., help="Unique user name."),
+    role: str = typer.Option("user", help="user, reviewer (decides reviews) or admin."),
+    password_stdin: bool = typer.Option(
+        False, "--password-stdin", help="Read a web sign-in password from stdin."
+    ),
+) -> None:
+    """Add a user. Then give them a token with `casework token create NAME`."""
+    password = read_password() if password_stdin else None
+    console.print(_the_users().add(name, role, password), highlight=False)
+
+
+def mount_user_add(group: typer.Typer) -> None:
+    """Mount the platform's one ``user add`` on a ``user`` group: ``casework user`` and an
+    app's own ``user`` group (which reaches it without importing ``casework.access``)."""
+    group.command("add")(_user_add)
 
 
 @contextmanager

@@ -29,15 +29,19 @@ def test_public_surface() -> None:
         "LimitOption",
         "ModelOption",
         "NoProgressOption",
+        "Users",
         "byte_progress",
+        "caller_named",
         "console",
         "err_console",
         "lazy_group",
+        "mount_user_add",
         "print_json",
         "progress",
         "progress_enabled",
         "read_password",
         "set_progress",
+        "use_users",
     ]
 
 

@@ -9,13 +9,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from casework.clikit import print_json, read_password
+from casework.clikit import Users, mount_user_add, print_json, read_password, use_users
 
 if TYPE_CHECKING:
     from casework.config import Settings
     from casework.runtime.context import Caller
 
-__all__ = ["caller_named", "mount_user_add", "token_app", "user_app"]
+__all__ = ["caller_named", "token_app", "user_app"]
 
 console = Console(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
@@ -39,7 +39,7 @@ def _engine() -> Any:
 
 def caller_named(name: str, settings: Settings | None = None) -> Caller:
     """The enabled user ``name`` as a tenant, for an operator's command that acts for a user
-    (``receipts import --user NAME``): an app's CLI gets its ``Caller`` here."""
+    (``receipts import --user NAME``); apps reach it through ``clikit.caller_named``."""
     from casework.access.service import get_user, open_access
     from casework.errors import InputError
     from casework.runtime.context import Caller
@@ -50,32 +50,18 @@ def caller_named(name: str, settings: Settings | None = None) -> Caller:
     return Caller(user_id=user.id, name=user.name, role=user.role)
 
 
-def _user_add(
-    name: str = typer.Argument(..., help="Unique user name."),
-    role: str = typer.Option("user", help="user, reviewer (decides reviews) or admin."),
-    password_stdin: bool = typer.Option(
-        False, "--password-stdin", help="Read a web sign-in password from stdin."
-    ),
-) -> None:
-    """Add a user. Then give them a token with `casework token create NAME`."""
+def _add_user(name: str, role: str, password: str | None) -> str:
     from casework.access.service import create_user, open_access
     from casework.config import get_settings
 
-    password = read_password() if password_stdin else None
     user = create_user(open_access(get_settings()), name, role, password=password)
-    console.print(
+    return (
         f"[green]added[/] user {user.name} (id {user.id}, role {user.role}"
-        f"{', with password' if user.has_password else ''})",
-        highlight=False,
+        f"{', with password' if user.has_password else ''})"
     )
 
 
-def mount_user_add(group: typer.Typer) -> None:
-    """Mount the platform's one ``user add`` on a ``user`` group: ``casework user`` and an
-    app's own ``user`` group (``casework documents user add``)."""
-    group.command("add")(_user_add)
-
-
+use_users(Users(caller_named=caller_named, add=_add_user))
 mount_user_add(user_app)  # `casework user add`: the one command apps mount too
 
 

@@ -18,8 +18,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from casework.access.cli import mount_user_add
-from casework.clikit import AddressOption, ConcurrencyOption, ExecutorOption, progress
+from casework.clikit import (
+    AddressOption,
+    ConcurrencyOption,
+    ExecutorOption,
+    caller_named,
+    mount_user_add,
+    progress,
+)
 from casework.errors import InputError
 
 __all__ = ["app"]
@@ -54,8 +60,6 @@ def _deps() -> Any:
 
 
 def _caller(deps: Any, user: str) -> Any:
-    from casework.access.cli import caller_named
-
     return caller_named(user, deps.settings)
 
 

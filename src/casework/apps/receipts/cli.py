@@ -90,8 +90,8 @@ def import_cmd(
 
     Without --user the local operator imports them as shared receipts: every user reads them,
     only reviewers and admins change their labels."""
-    from casework.access.cli import caller_named
     from casework.apps.receipts.service import import_files
+    from casework.clikit import caller_named
 
     deps = _deps(with_vectors=not no_index)
     if user is not None:
