@@ -61,6 +61,7 @@ format: $(VENV)/.installed
 	$(BIN)/ruff format src tests
 
 bench: model
+	$(BIN)/casework bench startup --check
 	$(BIN)/casework bench runtime --check
 	$(BIN)/casework bench local-tools
 	$(BIN)/casework bench api --check

@@ -384,3 +384,88 @@ def test_the_graph_sees_real_edges() -> None:
     top, every = GRAPH["casework.evals.runrecord"]
     assert "casework.evals.metrics" in top and "casework.evals.store" in every - top
     assert "casework.runtime.decision" in GRAPH["casework.runtime.strategy"][0]
+
+
+# issue #31 part 4: the platform's layers, by exact module name (a rule on `casework.cli`
+# says nothing about `casework.clikit`). (importer, imported, why) — a module matches a name
+# when it is that module or inside that package.
+LAYER_RULES = [
+    ("casework.llm", "casework.clikit", "llm reports progress through a sink the caller hands in"),
+    ("casework.clikit", "casework.access", "an app's CLI gets users from casework.access.cli"),
+    ("casework.stores", "casework.registry", "the migration folders are handed to the stores"),
+    ("casework.runtime", "casework.server", "the runtime knows no HTTP"),
+    ("<platform>", "casework.apps", "the platform takes an app through casework.registry"),
+]
+KNOWN_LAYER_BREAKS = {
+    # stores.sql.migration_locations asks the registry for every component's folders; its
+    # callers (open_stores, access, web, evals stores, doctor) must hand them in first.
+    ("casework.stores.sql", "casework.registry"),
+    # the API and inbox benchmarks seed receipts rows themselves; they need one receipts
+    # service function (a seeded review queue) to go through registry.app_service.
+    ("casework.bench.api", "casework.apps.receipts.dataset"),
+    ("casework.bench.api", "casework.apps.receipts.deps"),
+    ("casework.bench.api", "casework.apps.receipts.models"),
+    ("casework.bench.api", "casework.apps.receipts.repository"),
+    ("casework.bench.api", "casework.apps.receipts.service"),
+    ("casework.web.bench", "casework.apps.receipts.deps"),
+    ("casework.web.bench", "casework.apps.receipts.service"),
+    ("casework.web.bench", "casework.apps.receipts.tables"),
+}
+"""Edges that break a layer rule today; like KNOWN_CYCLES, this list can only shrink."""
+
+
+def _is(module: str, name: str) -> bool:
+    if name == "<platform>":
+        return not _is(module, "casework.apps")
+    return module == name or module.startswith(name + ".")
+
+
+def layer_breaks() -> set[tuple[str, str]]:
+    return {
+        (module, target)
+        for module, (_, every) in GRAPH.items()
+        for target in every
+        for importer, imported, _ in LAYER_RULES
+        if _is(module, importer) and _is(target, imported)
+    }
+
+
+def test_layers_hold_by_exact_module_name() -> None:
+    found = layer_breaks()
+    new = sorted(found - KNOWN_LAYER_BREAKS)
+    gone = sorted(KNOWN_LAYER_BREAKS - found)
+    assert not new, f"imports across a layer (see LAYER_RULES): {new}"
+    assert not gone, f"KNOWN_LAYER_BREAKS lists edges that are gone (delete them): {gone}"
+
+
+def test_the_layer_rules_match_whole_names() -> None:
+    assert _is("casework.llm.bundled", "casework.llm") and not _is(
+        "casework.clikit", "casework.cli"
+    )
+    assert _is("casework.bench.ocr", "<platform>") and not _is(
+        "casework.apps.hed.cli", "<platform>"
+    )
+    saved = dict(GRAPH)
+    try:
+        top, every = GRAPH["casework.llm.bundled"]
+        GRAPH["casework.llm.bundled"] = (top, every | {"casework.clikit"})
+        assert ("casework.llm.bundled", "casework.clikit") in layer_breaks()
+    finally:
+        GRAPH.clear()
+        GRAPH.update(saved)
+
+
+def test_runtime_imports_no_fastapi() -> None:
+    """Not even inside a function: the server turns a missing caller into a 401."""
+    found = []
+    for module, path in MODULES.items():
+        if not _is(module, "casework.runtime"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            found += [
+                f"{module}: {n}" for n in names if n.split(".")[0] in ("fastapi", "starlette")
+            ]
+    assert found == []

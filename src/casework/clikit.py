@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import typer
 from rich.console import Console
@@ -38,18 +41,24 @@ __all__ = [
     "ConcurrencyOption",
     "ExecutorOption",
     "JsonOption",
+    "LazyCommand",
+    "LazyGroup",
     "LimitOption",
     "ModelOption",
     "NoProgressOption",
+    "Users",
+    "byte_progress",
     "caller_named",
     "console",
     "err_console",
+    "lazy_group",
     "mount_user_add",
     "print_json",
     "progress",
     "progress_enabled",
     "read_password",
     "set_progress",
+    "use_users",
 ]
 
 console = Console(soft_wrap=True)
@@ -79,17 +88,70 @@ def _no_progress_callback(value: bool) -> bool:
     return value
 
 
+@dataclass(frozen=True)
+class Users:
+    """The platform's users as an app's CLI needs them. ``casework.access.cli`` hands them in
+    (``use_users``) when it loads, so clikit, and the apps through it, never import access."""
+
+    caller_named: Callable[[str, Settings | None], Caller]
+    """The enabled user NAME as a tenant; one sentence when unknown or disabled."""
+    add: Callable[[str, str, str | None], str]
+    """Adds (name, role, password or None); returns the sentence to print."""
+
+
+_users: Users | None = None
+
+
+def use_users(users: Users) -> None:
+    global _users
+    _users = users
+
+
+def _the_users() -> Users:
+    if _users is None:
+        from casework.errors import ConfigError
+
+        raise ConfigError(
+            "No user directory is loaded: run this through the `casework` command, which "
+            "loads casework.access."
+        )
+    return _users
+
+
 def caller_named(name: str, settings: Settings | None = None) -> Caller:
     """The enabled user ``name`` as a tenant, for an operator's command that acts for a user
     (``receipts import --user NAME``): apps get a ``Caller`` here, never from casework.access."""
-    from casework.access.service import get_user, open_access
-    from casework.errors import InputError
-    from casework.runtime.context import Caller
+    return _the_users().caller_named(name, settings)
 
-    user = get_user(open_access(settings), name)  # NotFoundError names `casework user list`
-    if user.disabled:
-        raise InputError(f"User {name!r} is disabled; enable it or name another user.")
-    return Caller(user_id=user.id, name=user.name, role=user.role)
+
+def _user_add(
+    name: str = typer.Argument(..., help="Unique user name."),
+    role: str = typer.Option("user", help="user, reviewer (decides reviews) or admin."),
+    password_stdin: bool = typer.Option(
+        False, "--password-stdin", help="Read a web sign-in password from stdin."
+    ),
+) -> None:
+    """Add a user. Then give them a token with `casework token create NAME`."""
+    password = read_password() if password_stdin else None
+    console.print(_the_users().add(name, role, password), highlight=False)
+
+
+def mount_user_add(group: typer.Typer) -> None:
+    """Mount the platform's one ``user add`` on a ``user`` group: ``casework user`` and an
+    app's own ``user`` group (which reaches it without importing ``casework.access``)."""
+    group.command("add")(_user_add)
+
+
+@contextmanager
+def byte_progress(description: str, total: int) -> Iterator[Callable[[int], None]]:
+    """A byte-counting bar on stderr for a long copy (the bundled model's join); yields the
+    function that advances it by a number of bytes."""
+    from rich.progress import DownloadColumn, TimeRemainingColumn, TransferSpeedColumn
+
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn())
+    with progress(*columns, TransferSpeedColumn(), TimeRemainingColumn()) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda done: bar.advance(task, done)
 
 
 def print_json(data: Any) -> None:
@@ -166,27 +228,67 @@ def read_password() -> str:
     return line
 
 
-def _user_add(
-    name: str = typer.Argument(..., help="Unique user name."),
-    role: str = typer.Option("user", help="user, reviewer (decides reviews) or admin."),
-    password_stdin: bool = typer.Option(
-        False, "--password-stdin", help="Read a web sign-in password from stdin."
-    ),
-) -> None:
-    """Add a user. Then give them a token with `casework token create NAME`."""
-    from casework.access.service import create_user, open_access
-    from casework.config import get_settings
+@dataclass(frozen=True)
+class LazyCommand:
+    """A sub-command known by name and help at start-up and built only when it runs."""
 
-    password = read_password() if password_stdin else None
-    user = create_user(open_access(get_settings()), name, role, password=password)
-    console.print(
-        f"[green]added[/] user {user.name} (id {user.id}, role {user.role}"
-        f"{', with password' if user.has_password else ''})",
-        highlight=False,
-    )
+    help: str
+    load: Callable[[], Any]
+    """Returns the Typer app of a group, or the function of a single command."""
 
 
-def mount_user_add(group: typer.Typer) -> None:
-    """Mount the platform's one ``user add`` on a ``user`` group: ``casework user`` and an
-    app's own ``user`` group (which reaches it without importing ``casework.access``)."""
-    group.command("add")(_user_add)
+class LazyGroup(typer.core.TyperGroup):
+    """A group whose ``--help`` lists its lazy sub-commands from their :class:`LazyCommand`
+    help, without importing them: a sub-command's module (and whatever it imports) loads when
+    that sub-command is resolved, so ``casework --help`` and usage errors answer at once."""
+
+    entries: ClassVar[Callable[[], Mapping[str, LazyCommand]]] = dict
+    lazy_first: ClassVar[bool] = False
+    """List the lazy sub-commands before the group's own (``--help``'s order)."""
+    # The commands loaded so far, shared by every group built from the same Typer app.
+    loaded: ClassVar[dict[str, Any]] = {}
+
+    def _lazy(self) -> Mapping[str, LazyCommand]:
+        return {n: c for n, c in type(self).entries().items() if n not in self.commands}
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        own, lazy = super().list_commands(ctx), list(self._lazy())
+        return [*lazy, *own] if self.lazy_first else [*own, *lazy]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name in self.commands or cmd_name in self.loaded:
+            return self.commands.get(cmd_name) or self.loaded[cmd_name]
+        entry = self._lazy().get(cmd_name)
+        # what --help lists: the name and its help, not the command itself
+        return None if entry is None else typer.core.TyperCommand(cmd_name, help=entry.help)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] in self._lazy():
+            self.load(args[0])
+        return super().resolve_command(ctx, args)
+
+    def load(self, name: str) -> Any:
+        """The click command ``name``, imported and built now (once per process)."""
+        if name in self.commands:
+            return self.commands[name]
+        if name not in self.loaded:
+            entry = type(self).entries()[name]
+            holder = typer.Typer()
+            target = entry.load()
+            if isinstance(target, typer.Typer):
+                holder.add_typer(target, name=name, help=entry.help)
+            else:
+                holder.command(name, help=entry.help)(target)
+                holder.callback()(lambda: None)  # a group, so the command keeps its name
+            self.loaded[name] = typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
+        self.add_command(self.loaded[name], name)
+        return self.loaded[name]
+
+
+def lazy_group(
+    entries: Callable[[], Mapping[str, LazyCommand]], *, first: bool = False
+) -> type[LazyGroup]:
+    """A :class:`LazyGroup` class for ``typer.Typer(cls=...)`` with these lazy sub-commands
+    (listed before the group's own when ``first``)."""
+    attrs = {"entries": staticmethod(entries), "loaded": {}, "lazy_first": first}
+    return type("LazyGroup", (LazyGroup,), attrs)

@@ -20,7 +20,15 @@ if TYPE_CHECKING:
     from casework.config import Settings
     from casework.runtime.strategy import Strategy
 
-__all__ = ["BUILTIN_APPS", "AppSpec", "all_apps", "get_app", "migration_dirs", "strategy_named"]
+__all__ = [
+    "BUILTIN_APPS",
+    "AppSpec",
+    "all_apps",
+    "app_service",
+    "get_app",
+    "migration_dirs",
+    "strategy_named",
+]
 
 S = TypeVar("S")
 
@@ -65,6 +73,9 @@ class AppSpec:
     review: Callable[[Settings], Any] | None = None
     """Given the settings, returns the app's ``casework.runtime.review_provider.ReviewProvider``: what
     waits for a person (listed in the web inbox) and, optionally, runs the UI can start."""
+    service: str | None = None
+    """The app's ``service`` module by name (``casework.apps.<name>.service``): what the
+    platform's benchmarks call, through :func:`app_service`, without importing the app."""
     extra: dict[str, Any] = field(default_factory=dict)
     examples: Callable[[], Any] | None = None
     """Returns the app's ``casework.runtime.memory.ExamplesHook``: how a case input becomes
@@ -114,6 +125,15 @@ def get_app(name: str) -> AppSpec:
         known = ", ".join(sorted(apps)) or "none"
         raise InputError(f"Unknown app {name!r}; registered apps: {known}.")
     return apps[name]
+
+
+def app_service(name: str) -> Any:
+    """The ``service`` module of the registered app ``name``, imported now; one sentence when
+    the app is not installed or names no service."""
+    spec = get_app(name)
+    if spec.service is None:
+        raise InputError(f"The app {name!r} offers no service module to the platform.")
+    return importlib.import_module(spec.service)
 
 
 def strategy_named(strategies: Mapping[str, S], name: str, *, app: str | None = None) -> S:

@@ -135,6 +135,18 @@ PUBLIC = {
     "casework.evals.metrics": ["TIMING_METRICS", "check_targets", "score_case", "summarize"],
     "casework.evals.results": ["CaseResult", "EvalRun", "TargetResult"],
     "casework.evals.cli": ["app", "build_app"],
+    "casework.evals.runs_cli": [
+        "calibrate_cmd",
+        "compare_cmd",
+        "delete_cmd",
+        "errored_cases",
+        "list_cmd",
+        "print_json",
+        "print_run",
+        "run_summary",
+        "show_cmd",
+        "validate_cmd",
+    ],
 }
 
 

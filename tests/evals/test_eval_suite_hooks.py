@@ -73,12 +73,12 @@ def test_a_line_read_case_refuses_is_one_sentence_with_its_number(
 def test_the_console_summary_prints_the_app_headline(
     settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
-    from casework.evals import cli as eval_cli
+    from casework.evals import runs_cli
 
     path = tmp_path / "short.jsonl"
     path.write_text('{"word": "carrot", "label": "FRUIT", "verdict": "INVALID"}\n')
     suite = make_suite(path, read_case=short_form, run_metrics=totals, headline=["invalid_total"])
     run = run_suite(suite, strategy="baseline", progress=False, settings=settings)
-    monkeypatch.setattr(eval_cli, "_app_headline", lambda app: list(suite.headline))
-    eval_cli._print_run(run)
+    monkeypatch.setattr(runs_cli, "_app_headline", lambda app: list(suite.headline))
+    runs_cli.print_run(run)
     assert "Invalid total" in capsys.readouterr().out

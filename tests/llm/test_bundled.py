@@ -155,3 +155,26 @@ def test_model_prepare_draws_progress_on_stderr_only(
     assert (tmp_path / "cache" / bundled.MODEL_FILE).read_bytes() == fake_parts
     assert out.startswith("ok bundled model ready at ") and "Joining" not in out
     assert ("Joining model parts" in err) is not no_progress
+
+
+def test_progress_reaches_the_sink_the_caller_hands_in(
+    tmp_path: Path, fake_parts: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The join reports through a sink (the CLI's bar), not through an import of the CLI."""
+    from contextlib import contextmanager
+
+    seen: list[tuple[str, int]] = []
+    advanced: list[int] = []
+
+    @contextmanager
+    def sink(description: str, total: int):  # type: ignore[no-untyped-def]
+        seen.append((description, total))
+        yield advanced.append
+
+    monkeypatch.setattr(bundled, "_sink", None)
+    bundled.set_progress_sink(sink)
+    bundled.prepare_model(tmp_path / "quiet", progress=False)
+    assert seen == [] and advanced == []
+    bundled.prepare_model(tmp_path / "models", progress=True)
+    assert seen == [("Joining model parts", len(fake_parts))]
+    assert sum(advanced) == len(fake_parts) and len(advanced) == 30  # 11 + 18 + 1 reads

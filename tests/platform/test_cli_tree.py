@@ -23,15 +23,19 @@ import typer
 
 import casework
 from casework import cli
+from casework.clikit import LazyGroup
 from casework.config import get_settings
 
-cli._mount_plugins()
 ROOT = typer.main.get_command(cli.app)
 
 
 def walk(command: Any = ROOT, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """Every (path, click command) of the tree, groups included, root first."""
+    """Every (path, click command) of the tree, groups included, root first; the lazy
+    sub-commands (each app's, each app's evaluation) are loaded to be walked."""
     yield path, command
+    if isinstance(command, LazyGroup):
+        for name in list(command.entries()):
+            command.load(name)
     for name, sub in sorted(getattr(command, "commands", {}).items()):
         yield from walk(sub, (*path, name))
 
@@ -158,6 +162,7 @@ DOCUMENT_FILES = Path(casework.__file__).parent / "apps" / "documents" / "data" 
 JSON_INVOCATIONS: dict[str, Invocation] = {
     "config": Invocation(["config", "--json"]),
     "permissions": Invocation(["permissions", "--json"]),
+    "bench startup": Invocation(["bench", "startup", "--repeats", "1", "--json"]),
     "bench runtime": Invocation(["bench", "runtime", "--json", "--steps", "5", "--repeats", "1"]),
     "bench eval-throughput": Invocation(
         [

@@ -24,18 +24,24 @@ def test_public_surface() -> None:
         "ConcurrencyOption",
         "ExecutorOption",
         "JsonOption",
+        "LazyCommand",
+        "LazyGroup",
         "LimitOption",
         "ModelOption",
         "NoProgressOption",
+        "Users",
+        "byte_progress",
         "caller_named",
         "console",
         "err_console",
+        "lazy_group",
         "mount_user_add",
         "print_json",
         "progress",
         "progress_enabled",
         "read_password",
         "set_progress",
+        "use_users",
     ]
 
 
@@ -128,3 +134,46 @@ def test_common_options_parse_once_for_every_command() -> None:
     assert bad.exception.format_message() == (
         "Invalid value for '--limit' / '-n': Input should be greater than or equal to 1"
     )
+
+
+def test_a_lazy_group_lists_by_help_and_loads_only_what_runs() -> None:
+    from typer.testing import CliRunner
+
+    loads: list[str] = []
+
+    def load_hello() -> typer.Typer:
+        loads.append("hello")
+        sub = typer.Typer()
+
+        @sub.command()
+        def wave(name: str) -> None:
+            print(f"hi {name}")
+
+        return sub
+
+    def never() -> typer.Typer:
+        raise AssertionError("the 'other' command was loaded")
+
+    entries = {
+        "hello": clikit.LazyCommand("Greet people.", load_hello),
+        "other": clikit.LazyCommand("Never run here.", never),
+    }
+    root = typer.Typer(cls=clikit.lazy_group(lambda: entries))
+
+    @root.command()
+    def plain() -> None:
+        """A command of the group's own."""
+
+    @root.command()
+    def other_plain() -> None:
+        """Two, so typer builds a group."""
+
+    runner = CliRunner()
+    listed = runner.invoke(root, ["--help"], env={"COLUMNS": "100"})
+    assert listed.exit_code == 0 and loads == []
+    assert listed.output.index("plain") < listed.output.index("hello")
+    assert "Greet people." in listed.output and "Never run here." in listed.output
+    assert runner.invoke(root, ["hello", "wave", "ana"]).output == "hi ana\n"
+    assert runner.invoke(root, ["hello", "wave", "bo"]).output == "hi bo\n"
+    assert loads == ["hello"]  # once per process
+    assert runner.invoke(root, ["nope"]).exit_code == 2

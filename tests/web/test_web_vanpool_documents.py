@@ -7,7 +7,7 @@ import re
 from vanpool_helpers import Sink
 from web_helpers import DOC_TEXT, DRAFT, XSS, Cases, Site, csrf_of
 
-from casework.clikit import caller_named
+from casework.access.cli import caller_named
 
 ESCAPED = "&lt;script&gt;alert(&#34;owned&#34;)&lt;/script&gt;"
 

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from casework.clikit import mount_user_add, print_json, read_password
-from casework.config import get_settings
+from casework.clikit import Users, mount_user_add, print_json, read_password, use_users
 
-__all__ = ["token_app", "user_app"]
+if TYPE_CHECKING:
+    from casework.config import Settings
+    from casework.runtime.context import Caller
+
+__all__ = ["caller_named", "token_app", "user_app"]
 
 console = Console(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
@@ -29,10 +32,36 @@ token_app = typer.Typer(
 
 def _engine() -> Any:
     from casework.access.service import open_access
+    from casework.config import get_settings
 
     return open_access(get_settings())
 
 
+def caller_named(name: str, settings: Settings | None = None) -> Caller:
+    """The enabled user ``name`` as a tenant, for an operator's command that acts for a user
+    (``receipts import --user NAME``); apps reach it through ``clikit.caller_named``."""
+    from casework.access.service import get_user, open_access
+    from casework.errors import InputError
+    from casework.runtime.context import Caller
+
+    user = get_user(open_access(settings), name)  # NotFoundError names `casework user list`
+    if user.disabled:
+        raise InputError(f"User {name!r} is disabled; enable it or name another user.")
+    return Caller(user_id=user.id, name=user.name, role=user.role)
+
+
+def _add_user(name: str, role: str, password: str | None) -> str:
+    from casework.access.service import create_user, open_access
+    from casework.config import get_settings
+
+    user = create_user(open_access(get_settings()), name, role, password=password)
+    return (
+        f"[green]added[/] user {user.name} (id {user.id}, role {user.role}"
+        f"{', with password' if user.has_password else ''})"
+    )
+
+
+use_users(Users(caller_named=caller_named, add=_add_user))
 mount_user_add(user_app)  # `casework user add`: the one command apps mount too
 
 

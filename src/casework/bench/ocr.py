@@ -110,9 +110,9 @@ def _transcript_boxes(path: Path) -> list[list[Any]]:
 
 def reference_text(path: Path) -> str:
     """A transcript's lines in the reading order the OCR engines' boxes are put in."""
-    from casework.apps.documents.service import boxes_to_text
+    from casework.registry import app_service
 
-    return boxes_to_text(_transcript_boxes(path))
+    return str(app_service("documents").boxes_to_text(_transcript_boxes(path)))
 
 
 def _words(text: str) -> str:
@@ -150,25 +150,26 @@ def run_ocr_bench(
     show_progress: bool = True,
 ) -> dict[str, Any]:
     """Each engine reads each page of the split once, after one untimed read that loads it."""
-    from casework.apps.documents.service import ENGINE_NAMES, ocr_engine, read_file
+    from casework.registry import app_service
 
-    unknown = [e for e in engines if e not in ENGINE_NAMES]
+    documents = app_service("documents")
+    unknown = [e for e in engines if e not in documents.ENGINE_NAMES]
     if unknown:
         raise InputError(
-            f"Unknown OCR engine {unknown[0]!r}; choose among {', '.join(ENGINE_NAMES)}."
+            f"Unknown OCR engine {unknown[0]!r}; choose among {', '.join(documents.ENGINE_NAMES)}."
         )
     pages = split_pages(load_pages(folder), split, limit)
     references = [reference_text(p.transcript) for p in pages]
     rows = []
     with progress(enabled=show_progress) as bar:
         for name in engines:
-            ocr_engine(name)  # not installed: one sentence before any page is read
+            documents.ocr_engine(name)  # not installed: one sentence before any page is read
             task = bar.add_task(f"ocr {name}", total=len(pages))
-            read_file(pages[0].image, engine=name)  # loads the engine's models
+            documents.read_file(pages[0].image, engine=name)  # loads the engine's models
             texts, seconds, cpu = [], [], []
             for page in pages:
                 started, cpu_started = time.perf_counter(), _cpu()
-                texts.append(read_file(page.image, engine=name).raw_text)
+                texts.append(documents.read_file(page.image, engine=name).raw_text)
                 seconds.append(time.perf_counter() - started)
                 cpu.append(_cpu() - cpu_started)
                 bar.advance(task)

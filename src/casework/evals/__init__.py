@@ -3,8 +3,8 @@
 An app hands the harness an ``EvalSuite`` (its dataset, the strategies its spec registers,
 how a case becomes a strategy's input and how the run's deps are built, verdict labels,
 domain evaluators, plots and targets); ``run_suite(suite, EvalConfig(...))`` does the rest.
-Evaluators live in ``casework.evals.evaluators`` as plain functions. The runner, store, report and compare
-modules load on first use, so ``casework --help`` stays quick.
+Evaluators live in ``casework.evals.evaluators`` as plain functions. Every name loads its module on
+first use, so ``casework --help`` stays quick.
 """
 
 from __future__ import annotations
@@ -12,19 +12,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from casework._lazy import lazy_names
-from casework.evals.datasets import dump_dataset, load_dataset
-from casework.evals.evalconfig import EvalConfig
-from casework.evals.results import CaseResult, EvalRun, TargetResult
-from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
 
 if TYPE_CHECKING:
     from casework.evals.compare import Comparison, compare_runs, mcnemar_exact
+    from casework.evals.datasets import dump_dataset, load_dataset
+    from casework.evals.evalconfig import EvalConfig
     from casework.evals.metrics import check_targets, score_case, summarize
     from casework.evals.ratelimit import TokenBucket
     from casework.evals.report import render_html, report_json, write_report
+    from casework.evals.results import CaseResult, EvalRun, TargetResult
     from casework.evals.retries import is_transient
     from casework.evals.runner import arun_suite, run_suite
     from casework.evals.store import list_runs, load_run, save_run
+    from casework.evals.suite import CaseOutput, EvalCase, EvalSuite, SuiteOption
 
 __all__ = [
     "CaseOutput",
@@ -56,6 +56,16 @@ __all__ = [
 ]
 
 _LAZY = {
+    "dump_dataset": "datasets",
+    "load_dataset": "datasets",
+    "EvalConfig": "evalconfig",
+    "CaseResult": "results",
+    "EvalRun": "results",
+    "TargetResult": "results",
+    "CaseOutput": "suite",
+    "EvalCase": "suite",
+    "EvalSuite": "suite",
+    "SuiteOption": "suite",
     "Comparison": "compare",
     "compare_runs": "compare",
     "mcnemar_exact": "compare",

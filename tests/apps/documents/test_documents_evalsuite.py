@@ -76,7 +76,6 @@ def _mine(folder: Path) -> Path:
 
 
 def _cli_json(*argv: str) -> dict:
-    cli._mount_plugins()
     buffer = io.StringIO()
     with redirect_stdout(buffer):
         cli.main(list(argv))

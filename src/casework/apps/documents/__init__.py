@@ -26,5 +26,6 @@ APP = AppSpec(
     demo=lazy_call("casework.apps.documents.demo:run_demo"),
     review=lazy_call("casework.apps.documents.review:DocumentsReview"),
     eval_suite=lazy_call("casework.apps.documents.evalsuite:eval_suite"),
+    service="casework.apps.documents.service",
     strategies=lazy_attr("casework.apps.documents.strategies:STRATEGIES"),
 )

@@ -25,6 +25,7 @@ APP = AppSpec(
     router=lazy_call("casework.apps.hed.api:router"),
     demo=lazy_call("casework.apps.hed.demo:run_demo"),
     eval_suite=lazy_call("casework.apps.hed.evalsuite:eval_suite"),
+    service="casework.apps.hed.service",
     strategies=lazy_attr("casework.apps.hed.strategies:STRATEGIES"),
     examples=lazy_attr("casework.apps.hed.examples:EXAMPLES"),
     review=lazy_call("casework.apps.hed.review:HedReview"),

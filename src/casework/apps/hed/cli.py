@@ -6,18 +6,19 @@ Thin: every command calls ``service`` and prints; errors a user can cause raise
 
 from __future__ import annotations
 
-import json
 import sys
 from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 
-from casework.apps.hed.models import DEFAULT_SCHEMA, ValidatorKind
-from casework.clikit import AddressOption, ExecutorOption
+from casework.clikit import AddressOption, ExecutorOption, print_json
+
+if TYPE_CHECKING:
+    from casework.apps.hed.models import ValidatorKind
 
 __all__ = ["app"]
 
@@ -29,11 +30,20 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-SCHEMA_OPTION = typer.Option(DEFAULT_SCHEMA, "--schema", help="HED schema version (8.0.0-8.5.0).")
+
+def _schema_or_default(value: str | None) -> str:
+    # the default is read here, not at import: hed.models loads LangGraph (`--help` stays quick)
+    from casework.apps.hed.models import DEFAULT_SCHEMA
+
+    return value or DEFAULT_SCHEMA
 
 
-def _json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+SCHEMA_OPTION = typer.Option(
+    None,
+    "--schema",
+    help="HED schema version (8.0.0-8.5.0); the app's default version when omitted.",
+    callback=_schema_or_default,
+)
 
 
 def _validator_kind(value: str) -> ValidatorKind:
@@ -100,7 +110,7 @@ def _validate_files(
             sidecar=sidecar, events=events, schema=schema, definitions=definitions
         )
     if as_json:
-        _json(report.to_dict())
+        print_json(report.to_dict())
     else:
         mark = "[green]valid[/]" if report.valid else "[red]invalid[/]"
         console.print(
@@ -135,7 +145,7 @@ def _validate_strings(
                 },
                 "results": [r.to_dict() for r in results],
             }
-        _json(data)
+        print_json(data)
     else:
         if defs is not None:
             mark = "" if defs.valid else "[red]invalid[/] "
@@ -170,7 +180,7 @@ def bench_validators_cmd(
 
     result = bench_validators(schema, repeat=repeat)
     if as_json:
-        _json(result)
+        print_json(result)
         return
     for kind in ("js", "python"):
         figures = result[kind]
@@ -257,6 +267,31 @@ def annotate_cmd(
 ) -> None:
     """Annotate an event description (or an image) with valid HED, by the agent loop; or,
     with --events, write the HED of an events file's categorical levels as a sidecar."""
+    from casework.errors import InputError
+
+    if events is not None:
+        if description or image is not None:
+            raise InputError("Pass a description (or --image), or --events events.tsv, not both.")
+        _annotate_events(events, sidecar, out, schema, strategy, model, validator, as_json)
+        return
+    if sidecar is not None or out is not None:
+        raise InputError("--sidecar and --out go with --events events.tsv.")
+    _annotate_description(
+        description, schema, assess, strategy, model, image, vision_model, validator, as_json
+    )
+
+
+def _annotate_description(
+    description: str,
+    schema: str,
+    assess: bool,
+    strategy: str,
+    model: str | None,
+    image: Path | None,
+    vision_model: str | None,
+    validator: str,
+    as_json: bool,
+) -> None:
     from casework.apps.hed.deps import build_deps
     from casework.apps.hed.models import decision_json
     from casework.apps.hed.service import (
@@ -268,13 +303,6 @@ def annotate_cmd(
     from casework.errors import InputError
     from casework.runtime.runconfig import RunConfig
 
-    if events is not None:
-        if description or image is not None:
-            raise InputError("Pass a description (or --image), or --events events.tsv, not both.")
-        _annotate_events(events, sidecar, out, schema, strategy, model, validator, as_json)
-        return
-    if sidecar is not None or out is not None:
-        raise InputError("--sidecar and --out go with --events events.tsv.")
     check_request(schema, strategy, description if image is None else None)
     kind = _validator_kind(validator)
     if image is not None and not image.is_file():
@@ -303,7 +331,7 @@ def annotate_cmd(
         data = decision_json(decision)
         if image_description:
             data["image_description"] = image_description
-        _json(data)
+        print_json(data)
     else:
         if image_description:
             console.print(f"image: {image_description}", highlight=False)
@@ -353,7 +381,7 @@ def _annotate_events(
             on_level=level_done,
         )
     if as_json:
-        _json(result.to_dict())
+        print_json(result.to_dict())
     else:
         for item in result.levels:
             empty = (
@@ -450,7 +478,7 @@ def batch_cmd(
         )
         progress.update(task, completed=total)
     if as_json:
-        _json(report.to_dict())
+        print_json(report.to_dict())
         return
     verdicts = ", ".join(f"{k} {v}" for k, v in sorted(report.verdicts.items())) or "none"
     console.print(
@@ -471,7 +499,7 @@ def vocabulary_cmd(
 
     listing = vocabulary_listing(schema, full=full)
     if as_json:
-        _json(listing.tags)
+        print_json(listing.tags)
         return
     console.print(listing.text, highlight=False, markup=False)
     err_console.print(f"{len(listing.tags)} tags; this text is about {listing.tokens} tokens")
@@ -495,7 +523,7 @@ def history_cmd(
 
     rows = build_deps().repo.recent(limit)
     if as_json:
-        _json(rows)
+        print_json(rows)
         return
     if not rows:
         console.print('No annotation runs stored yet; try `casework hed annotate "A beep."`.')

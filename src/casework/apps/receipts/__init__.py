@@ -24,6 +24,7 @@ APP = AppSpec(
     router=lazy_call("casework.apps.receipts.api:router"),
     demo=lazy_call("casework.apps.receipts.demo:run_demo"),
     eval_suite=lazy_call("casework.apps.receipts.evalsuite:eval_suite"),
+    service="casework.apps.receipts.service",
     strategies=lazy_attr("casework.apps.receipts.strategies:STRATEGIES"),
     review=lazy_call("casework.apps.receipts.review:ReceiptsReview"),
 )

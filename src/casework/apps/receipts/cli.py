@@ -7,14 +7,13 @@ one sentence.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from casework.apps.receipts.models import (
@@ -23,7 +22,7 @@ from casework.apps.receipts.models import (
     ValidationStatus,
     WordRef,
 )
-from casework.clikit import AddressOption, ConcurrencyOption, ExecutorOption
+from casework.clikit import AddressOption, ConcurrencyOption, ExecutorOption, print_json, progress
 from casework.errors import InputError
 from casework.registry import strategy_named
 
@@ -59,10 +58,6 @@ def _config(deps: Any, model: str | None) -> Any:
     from casework.runtime.runconfig import RunConfig
 
     return RunConfig.of(deps.settings, model)
-
-
-def _json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
 # ---------------------------------------------------------------------- data
@@ -126,7 +121,7 @@ def seed(
 
 def _print_import(report: Any, as_json: bool) -> None:
     if as_json:
-        _json(
+        print_json(
             {
                 "added": [
                     {
@@ -177,7 +172,7 @@ def index(
     from casework.apps.receipts.service import index as index_words
 
     n = index_words(_deps(), everything=everything)
-    _json({"indexed_words": n}) if as_json else console.print(f"{n} words embedded.")
+    print_json({"indexed_words": n}) if as_json else console.print(f"{n} words embedded.")
 
 
 @app.command("list")
@@ -188,7 +183,7 @@ def list_cmd(
     """List imported receipts with their slugs (use a slug wherever RECEIPT is asked)."""
     receipts = _deps(with_vectors=False).repo.list_receipts(merchant=merchant)
     if as_json:
-        _json([r.model_dump(mode="json") | {"key": r.key} for r in receipts])
+        print_json([r.model_dump(mode="json") | {"key": r.key} for r in receipts])
         return
     table = Table("slug", "merchant", "lines", "words", "key")
     for r in receipts:
@@ -211,7 +206,7 @@ def show(
     view = show_receipt(_deps(with_vectors=False), receipt)
     r, words, labels = view.receipt, view.words, view.labels
     if as_json:
-        _json(
+        print_json(
             {
                 "receipt": r.slug,
                 "key": r.key,
@@ -254,7 +249,7 @@ def history(
     found = word_history(_deps(with_vectors=False), receipt, line, word)
     r, w, labels = found.receipt, found.word, found.labels
     if as_json:
-        _json([lab.model_dump(mode="json") for lab in labels])
+        print_json([lab.model_dump(mode="json") for lab in labels])
         return
     console.print(f"{r.slug} line {line} word {word}: {_esc(w.text)!r}  (* = current)")
     table = Table(
@@ -324,7 +319,7 @@ def validate(
     )
     calls = _tool_calls(done.result)
     if as_json:
-        _json(
+        print_json(
             {
                 **done.to_json(),
                 "tool_call_details": calls,
@@ -397,7 +392,7 @@ def review(
 
     queue = review_entries(_deps(with_vectors=False), merchant=merchant)
     if as_json:
-        _json([e.label.model_dump(mode="json") | {"receipt": e.receipt} for e in queue])
+        print_json([e.label.model_dump(mode="json") | {"receipt": e.receipt} for e in queue])
         return
     if not queue:
         console.print("The review queue is empty.")
@@ -426,7 +421,7 @@ def _decide(label_id: int, accept: bool, reviewer: str, note: str, as_json: bool
 
     rows = review_decide(_deps(), label_id, accept=accept, reviewer=reviewer, note=note)
     if as_json:
-        _json([lab.model_dump(mode="json") for lab in rows])
+        print_json([lab.model_dump(mode="json") for lab in rows])
         return
     for lab in rows:
         console.print(
@@ -467,7 +462,7 @@ def edge_list(
 
     cases = edge_cases(_deps(with_vectors=False), label)
     if as_json:
-        _json([c.model_dump() for c in cases])
+        print_json([c.model_dump() for c in cases])
         return
     table = Table("id", "label", "pattern", "merchant", "reason")
     for c in cases:
@@ -528,16 +523,15 @@ def harmonize(
     check_batch_config(BatchConfig(executor=executor, address=address, concurrency=concurrency))
     deps = _deps()
     check_merchant(deps, merchant)  # refused before the progress bar shows
-    progress = Progress(
+    bar = progress(
         TextColumn("[bold]harmonising[/]"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
-        disable=as_json,
+        enabled=not as_json,
     )
-    with progress:
-        task = progress.add_task("validate", total=None)
+    with bar:
+        task = bar.add_task("validate", total=None)
         report = run_harmonize(
             deps,
             strategy,
@@ -548,11 +542,11 @@ def harmonize(
             address=address,
             config=_config(deps, model),
             limit=limit,
-            on_found=lambda n: progress.update(task, total=n),
-            on_done=lambda o, r: progress.advance(task),
+            on_found=lambda n: bar.update(task, total=n),
+            on_done=lambda o, r: bar.advance(task),
         )
     if as_json:
-        _json(report.to_dict())
+        print_json(report.to_dict())
         return
     _print_harmonize(report)
 

@@ -24,6 +24,7 @@ APP = AppSpec(
     router=lazy_call("casework.apps.sql.api:router"),
     demo=lazy_call("casework.apps.sql.demo:run_demo"),
     eval_suite=lazy_call("casework.apps.sql.evalsuite:eval_suite"),
+    service="casework.apps.sql.service",
     strategies=lazy_attr("casework.apps.sql.strategies:STRATEGIES"),
     examples=lazy_attr("casework.apps.sql.examples:EXAMPLES"),
     review=lazy_call("casework.apps.sql.review:SqlReview"),

@@ -26,6 +26,7 @@ APP = AppSpec(
     demo=lazy_call("casework.apps.vanpool.demo:run_demo"),
     review=lazy_call("casework.apps.vanpool.review:VanpoolReview"),
     eval_suite=lazy_call("casework.apps.vanpool.evalsuite:eval_suite"),
+    service="casework.apps.vanpool.service",
     strategies=lazy_attr("casework.apps.vanpool.strategies:STRATEGIES"),
     examples=lazy_attr("casework.apps.vanpool.strategies:EXAMPLES"),
 )
