@@ -22,12 +22,12 @@ from casework.clikit import JsonOption, console, print_json
 from casework.config import Settings
 from casework.errors import InputError
 from casework.registry import AppSpec
-from casework.runtime.context import Caller, caller_name
-from casework.runtime.memory import Example, ExampleDraft, ExamplesHook, Memory
 
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
+    from casework.runtime.context import Caller
+    from casework.runtime.memory import Example, ExampleDraft, ExamplesHook, Memory
     from casework.runtime.review_provider import DecideOutcome
 
 __all__ = [
@@ -53,6 +53,7 @@ def hook_of(spec: AppSpec) -> ExamplesHook:
 
 def memory_for(settings: Settings, app: str, caller: Caller | None) -> Memory:
     """The memory of ``app`` in the settings' store, as ``caller`` sees it."""
+    from casework.runtime.memory import Memory
     from casework.stores import open_stores
 
     return Memory(open_stores(settings).engine, app, caller)
@@ -73,7 +74,7 @@ def read_drafts(
             answer = hook.answer_of(case.expected)
         except ValueError as exc:
             raise InputError(f"Line {number}: {exc}; nothing was stored.") from None
-        drafts.append((key, ExampleDraft(inputs=case.inputs, answer=answer)))
+        drafts.append((key, _draft(case.inputs, answer)))
     if not drafts:
         raise InputError("No examples given: one JSON case per line, with inputs and expected.")
     return drafts
@@ -154,6 +155,8 @@ def examples_cli(spec: AppSpec) -> typer.Typer:
     ) -> None:
         """Store each case of FILE (the evaluation's JSONL format) as a verified example."""
         drafts = read_drafts(hook_of(spec), read_jsonl(file))
+        from casework.runtime.context import caller_name
+
         stored = memory().add_many(drafts, verified_by=caller_name(None), source="import")
         if as_json:
             print_json([e.to_dict() for e in stored])
@@ -284,3 +287,9 @@ def examples_router(spec: AppSpec) -> APIRouter:
         return {"deleted": gone.id}
 
     return r
+
+
+def _draft(inputs: dict[str, Any], answer: dict[str, Any]) -> ExampleDraft:
+    from casework.runtime.memory import ExampleDraft
+
+    return ExampleDraft(inputs=inputs, answer=answer)
