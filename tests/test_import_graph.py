@@ -309,8 +309,6 @@ DATA_SCRIPT_MAY_IMPORT = {"service", "deps", "models", "settings"}
 is a face: it reaches the app through ``service`` like the CLI, and reads its helpers (the
 dataset module that builds the cases)."""
 HELPERS_STILL_ABOVE: dict[str, str] = {
-    "casework.apps.hed.steps": "reads hed's ROLES from deps (#31 part 3 moves roles to models)",
-    "casework.apps.hed.vision": "reads hed's ROLES from deps (#31 part 3 moves roles to models)",
     "casework.apps.vanpool.lifecycle": "imports VanpoolDeps for annotations and its Verifier "
     "alias: under TYPE_CHECKING once the file's split (#31 part 6) lands",
 }

@@ -8,12 +8,11 @@ feedback. Each step takes the state and the deps and returns the state update.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from casework.apps.hed.baseline import lookup_annotation
-from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.grammar import annotation_grammar
 from casework.apps.hed.models import (
     ROLES,
@@ -44,6 +43,9 @@ MAX_FEEDBACK_CHARS = 1500
 SUMMARY_MAX_TOKENS = 200
 """Bound on the summariser's answer."""
 _KEEP_VERBATIM = ("  Closest valid tags", "  Allowed units")
+
+if TYPE_CHECKING:
+    from casework.apps.hed.deps import HedDeps
 
 
 def _text(content: Any) -> str:

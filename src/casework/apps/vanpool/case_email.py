@@ -4,15 +4,17 @@ are filled with, and ``send_email``: queue on the thread, send now or after the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from casework.apps.vanpool import mail
-from casework.apps.vanpool.deps import VanpoolDeps
 from casework.apps.vanpool.models import (
     CaseView,
     OutreachResult,
 )
 from casework.errors import InputError
+
+if TYPE_CHECKING:
+    from casework.apps.vanpool.deps import VanpoolDeps
 
 __all__ = ["case_thread", "email_values", "send_email", "template_key"]
 
