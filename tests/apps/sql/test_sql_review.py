@@ -70,3 +70,16 @@ def test_answered_questions_do_not_wait(make_deps, settings) -> None:
     refused = service.ask(deps, "Delete every alert from last week", config, strategy="rules")
     assert refused.review_id is None
     assert SqlReview(settings).count(ReviewFilters()) == 0
+
+
+def test_the_cli_says_the_answer_waits_for_a_person(settings) -> None:
+    from typer.testing import CliRunner
+
+    from casework.apps.sql.cli import app
+
+    result = CliRunner().invoke(app, ["ask", QUESTION, "--strategy", "rules"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == (
+        "Nobody was sure: waiting for a person as sql review item 1 (the inbox of `casework "
+        "serve`)."
+    )

@@ -200,6 +200,7 @@ def _print_response(r: Any) -> None:
     if r.refused or not r.query:
         console.print(f"[bold yellow]no query[/] ({r.confidence_source}): {r.explanation}")
         console.print(f"confidence {r.confidence:.2f}")
+        _print_review(r)
         return
     console.print(f"[bold]{r.query}[/]", highlight=False)
     if r.executable_sql and r.executable_sql != r.query:
@@ -221,6 +222,16 @@ def _print_response(r: Any) -> None:
         console.print(table)
         more = " (capped)" if r.result.truncated else ""
         console.print(f"{len(r.result.rows)} rows{more} in {r.result.seconds:.3f}s")
+    _print_review(r)
+
+
+def _print_review(r: Any) -> None:
+    if r.review_id is not None:
+        console.print(
+            f"Nobody was sure: waiting for a person as sql review item {r.review_id} "
+            "(the inbox of `casework serve`).",
+            highlight=False,
+        )
 
 
 @app.command()
