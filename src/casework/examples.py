@@ -195,33 +195,9 @@ def examples_cli(spec: AppSpec) -> typer.Typer:
         as_json: JsonOption = False,
     ) -> None:
         """What the memory layer answers for TEXT: the answer, its confidence, the examples."""
-        from casework.runtime.memory_layer import MEMORY_THRESHOLD, recall
+        from casework.runtime.memory_layer import recall
 
-        found = recall(memory(), text)
-        data = {
-            "answer": found.answer,
-            "confidence": found.confidence,
-            "kept_at_default_threshold": found.confidence >= MEMORY_THRESHOLD,
-            "examples_used": [{"id": e.id, "similarity": s} for e, s in found.used],
-            "nearest": [{"id": e.id, "similarity": s} for e, s in found.neighbours],
-        }
-        if as_json:
-            print_json(data)
-            return
-        if found.answer is None:
-            near = found.neighbours[0][1] if found.neighbours else None
-            console.print(
-                "No verified example is near" + (f" (nearest {near:.2f})." if near else ".")
-            )
-            return
-        used = ", ".join(f"{e.id} ({s:.2f})" for e, s in found.used)
-        verdict = "answers" if data["kept_at_default_threshold"] else "is not sure enough of"
-        console.print(
-            f"The memory {verdict} {json.dumps(found.answer)} at confidence "
-            f"{found.confidence:.1f} (threshold {MEMORY_THRESHOLD:.0f}); examples used: {used}.",
-            markup=False,
-            highlight=False,
-        )
+        _print_recall(recall(memory(), text), as_json)
 
     @group.command("delete")
     def delete(
@@ -232,6 +208,33 @@ def examples_cli(spec: AppSpec) -> typer.Typer:
         console.print(f"Deleted {spec.name} example {gone.id} ({gone.key_text[:60]!r}).")
 
     return group
+
+
+def _print_recall(found: Any, as_json: bool) -> None:
+    from casework.runtime.memory_layer import MEMORY_THRESHOLD
+
+    data = {
+        "answer": found.answer,
+        "confidence": found.confidence,
+        "kept_at_default_threshold": found.confidence >= MEMORY_THRESHOLD,
+        "examples_used": [{"id": e.id, "similarity": s} for e, s in found.used],
+        "nearest": [{"id": e.id, "similarity": s} for e, s in found.neighbours],
+    }
+    if as_json:
+        print_json(data)
+        return
+    if found.answer is None:
+        near = found.neighbours[0][1] if found.neighbours else None
+        console.print("No verified example is near" + (f" (nearest {near:.2f})." if near else "."))
+        return
+    used = ", ".join(f"{e.id} ({s:.2f})" for e, s in found.used)
+    verdict = "answers" if data["kept_at_default_threshold"] else "is not sure enough of"
+    console.print(
+        f"The memory {verdict} {json.dumps(found.answer)} at confidence "
+        f"{found.confidence:.1f} (threshold {MEMORY_THRESHOLD:.0f}); examples used: {used}.",
+        markup=False,
+        highlight=False,
+    )
 
 
 # ---------------------------------------------------------------------------- the API

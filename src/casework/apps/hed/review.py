@@ -70,6 +70,57 @@ def _issues(result: dict, key: str) -> list[str]:
     return [str(x) for x in result.get(key) or []]
 
 
+def _yes_no(value: Any) -> str:
+    return "not checked" if value is None else "yes" if value else "no"
+
+
+def _page(stored: StoredAnnotation) -> tuple[Decision, list[Section]]:
+    """The decision and the sections an item's page shows: the description, the draft and
+    what the validator said of it."""
+    result = stored.result
+    errors = _issues(result, "validation_errors_augmented") or _issues(result, "validation_errors")
+    run = result.get("run") or {}
+    decision = Decision(
+        verdict=stored.verdict,
+        confidence=float(result.get("confidence") or 0.0),
+        reasoning=str(result.get("final_status") or result.get("reasoning") or ""),
+        evidence=[
+            Evidence(
+                source="hed_annotations",
+                ref=f"annotation {stored.id}",
+                summary=f"{stored.strategy} on HED {stored.schema_version}"
+                + (f", decided by the {run['decided_by']} layer" if run.get("decided_by") else ""),
+                fields={"run_id": stored.run_id, "model": stored.model or ""},
+            )
+        ],
+    )
+    sections = [
+        Section(
+            title="Description",
+            kind="lines",
+            lines=[[Span(line)] for line in stored.description.splitlines()] or [[Span("")]],
+        ),
+        Section(
+            title=f"Draft annotation (HED {stored.schema_version})",
+            kind="fields",
+            fields={
+                "annotation": stored.annotation or "(none)",
+                "valid": "yes" if result.get("is_valid") else "no",
+                "faithful": _yes_no(result.get("is_faithful")),
+            },
+        ),
+        Section(
+            title="What the validator said",
+            kind="table",
+            columns=["kind", "message"],
+            rows=[["error", e] for e in errors]
+            + [["warning", w] for w in _issues(result, "validation_warnings")]
+            or [["-", "no errors or warnings"]],
+        ),
+    ]
+    return decision, sections
+
+
 class HedReview:
     """``ReviewProvider`` over stored annotations that are not VALID; deps open on first use."""
 
@@ -112,55 +163,8 @@ class HedReview:
         stored = self.deps.repo.annotation(_annotation_id(item_id))
         if stored is None or stored.review_status is None:
             raise NotFoundError(f"No hed review item {item_id!r}; open one from the inbox.")
+        decision, sections = _page(stored)
         result = stored.result
-        errors = _issues(result, "validation_errors_augmented") or _issues(
-            result, "validation_errors"
-        )
-        run = result.get("run") or {}
-        decision = Decision(
-            verdict=stored.verdict,
-            confidence=float(result.get("confidence") or 0.0),
-            reasoning=str(result.get("final_status") or result.get("reasoning") or ""),
-            evidence=[
-                Evidence(
-                    source="hed_annotations",
-                    ref=f"annotation {stored.id}",
-                    summary=f"{stored.strategy} on HED {stored.schema_version}"
-                    + (
-                        f", decided by the {run['decided_by']} layer"
-                        if run.get("decided_by")
-                        else ""
-                    ),
-                    fields={"run_id": stored.run_id, "model": stored.model or ""},
-                )
-            ],
-        )
-        sections = [
-            Section(
-                title="Description",
-                kind="lines",
-                lines=[[Span(line)] for line in stored.description.splitlines()] or [[Span("")]],
-            ),
-            Section(
-                title=f"Draft annotation (HED {stored.schema_version})",
-                kind="fields",
-                fields={
-                    "annotation": stored.annotation or "(none)",
-                    "valid": "yes" if result.get("is_valid") else "no",
-                    "faithful": {True: "yes", False: "no"}.get(
-                        result.get("is_faithful"), "not checked"
-                    ),
-                },
-            ),
-            Section(
-                title="What the validator said",
-                kind="table",
-                columns=["kind", "message"],
-                rows=[["error", e] for e in errors]
-                + [["warning", w] for w in _issues(result, "validation_warnings")]
-                or [["-", "no errors or warnings"]],
-            ),
-        ]
         waiting = stored.review_status == REVIEW_WAITING
         actions: list[Action] = []
         if waiting:
