@@ -12,7 +12,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from casework.apps.documents.addresses import read_address
 from casework.apps.documents.normalize import as_amount, date_candidates
+from casework.apps.documents.patterns import DATE, LEGAL_FORMS, MONTH_ABBR
 
 __all__ = [
     "CONF_COMPLETE",
@@ -63,14 +65,6 @@ DOCUMENT_TYPES = tuple(t for t in FIELDS_BY_TYPE if t != "document")
 # a space inside an amount only as a thousands separator ("1 234.50"): a wider gap is a column
 # break ("TOTAL QTY: 5   44.73" holds two numbers, not 544.73)
 _AMOUNT = r"[-(]?[$€£]?\s?\d(?:[\d,.]|\s(?=\d{3}(?!\d)))*\d(?:\.\d{2})?\)?|[$€£]?\d"
-_MONTH_ABBR = r"(?i:jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)"
-_DATE = (
-    # one separator throughout ("MI11/3-21" is a code, not a date); "25/FEB/2017", "24 MAR 18"
-    r"(?<![\w/.-])(?:\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}\.\d{1,2}\.\d{2,4}|\d{1,2}-\d{1,2}-\d{2,4})"
-    rf"|\d{{1,2}}(?:/{_MONTH_ABBR}/|-{_MONTH_ABBR}-| {_MONTH_ABBR} ?)\d{{2}}(?:\d{{2}})?\b"
-    r"|\d{4}-\d{2}-\d{2}"
-    r"|\d{1,2}(?:st|nd|rd|th)?\s+[A-Za-z]{3,9}\.?,?\s+\d{4}|[A-Za-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"
-)
 
 # name -> label words (first match wins; the value follows the label on the same line)
 _LABELS: dict[str, tuple[str, ...]] = {
@@ -271,12 +265,11 @@ def _currency(text: str) -> str | None:
 
 
 # a company's legal form at the end of its name: "SDN BHD", "S/B", "Ltd", "GmbH", "SARL", "Inc."
-_LEGAL_FORMS = r"sdn\.?\s*bhd|s/b|bhd|ltd|limited|llc|llp|inc|gmbh|sarl|plc|pty|corp(?:oration)?"
 # European forms a name ends with too ("Coolblue B.V.", "QualityHosting AG", "Free SAS"); not
 # among the words that end an address block, where "SA" or "AG" can be a place's
 _EUROPEAN_FORMS = r"ag|sas|s\.a|b\.\s?v|n\.\s?v|bv|nv|s\.r\.l|srl|s\.p\.a"
 _LEGAL_FORM = re.compile(
-    rf"(?i)^(?P<name>.*?[A-Za-z].*?\b(?:(?:{_LEGAL_FORMS}|{_EUROPEAN_FORMS})\b\.?"
+    rf"(?i)^(?P<name>.*?[A-Za-z].*?\b(?:(?:{LEGAL_FORMS}|{_EUROPEAN_FORMS})\b\.?"
     r"|co\b\.?(?!\s*\d)))"  # not "CO 80202"
 )
 # the sender's line above a letter's address window ("QualityHosting AG - Uferweg 40-42 -
@@ -288,7 +281,7 @@ _SENDER = re.compile(r"(?i)^(?P<name>[^:]+?)\s+(?:[-–·|]\s+.*\d{4}|au capital
 def _first_date(lines: list[str]) -> str | None:
     """The first written date that is a real date, on any line (no label said which)."""
     for line in lines:
-        for m in re.finditer(_DATE, line):
+        for m in re.finditer(DATE, line):
             if date_candidates(_month_apart(m.group(0))):
                 return _value("date", m.group(0))
     return None
@@ -296,7 +289,7 @@ def _first_date(lines: list[str]) -> str | None:
 
 def _month_apart(raw: str) -> str:
     """OCR runs a month name into the year ("05 Mar2018"); the date reader wants them apart."""
-    return re.sub(rf"(?<=\s)({_MONTH_ABBR})(?=\d)", r"\1 ", raw)
+    return re.sub(rf"(?<=\s)({MONTH_ABBR})(?=\d)", r"\1 ", raw)
 
 
 def _tidy_name(name: str) -> str:
@@ -328,7 +321,7 @@ def _repair_legal_form(line: str) -> str:
 
 
 # after "CO." the rest of a Malaysian form: "AEON CO.(M) BHD.", "CO. SDN BHD"
-_AFTER_CO = re.compile(rf"(?i)^\s*(?:\([A-Z]\)\s*)?(?:{_LEGAL_FORMS})\b\.?")
+_AFTER_CO = re.compile(rf"(?i)^\s*(?:\([A-Z]\)\s*)?(?:{LEGAL_FORMS})\b\.?")
 # where a name on the first line ends and its registration begins: "HASHA PETROKIOSK
 # Conpany No:_JH0632980-V"
 _REGISTRATION_LABEL = re.compile(r"(?i)\s+(?:co[mn]pany|co\.?)\s*(?:n[o0]|reg)\b.*$")
@@ -390,193 +383,6 @@ def _company(lines: list[str]) -> tuple[str, float, int] | None:
     return None
 
 
-_STREET = re.compile(
-    r"(?i)\d+\s+[A-Za-z .'-]+\b(street|st|road|rd|avenue|ave|lane|ln|boulevard|blvd|drive|dr|way"
-    r"|place|square)\b.*"
-)
-# what is not part of a sender's address block: contact, registration and tax lines, the
-# document's heading, a registration number in brackets, a line naming a company
-_NOT_ADDRESS = re.compile(
-    r"(?i)\b(tel|fax|phone|mobile|whatsapps?|h/p|gst|sst|reg|registration|co\.?\s*no|company\s*n[o0]"
-    rf"|tax|invoice|receipt|cashier|date|www|e-?mail|licen[cs]ee|formerly|bill|roc|{_LEGAL_FORMS})\b"
-    r"|\bco\.(\s|$)|@|^\(.*\)$|\d{5,}-[A-Z]\b|tax\s*invoice|owned\s+by"
-)
-# a postcode: five digits (US, Malaysia, France, Germany...) or a UK one; OCR reads a 0 as O
-# and runs the town into it ("8110OJOHOR BAHRU"), never a number's tail ("N0.18252")
-_POSTCODE = re.compile(
-    r"(?<![\w.:#/-])(?<!N[O0] )\d[\dOo]{4}(?![\w-])|(?<![\w.:#/-])\d[\dOo]{4}(?=[A-Z]{3})"
-    r"|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b"
-)
-_ONLY_WORDS = re.compile(r"^[A-Za-z][A-Za-z .,'-]*$")
-# the first line of a street address: a number, or a unit, lot or level word before one
-_OPENS_ADDRESS = re.compile(r"(?i)^(?:\d|#|(?:no|lot|unit|level|suite|block|blk|floor)\b)")
-# a line that is only a registration number ("789417-W", "(867388-U)")
-_REGISTRATION = re.compile(r"^\(?[A-Z]{0,3}\d[\d-]{4,}\s*-?\s*[A-Z]?\)?$")
-_ADDRESS_WORD = re.compile(
-    r"(?i)^no\b|\b(jalan|jln|lorong|lrg|industrial|park|lot|taman|tmn|bandar|kampung|kg|persiaran|lebuh|mall|plaza"
-    r"|floor|tingkat|wisma|menara|kompleks|street|road|avenue|lane)\b"
-)
-
-# Words Malaysian addresses print, written from general knowledge of them (streets, area
-# words, states, big towns), not from any answer key: a word OCR misread by a letter
-# ("PERHAS", "KEHBANGAN", "L0T") or ran into the next ("KUALALUMPUR") is put back.
-_PLACE_WORDS_TEXT = """
-    JALAN LORONG LEBUH LEBUHRAYA PERSIARAN LINGKARAN TAMAN BANDAR BARU KAMPUNG BATU BUKIT
-    SUNGAI SIMPANG KAWASAN PERINDUSTRIAN PERUSAHAAN SEKSYEN PUSAT PLAZA WISMA MENARA
-    KOMPLEKS MALL FLOOR GROUND TINGKAT BLOK LOT DESA KOTA JAYA INDAH UTAMA PERDANA MAHKOTA
-    PERMATA MUTIARA SETIA SERI DAMAI MEGAH UTARA SELATAN TIMUR BARAT TENGAH MALAYSIA KUALA
-    LUMPUR SELANGOR JOHOR BAHRU PENANG PINANG PERAK IPOH MELAKA KEDAH PAHANG KELANTAN
-    TERENGGANU NEGERI SEMBILAN SABAH SARAWAK PUTRAJAYA WILAYAH PERSEKUTUAN DARUL EHSAN
-    TAKZIM KLANG PETALING SHAH ALAM SUBANG CHERAS PUCHONG KAJANG BANGI SEMENYIH RAWANG
-    SEPANG NILAI SEREMBAN SETAPAK KEPONG AMPANG SENTUL BANGSAR DAMANSARA CYBERJAYA MASAI
-    SKUDAI TAMPOI KULAI PERMAS PLENTONG BALAKONG KEMBANGAN SEGAMBUT SELAYANG GOMBAK BENTONG
-    KUANTAN WANGSA MAJU BUNGA RAYA
-"""
-_PLACE_WORDS = frozenset(_PLACE_WORDS_TEXT.split())
-# street words OCR runs into the name after them ("JALANHARMONI", "TAMANDAYA")
-_GLUED_STREET = re.compile(
-    r"(?i)^(jalan|taman|lorong|kampung|persiaran|kawasan|seksyen)([a-z]{3,})$"
-)
-# what the recognizer mistakes a letter for, inside a word
-_DIGIT_FOR_LETTER = str.maketrans("0158", "OISB")
-
-
-def _edits(a: str, b: str) -> int:
-    """Levenshtein distance, for words of a dozen letters."""
-    row = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        prev, row[0] = row[0], i
-        for j, cb in enumerate(b, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
-    return row[-1]
-
-
-def _in_case_of(word: str, like: str) -> str:
-    return word if like.isupper() else word.title()
-
-
-def _place_word(token: str) -> str:
-    """One token of an address as the page prints it: a lexicon word OCR misread by one
-    letter in a word of six or more (two in nine or more) when exactly one word is that
-    close, a digit or a small l read for a letter (``L0T``, ``lpoh``), an unread letter
-    (``JA_AN``), two lexicon words run together split."""
-    word = token.upper()
-    if not re.fullmatch(r"[A-Z0158_]+", word) or not re.search(r"[A-Z]", word):
-        return token
-    if word in _PLACE_WORDS:
-        return token
-    if (seen := word.translate(_DIGIT_FOR_LETTER)) in _PLACE_WORDS:
-        return _in_case_of(seen, token)
-    if word[0] == "L" and "I" + word[1:] in _PLACE_WORDS:  # a capital I read as a small l
-        return _in_case_of("I" + word[1:], token)
-    if m := _GLUED_STREET.match(token):
-        return f"{m[1]} {_place_word(m[2])}"
-    for cut in range(4, len(word) - 3):
-        if word[:cut] in _PLACE_WORDS and word[cut:] in _PLACE_WORDS:
-            return _in_case_of(f"{word[:cut]} {word[cut:]}", token)
-    if "_" in word and len(word) >= 4:  # a letter it could not read, or a gap: "JA_AN", "JAL_AN"
-        fits = [w for w in _PLACE_WORDS if re.fullmatch(word.replace("_", "[A-Z]?"), w)]
-        return _in_case_of(fits[0], token) if len(fits) == 1 else token
-    # a five-letter word is a letter away from others too often (ANGSA, JAPAN, BLOCK)
-    if len(word) < 6 or not word.isalpha():
-        return token
-    limit = 2 if len(word) >= 9 else 1
-    close = [
-        w for w in _PLACE_WORDS if abs(len(w) - len(word)) <= limit and _edits(word, w) <= limit
-    ]
-    return _in_case_of(close[0], token) if len(close) == 1 else token
-
-
-def _tidy_address(joined: str) -> str:
-    """An address as printed from OCR's reading of it: lexicon words put back
-    (``_place_word``), a word split in two by a wrong space joined when it makes one ("L ot"),
-    a letter O in a postcode read as the zero it is ("8110O"), the town run into it apart."""
-    joined = re.sub(r"(?<=[a-z])(?=[A-Z][a-z])", " ", joined)  # "OffBatu", "LotF1-01"
-    joined = re.sub(
-        r"(?i)\b([a-z])\s+([a-z]+)(?![a-z])",
-        lambda m: m[1] + m[2] if (m[1] + m[2]).upper() in _PLACE_WORDS else m[0],
-        joined,
-    )
-    joined = re.sub(
-        r"(?<![\w.:#/-])(\d[\dOo]{4})(?=[A-Za-z]{3}|\W|$)",
-        lambda m: m[1].replace("O", "0").replace("o", "0"),
-        joined,
-    )
-    joined = re.sub(r"(?<=\d)(?=[A-Za-z]{3})", " ", joined)  # "81100JOHOR"
-    joined = re.sub(r"(?i)\b(lot|no|batu)(?=\d|[A-Z]\d)", r"\1 ", joined)  # "Lot3", "LotF1-01"
-    parts = re.split(r"([\s,.]+)", joined)
-    return " ".join("".join(_place_word(p) for p in parts).split())
-
-
-def _address(lines: list[str], after: int = 0) -> tuple[str, float] | None:
-    """A one-line street address near the top (a guess: the line may hold more); else the
-    block of lines the sender's address takes under its name, found by its structure as
-    surely as a labelled value: the first line with a postcode, the lines above it back to the
-    name or registration lines (three at most), and a state or country line after it, joined
-    with spaces as printed; else (no postcode printed) the lines under the name (``after``,
-    the company's line) up to the first contact, tax or date line, when one reads as an
-    address (a guess). On receipts written by others (SROIE) the block matched the gold
-    address on 16 of 26, the bundled model's reading on 5, so the field layer keeps it."""
-    for line in lines[:8]:
-        if m := _STREET.search(line):
-            return m.group(0).strip(), CONF_GUESSED
-    top = [ln.strip() for ln in lines[:12]]
-    for at in range(max(1, after + 1), len(top)):
-        if not _POSTCODE.search(top[at]) or _NOT_ADDRESS.search(top[at]):
-            continue
-        start = at
-        while (
-            start - 1 > after
-            and at - start < 3
-            and not _NOT_ADDRESS.search(top[start - 1])
-            and not _REGISTRATION.match(top[start - 1])
-        ):
-            start -= 1
-        block = top[start : at + 1]
-        # a branch or shop name printed between the company and its address ("MYDIN MART SRI
-        # MUDA") has no number; the address opens at the first line that reads like one
-        while len(block) > 2 and not re.search(r"\d", block[0]) and _OPENS_ADDRESS.match(block[1]):
-            block = block[1:]
-        # the town and state follow a line that ends with its postcode or a comma
-        # ("..., 44300" / "BATANG KALI, SELANGOR"); otherwise only a one- or two-word state
-        open_end = bool(re.search(r"(\b\d{5}|,)\s*$", top[at]))
-        for following in top[at + 1 : at + 3]:
-            if not _ONLY_WORDS.match(following) or _NOT_ADDRESS.search(following):
-                break
-            if not open_end and len(following.split()) > 2:
-                break
-            block.append(following)  # "SELANGOR", "MALAYSIA", "SEMENYIH, SELANGOR"
-            if not open_end or following.endswith("."):
-                break
-        return _joined_address(block), CONF_LABELLED
-    start = after + 1
-    while start < min(len(top), after + 4) and (
-        _NOT_ADDRESS.search(top[start]) or _REGISTRATION.match(top[start])
-    ):
-        start += 1
-    block = list(itertools.takewhile(_may_be_address, top[start : start + 4]))
-    if block and any(_ADDRESS_WORD.search(_tidy_address(ln)) for ln in block):
-        return _joined_address(block), CONF_GUESSED
-    return None
-
-
-def _may_be_address(line: str) -> bool:
-    """Not a contact, tax or date line, nor only a telephone number ("03-7845 6155")."""
-    return not (
-        _NOT_ADDRESS.search(line)
-        or re.search(_DATE, line)
-        or re.fullmatch(r"[\d\s()+/-]{7,}", line)
-    )
-
-
-def _joined_address(block: list[str]) -> str:
-    joined = _tidy_address(" ".join(" ".join(block).split()))
-    joined = re.sub(r"\s+(?=[,.](?:\s|$))", "", joined)  # OCR's "KPB 6 ,"
-    # OCR drops the space after a comma; SROIE's 625 gold addresses print one in 9 of 10
-    return re.sub(r",(?=[A-Za-z0-9])", ", ", joined)
-
-
-# the tax's name in the languages invoices come in: VAT, TVA, BTW, MwSt, USt, IVA, GST
 _TAX_NAME = r"(?i)(?<![a-z])(?:vat|tva|btw|mwst|ust|iva|gst|igst|sst|sales tax|tax(?:es)?)\b"
 _PERCENT = r"(\d{1,2}(?:[.,]\d{1,3})?)\s?%"
 
@@ -629,12 +435,13 @@ def extract(
     if company:
         found["company"] = company[:2]
     # the address is under the name when the name heads the page
-    if address := _address(lines, company[2] if company and company[2] < 6 else 0):
-        found["address"] = address
+    if address := read_address(lines, company[2] if company and company[2] < 6 else 0):
+        text_read, labelled = address
+        found["address"] = (text_read, CONF_LABELLED if labelled else CONF_GUESSED)
     if currency := _currency(text):
         found["currency"] = (currency, CONF_GUESSED)
     for name, labels in _LABELS.items():
-        pattern = _AMOUNT if name in _AMOUNT_FIELDS else _DATE if name in _DATE_FIELDS else None
+        pattern = _AMOUNT if name in _AMOUNT_FIELDS else DATE if name in _DATE_FIELDS else None
         if name in {"invoice_number", "receipt_number"}:
             pattern = r"[A-Z0-9][A-Z0-9-/]*\d[A-Z0-9-/]*"
         if name == "total":

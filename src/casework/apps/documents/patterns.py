@@ -1,0 +1,16 @@
+"""Text patterns the documents rules share: dates as receipts and invoices print them, and
+the legal forms a company name ends with."""
+
+from __future__ import annotations
+
+__all__ = ["DATE", "LEGAL_FORMS", "MONTH_ABBR"]
+
+MONTH_ABBR = r"(?i:jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)"
+DATE = (
+    # one separator throughout ("MI11/3-21" is a code, not a date); "25/FEB/2017", "24 MAR 18"
+    r"(?<![\w/.-])(?:\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}\.\d{1,2}\.\d{2,4}|\d{1,2}-\d{1,2}-\d{2,4})"
+    rf"|\d{{1,2}}(?:/{MONTH_ABBR}/|-{MONTH_ABBR}-| {MONTH_ABBR} ?)\d{{2}}(?:\d{{2}})?\b"
+    r"|\d{4}-\d{2}-\d{2}"
+    r"|\d{1,2}(?:st|nd|rd|th)?\s+[A-Za-z]{3,9}\.?,?\s+\d{4}|[A-Za-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"
+)
+LEGAL_FORMS = r"sdn\.?\s*bhd|s/b|bhd|ltd|limited|llc|llp|inc|gmbh|sarl|plc|pty|corp(?:oration)?"
