@@ -38,12 +38,12 @@ def test_migrations_reach_every_head(pg_url):
     assert applied == expected
     assert sorted(applied) == [
         "access_0002",
-        "core_0002",
+        "core_0003",
         "documents_0001",
         "evals_0001",
-        "hed_0001",
+        "hed_0002",
         "receipts_0002",
-        "sql_0001",
+        "sql_0002",
         "vanpool_0003",
         "web_0001",
     ]
