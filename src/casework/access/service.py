@@ -26,7 +26,7 @@ from casework.access.tables import SessionRow, TokenRow, UserRow
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.runtime.context import Caller, Role
-from casework.stores.sql import get_engine, migrate, session_scope
+from casework.stores.sql import as_utc, get_engine, migrate, session_scope
 
 __all__ = [
     "TOKEN_PREFIX",
@@ -120,13 +120,6 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat(timespec="seconds") if value is not None else None
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    """SQLite hands back naive datetimes; everything stored here is UTC."""
-    if value is None:
-        return None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
 _migrated: set[str] = set()
 _migrate_lock = threading.Lock()
 
@@ -149,7 +142,7 @@ def _user(row: UserRow) -> User:
         role=Role(row.role),
         disabled=row.disabled,
         has_password=row.password_hash is not None,
-        created_at=_utc(row.created_at) or row.created_at,
+        created_at=as_utc(row.created_at) or row.created_at,
     )
 
 
@@ -158,10 +151,10 @@ def _token(row: TokenRow, user: str) -> TokenInfo:
         id=row.id,
         user=user,
         prefix=row.prefix,
-        created_at=_utc(row.created_at) or row.created_at,
-        last_used_at=_utc(row.last_used_at),
-        expires_at=_utc(row.expires_at),
-        revoked_at=_utc(row.revoked_at),
+        created_at=as_utc(row.created_at) or row.created_at,
+        last_used_at=as_utc(row.last_used_at),
+        expires_at=as_utc(row.expires_at),
+        revoked_at=as_utc(row.revoked_at),
     )
 
 
@@ -362,7 +355,7 @@ def check_token(engine: Engine, token: str, *, now: datetime | None = None) -> T
         raise AuthError("The token is not valid; create one with `casework token create USER`.")
     if row.revoked_at is not None:
         raise AuthError("The token was revoked; create a new one with `casework token create`.")
-    expires = _utc(row.expires_at)
+    expires = as_utc(row.expires_at)
     if expires is not None and expires <= now:
         raise AuthError(
             f"The token expired on {expires:%Y-%m-%d}; "
@@ -370,7 +363,7 @@ def check_token(engine: Engine, token: str, *, now: datetime | None = None) -> T
         )
     if row.disabled:
         raise AuthError(f"User {row.name!r} is disabled; an admin can add a new user.")
-    last = _utc(row.last_used_at)
+    last = as_utc(row.last_used_at)
     return TokenCheck(
         caller=Caller(user_id=row.user_id, name=row.name, role=Role(row.role)),
         token_id=row.id,

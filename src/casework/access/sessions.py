@@ -17,11 +17,11 @@ from typing import Any
 
 from sqlalchemy import Engine, bindparam, delete, select, update
 
-from casework.access.service import AuthError, _find_user, _iso, _utc, hash_token
+from casework.access.service import AuthError, _find_user, _iso, hash_token
 from casework.access.tables import SessionRow, UserRow
 from casework.errors import InputError, NotFoundError
 from casework.runtime.context import Caller, Role
-from casework.stores.sql import session_scope
+from casework.stores.sql import as_utc, session_scope
 
 __all__ = [
     "ActiveSession",
@@ -74,9 +74,9 @@ def _info(row: SessionRow, user: str) -> SessionInfo:
     return SessionInfo(
         id=row.id,
         user=user,
-        created_at=_utc(row.created_at) or row.created_at,
-        last_seen_at=_utc(row.last_seen_at) or row.last_seen_at,
-        expires_at=_utc(row.expires_at) or row.expires_at,
+        created_at=as_utc(row.created_at) or row.created_at,
+        last_seen_at=as_utc(row.last_seen_at) or row.last_seen_at,
+        expires_at=as_utc(row.expires_at) or row.expires_at,
         address=row.address,
     )
 
@@ -142,8 +142,8 @@ def check_session(
         row = conn.execute(_LOOKUP, {"id_hash": id_hash}).one_or_none()
     if row is None:
         raise AuthError("The session has ended; sign in again.")
-    last_seen = _utc(row.last_seen_at) or now
-    expires = _utc(row.expires_at) or now
+    last_seen = as_utc(row.last_seen_at) or now
+    expires = as_utc(row.expires_at) or now
     idle = timedelta(seconds=idle_seconds)
     if row.disabled or expires <= now or now - last_seen >= idle:
         with engine.begin() as conn:

@@ -26,6 +26,7 @@ from casework.runtime.events import Event
 from casework.runtime.memory import ExampleDraft
 
 __all__ = [
+    "OUTCOME_OF",
     "WAITING",
     "Action",
     "Cursor",
@@ -40,11 +41,19 @@ __all__ = [
     "age_window",
     "keyset_before",
     "known_status",
+    "outcome_text",
 ]
 
 Action = Literal["approve", "edit", "reject"]
 WAITING = "waiting"
 """The status of an item nobody has decided yet; providers may name other statuses."""
+OUTCOME_OF: dict[str, str] = {"approve": "accepted", "edit": "corrected", "reject": "rejected"}
+"""What a reviewer's action makes of a draft, as a settled item records it."""
+
+
+def outcome_text(outcome: str | None, corrected: str | None) -> str:
+    """How a settled draft reads: ``corrected to <the correction>``, else its outcome."""
+    return f"corrected to {corrected}" if outcome == "corrected" and corrected else outcome or ""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 from alembic import command
@@ -36,6 +37,7 @@ from casework.errors import ConfigError, StoreUnavailable
 
 __all__ = [
     "Base",
+    "as_utc",
     "current_heads",
     "external_engine",
     "get_engine",
@@ -77,6 +79,13 @@ _lock = threading.Lock()
 
 SQLITE_POOL_SIZE = 40
 """Open SQLite connections kept per engine: AnyIO's default worker threads."""
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """A stored time as UTC: SQLite hands back naive datetimes, and everything stored is UTC."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)
 
 
 def _postgres_url(url: str) -> str:

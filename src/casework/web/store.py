@@ -19,7 +19,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from casework.config import Settings
 from casework.errors import NotFoundError
-from casework.stores.sql import Base, get_engine, migrate, session_scope
+from casework.stores.sql import Base, as_utc, get_engine, migrate, session_scope
 
 __all__ = [
     "RUNNING",
@@ -90,12 +90,6 @@ class StoredEvent:
     data: dict[str, Any]
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
 def _record(row: WebRunRow) -> RunRecord:
     return RunRecord(
         id=row.id,
@@ -104,8 +98,8 @@ def _record(row: WebRunRow) -> RunRecord:
         status=row.status,
         started_by=row.started_by,
         params=json.loads(row.params_json),
-        created_at=_utc(row.created_at) or row.created_at,
-        finished_at=_utc(row.finished_at),
+        created_at=as_utc(row.created_at) or row.created_at,
+        finished_at=as_utc(row.finished_at),
     )
 
 

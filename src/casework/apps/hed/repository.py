@@ -19,15 +19,9 @@ from casework.apps.hed.models import (
 )
 from casework.apps.hed.tables import AnnotationRow
 from casework.runtime.review_provider import Cursor, ReviewFilters, age_window, keyset_before
-from casework.stores.sql import session_scope
+from casework.stores.sql import as_utc, session_scope
 
 __all__ = ["HedRepository"]
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None or value.tzinfo is not None:
-        return value
-    return value.replace(tzinfo=UTC)  # SQLite hands back naive datetimes
 
 
 def _stored(row: AnnotationRow) -> StoredAnnotation:
@@ -41,12 +35,12 @@ def _stored(row: AnnotationRow) -> StoredAnnotation:
         strategy=row.strategy,
         model=row.model,
         result=row.result,
-        created_at=_utc(row.created_at) or row.created_at,
+        created_at=as_utc(row.created_at) or row.created_at,
         review_status=row.review_status,
         review_outcome=row.review_outcome,
         corrected_annotation=row.corrected_annotation,
         decided_by=row.decided_by,
-        decided_at=_utc(row.decided_at),
+        decided_at=as_utc(row.decided_at),
         review_note=row.review_note,
     )
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ from casework.runtime.review_provider import (
     Section,
     Span,
     known_status,
+    outcome_text,
 )
 from casework.runtime.runconfig import RunConfig
 
@@ -182,16 +184,12 @@ class HedReview:
         )
         if waiting:
             return detail
-        corrected = stored.corrected_annotation
-        outcome = stored.review_outcome or ""
-        return ReviewDetail(
-            item=detail.item,
-            decision=detail.decision,
-            sections=detail.sections,
-            action_labels=LABELS,
+        return replace(
+            detail,
+            actions=[],
             decided_by=stored.decided_by,
             decided_at=stored.decided_at,
-            outcome=f"corrected to {corrected}" if corrected else outcome,
+            outcome=outcome_text(stored.review_outcome, stored.corrected_annotation),
         )
 
     def decide(

@@ -75,7 +75,7 @@ from casework.registry import strategy_named
 from casework.runtime import EndReason, RunConfig
 from casework.runtime.batch import BatchConfig, check_batch_config
 from casework.runtime.memory import ExampleDraft
-from casework.runtime.review_provider import DecideOutcome
+from casework.runtime.review_provider import OUTCOME_OF, DecideOutcome, outcome_text
 
 __all__ = [
     "STRATEGIES",
@@ -506,9 +506,6 @@ def _annotate_level(
 
 
 # ---------------------------------------------------------------------- review
-_VERBS = {"approve": "accepted", "edit": "corrected", "reject": "rejected"}
-
-
 def decide_review(
     deps: HedDeps, annotation_id: int, action: str, *, edit: str | None, note: str, actor: str
 ) -> DecideOutcome:
@@ -520,7 +517,7 @@ def decide_review(
         raise NotFoundError(f"No hed review item {annotation_id}; open one from the inbox.")
     if stored.review_status != REVIEW_WAITING:
         return settled_outcome(stored)
-    if action not in _VERBS:
+    if action not in OUTCOME_OF:
         raise InputError(f"Unknown action {action!r}; use approve, edit or reject.")
     corrected = None
     if action == "approve" and not stored.result.get("is_valid"):
@@ -533,7 +530,7 @@ def decide_review(
         if not checked[0].valid:
             errors = "; ".join(f"{i.code}: {i.message}" for i in checked[0].errors[:3])
             raise InputError(f"The correction is not valid HED {stored.schema_version}: {errors}.")
-    outcome = _VERBS[action]
+    outcome = OUTCOME_OF[action]
     applied = deps.repo.settle_review(
         annotation_id, outcome=outcome, corrected=corrected, decided_by=actor, note=note
     )
@@ -543,7 +540,7 @@ def decide_review(
     verified = corrected or (stored.annotation if outcome == "accepted" else None)
     return DecideOutcome(
         applied=True,
-        outcome=_outcome_text(outcome, corrected),
+        outcome=outcome_text(outcome, corrected),
         decided_by=actor,
         decided_at=again.decided_at if again is not None else None,
         example=None
@@ -556,15 +553,11 @@ def decide_review(
     )
 
 
-def _outcome_text(outcome: str | None, corrected: str | None) -> str:
-    return f"corrected to {corrected}" if outcome == "corrected" and corrected else outcome or ""
-
-
 def settled_outcome(stored: StoredAnnotation) -> DecideOutcome:
     """Who settled a decided item, and how (a repeat changes nothing)."""
     return DecideOutcome(
         applied=False,
-        outcome=_outcome_text(stored.review_outcome, stored.corrected_annotation),
+        outcome=outcome_text(stored.review_outcome, stored.corrected_annotation),
         decided_by=stored.decided_by or "",
         decided_at=stored.decided_at,
     )

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime
 
 from langchain_core.language_models import BaseChatModel
 
@@ -54,17 +53,12 @@ from casework.runtime.review_provider import (
     known_status,
 )
 from casework.runtime.runconfig import RunConfig
+from casework.stores.sql import as_utc
 
 __all__ = ["DECIDED", "KIND", "ReceiptsReview"]
 
 KIND = "needs_review_label"
 DECIDED = "decided"
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def _label_id(item_id: str) -> int:
@@ -131,7 +125,7 @@ class ReceiptsReview:
                     sort_id=q.id,
                     title=f"{q.word_text!r} as {q.label_type}{instead}",
                     status=filters.status,
-                    created_at=_utc(q.created_at) or q.created_at,
+                    created_at=as_utc(q.created_at) or q.created_at,
                     summary=f"{q.merchant_name or q.receipt_slug}, line {q.line_id}, "
                     f"{confidence}: {q.reasoning[:160]}",
                 )
@@ -182,7 +176,7 @@ class ReceiptsReview:
             sort_id=label.id,
             title=f"{label.word_text!r} as {label.label_type}",
             status=WAITING if successor is None else DECIDED,
-            created_at=_utc(label.created_at) or label.created_at,
+            created_at=as_utc(label.created_at) or label.created_at,
             summary=where,
         )
         detail = ReviewDetail(
@@ -199,7 +193,7 @@ class ReceiptsReview:
         return replace(
             detail,
             decided_by=_who(successor.validated_by),
-            decided_at=_utc(successor.validated_at or successor.created_at),
+            decided_at=as_utc(successor.validated_at or successor.created_at),
             outcome=_outcome(label, successor),
         )
 
@@ -234,7 +228,7 @@ class ReceiptsReview:
             applied=True,
             outcome=_outcome(label, rows[0]),
             decided_by=caller.name,
-            decided_at=_utc(rows[0].validated_at or rows[0].created_at),
+            decided_at=as_utc(rows[0].validated_at or rows[0].created_at),
         )
 
     def _first(self, label: Label, successor: Label) -> DecideOutcome:
@@ -242,7 +236,7 @@ class ReceiptsReview:
             applied=False,
             outcome=_outcome(label, successor),
             decided_by=_who(successor.validated_by),
-            decided_at=_utc(successor.validated_at or successor.created_at),
+            decided_at=as_utc(successor.validated_at or successor.created_at),
         )
 
     # ------------------------------------------------------------------ live runs

@@ -15,7 +15,7 @@ from casework.apps.sql.schemas import parse_schema_document
 from casework.apps.sql.tables import AnswerRow, SchemaRow
 from casework.errors import NotFoundError
 from casework.runtime.review_provider import Cursor, ReviewFilters, age_window, keyset_before
-from casework.stores.sql import session_scope
+from casework.stores.sql import as_utc, session_scope
 
 __all__ = [
     "AnswerRepository",
@@ -73,12 +73,6 @@ class SchemaRepository:
             return list(s.scalars(select(SchemaRow.name).order_by(SchemaRow.name)))
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None or value.tzinfo is not None:
-        return value
-    return value.replace(tzinfo=UTC)  # SQLite hands back naive datetimes
-
-
 def _stored(row: AnswerRow) -> StoredAnswer:
     return StoredAnswer(
         id=row.id,
@@ -88,12 +82,12 @@ def _stored(row: AnswerRow) -> StoredAnswer:
         verdict=row.verdict,
         response=row.response,
         asked_by=row.asked_by,
-        created_at=_utc(row.created_at) or row.created_at,
+        created_at=as_utc(row.created_at) or row.created_at,
         review_status=row.review_status,
         review_outcome=row.review_outcome,
         corrected_query=row.corrected_query,
         decided_by=row.decided_by,
-        decided_at=_utc(row.decided_at),
+        decided_at=as_utc(row.decided_at),
         review_note=row.review_note,
     )
 

@@ -10,6 +10,7 @@ read-only on the question's database before it is kept) or rejects it, through
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from casework.apps.sql.models import REVIEW_DECIDED, REVIEW_WAITING, StoredAnswer
 from casework.apps.sql.service import check_query, decide_review, deps_of_answer, open_answers
@@ -29,6 +30,7 @@ from casework.runtime.review_provider import (
     Section,
     Span,
     known_status,
+    outcome_text,
 )
 
 __all__ = ["KIND", "SqlReview"]
@@ -148,15 +150,12 @@ class SqlReview:
         )
         if waiting:
             return detail
-        corrected = stored.corrected_query
-        return ReviewDetail(
-            item=detail.item,
-            decision=detail.decision,
-            sections=detail.sections,
-            action_labels=LABELS,
+        return replace(
+            detail,
+            actions=[],
             decided_by=stored.decided_by,
             decided_at=stored.decided_at,
-            outcome=f"corrected to {corrected}" if corrected else stored.review_outcome,
+            outcome=outcome_text(stored.review_outcome, stored.corrected_query),
         )
 
     def decide(

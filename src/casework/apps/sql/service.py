@@ -33,7 +33,7 @@ from casework.errors import InputError, NotFoundError
 from casework.registry import strategy_named
 from casework.runtime.context import caller_name
 from casework.runtime.memory import ExampleDraft
-from casework.runtime.review_provider import DecideOutcome
+from casework.runtime.review_provider import OUTCOME_OF, DecideOutcome, outcome_text
 from casework.runtime.runconfig import RunConfig
 from casework.stores import open_stores
 
@@ -257,9 +257,6 @@ class SQLAgent:
 
 
 # ---------------------------------------------------------------------- review
-_VERBS = {"approve": "accepted", "edit": "corrected", "reject": "rejected"}
-
-
 def open_answers(settings: Settings) -> AnswerRepository:
     """The answers waiting for a person, on the settings' database."""
     return AnswerRepository(open_stores(settings).engine)
@@ -274,14 +271,10 @@ def deps_of_answer(settings: Settings, stored: StoredAnswer) -> SQLDeps:
         return build_deps(settings)
 
 
-def _outcome_text(outcome: str | None, corrected: str | None) -> str:
-    return f"corrected to {corrected}" if outcome == "corrected" and corrected else outcome or ""
-
-
 def settled_outcome(stored: StoredAnswer) -> DecideOutcome:
     return DecideOutcome(
         applied=False,
-        outcome=_outcome_text(stored.review_outcome, stored.corrected_query),
+        outcome=outcome_text(stored.review_outcome, stored.corrected_query),
         decided_by=stored.decided_by or "",
         decided_at=stored.decided_at,
     )
@@ -300,7 +293,7 @@ def decide_review(
         raise NotFoundError(f"No sql review item {answer_id}; open one from the inbox.")
     if stored.review_status != REVIEW_WAITING:
         return settled_outcome(stored)
-    if action not in _VERBS:
+    if action not in OUTCOME_OF:
         raise InputError(f"Unknown action {action!r}; use approve, edit or reject.")
     corrected = None
     if action in ("approve", "edit"):
@@ -309,7 +302,7 @@ def decide_review(
             raise InputError("There is no query to keep; write the corrected SQL, or reject it.")
         check_query(deps_of_answer(settings, stored), query)
         corrected = query.strip() if action == "edit" else None
-    outcome = _VERBS[action]
+    outcome = OUTCOME_OF[action]
     applied = answers.settle_review(
         answer_id, outcome=outcome, corrected=corrected, decided_by=actor, note=note
     )
@@ -319,7 +312,7 @@ def decide_review(
     verified = corrected or (stored.query if outcome == "accepted" else None)
     return DecideOutcome(
         applied=True,
-        outcome=_outcome_text(outcome, corrected),
+        outcome=outcome_text(outcome, corrected),
         decided_by=actor,
         decided_at=again.decided_at if again is not None else None,
         example=None
