@@ -394,22 +394,8 @@ LAYER_RULES = [
     ("casework.runtime", "casework.server", "the runtime knows no HTTP"),
     ("<platform>", "casework.apps", "the platform takes an app through casework.registry"),
 ]
-KNOWN_LAYER_BREAKS = {
-    # stores.sql.migration_locations asks the registry for every component's folders; its
-    # callers (open_stores, access, web, evals stores, doctor) must hand them in first.
-    ("casework.stores.sql", "casework.registry"),
-    # the API and inbox benchmarks seed receipts rows themselves; they need one receipts
-    # service function (a seeded review queue) to go through registry.app_service.
-    ("casework.bench.api", "casework.apps.receipts.dataset"),
-    ("casework.bench.api", "casework.apps.receipts.deps"),
-    ("casework.bench.api", "casework.apps.receipts.models"),
-    ("casework.bench.api", "casework.apps.receipts.repository"),
-    ("casework.bench.api", "casework.apps.receipts.service"),
-    ("casework.web.bench", "casework.apps.receipts.deps"),
-    ("casework.web.bench", "casework.apps.receipts.service"),
-    ("casework.web.bench", "casework.apps.receipts.tables"),
-}
-"""Edges that break a layer rule today; like KNOWN_CYCLES, this list can only shrink."""
+KNOWN_LAYER_BREAKS: set[tuple[str, str]] = set()
+"""Edges that break a layer rule today (none since #31); like KNOWN_CYCLES, it only shrinks."""
 
 
 def _is(module: str, name: str) -> bool:

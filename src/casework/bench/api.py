@@ -47,39 +47,19 @@ def _free_port() -> int:
 
 
 def seed_home(home: Path) -> tuple[int, str]:
-    """Import the bundled receipts into ``home``, queue relabels for review and add a user with
-    a token (every app route checks the caller); returns the queue's length and the token."""
+    """The bundled receipts and a review queue in ``home`` (the receipts service's own seeding,
+    through the registry), and a user with a token (every app route checks the caller);
+    returns the queue's length and the token."""
     from casework.access.service import create_token, create_user, open_access
-    from casework.apps.receipts.dataset import CONFUSIONS
-    from casework.apps.receipts.deps import build_deps
-    from casework.apps.receipts.models import ValidationStatus
-    from casework.apps.receipts.repository import LabelChange
-    from casework.apps.receipts.service import seed
     from casework.config import Settings
+    from casework.registry import app_service
 
-    deps = build_deps(Settings(home=home), with_vectors=False)
-    seed(deps, index=False)
-    labels = [lab for lab in deps.repo.current_labels() if lab.label_type in CONFUSIONS]
-    deps.repo.append_labels(
-        [
-            LabelChange(
-                word_pk=lab.word_pk,
-                label_type=CONFUSIONS[lab.label_type][0],
-                status=ValidationStatus.NEEDS_REVIEW,
-                proposed_by="bench",
-                reasoning="Queued by the API benchmark.",
-                replaces_id=lab.id,
-                consolidated_from_id=lab.id,
-            )
-            for lab in labels[:: max(1, len(labels) // REVIEW_ITEMS)][:REVIEW_ITEMS]
-        ]
-    )
-    deps.repo.engine.dispose()
+    queued, _ = app_service("receipts").seed_review_queue(Settings(home=home), REVIEW_ITEMS)
     access = open_access(Settings(home=home))
     create_user(access, "bench")
     _, token = create_token(access, "bench")
     access.dispose()
-    return len(deps.repo.review_queue()), token
+    return int(queued), token
 
 
 def _cpu_seconds(pid: int) -> float | None:

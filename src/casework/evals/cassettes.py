@@ -20,7 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from casework.config import Settings
 from casework.errors import CaseworkError, ConfigError, InputError
 from casework.evals.ratelimit import DEFAULT_RATE_LIMITS, TokenBucket, provider_of
-from casework.llm import LOCAL_ROLE, RoleModels, model_name, resolve_model
+from casework.llm import LOCAL_ROLE, RoleModels, model_name
 from casework.llm.replay import Cassette, RecordingChatModel, ReplayChatModel
 
 __all__ = [
@@ -35,7 +35,7 @@ JUDGE_ROLE = "eval_judge"
 """The role the harness's own judge asks for (apps' in-agent judges use ``judge``)."""
 
 BaseModelFactory = Callable[[str, str], BaseChatModel]
-"""``(case_id, role) -> chat model``: replaces ``resolve_model`` (tests hand in scripted models)."""
+"""``(case_id, role) -> chat model``: replaces resolving the spec (tests hand in scripted models)."""
 
 
 def case_filename(case_id: str) -> str:
@@ -110,7 +110,7 @@ class CaseModels:
         with self._lock:
             model = self._resolved.get(spec)
         if model is None:
-            model = self._limited(resolve_model(spec, settings=self.settings), provider_of(spec))
+            model = self._limited(self.roles.resolve_spec(spec), provider_of(spec))
             with self._lock:
                 model = self._resolved.setdefault(spec, model)
         return model

@@ -53,7 +53,7 @@ class EvalConfig:
     """The run directory; ``<home>/evals/<run_id>`` by default."""
     settings: Any = None
     base_model: BaseModelFactory | None = None
-    """``(case_id, role) -> chat model`` used instead of ``resolve_model``."""
+    """``(case_id, role) -> chat model`` used instead of the configured models."""
     judge_max_calls: int = 200
     """Judge at most the first N cases (in dataset order, so replays agree)."""
     judge_threshold: float = 0.5

@@ -104,7 +104,11 @@ class RoleModels:
 
     def resolve(self, role: str) -> BaseChatModel:
         """A new model for ``role`` (``__call__`` keeps it); the harness overrides this."""
-        spec = self.spec(role)
+        return self.resolve_spec(self.spec(role))
+
+    def resolve_spec(self, spec: str) -> BaseChatModel:
+        """A new model for ``spec`` under these settings and key (the evaluation's model
+        cache keys its models by spec, so roles on one model share it)."""
         key = self._key_for(spec)
         return resolve_model(spec, settings=self.settings, **({"api_key": key} if key else {}))
 

@@ -34,6 +34,7 @@ from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
 from casework.errors import ConfigError, StoreUnavailable
+from casework.stores.schema import CORE_MIGRATIONS, migration_locations
 
 __all__ = [
     "Base",
@@ -51,7 +52,6 @@ __all__ = [
     "store_problem",
 ]
 
-CORE_MIGRATIONS = Path(__file__).parent / "migrations"
 
 # Stable constraint names so migrations diff cleanly on SQLite and PostgreSQL alike.
 NAMING = {
@@ -315,13 +315,6 @@ def session_scope(engine: Engine) -> Iterator[Session]:
         raise
     finally:
         session.close()
-
-
-def migration_locations() -> list[Path]:
-    """Core migrations plus every registered component's ``migrations/versions``."""
-    from casework.registry import migration_dirs
-
-    return [CORE_MIGRATIONS / "versions", *migration_dirs()]
 
 
 def _alembic_config(engine: Engine, locations: Sequence[Path]) -> Config:

@@ -1,7 +1,7 @@
 """Inbox page load times with many waiting items (``run_inbox_bench``).
 
-Builds a throw-away home with one receipt and ``n`` NEEDS_REVIEW labels spread over 30 days,
-signs a reviewer in and times whole page loads through the ASGI app (routing, session check,
+Builds a throw-away home with the bundled receipts and ``n`` NEEDS_REVIEW labels spread over 30
+days (seeded by the receipts service, taken through the registry), signs a reviewer in and times whole page loads through the ASGI app (routing, session check,
 provider queries, template) of the web UI mounted on its own: the first page, every following page to the end, the filtered
 views and one decision page. It prints nothing; the caller reports the figures.
 """
@@ -13,7 +13,6 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,38 +22,12 @@ PASSWORD = "bench-password-1"
 
 
 def _seed(settings: Any, n: int) -> int:
-    """One bundled receipt plus ``n`` review labels on its words; returns a label id."""
-    from sqlalchemy import insert, select
+    """The bundled receipts plus ``n`` review items over 30 days (the receipts service's
+    seeding, through the registry); returns the newest item's id."""
+    from casework.registry import app_service
 
-    from casework.apps.receipts.deps import build_deps
-    from casework.apps.receipts.service import bundled_receipt_files, import_files
-    from casework.apps.receipts.tables import LabelRow
-    from casework.stores.sql import session_scope
-
-    deps = build_deps(settings, with_vectors=False)
-    chevron = next(p for p in bundled_receipt_files() if p.name.startswith("chevron."))
-    (receipt,) = import_files(deps, [chevron], index=False).added
-    words = deps.repo.words(receipt.id)
-    now = datetime.now(UTC)
-    step = 30 * 86400 / n
-    rows = [
-        {
-            "receipt_pk": receipt.id,
-            "word_pk": words[i % len(words)].id,
-            "label_type": "LINE_TOTAL",
-            "status": "NEEDS_REVIEW",
-            "reasoning": f"Synthetic review item {i}.",
-            "confidence": 50.0 + i % 30,
-            "proposed_by": "bench",
-            "validated_by": "bench",
-            # over 30 days; every tenth item shares its instant with the one before (ties)
-            "created_at": now - timedelta(seconds=(i - (i % 10 == 9)) * step),
-        }
-        for i in range(n)
-    ]
-    with session_scope(deps.repo.engine) as s:
-        s.execute(insert(LabelRow), rows)
-        return int(s.scalar(select(LabelRow.id).order_by(LabelRow.id.desc()).limit(1)) or 0)
+    _, newest = app_service("receipts").seed_review_queue(settings, n, days=30)
+    return int(newest)
 
 
 def _ms(seconds: float) -> float:

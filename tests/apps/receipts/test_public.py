@@ -63,7 +63,7 @@ PUBLIC = {
         "shape_fits",
         "word_shape",
     },
-    "repository": {"LabelChange", "ReceiptsRepository"},
+    "repository": {"LabelChange", "ReceiptsRepository", "WaitingLabel"},
     "tools": {"TOOL_NAMES", "build_tools", "dumps"},
     "deps": {"ReceiptsDeps", "build_deps", "stored_calibrations"},
     "tables": {"EdgeCaseRow", "LabelRow", "LineRow", "PlaceRow", "ReceiptRow", "WordRow"},

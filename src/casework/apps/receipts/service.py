@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from importlib.resources import files
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from casework.apps.receipts.models import (
     ValidationStatus,
     WordRef,
 )
-from casework.apps.receipts.repository import LabelChange
+from casework.apps.receipts.repository import LabelChange, WaitingLabel
 from casework.apps.receipts.results import (
     ImportReport,
     ReceiptView,
@@ -49,12 +50,14 @@ from casework.apps.receipts.vectors import (
     refresh_labels,
     word_doc_id,
 )
+from casework.config import Settings
 from casework.errors import InputError, NotFoundError
 from casework.registry import strategy_named
 from casework.runtime.batch import BatchConfig, check_batch_config
 from casework.runtime.cache import LookupCache
 from casework.runtime.events import Event, to_json
 from casework.runtime.harness import RunResult
+from casework.runtime.review_provider import ReviewFilters
 from casework.runtime.runconfig import RunConfig
 
 __all__ = [
@@ -73,6 +76,7 @@ __all__ = [
     "review_edit",
     "review_entries",
     "seed",
+    "seed_review_queue",
     "show_receipt",
     "validate_word",
     "validation_events",
@@ -157,6 +161,37 @@ def seed(deps: ReceiptsDeps, *, index: bool = True) -> ImportReport:
         except VectorsUnavailable as exc:
             report.vector_error = str(exc)
     return report
+
+
+def seed_review_queue(settings: Settings, items: int, *, days: float = 30.0) -> tuple[int, int]:
+    """The bundled receipts (not embedded) and ``items`` labels waiting for review on their
+    words, created over the last ``days`` with every tenth at the instant of the one before
+    (ties the inbox's order must break). What the platform's API and inbox benchmarks serve,
+    through ``registry.app_service``; returns (waiting items, the newest item's id)."""
+    if items < 1:
+        raise InputError("Queue at least one item for review.")
+    deps = build_deps(settings, with_vectors=False)
+    try:
+        seed(deps, index=False)
+        words = [w for r in deps.repo.list_receipts() for w in deps.repo.words(r.id)]
+        now = datetime.now(UTC)
+        step = days * 86400 / items
+        newest = deps.repo.add_waiting_labels(
+            [
+                WaitingLabel(
+                    word_pk=words[i % len(words)].id,
+                    label_type="LINE_TOTAL",
+                    proposed_by="bench",
+                    reasoning=f"Seeded review item {i}.",
+                    confidence=50.0 + i % 30,
+                    created_at=now - timedelta(seconds=(i - (i % 10 == 9)) * step),
+                )
+                for i in range(items)
+            ]
+        )
+        return deps.repo.count_inbox_labels(False, ReviewFilters()), newest
+    finally:
+        deps.repo.engine.dispose()
 
 
 # ---------------------------------------------------------------------- receipts and words

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from casework.apps.receipts.repository.edge_cases import EdgeCaseStore
 from casework.apps.receipts.repository.imports import ReceiptImports
-from casework.apps.receipts.repository.labels import LabelChange, LabelStore
+from casework.apps.receipts.repository.labels import LabelChange, LabelStore, WaitingLabel
 from casework.runtime.context import Caller
 
-__all__ = ["LabelChange", "ReceiptsRepository"]
+__all__ = ["LabelChange", "ReceiptsRepository", "WaitingLabel"]
 
 
 class ReceiptsRepository(ReceiptImports, LabelStore, EdgeCaseStore):

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import exists, func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
@@ -28,6 +29,19 @@ from casework.apps.receipts.tables import (
 from casework.errors import InputError, NotFoundError
 from casework.runtime.review_provider import Cursor, ReviewFilters, age_window, keyset_before
 from casework.stores.sql import session_scope
+
+
+@dataclass(frozen=True)
+class WaitingLabel:
+    """A label proposed for review, created at a given instant (a seeded queue spreads them
+    over days)."""
+
+    word_pk: int
+    label_type: str
+    proposed_by: str
+    reasoning: str
+    confidence: float
+    created_at: datetime
 
 
 @dataclass(frozen=True)
@@ -199,6 +213,43 @@ class LabelStore(TenantScope):
                 rows.append(row.id)
             labels = self._labels(s, [LabelRow.id.in_(rows)], current_only=False)
         return labels
+
+    def add_waiting_labels(self, waiting: Sequence[WaitingLabel]) -> int:
+        """Many NEEDS_REVIEW labels at their own instants in one INSERT (a review queue of
+        10,000 items is seeded in a second); returns the newest one's id."""
+        if not waiting:
+            raise InputError("Name at least one label to queue for review.")
+        with session_scope(self.engine) as s:
+            receipt_of = dict(
+                s.execute(
+                    select(WordRow.id, WordRow.receipt_pk).where(
+                        WordRow.id.in_({w.word_pk for w in waiting}),
+                        *self._through_receipt(WordRow.receipt_pk),
+                    )
+                ).all()
+            )
+            missing = sorted({w.word_pk for w in waiting} - set(receipt_of))
+            if missing:
+                raise NotFoundError(f"No word with id {missing[0]}.")
+            for receipt_pk in set(receipt_of.values()):
+                self._require_writable(s, receipt_pk)
+            s.execute(
+                insert(LabelRow),
+                [
+                    {
+                        "receipt_pk": receipt_of[w.word_pk],
+                        "word_pk": w.word_pk,
+                        "label_type": w.label_type,
+                        "status": ValidationStatus.NEEDS_REVIEW.value,
+                        "reasoning": w.reasoning[:4000],
+                        "confidence": w.confidence,
+                        "proposed_by": w.proposed_by,
+                        "created_at": w.created_at,
+                    }
+                    for w in waiting
+                ],
+            )
+            return int(s.scalar(select(func.max(LabelRow.id))) or 0)
 
     def review_queue(self, *, merchant: str | None = None, limit: int = 100) -> list[Label]:
         return self.current_labels(
