@@ -20,10 +20,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from casework.apps.vanpool import agent, lifecycle, mail, roster
+from casework.apps.vanpool import agent, lifecycle, mail, reply_routing, roster, verification
 from casework.apps.vanpool.deps import VanpoolDeps, build_deps
 from casework.apps.vanpool.geography import zip_coordinates
-from casework.apps.vanpool.lifecycle import REVIEWER, Verifier, case_result
+from casework.apps.vanpool.lifecycle import REVIEWER, case_result
 from casework.apps.vanpool.models import (
     ApprovalRequest,
     ApprovalSettled,
@@ -49,6 +49,7 @@ from casework.apps.vanpool.strategies import (
     ShiftInput,
 )
 from casework.apps.vanpool.synth import DATA_DIR
+from casework.apps.vanpool.verification import Verifier
 from casework.config import Settings, get_settings
 from casework.errors import CaseworkError, InputError, NotFoundError
 from casework.evals.store import load_run
@@ -138,7 +139,7 @@ def verifier_for(strategy: str, config: RunConfig) -> tuple[Verifier, str]:
     ``config``) for ``agent``, the distance and overlap rules otherwise."""
     if strategy == "agent":
         return agent.verifier(config), AGENT_ACTOR
-    return lifecycle.rules_verify, lifecycle.RULES_ACTOR
+    return verification.rules_verify, verification.RULES_ACTOR
 
 
 def run_audit(
@@ -278,13 +279,13 @@ def process_reply(
     deps: VanpoolDeps,
     message_id: str,
     bucket: str,
-    actor: str = lifecycle.RULES_ACTOR,
+    actor: str = verification.RULES_ACTOR,
     config: RunConfig | None = None,
 ) -> CaseManagerResult:
     """Route a filed reply whose bucket is known, re-auditing with the rules auditor; the
     log names ``config``'s caller."""
-    return lifecycle.process_reply(
-        _for(deps, config), message_id, bucket, lifecycle.rules_verify, actor
+    return reply_routing.process_reply(
+        _for(deps, config), message_id, bucket, verification.rules_verify, actor
     )
 
 
@@ -308,7 +309,7 @@ def handle_reply(
     sure = decided.bucket is not None and decided.verdict != "NEEDS_REVIEW"
     bucket = decided.bucket.value if sure and decided.bucket else "escalation"  # else a person
     by = decided.run.decided_by if decided.run else None
-    actor = lifecycle.RULES_ACTOR if by in (None, "rules") else f"reply_{by}"  # who chose it
+    actor = verification.RULES_ACTOR if by in (None, "rules") else f"reply_{by}"  # who chose it
     return process_reply(deps, message_id, bucket, actor, config)
 
 
@@ -378,7 +379,7 @@ def tick(
     for case in deps.repo.due_cases(now):
         # the timeout re-audit is recorded as the rules auditor's, whoever verifies
         after = lifecycle.reaudit(
-            mine, case.case_id, verify, lifecycle.RULES_ACTOR, trigger="timeout"
+            mine, case.case_id, verify, verification.RULES_ACTOR, trigger="timeout"
         )
         reaudited.append(
             {"case_id": case.case_id, "status": after.status, "outcome": after.outcome}
