@@ -121,7 +121,7 @@ def _fail_with(monkeypatch: pytest.MonkeyPatch, exc: Exception) -> None:
     def deps(**_: object) -> None:
         raise exc
 
-    monkeypatch.setattr("casework.apps.receipts.cli._deps", deps)
+    monkeypatch.setattr("casework.apps.receipts.cli.edge_cases.open_deps", deps)
 
 
 def test_a_locked_database_is_one_sentence_and_exit_75(monkeypatch, capsys) -> None:

@@ -307,7 +307,8 @@ def test_tools_bound_to_bob_cannot_touch_alices_extraction(deps: DocumentsDeps) 
 def test_a_killed_run_is_closed_keeping_what_it_wrote(deps: DocumentsDeps) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from casework.apps.documents.service import STALE_AFTER, recover_stale_runs
+    from casework.apps.documents.service import recover_stale_runs
+    from casework.apps.documents.service.runs import STALE_AFTER
 
     doc = _doc(deps)
     ext = deps.repo.create_extraction(ALICE, doc)

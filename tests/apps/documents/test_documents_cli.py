@@ -275,6 +275,7 @@ def test_extract_under_model_names_that_model(
     from casework.access import get_user
     from casework.apps.documents import service
     from casework.apps.documents.models import ExtractionInput
+    from casework.apps.documents.service import runs
     from casework.apps.documents.strategies import STRATEGIES
     from casework.llm import RecordingChatModel, ScriptedChatModel, call
 
@@ -292,10 +293,8 @@ def test_extract_under_model_names_that_model(
     given = ExtractionInput(document_id=1, user_id=ana.id)
     STRATEGIES["agent"](given, service.build_deps(), RunConfig(models=recording))
     decisions: list = []
-    complete = service._extraction_complete
-    monkeypatch.setattr(
-        service, "_extraction_complete", lambda d: decisions.append(d) or complete(d)
-    )
+    complete = runs._extraction_complete
+    monkeypatch.setattr(runs, "_extraction_complete", lambda d: decisions.append(d) or complete(d))
     spec = f"replay:{cassette}"
     argv = ["extract", "1", "--user", "ana", "--model", spec, "--strategy", "agent", "--json"]
     ext = json.loads(_ok(argv))

@@ -10,7 +10,8 @@ from docs_fixtures import ALICE, BOB, INVOICE_TEXT, on, text_read
 
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.export import table_csv
-from casework.apps.documents.service import SINGLE_RUN_MAX, build_deps, run_stack_build
+from casework.apps.documents.service import build_deps, run_stack_build
+from casework.apps.documents.service.stack_builds import SINGLE_RUN_MAX
 from casework.apps.documents.stacks import STACK_TOOL_NAMES, create_stack_tools
 from casework.errors import ToolRetry
 from casework.llm import ScriptedChatModel, call, say
@@ -257,7 +258,7 @@ def test_a_row_run_sees_only_its_document(deps: DocumentsDeps) -> None:
 
 
 def test_the_row_task_crosses_to_a_worker_with_specs_only(deps: DocumentsDeps) -> None:
-    from casework.apps.documents.service import _RowTask
+    from casework.apps.documents.service.stack_builds import _RowTask
 
     model = ScriptedChatModel(steps=[])
     task = _RowTask(deps, ALICE, 3, model, "openai:gpt-4o-mini", build_deps)

@@ -9,7 +9,7 @@ import aiosmtplib
 import pytest
 from vanpool_helpers import Clock, Sink, first, free_port, make_deps
 
-from casework.apps.vanpool import lifecycle, service
+from casework.apps.vanpool import lifecycle, reply_routing, service, verification
 from casework.apps.vanpool.geography import zip_coordinates
 from casework.apps.vanpool.mail import serve_inbound
 from casework.apps.vanpool.reply_cues import classify_reply_keywords
@@ -32,7 +32,9 @@ def handle_new_replies(deps, thread_id: str) -> list:
         if m.direction == "inbound" and m.status == "received":
             bucket = classify_reply_keywords(m.body)
             out.append(
-                lifecycle.process_reply(deps, m.message_id, bucket, lifecycle.rules_verify, "test")
+                reply_routing.process_reply(
+                    deps, m.message_id, bucket, verification.rules_verify, "test"
+                )
             )
     return out
 
@@ -259,8 +261,8 @@ def test_undecided_checks_open_no_case_and_do_not_count(deps, truth, clock: Cloc
     from casework.apps.vanpool.models import ShiftDecision
 
     def undecided(deps, vanpool_id, checks):
-        v = lifecycle.rules_verify(deps, vanpool_id, checks)
-        return lifecycle.Verification(
+        v = verification.rules_verify(deps, vanpool_id, checks)
+        return verification.Verification(
             v.location, ShiftDecision(verdict="NEEDS_REVIEW", confidence=0, reasoning="limit")
         )
 

@@ -9,7 +9,7 @@ import getpass
 import pytest
 from vanpool_helpers import Sink, first
 
-from casework.apps.vanpool import lifecycle, service
+from casework.apps.vanpool import lifecycle, reply_routing, service
 from casework.errors import InputError
 from casework.runtime.context import Caller, Role
 from casework.runtime.runconfig import RunConfig
@@ -80,14 +80,14 @@ def test_a_reply_that_cannot_be_handled_waits_and_the_tick_goes_on(
             body=text,
             now=deps.now(),
         )
-    real = lifecycle.process_reply
+    real = reply_routing.process_reply
 
     def refuse_questions(deps, message_id, bucket, *args, **kwargs):
         if bucket == "question":
             raise InputError("The question cannot be answered now.")
         return real(deps, message_id, bucket, *args, **kwargs)
 
-    monkeypatch.setattr(lifecycle, "process_reply", refuse_questions)
+    monkeypatch.setattr(reply_routing, "process_reply", refuse_questions)
     question, thanks = service.tick(deps, "rules")["replies"]
     assert question["error"] == "The question cannot be answered now."
     assert thanks["case_id"] == case_id and "error" not in thanks

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 
-from casework.apps.vanpool import lifecycle
+from casework.apps.vanpool import lifecycle, reply_routing
 from casework.apps.vanpool.deps import VanpoolDeps
 from casework.apps.vanpool.models import (
     ROLES,
@@ -47,6 +47,7 @@ from casework.apps.vanpool.tools import (
     outreach_tools,
     shift_tools,
 )
+from casework.apps.vanpool.verification import Verification, Verifier
 from casework.config import Limits
 from casework.errors import InputError
 from casework.runtime import Event, ReactAgent, RunInfo, RunResult
@@ -175,7 +176,7 @@ def agent_verify(
     config: RunConfig,
     vanpool_id: str,
     checks: Sequence[str] = ("location", "shift"),
-) -> lifecycle.Verification:
+) -> Verification:
     """Both specialist agents, in parallel (the lifecycle's ``Verifier`` for the agent strategy)."""
     vanpool = deps.repo.get_vanpool(vanpool_id)
     ids = [e.employee_id for e in vanpool.riders]
@@ -190,19 +191,19 @@ def agent_verify(
             if "shift" in checks
             else None
         )
-        return lifecycle.Verification(loc.result() if loc else None, sh.result() if sh else None)
+        return Verification(loc.result() if loc else None, sh.result() if sh else None)
 
 
 # ---------------------------------------------------------------------------- outreach
 _BUCKET_RE = re.compile("|".join(b.value for b in Bucket))
 
 
-def verifier(config: RunConfig) -> lifecycle.Verifier:
+def verifier(config: RunConfig) -> Verifier:
     """The lifecycle's verifier that runs both specialist agents under ``config``."""
 
     def verify(
         deps: VanpoolDeps, vanpool_id: str, checks: Sequence[str] = ("location", "shift")
-    ) -> lifecycle.Verification:
+    ) -> Verification:
         return agent_verify(deps, config, vanpool_id, checks)
 
     return verify
@@ -293,7 +294,7 @@ def agent_process_reply(deps: VanpoolDeps, config: RunConfig, message_id: str) -
     )
     if done.get("review"):
         bucket = Bucket.ESCALATION.value
-    step = lifecycle.process_reply(
+    step = reply_routing.process_reply(
         deps, message_id, bucket, verifier(config), "outreach_agent", draft=done.get("body")
     )
     written = step.outreach or OutreachResult(email_thread_id=thread_id)
@@ -449,9 +450,7 @@ def _case_manager_result(
     case_id = ctx.results.get("case_id")
     checks_ran = "location" in ctx.results and "shift" in ctx.results
     verification = (
-        lifecycle.Verification(ctx.results["location"], ctx.results["shift"])
-        if checks_ran
-        else None
+        Verification(ctx.results["location"], ctx.results["shift"]) if checks_ran else None
     )
     if case_id:
         case = deps.repo.get_case(case_id)

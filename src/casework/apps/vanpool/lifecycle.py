@@ -1,16 +1,14 @@
 """The case lifecycle of the spec, as plain functions over deps (no model decides here).
 
 verification -> all pass: VERIFIED (no case) | any fail: one case per vanpool (``upsert_case``)
--> outreach email -> ``pending_reply`` (due in one week). Replies route by bucket:
-acknowledgment -> confirm, close ``resolved``; question -> answer, keep waiting; update ->
-point to the portal and re-audit (pass -> closed, data fixed; fail -> back to outreach);
-escalation -> the drafted reply waits for a person (``hitl_review``). A timeout re-audits for a
+-> outreach email -> ``pending_reply`` (due in one week). Replies route by bucket
+(``reply_routing``). A timeout re-audits for a
 silent fix (pass -> closed). Every failed re-audit counts; the third one sends the case to
 ``pre_cancel``, where ``cancel_membership`` waits for a person's approval. Reading of the spec:
 a failed re-audit before the third sends a reminder and waits again, so "silent timeout x3
 -> pre-cancel" and "at most 3 re-audits" both hold.
 
-Who verifies is a parameter (``Verifier``): the rules auditor or the specialist agents; the
+Who verifies is a parameter (``verification.Verifier``): the rules auditor or the specialist agents; the
 Case Manager agent's tools call these same functions, so both run one lifecycle. Side effects
 behind an approval (sending a reviewed draft, removing riders) go through the side-effect
 journal, so a repeated or resumed approval never repeats them.
@@ -21,34 +19,36 @@ approvals a person decides (resuming the Case Manager's paused run first), scena
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from casework.apps.vanpool import mail
 from casework.apps.vanpool.case_email import case_thread, email_values, send_email, template_key
-from casework.apps.vanpool.checks import location_check, shift_check
-from casework.apps.vanpool.deps import VanpoolDeps
 from casework.apps.vanpool.models import (
     Bucket,
     CaseManagerResult,
     CaseStatus,
     CaseView,
-    LocationDecision,
     Outcome,
     OutreachResult,
     Reason,
-    ShiftDecision,
+)
+from casework.apps.vanpool.verification import (
+    CHECKS,
+    RULES_ACTOR,
+    Verification,
+    Verifier,
+    rules_verify,
 )
 from casework.errors import InputError
 from casework.runtime.prompts import load_prompt
 
+if TYPE_CHECKING:
+    from casework.apps.vanpool.deps import VanpoolDeps
+
 __all__ = [
     "REVIEWER",
-    "RULES_ACTOR",
-    "Verification",
-    "Verifier",
     "audit_vanpool",
     "cancel_membership",
     "case_result",
@@ -56,89 +56,17 @@ __all__ = [
     "decide_cancel",
     "decide_draft",
     "draft_for_review",
-    "process_reply",
     "reaudit",
-    "rules_verify",
+    "request_cancel",
     "start_outreach",
     "upsert_case",
+    "wait_for_reply",
 ]
 
 APP_PACKAGE = "casework.apps.vanpool"
 """Where ``load_prompt`` finds the ``prompts/*.md`` files."""
 
-RULES_ACTOR = "rules_auditor"
 REVIEWER = "reviewer"
-CHECKS = ("location", "shift")
-
-
-@dataclass(frozen=True)
-class Verification:
-    location: LocationDecision | None
-    shift: ShiftDecision | None
-
-    @property
-    def failed_checks(self) -> list[str]:
-        return [
-            name
-            for name, d in (("location", self.location), ("shift", self.shift))
-            if d is not None and d.verdict == "fail"
-        ]
-
-    @property
-    def undecided(self) -> list[str]:
-        """Checks whose specialist ended without a verdict (a limit, an unusable model)."""
-        return [
-            name
-            for name, d in (("location", self.location), ("shift", self.shift))
-            if d is not None and d.verdict not in ("pass", "fail")
-        ]
-
-    @property
-    def failed_employees(self) -> dict[str, list[str]]:
-        return {
-            "location": list(self.location.failed_employees) if self.location else [],
-            "shift": list(self.shift.failed_employees) if self.shift else [],
-        }
-
-    @property
-    def evidence(self) -> list[dict[str, Any]]:
-        """The failed checks' evidence about failing riders (and the vanpool), with citations."""
-        failing = {e for ids in self.failed_employees.values() for e in ids}
-        out = []
-        for d in (self.location, self.shift):
-            if d is None or d.verdict == "pass":
-                continue
-            for e in d.evidence:
-                if not e.ref.startswith("EMP-") or e.ref in failing:
-                    out.append({**e.fields, "type": e.source, "ref": e.ref})
-        return out
-
-    @property
-    def details(self) -> str:
-        parts = []
-        for d in (self.location, self.shift):
-            if d is not None and d.verdict != "pass":
-                parts.append(d.reasoning)
-        return " ".join(parts)
-
-
-Verifier = Callable[[VanpoolDeps, str, Sequence[str]], Verification]
-"""``verify(deps, vanpool_id, checks)``: run the named checks on the vanpool's riders."""
-
-
-def rules_verify(
-    deps: VanpoolDeps, vanpool_id: str, checks: Sequence[str] = CHECKS
-) -> Verification:
-    """The rules-only auditor: distance and overlap rules, no model."""
-    vanpool = deps.repo.get_vanpool(vanpool_id)
-    if not vanpool.riders:
-        raise InputError(f"Vanpool {vanpool_id} has no riders to audit.")
-    return Verification(
-        location=location_check(deps, vanpool) if "location" in checks else None,
-        shift=shift_check(vanpool.riders, deps.now().date(), vanpool)
-        if "shift" in checks
-        else None,
-    )
 
 
 # ---------------------------------------------------------------------------- case steps
@@ -183,11 +111,12 @@ def start_outreach(deps: VanpoolDeps, case_id: str, actor: str) -> OutreachResul
     result = send_email(
         deps, case_id, body, actor, subject=f"Vanpool {case.vanpool_id} membership review"
     )
-    _wait_for_reply(deps, case_id, actor, template=key)
+    wait_for_reply(deps, case_id, actor, template=key)
     return result
 
 
-def _wait_for_reply(deps: VanpoolDeps, case_id: str, actor: str, **meta: Any) -> CaseView:
+def wait_for_reply(deps: VanpoolDeps, case_id: str, actor: str, **meta: Any) -> CaseView:
+    """The case waits for the rider again, due in ``reply_timeout_days``."""
     now = deps.now()
     return deps.repo.update_case(
         case_id,
@@ -352,7 +281,7 @@ def reaudit(
             vanpool_id=case.vanpool_id,
             detail={"trigger": trigger, "undecided": result.undecided},
         )
-        return _wait_for_reply(deps, case_id, actor)
+        return wait_for_reply(deps, case_id, actor)
     count = case.reaudits + 1
     deps.repo.audit(
         deps.now(),
@@ -376,114 +305,7 @@ def reaudit(
         **email_values(deps, case, attempt=count, max_attempts=deps.app.max_reaudits),
     )
     send_email(deps, case_id, body, actor)
-    return _wait_for_reply(deps, case_id, actor)
-
-
-# ---------------------------------------------------------------------------- replies
-def process_reply(
-    deps: VanpoolDeps,
-    message_id: str,
-    bucket: str,
-    verifier: Verifier,
-    actor: str,
-    draft: str | None = None,
-) -> CaseManagerResult:
-    """Route one classified inbound reply by its bucket (the spec's table), as one transaction:
-    the reply marked handled, its audit rows, the case's move and the email queued all land
-    together or not at all (a crash leaves the reply ``received`` for the next ``tick``). The
-    email goes to SMTP after the commit. A reply that is no longer ``received`` (a tick or
-    another worker handled it) is left as it is. ``draft``: the answer's text (the Outreach
-    Agent's wording) instead of the bucket's template.
-    """
-    message = deps.repo.get_message(message_id)
-    case_id = deps.repo.thread_case(message.thread_id)
-    bucket = Bucket(bucket)
-    verified = None
-    if bucket is Bucket.UPDATE:
-        # Verified before the transaction: an agent's checks take model calls, and the
-        # store's write lock is not held across them.
-        verified = verifier(deps, deps.repo.get_case(case_id).vanpool_id, CHECKS)
-    with deps.repo.transaction():
-        if not deps.repo.claim_reply(message_id, bucket.value):
-            handled = deps.repo.get_message(message_id)
-            return _result(
-                deps,
-                case_id,
-                OutreachResult(
-                    email_thread_id=message.thread_id,
-                    bucket=Bucket(handled.bucket) if handled.bucket else None,
-                    reasoning=f"Reply {message_id} was handled already; nothing more was done.",
-                ),
-            )
-        out = _route_reply(
-            deps, message_id, case_id, message.thread_id, bucket, verified, actor, draft
-        )
-    return _result(deps, case_id, _as_delivered(deps, out))
-
-
-def _route_reply(
-    deps: VanpoolDeps,
-    message_id: str,
-    case_id: str,
-    thread_id: str,
-    bucket: Bucket,
-    verified: Verification | None,
-    actor: str,
-    draft: str | None,
-) -> OutreachResult:
-    """The writes of a claimed reply's handling (inside its transaction)."""
-    case = deps.repo.get_case(case_id)
-    deps.repo.audit(
-        deps.now(),
-        actor,
-        "reply_classified",
-        case_id=case_id,
-        vanpool_id=case.vanpool_id,
-        detail={"message_id": message_id, "bucket": bucket.value},
-    )
-    waiting = case.status in (CaseStatus.PENDING_REPLY, CaseStatus.OPEN)
-    if not waiting and not (case.status == CaseStatus.PRE_CANCEL and bucket is Bucket.UPDATE):
-        # Closed, or a person is already reviewing: the reply is filed for them, nothing else.
-        return OutreachResult(email_thread_id=thread_id, bucket=bucket)
-
-    def answer(template: str, **more: Any) -> OutreachResult:
-        return send_email(
-            deps,
-            case_id,
-            draft or load_prompt(APP_PACKAGE, template, **email_values(deps, case, **more)),
-            actor,
-        )
-
-    if bucket is Bucket.ACKNOWLEDGMENT:
-        out = answer("email_acknowledgment")
-        close_case(deps, case_id, Outcome.RESOLVED, actor, "eligibility confirmed by the rider")
-    elif bucket is Bucket.QUESTION:
-        out = answer("email_question")
-        _wait_for_reply(deps, case_id, actor)
-    elif bucket is Bucket.UPDATE:
-        result = "We are re-checking now; you will hear from us if anything is still missing."
-        out = answer("email_update", result=result)
-        assert verified is not None  # verified before the transaction began
-        reaudit(deps, case_id, lambda *_: verified, actor, trigger="update")
-    else:
-        body = draft or load_prompt(APP_PACKAGE, "email_escalation", **email_values(deps, case))
-        out = draft_for_review(deps, case_id, body, actor)
-    return out.model_copy(update={"bucket": bucket, "hitl_required": bucket is Bucket.ESCALATION})
-
-
-def _as_delivered(deps: VanpoolDeps, out: OutreachResult) -> OutreachResult:
-    """``out`` with its email's state once the handling committed (sent, or still queued)."""
-    if out.verdict != "queued" or out.message_id is None:
-        return out
-    if deps.repo.get_message(out.message_id).status != "sent":
-        return out.model_copy(
-            update={
-                "reasoning": "Queued: the SMTP server did not accept it yet; it will be retried."
-            }
-        )
-    return out.model_copy(
-        update={"verdict": "sent", "sent": True, "reasoning": "Accepted by the SMTP server."}
-    )
+    return wait_for_reply(deps, case_id, actor)
 
 
 def case_result(case: CaseView, **fields: Any) -> CaseManagerResult:
@@ -578,7 +400,7 @@ def decide_draft(
         deps.repo.audit(
             deps.now(), actor, "draft_rejected", case_id=case_id, vanpool_id=case.vanpool_id
         )
-        return _wait_for_reply(deps, case_id, actor, approval=None)
+        return wait_for_reply(deps, case_id, actor, approval=None)
     if decision == "edit":
         deps.repo.update_message(message_id, body=body)
 
@@ -606,4 +428,4 @@ def decide_draft(
         vanpool_id=case.vanpool_id,
         detail={"message_id": message_id, "sent": sent},
     )
-    return _wait_for_reply(deps, case_id, actor, approval=None)
+    return wait_for_reply(deps, case_id, actor, approval=None)

@@ -22,6 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from casework.apps.vanpool import checks, lifecycle
 from casework.apps.vanpool.deps import VanpoolDeps
 from casework.apps.vanpool.models import Bucket, OutreachResult
+from casework.apps.vanpool.verification import Verification
 from casework.errors import SourceUnavailable, ToolRetry
 
 __all__ = [
@@ -273,7 +274,7 @@ def _case_opening_tools(
         missing = [c for c in ("location", "shift") if c not in ctx.results]
         if missing:
             raise ToolRetry(f"Run the {' and '.join(missing)} specialist(s) before upsert_case.")
-        verification = lifecycle.Verification(ctx.results["location"], ctx.results["shift"])
+        verification = Verification(ctx.results["location"], ctx.results["shift"])
         if verification.undecided:
             raise ToolRetry(
                 f"The {' and '.join(verification.undecided)} check ended without a verdict: "
