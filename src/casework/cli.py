@@ -57,7 +57,7 @@ def _app_cli(spec: AppSpec) -> Callable[[], typer.Typer]:
                 "reinstall it, or uninstall it to silence it."
             ) from exc
         if spec.examples is not None:  # its memory of verified answers (casework.examples)
-            from casework.examples import examples_cli
+            from casework.examples.cli import examples_cli
 
             if "examples" not in {g.name for g in cli.registered_groups}:
                 cli.add_typer(examples_cli(spec), name="examples")

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 HEAVY = ["langchain", "langchain_core", "langgraph", "chromadb", "torch", "llama_cpp"]
-HEAVY += ["sentence_transformers", "sqlalchemy"]
+HEAVY += ["sentence_transformers", "sqlalchemy", "fastapi", "pydantic_settings"]
 
 PROBE = """
 import json, sys

@@ -54,7 +54,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
         return {"status": "ok", "apps": sorted(all_apps())}
 
-    from casework.examples import examples_router
+    from casework.examples.api import examples_router
 
     for name, spec in all_apps().items():
         routers = [spec.router(settings)] if spec.router is not None else []

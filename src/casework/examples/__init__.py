@@ -1,0 +1,130 @@
+"""The faces of the memory of verified answers, built once for every app that declares
+``AppSpec.examples``: ``casework <app> examples import|list|show|delete`` (a Typer group),
+``/<app>/examples`` over HTTP (an ``APIRouter``), and ``learn_from_review``, which stores the
+answer a reviewer verified in the inbox. The faces are modules of their own (``cli``,
+``api``) so a CLI's start-up loads neither FastAPI nor the settings.
+
+Examples come in the evaluation's JSONL format (``casework.evals.datasets``): each line a case
+with ``inputs`` and ``expected``; the app's hook turns the inputs into key text and keeps the
+verified answer of the expected outputs. A file is read and checked whole before anything is
+stored: a bad line is one sentence naming its number, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from casework.errors import InputError
+
+if TYPE_CHECKING:
+    from casework.config import Settings
+    from casework.registry import AppSpec
+    from casework.runtime.context import Caller
+    from casework.runtime.memory import Example, ExampleDraft, ExamplesHook, Memory
+    from casework.runtime.review_provider import DecideOutcome
+
+__all__ = [
+    "MAX_LIST",
+    "hook_of",
+    "learn_from_review",
+    "memory_for",
+    "read_drafts",
+    "read_jsonl",
+]
+
+MAX_LIST = 500
+"""The most examples one list answers (page with ``offset``)."""
+
+
+def hook_of(spec: AppSpec) -> ExamplesHook:
+    if spec.examples is None:
+        raise InputError(f"The {spec.name} app keeps no examples.")
+    hook: ExamplesHook = spec.examples()
+    return hook
+
+
+def memory_for(settings: Settings, app: str, caller: Caller | None) -> Memory:
+    """The memory of ``app`` in the settings' store, as ``caller`` sees it."""
+    from casework.runtime.memory import Memory
+    from casework.stores import open_stores
+
+    return Memory(open_stores(settings).engine, app, caller)
+
+
+def read_drafts(
+    hook: ExamplesHook, records: Sequence[tuple[int, Any]]
+) -> list[tuple[str, ExampleDraft]]:
+    """``(key text, draft)`` per decoded case ``(line number, record)``; the first bad one is
+    an ``InputError`` naming its line, so a caller stores all or nothing."""
+    from casework.evals.datasets import parse_case
+
+    drafts = []
+    for number, record in records:
+        try:
+            case = parse_case(record, line=number)
+            key = hook.key_text(case.inputs)
+            answer = hook.answer_of(case.expected)
+        except ValueError as exc:
+            raise InputError(f"Line {number}: {exc}; nothing was stored.") from None
+        drafts.append((key, _draft(case.inputs, answer)))
+    if not drafts:
+        raise InputError("No examples given: one JSON case per line, with inputs and expected.")
+    return drafts
+
+
+def read_jsonl(path: Path) -> list[tuple[int, Any]]:
+    """The decoded lines of a JSONL file (blank lines skipped), each with its number."""
+    if not path.is_file():
+        raise InputError(f"No file at {path}: give a JSONL file with one case per line.")
+    records = []
+    with path.open(encoding="utf-8") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                records.append((number, json.loads(raw)))
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"Line {number} of {path.name} is not valid JSON ({exc.msg} at column "
+                    f"{exc.colno}); nothing was stored."
+                ) from None
+    return records
+
+
+def learn_from_review(
+    settings: Settings, app: str, outcome: DecideOutcome, caller: Caller
+) -> Example | None:
+    """The answer a reviewer verified in the inbox, stored as an example (the decider is
+    ``verified_by``), when the decision applied and the provider named one."""
+    if not outcome.applied or outcome.example is None:
+        return None
+    draft = outcome.example
+    try:
+        key = hook_of(_spec(app)).key_text(draft.inputs)
+    except ValueError as exc:
+        raise InputError(
+            f"The decision was kept, but its answer is no {app} example: {exc}."
+        ) from None
+    return memory_for(settings, app, caller).add(
+        key,
+        draft.inputs,
+        draft.answer,
+        verified_by=caller.name,
+        source="review",
+        run_id=draft.run_id,
+    )
+
+
+def _spec(app: str) -> AppSpec:
+    from casework.registry import get_app
+
+    return get_app(app)
+
+
+def _draft(inputs: dict[str, Any], answer: dict[str, Any]) -> ExampleDraft:
+    from casework.runtime.memory import ExampleDraft
+
+    return ExampleDraft(inputs=inputs, answer=answer)
