@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from casework.apps.documents.extractor import extract
+from casework.apps.documents.extractor import classify, coverage_confidence, extract
 
 
 def _total(text: str) -> float | None:
@@ -368,3 +368,36 @@ def test_a_receipt_number_is_not_a_postcode_and_a_gap_in_a_street_word_closes() 
     assert _address(text)[0] == "22 LRG PERUSAHAAN 4 KIMPAL INDS.PARK B.CAVES"
     text = "AMANO MALAYSIA SON BHD (682288-V)\n12 JAL_AN PENGACARA U1/48\n03-55695002/5003"
     assert _address(text)[0] == "12 JALAN PENGACARA U1/48"
+
+
+@pytest.mark.parametrize(
+    ("text", "currency"),
+    [
+        # SROIE receipts as RapidOCR reads them: the ringgit as "RM", a zero read as O
+        ("Total Amt Incl. GST@6% RM 53.30\nCHANGE RM .00", "MYR"),
+        ("GST Summary Amount(RM) Tax(RM)\nS 6% 5.99 0.36", "MYR"),
+        ("Standard Rated Tax RMO.06", "MYR"),
+        ("Price Total (MYR)\n3.00", "MYR"),
+        ("TOTAL S$ 12.00\nCASH S$20.00", "SGD"),  # Singapore's dollar is not the US one
+        ("TOTAL $8.20\nCHANGE $0.00", "USD"),
+        ("Discount of Rs -40.00\nGrand Total Rs 1939", "INR"),
+        # the currency written most often wins: a stray "$" on a ringgit receipt
+        ("Item $1.00\nTOTAL RM 31.00\nCASH RM 50.00", "MYR"),
+        ("FARM FRESH MILK 1L\nNORMAL 3.00", None),  # letters inside words are no currency
+    ],
+)
+def test_the_currency_is_read_from_codes_signs_and_ringgit(text: str, currency: str | None) -> None:
+    assert extract(text, ["currency"])[0]["currency"] == currency
+
+
+def test_a_till_receipt_headed_tax_invoice_is_a_receipt() -> None:
+    # what coverage expects follows the type: a receipt has no customer or invoice number
+    till = (
+        "99 SPEED MART S/B\nTAX INVOICE\n19-03-18 08:45PM\nTOTAL RM 11.40\nGST 6% 0.65\n"
+        "CASH 20.00\nCHANGE 8.60"
+    )
+    assert classify(till) == "receipt"
+    fields, _ = extract(till)
+    # company, date, tax, total and the ringgit: all a receipt has, so the rules decide
+    assert coverage_confidence(till, fields, None) == pytest.approx(0.9)
+    assert classify("TAX INVOICE\nBill to: Riverside Clinic\nTotal 12.00") == "invoice"

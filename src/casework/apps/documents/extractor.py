@@ -133,6 +133,10 @@ _TYPES = (
     ("form", ("application form", "form", "please complete", "signature")),
     ("letter", ("dear ", "yours sincerely", "yours faithfully", "kind regards", "sincerely")),
 )
+# a till's lines: the change given ("CHANGE RM 0.00") or its cashier; a receipt that is also a
+# "TAX INVOICE" (as Malaysia's GST made shops head them) is still a receipt: no customer, no
+# invoice number to expect
+_TILL = re.compile(r"(?im)^\s*(?:change(?:\s*due)?\b[^\n]*\d|cashier\b)")
 # "TOTAL ITEM DISCOUNT 0.00", "TOTAL SALES (EXCLUDING GST)", "TOTAL GST", "SUB TOTAL": a total
 # line that names something other than the amount to pay
 _NOT_THE_TOTAL = re.compile(
@@ -191,6 +195,8 @@ def _total(lines: list[str]) -> str | None:
 
 def classify(text: str) -> str:
     """The document's type by its cue words (``document`` when none is there)."""
+    if _TILL.search(text):
+        return "receipt"
     low = text.lower()
     for kind, words in _TYPES:
         if any(w in low for w in words):
@@ -256,12 +262,42 @@ def _after_label(
     return None
 
 
+# currency codes and signs as pages print them: a dollar sign with a country's letters before
+# it is that country's dollar ("S$ 12.00"), "RM" is the Malaysian ringgit next to an amount or
+# heading a column ("RM8.48", "RMO.06" as OCR reads a zero, "Amount(RM)"), "Rs" the rupee
+_CURRENCY_MARKS = re.compile(
+    r"(?<![A-Z])(?P<code>USD|EUR|GBP|CHF|CAD|AUD|NZD|MYR|SGD|HKD|INR|JPY|CNY|SEK|NOK|DKK|PLN"
+    r"|IDR|THB)(?![A-Z])"
+    r"|(?<![A-Za-z])(?P<ringgit>RM)(?=[\s\d.:)]|O[.\d]|$)"
+    r"|(?<![A-Za-z])(?P<rupee>Rs)\.?(?=\s?-?\d)"
+    r"|(?:(?<![A-Za-z])(?P<country>US|SG|S|HK|AU|A|CA|C|NZ))?\$"
+    r"|(?P<sign>[£€₹¥])",
+    re.MULTILINE,
+)
+_SIGNS = {"£": "GBP", "€": "EUR", "₹": "INR", "¥": "JPY"}
+_DOLLARS = {"US": "USD", "S": "SGD", "SG": "SGD", "HK": "HKD", "A": "AUD", "AU": "AUD"}
+_DOLLARS |= {"C": "CAD", "CA": "CAD", "NZ": "NZD", "": "USD"}
+
+
 def _currency(text: str) -> str | None:
-    for symbol, code in (("£", "GBP"), ("€", "EUR"), ("$", "USD")):
-        if symbol in text:
-            return code
-    m = re.search(r"\b(USD|EUR|GBP|CHF|CAD|AUD)\b", text)
-    return m.group(1) if m else None
+    """The currency the page writes most often (an ISO code, a sign, or ``RM``), the first
+    written on a tie."""
+    seen: dict[str, list[int]] = {}
+    for m in _CURRENCY_MARKS.finditer(text):
+        if m["code"]:
+            code = m["code"]
+        elif m["ringgit"]:
+            code = "MYR"
+        elif m["rupee"]:
+            code = "INR"
+        elif m["sign"]:
+            code = _SIGNS[m["sign"]]
+        else:
+            code = _DOLLARS[m["country"] or ""]
+        seen.setdefault(code, []).append(m.start())
+    if not seen:
+        return None
+    return min(seen, key=lambda c: (-len(seen[c]), seen[c][0]))
 
 
 # a company's legal form at the end of its name: "SDN BHD", "S/B", "Ltd", "GmbH", "SARL", "Inc."
