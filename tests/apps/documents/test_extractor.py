@@ -401,3 +401,91 @@ def test_a_till_receipt_headed_tax_invoice_is_a_receipt() -> None:
     # company, date, tax, total and the ringgit: all a receipt has, so the rules decide
     assert coverage_confidence(till, fields, None) == pytest.approx(0.9)
     assert classify("TAX INVOICE\nBill to: Riverside Clinic\nTotal 12.00") == "invoice"
+
+
+def _company(text: str) -> str | None:
+    return extract(text, ["company"])[0]["company"]
+
+
+@pytest.mark.parametrize(
+    ("text", "company"),
+    [
+        # the name is the line above the registration number, under a till's greetings
+        (
+            "Thank You. Please coBe again\nGoods Sold Are Not Returnatle.\n011-3194 0284\n-\n"
+            "-\n-\nSegi Cash & Carry Sdn.Rhd\n(317041-W)\nPT17920, SEKSYEN U9,",
+            "Segi Cash & Carry Sdn.Bhd",
+        ),
+        ("SIMPLIFIED TAX INYOICE\nSIN THYE & COMFANY\nREG. N0:00168397-H", "SIN THYE & COMPANY"),
+        ("Weicome to the Family\nFamilyMart\nMaxincomeResouncesSdnBhd(383322-D)", "FamilyMart"),
+        # the legal form misread, a registration number run onto it
+        ("MOONLIGHT CAKE HOUSE SON DHD 8OZTZO-U\n(GST Reg No: 001559298048)", None),
+        ("SUPER.SEVEN CASH & CARRY SDN 3HD\n(1034436-K)", "SUPER.SEVEN CASH & CARRY SDN BHD"),
+        # trade words run together or misread by a letter; a bracket read as I
+        ("SANYUSTATIONERYSHOP\nNO. 31G&33G, JALAN SETIA INDAH X", "SANYU STATIONERY SHOP"),
+        ("LAVENDER CONFECIEONERY & BAKERY S/B", "LAVENDER CONFECTIONERY & BAKERY S/B"),
+        ("GARDENIABAKERIES (KL) SDN BHD", "GARDENIA BAKERIES (KL) SDN BHD"),
+        ("Gerbang Alaf Restaurants Sdn Bhd", "Gerbang Alaf Restaurants Sdn Bhd"),  # a plural
+        (
+            "AIK HUAT HARDWARE ENTERPRISE ISETIA ALAM) SDN BHD",
+            "AIK HUAT HARDWARE ENTERPRISE (SETIA ALAM) SDN BHD",
+        ),
+    ],
+)
+def test_a_receipt_s_company_as_ocr_reads_it(text: str, company: str | None) -> None:
+    expected = "MOONLIGHT CAKE HOUSE SDN BHD" if company is None else company
+    assert _company(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        # a branch's name after the country is not part of the address
+        (
+            "POPULAR BOOK\nCO. (M) SDN BHD\n(Co. No. 113825-W)\nNo 8, Jalan 7/118B, Desa Tun Razak\n"
+            "56000 Kuala Lumpur, Malaysia\nSUNWAY VELOCITY\nTel : 03-9201 6281/6920",
+            "No 8, Jalan 7/118B, Desa Tun Razak 56000 Kuala Lumpur, Malaysia",
+        ),
+        # a lot number is no postcode; a web address is not part of the block
+        (
+            "THE STORE (MALAYSIA) SDN BHD (8199K)\nB.TSTORE.COM.MY\nLOT 34817 JALAN BATU AMBAR\n"
+            "TAMAN KOK LIAN\n51200 KUALA LUMPUR\nGSTREG.NO:000364929024",
+            "LOT 34817 JALAN BATU AMBAR TAMAN KOK LIAN 51200 KUALA LUMPUR",
+        ),
+        # no postcode: a full stop ends the address, the items under it are not part of it
+        (
+            "PERNIAGAAN RIANG RIA\ngst:001662431232 12106447\nTAX INVOICE\nNO7,JLN UERO,SHAH ALAM.\n"
+            '27" T.S BASIN BESAR\n400002 1.00 X 21.32 21.32',
+            "NO 7, JLN UERO, SHAH ALAM.",
+        ),
+        # a postcode split by a space; a number alone on a line lower down is none
+        (
+            "SIZZLING STONEGRILL\nReg No : 91694-X\nLot S25, AEON Tebrau City Jusco\n"
+            "No 1, Jln Desa Tebrau, Tmn Desa Tebrau,\n81 100 Johor Bahru, Johor\n+607-357.1177",
+            "Lot S25, AEON Tebrau City Jusco No 1, Jln Desa Tebrau, Tmn Desa Tebrau, "
+            "81100 Johor Bahru, Johor",
+        ),
+        (
+            "SIZZLING STONEGRILL\nReg No : 91694-X\nTAX INVOICE NO 15\n80292\nDate: 26/05/2018",
+            None,
+        ),
+        # a telephone number run onto the postcode's line
+        (
+            "MOONLIGHT CAKE HOUSE SDN BHD\n(GST Reg No: 001559298048)\n"
+            "No.1, Jalan Permas 10/5, Bandar Baru Permas Jaya\n"
+            "81750 Johor Bahru, Johor. Tel No.: 07-387 3322",
+            "No.1, Jalan Permas 10/5, Bandar Baru Permas Jaya 81750 Johor Bahru, Johor.",
+        ),
+        # a thin font's 1, I and l read for one another, a word split at a misread letter
+        (
+            "QQ SDN BHD\nLevel 6, Bangunan TH, Ja1an SS21/39,\n47400 Peta1 ing Jaya Selangor",
+            "Level 6, Bangunan TH, Jalan SS21/39, 47400 Petaling Jaya Selangor",
+        ),
+        (
+            "QQ SDN BHD\nJaian Lapangan Terbang Subang\n47200 Subang Selangor",
+            "Jalan Lapangan Terbang Subang 47200 Subang Selangor",
+        ),
+    ],
+)
+def test_a_receipt_s_address_as_ocr_reads_it(text: str, address: str | None) -> None:
+    assert extract(text, ["address"])[0]["address"] == address

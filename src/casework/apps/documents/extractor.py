@@ -14,7 +14,7 @@ from typing import Any
 
 from casework.apps.documents.addresses import read_address
 from casework.apps.documents.normalize import as_amount, date_candidates
-from casework.apps.documents.patterns import DATE, LEGAL_FORMS, MONTH_ABBR
+from casework.apps.documents.patterns import DATE, LEGAL_FORMS, MONTH_ABBR, edit_distance
 
 __all__ = [
     "CONF_COMPLETE",
@@ -333,22 +333,55 @@ def _tidy_name(name: str) -> str:
     them ("BAKERIES(KL)SDN BHD"), a till's code before it dropped ("#000002 BAIFU (M)"), a
     trade word run into the word before it ("UNIHAKKAINTERNATIONAL")."""
     name = re.sub(r"^#\d+\s+", "", name)
+    name = _GLUED_SHOP.sub(r"\1 \2", name)
     name = _GLUED_TRADE_WORD.sub(r"\1 \2", name)
+    name = re.sub(r"[A-Za-z]{6,}", lambda m: _name_word(m[0]), name)
+    # "ENTERPRISE ISETIA ALAM)": the opening bracket read as I
+    if (
+        ")" in name
+        and "(" not in name
+        and (opened := list(re.finditer(r"\b[Il1|](?=[A-Z]{3}[^()]*\))", name)))
+    ):
+        name = name[: opened[-1].start()] + "(" + name[opened[-1].end() :]
     name = re.sub(r"(?i)^(kedai|restoran|syarikat|perniagaan)(?=[a-z]{3})", r"\1 ", name)
     name = re.sub(r"(?i)\bsdn(?=bhd\b)", r"\g<0> ", name)  # "SDNBHD"
     name = re.sub(r"(?<=[A-Z]-)0\b|(?<=[A-Z])0(?=[A-Z])", "O", name)  # "HAI-0 RAYA"
     return re.sub(r"(?<=[A-Za-z.])\((?=\w)", " (", re.sub(r"\)(?=[A-Za-z])", ") ", name))
 
 
+def _name_word(word: str) -> str:
+    """A trade word OCR misread by one letter (two in nine or more), when exactly one is that
+    close."""
+    upper = word.upper()
+    if upper in _NAME_WORDS or upper[:-1] in _NAME_WORDS:  # a plural: "RESTAURANTS"
+        return word
+    limit = 2 if len(upper) >= 9 else 1
+    close = [w for w in _NAME_WORDS if abs(len(w) - len(upper)) <= limit]
+    close = [w for w in close if edit_distance(upper, w) <= limit]
+    if len(close) != 1:
+        return word
+    return close[0] if word.isupper() else close[0].title()
+
+
 # words a shop's or firm's name ends with; OCR runs one into the word before it
-_GLUED_TRADE_WORD = re.compile(
-    r"(?i)\b([A-Z]{2,}?)(international|trading|enterprise|restaurant|restoran|marketing"
-    r"|distributors?|hardware|stationery|holdings|industries|supermarket|minimarket|pharmacy"
-    r"|bakery|electrical|machinery|engineering|services|corporation)\b"
+_TRADE_WORDS = (
+    "international|trading|enterprise|restaurant|restoran|marketing|distributors?|hardware"
+    "|stationery|holdings|industries|supermarket|minimarket|pharmacy|bakery|bakeries"
+    "|confectionery|electrical|machinery|engineering|services|corporation|handicraft"
 )
-# "SDN EHD", "SON BHD": the Malaysian legal form (Sendirian Berhad) with a letter misread
-_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)[e8]hd\b")
-_SDN = re.compile(r"(?i)\bs[o0]n(?=\.?\s*bhd\b)")
+# one glued after another too ("SANYUSTATIONERYSHOP" is SANYU STATIONERY SHOP)
+_GLUED_TRADE_WORD = re.compile(
+    rf"(?i)\b([A-Z]{{2,}}?)({_TRADE_WORDS})(?=\b|(?:{_TRADE_WORDS}|shop|store|house)\b)"
+)
+_GLUED_SHOP = re.compile(rf"(?i)({_TRADE_WORDS})(shop|store|house)\b")
+# the trade words and a firm's words a name prints, for OCR's misread letters ("CONFECIEONERY",
+# "HAMDICRAFT", "COMFANY"), put back as the place words of an address are
+_NAME_WORDS = frozenset(
+    [*re.sub(r"[?()]|s\?", "", _TRADE_WORDS).upper().split("|"), "COMPANY", "DISTRIBUTORS"]
+)
+# "SDN EHD", "Sdn.Rhd", "SDN 3HD", "SON BHD": the Malaysian legal form (Sendirian Berhad) with a letter misread
+_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)[e8r3d]hd\b")
+_SDN = re.compile(r"(?i)\bs[o0]n(?=\.?\s*[be8r3d]hd\b)")
 
 
 def _repair_legal_form(line: str) -> str:
@@ -367,6 +400,34 @@ _REGISTRATION_LABEL = re.compile(r"(?i)\s+(?:co[mn]pany|co\.?)\s*(?:n[o0]|reg)\b
 # SDN BHD", "ALAM) SDN BHD" (a bracket closed that the line did not open), "& SONS LTD"
 _CONTINUES_NAME = re.compile(r"(?i)^(?:co\b|&|and\b|[^(]*\))")
 _NAME_PART = re.compile(r"^\s*[A-Za-z][A-Za-z .,&'()-]*$")
+
+
+# a company's registration number on its own line ("(317041-W)", "REG. N0:00168397-H",
+# "Co. No. 113825-W"): the name is printed just above it
+_REGISTRATION_LINE = re.compile(
+    r"(?i)^\(?\s*(?:(?:co(?:mpany)?|reg(?:istration)?|roc)\.?\s*(?:n[o0]|reg)?\.?\s*[:.]?\s*)?"
+    r"\d{5,8}\s*-\s*[A-Z]\s*\)?$"
+)
+# a till's greeting or heading, not a name: "Thank You. Please come again", "Weicome to ...",
+# "SIMPLIFIED TAX INYOICE" as OCR reads it
+_NOT_A_NAME = re.compile(r"(?i)\b(thank|we[li1]come|please|simplified|tax\s*in\w*ce)\b")
+
+
+def _name_above_registration(lines: list[str]) -> tuple[str, float, int] | None:
+    """The line above the first registration-number line near the top, when it reads as a
+    name (a guess)."""
+    for at, line in enumerate(lines[1:], 1):
+        if _REGISTRATION_LINE.match(line.strip()):
+            above = _repair_legal_form(lines[at - 1].strip())
+            if (
+                re.match(r"[A-Za-z]", above)
+                and not re.search(r"\d{2}|:", above)
+                and not _NOT_A_NAME.search(above)
+            ):
+                form = _LEGAL_FORM.match(above)
+                return _tidy_name(form["name"] if form else above), CONF_GUESSED, at - 1
+            return None
+    return None
 
 
 def _company(lines: list[str]) -> tuple[str, float, int] | None:
@@ -395,6 +456,8 @@ def _company(lines: list[str]) -> tuple[str, float, int] | None:
                 above = list(itertools.takewhile(_NAME_PART.match, reversed(lines[:at])))[:2]
                 name = " ".join([*(ln.strip() for ln in reversed(above)), name])
             return _tidy_name(name), CONF_LABELLED, at
+    if named := _name_above_registration(lines[:10]):
+        return named
     for at, line in enumerate(lines[:4]):
         s = _REGISTRATION_LABEL.sub("", line.strip())
         if at and lines[at - 1].rstrip().endswith(":"):
@@ -404,6 +467,7 @@ def _company(lines: list[str]) -> tuple[str, float, int] | None:
             and len(s.split()) <= 8
             and not re.search(r"\d{2}|#|:", s)
             and not re.search(r"(?i)\b(invoice|receipt|dear|date)\b", s)
+            and not _NOT_A_NAME.search(s)
         ):
             return _tidy_name(s), CONF_GUESSED, at
     # no name heads the page (an invoice opening with notes): a line lower down that is only
