@@ -489,3 +489,31 @@ def test_a_receipt_s_company_as_ocr_reads_it(text: str, company: str | None) -> 
 )
 def test_a_receipt_s_address_as_ocr_reads_it(text: str, address: str | None) -> None:
     assert extract(text, ["address"])[0]["address"] == address
+
+
+@pytest.mark.parametrize(
+    ("text", "issuer"),
+    [
+        # the name that spells the page's web address (invoice2data's AzureInterior.pdf foot)
+        (
+            "Invoice\nINV/2023/03/0008\nDescription\nQuantity\nTotal\n$ 279.84\n"
+            "Global Wholesaler\nAzure Interior\n4557 De Silva St\nhttp://www.azure-interior.com",
+            "Azure Interior",
+        ),
+        # the bank account's holder, not the customer heading the page (NetpresseInvoice.pdf)
+        (
+            "ALEXINUX\nde Lattre Alexis\n27 rue Henri Rolland\n69100 Villeurbanne\n"
+            "Facture n° 2022089083\n"
+            "Virement BRED BANQUE POPULAIRE – Titulaire du compte : NETPRESSE",
+            "NETPRESSE",
+        ),
+        # the legal form's full stop, as the page's foot prints it (FlipkartInvoice.pdf)
+        (
+            "S: S132415345 page 1 of 1\n WS Retail Services Pvt. Ltd :\n(Authorized Signatory)\n"
+            "WS Retail Services Pvt. Ltd., Sold By :",
+            "WS Retail Services Pvt. Ltd.",
+        ),
+    ],
+)
+def test_an_invoice_s_issuer_where_no_legal_form_heads_it(text: str, issuer: str) -> None:
+    assert extract(text, ["issuer"])[0]["issuer"] == issuer

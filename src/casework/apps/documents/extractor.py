@@ -430,6 +430,47 @@ def _name_above_registration(lines: list[str]) -> tuple[str, float, int] | None:
     return None
 
 
+def _with_its_full_stop(name: str, lines: list[str]) -> str:
+    """``WS Retail Services Pvt. Ltd`` as the page prints it elsewhere, ``... Pvt. Ltd.``: a
+    legal form's abbreviation with its full stop when any line gives it one."""
+    if re.search(r"(?i)\b(ltd|inc|corp|co|bhd|pvt|plc)$", name) and any(
+        name + "." in line for line in lines
+    ):
+        return name + "."
+    return name
+
+
+# whom the bank transfer is to: the issuer ("Titulaire du compte : NETPRESSE", "Account
+# name: ..."), in the languages invoices come in
+_PAYEE = re.compile(
+    r"(?i)\b(?:titulaire du compte|account holder|account name|beneficiary|payee"
+    r"|kontoinhaber|begunstigde|ten name van)\s*:\s*(?P<name>[^\d:,;]{2,60}?)\s*$"
+)
+# a web address printed on the page ("www.azure-interior.com")
+_SITE = re.compile(r"(?i)(?:\bwww\.|https?://(?:www\.)?)(?P<label>[a-z0-9-]+)\.")
+
+
+def _payee(lines: list[str]) -> tuple[str, float, int] | None:
+    """The account holder of the bank details an invoice asks to be paid to (a guess: a
+    factoring firm's account would name it instead)."""
+    for at, line in enumerate(lines):
+        if m := _PAYEE.search(line.strip()):
+            return m["name"].strip(), CONF_GUESSED, at
+    return None
+
+
+def _named_by_site(lines: list[str]) -> tuple[str, float, int] | None:
+    """A line that spells the page's own web address in words ("Azure Interior" over
+    ``www.azure-interior.com``): the firm's name where no legal form marks it (a guess)."""
+    sites = {re.sub(r"[^a-z]", "", m["label"].lower()) for ln in lines for m in _SITE.finditer(ln)}
+    sites.discard("")
+    for at, line in enumerate(lines):
+        s = line.strip()
+        if len(s.split()) <= 5 and re.sub(r"[^a-z]", "", s.lower()) in sites:
+            return s, CONF_GUESSED, at
+    return None
+
+
 def _company(lines: list[str]) -> tuple[str, float, int] | None:
     """The first line near the top that names a company by its legal form (cut after it: a
     registration number may follow on the line), as sure as a labelled value (on the SROIE
@@ -455,8 +496,8 @@ def _company(lines: list[str]) -> tuple[str, float, int] | None:
             if _CONTINUES_NAME.match(name):  # "POPULAR BOOK" / "CO. (M) SDN BHD"
                 above = list(itertools.takewhile(_NAME_PART.match, reversed(lines[:at])))[:2]
                 name = " ".join([*(ln.strip() for ln in reversed(above)), name])
-            return _tidy_name(name), CONF_LABELLED, at
-    if named := _name_above_registration(lines[:10]):
+            return _with_its_full_stop(_tidy_name(name), lines), CONF_LABELLED, at
+    if named := _name_above_registration(lines[:10]) or _payee(lines) or _named_by_site(lines):
         return named
     for at, line in enumerate(lines[:4]):
         s = _REGISTRATION_LABEL.sub("", line.strip())
