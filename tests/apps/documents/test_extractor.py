@@ -517,3 +517,33 @@ def test_a_receipt_s_address_as_ocr_reads_it(text: str, address: str | None) -> 
 )
 def test_an_invoice_s_issuer_where_no_legal_form_heads_it(text: str, issuer: str) -> None:
     assert extract(text, ["issuer"])[0]["issuer"] == issuer
+
+
+@pytest.mark.parametrize(
+    ("text", "total"),
+    [
+        # a text layer's table: the label and its amount on lines of their own (AzureInterior.pdf)
+        ("Subtotal\n$\n262.90\nTax 15%\n$ 16.94\nTotal\n$\n279.84\nGlobal Wholesaler", 279.84),
+        ("Grand Total\nRs 1939\nPayment received by OYO", 1939.0),
+        # a space after a decimal is a column break (FlipkartInvoice.pdf)
+        ("Total 1 278.61 40.39 319.00", 319.0),
+        ("Totaal € 4.904,94", 4904.94),  # Dutch
+        ("Total HT : 46,68 €\nTVA 20% : 9,34 €\nTotal TTC : 56,02 €", 56.02),  # French: HT is net
+        ("Total\nMemory cards\n1 278.61", None),  # the line under the label is no amount
+    ],
+)
+def test_an_invoice_s_total_as_a_text_layer_gives_it(text: str, total: float | None) -> None:
+    assert _total(text) == total
+
+
+@pytest.mark.parametrize(
+    ("text", "date"),
+    [
+        ("Rechnungsdatum\nKundennr.30064443\n7. Mai 2014", "2014-05-07"),  # German
+        ("29 maart 2014Factuurdatum:", "2014-03-29"),  # Dutch
+        ("Date limite de paiement le 05 Juillet 2015", "2015-07-05"),  # French
+        ("Invoice Date: August 3 , 2014", "2014-08-03"),  # a text layer's space before a comma
+    ],
+)
+def test_dates_in_the_languages_invoices_come_in(text: str, date: str) -> None:
+    assert extract(text, ["date"])[0]["date"] == date

@@ -62,9 +62,13 @@ FIELDS_BY_TYPE: dict[str, tuple[str, ...]] = {
 DOCUMENT_TYPES = tuple(t for t in FIELDS_BY_TYPE if t != "document")
 """The types a document can be told apart as; ``document`` is 'none of these'."""
 
-# a space inside an amount only as a thousands separator ("1 234.50"): a wider gap is a column
-# break ("TOTAL QTY: 5   44.73" holds two numbers, not 544.73)
-_AMOUNT = r"[-(]?[$€£]?\s?\d(?:[\d,.]|\s(?=\d{3}(?!\d)))*\d(?:\.\d{2})?\)?|[$€£]?\d"
+# a space inside an amount only as a thousands separator ("1 234.50"), between groups of three
+# digits before any decimal point: a wider gap is a column break ("TOTAL QTY: 5   44.73" holds
+# two numbers, not 544.73), and so is one after a decimal ("40.39 319.00")
+_AMOUNT = (
+    r"[-(]?[$€£]?\s?(?:\d{1,3}(?:\s\d{3}(?!\d))+(?:[.,]\d{2})?|\d[\d,.]*\d)(?:\.\d{2})?\)?"
+    r"|[$€£]?\d"
+)
 
 # name -> label words (first match wins; the value follows the label on the same line)
 _LABELS: dict[str, tuple[str, ...]] = {
@@ -81,6 +85,15 @@ _LABELS: dict[str, tuple[str, ...]] = {
         "total amt rounded",
         "total amount",
         "total",
+        # the languages invoices come in: Dutch, French, German
+        "factuur totaal",
+        "totaal",
+        "somme à payer",
+        "montant total",
+        "total ttc",
+        "gesamtbetrag",
+        "rechnungsbetrag",
+        "endbetrag",
     ),
     "subtotal": ("subtotal", "sub-total", "sub total", "net amount", "net total"),
     "tax": ("vat", "sales tax", "tax", "gst"),
@@ -95,6 +108,8 @@ _LABELS: dict[str, tuple[str, ...]] = {
     "phone": ("phone", "tel", "telephone"),
 }
 _AMOUNT_FIELDS = {"total", "subtotal", "tax"}
+# what may stand before an amount on its own line: "$", "€", "Rs", "RM", "EUR"
+_CODE_OR_SIGN = r"[$€£]|rs\.?|rm|eur|usd|gbp|inr|myr"
 _DATE_FIELDS = {"date", "due_date"}
 # custom-mode synonyms: a user's field name -> the rules field that answers it
 _SYNONYMS = {
@@ -137,10 +152,11 @@ _TYPES = (
 # "TAX INVOICE" (as Malaysia's GST made shops head them) is still a receipt: no customer, no
 # invoice number to expect
 _TILL = re.compile(r"(?im)^\s*(?:change(?:\s*due)?\b[^\n]*\d|cashier\b)")
-# "TOTAL ITEM DISCOUNT 0.00", "TOTAL SALES (EXCLUDING GST)", "TOTAL GST", "SUB TOTAL": a total
+# "TOTAL ITEM DISCOUNT 0.00", "TOTAL SALES (EXCLUDING GST)", "TOTAL GST", "SUB TOTAL", "Total
+# HT" (French: before tax): a total
 # line that names something other than the amount to pay
 _NOT_THE_TOTAL = re.compile(
-    r"(?i)\b(discounts?|savings?|saved|excl\w*|exempt|tender\w*|points?|weight|change)\b"
+    r"(?i)\b(discounts?|savings?|saved|excl\w*|exempt|tender\w*|points?|weight|change|ht)\b"
 )
 _COUNTED = re.compile(r"(?i)\b(qty|quantity|items?|item\(s\)|pcs|units?|count)\b")
 _TAX_WORD = re.compile(r"(?i)\b(tax|gst|vat)\b")
@@ -184,6 +200,18 @@ def _total(lines: list[str]) -> str | None:
         return after
     if labelled := first(lines):
         return labelled
+    # a text layer's table puts the label and its amount on lines of their own ("Grand Total" /
+    # "$" / "279.84"); a currency sign or a colon alone on a line between them
+    label = "|".join(re.escape(w) for w in _LABELS["total"])
+    for at, line in enumerate(lines):
+        if not re.fullmatch(rf"(?i)\s*(?:{label})\s*:?\s*", line):
+            continue
+        for below in lines[at + 1 : at + 4]:
+            if re.fullmatch(rf"(?i)\s*(?:[$€£:]|{_CODE_OR_SIGN})?\s*", below):
+                continue
+            if m := re.fullmatch(rf"(?i)\s*(?:{_CODE_OR_SIGN})?\s*({_AMOUNT})\s*", below):
+                return m.group(1)
+            break
     # no total label: a line that is only "DUE 7.50" (SROIE's bakery tills print it so)
     for line in lines:
         if m := re.fullmatch(

@@ -12,7 +12,9 @@ DATE = (
     r"(?<![\w/.-])(?:\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}\.\d{1,2}\.\d{2,4}|\d{1,2}-\d{1,2}-\d{2,4})"
     rf"|\d{{1,2}}(?:/{MONTH_ABBR}/|-{MONTH_ABBR}-| {MONTH_ABBR} ?)\d{{2}}(?:\d{{2}})?\b"
     r"|\d{4}-\d{2}-\d{2}"
-    r"|\d{1,2}(?:st|nd|rd|th)?\s+[A-Za-z]{3,9}\.?,?\s+\d{4}|[A-Za-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"
+    # "7. Mai 2014" (German), "29 maart 2014", "August 3 , 2014" as a text layer spaces it
+    r"|\d{1,2}(?:st|nd|rd|th|\.)?\s+[A-Za-zÀ-ÿ]{3,9}\.?,?\s+\d{4}"
+    r"|[A-Za-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?\s?,?\s+\d{4}"
 )
 LEGAL_FORMS = r"sdn\.?\s*bhd|s/b|bhd|ltd|limited|llc|llp|inc|gmbh|sarl|plc|pty|corp(?:oration)?"
 
