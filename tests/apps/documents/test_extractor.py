@@ -547,3 +547,16 @@ def test_an_invoice_s_total_as_a_text_layer_gives_it(text: str, total: float | N
 )
 def test_dates_in_the_languages_invoices_come_in(text: str, date: str) -> None:
     assert extract(text, ["date"])[0]["date"] == date
+
+
+@pytest.mark.parametrize(
+    ("text", "tax"),
+    [
+        # a GST registration number or the date after "TAX INVOICE" is not the tax
+        ("GST ID : 001609584640\nTAX INVOICE Date: 22/12/2017\nGST 6% 0.65", 0.65),
+        ("GST REG NO : 000306020352\nTOTAL 11.40", None),
+        ("GST Reg No: 001559298048\nTotal GST 6% : 1.28", 1.28),
+    ],
+)
+def test_a_registration_number_is_not_the_tax(text: str, tax: float | None) -> None:
+    assert extract(text, ["tax"])[0]["tax"] == tax

@@ -162,6 +162,15 @@ _COUNTED = re.compile(r"(?i)\b(qty|quantity|items?|item\(s\)|pcs|units?|count)\b
 _TAX_WORD = re.compile(r"(?i)\b(tax|gst|vat)\b")
 
 
+def _an_amount_not_a_number(before: str, between: str, value: str) -> bool:
+    """Not a registration number or a date after a tax's name: "GST ID: 001505116160", "GST
+    REG NO : 000306020352", "TAX INVOICE Date: 22/12/2017" (the tax of 66 of 100 SROIE
+    receipts was read so)."""
+    if re.search(r"(?i)\b(id|reg\w*|n[o0]|number|#|invoice|date)\b", between):
+        return False
+    return not re.fullmatch(r"\d{7,}", value.strip())
+
+
 def _names_the_total(before: str, between: str, value: str) -> bool:
     """Whether a line's "total" label is the amount to pay: not qualified away (``between``:
     the text from the label to the value), not a sub total, a tax only when included, and a
@@ -616,7 +625,8 @@ def extract(
         if name == "total":
             raw = _total(lines)
         else:
-            raw = _after_label(lines, labels, pattern, last=name in _AMOUNT_FIELDS)
+            accept = _an_amount_not_a_number if name in _AMOUNT_FIELDS else None
+            raw = _after_label(lines, labels, pattern, last=name in _AMOUNT_FIELDS, accept=accept)
         value = _value(name, raw)
         if value is not None:
             found[name] = (value, CONF_LABELLED)
