@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from casework.apps.documents.extractor import extract
+from casework.apps.documents.extractor import classify, coverage_confidence, extract
 
 
 def _total(text: str) -> float | None:
@@ -368,3 +368,195 @@ def test_a_receipt_number_is_not_a_postcode_and_a_gap_in_a_street_word_closes() 
     assert _address(text)[0] == "22 LRG PERUSAHAAN 4 KIMPAL INDS.PARK B.CAVES"
     text = "AMANO MALAYSIA SON BHD (682288-V)\n12 JAL_AN PENGACARA U1/48\n03-55695002/5003"
     assert _address(text)[0] == "12 JALAN PENGACARA U1/48"
+
+
+@pytest.mark.parametrize(
+    ("text", "currency"),
+    [
+        # SROIE receipts as RapidOCR reads them: the ringgit as "RM", a zero read as O
+        ("Total Amt Incl. GST@6% RM 53.30\nCHANGE RM .00", "MYR"),
+        ("GST Summary Amount(RM) Tax(RM)\nS 6% 5.99 0.36", "MYR"),
+        ("Standard Rated Tax RMO.06", "MYR"),
+        ("Price Total (MYR)\n3.00", "MYR"),
+        ("TOTAL S$ 12.00\nCASH S$20.00", "SGD"),  # Singapore's dollar is not the US one
+        ("TOTAL $8.20\nCHANGE $0.00", "USD"),
+        ("Discount of Rs -40.00\nGrand Total Rs 1939", "INR"),
+        # the currency written most often wins: a stray "$" on a ringgit receipt
+        ("Item $1.00\nTOTAL RM 31.00\nCASH RM 50.00", "MYR"),
+        ("FARM FRESH MILK 1L\nNORMAL 3.00", None),  # letters inside words are no currency
+    ],
+)
+def test_the_currency_is_read_from_codes_signs_and_ringgit(text: str, currency: str | None) -> None:
+    assert extract(text, ["currency"])[0]["currency"] == currency
+
+
+def test_a_till_receipt_headed_tax_invoice_is_a_receipt() -> None:
+    # what coverage expects follows the type: a receipt has no customer or invoice number
+    till = (
+        "99 SPEED MART S/B\nTAX INVOICE\n19-03-18 08:45PM\nTOTAL RM 11.40\nGST 6% 0.65\n"
+        "CASH 20.00\nCHANGE 8.60"
+    )
+    assert classify(till) == "receipt"
+    fields, _ = extract(till)
+    # company, date, tax, total and the ringgit: all a receipt has, so the rules decide
+    assert coverage_confidence(till, fields, None) == pytest.approx(0.9)
+    assert classify("TAX INVOICE\nBill to: Riverside Clinic\nTotal 12.00") == "invoice"
+
+
+def _company(text: str) -> str | None:
+    return extract(text, ["company"])[0]["company"]
+
+
+@pytest.mark.parametrize(
+    ("text", "company"),
+    [
+        # the name is the line above the registration number, under a till's greetings
+        (
+            "Thank You. Please coBe again\nGoods Sold Are Not Returnatle.\n011-3194 0284\n-\n"
+            "-\n-\nSegi Cash & Carry Sdn.Rhd\n(317041-W)\nPT17920, SEKSYEN U9,",
+            "Segi Cash & Carry Sdn.Bhd",
+        ),
+        ("SIMPLIFIED TAX INYOICE\nSIN THYE & COMFANY\nREG. N0:00168397-H", "SIN THYE & COMPANY"),
+        ("Weicome to the Family\nFamilyMart\nMaxincomeResouncesSdnBhd(383322-D)", "FamilyMart"),
+        # the legal form misread, a registration number run onto it
+        ("MOONLIGHT CAKE HOUSE SON DHD 8OZTZO-U\n(GST Reg No: 001559298048)", None),
+        ("SUPER.SEVEN CASH & CARRY SDN 3HD\n(1034436-K)", "SUPER.SEVEN CASH & CARRY SDN BHD"),
+        # trade words run together or misread by a letter; a bracket read as I
+        ("SANYUSTATIONERYSHOP\nNO. 31G&33G, JALAN SETIA INDAH X", "SANYU STATIONERY SHOP"),
+        ("LAVENDER CONFECIEONERY & BAKERY S/B", "LAVENDER CONFECTIONERY & BAKERY S/B"),
+        ("GARDENIABAKERIES (KL) SDN BHD", "GARDENIA BAKERIES (KL) SDN BHD"),
+        ("Gerbang Alaf Restaurants Sdn Bhd", "Gerbang Alaf Restaurants Sdn Bhd"),  # a plural
+        (
+            "AIK HUAT HARDWARE ENTERPRISE ISETIA ALAM) SDN BHD",
+            "AIK HUAT HARDWARE ENTERPRISE (SETIA ALAM) SDN BHD",
+        ),
+    ],
+)
+def test_a_receipt_s_company_as_ocr_reads_it(text: str, company: str | None) -> None:
+    expected = "MOONLIGHT CAKE HOUSE SDN BHD" if company is None else company
+    assert _company(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        # a branch's name after the country is not part of the address
+        (
+            "POPULAR BOOK\nCO. (M) SDN BHD\n(Co. No. 113825-W)\nNo 8, Jalan 7/118B, Desa Tun Razak\n"
+            "56000 Kuala Lumpur, Malaysia\nSUNWAY VELOCITY\nTel : 03-9201 6281/6920",
+            "No 8, Jalan 7/118B, Desa Tun Razak 56000 Kuala Lumpur, Malaysia",
+        ),
+        # a lot number is no postcode; a web address is not part of the block
+        (
+            "THE STORE (MALAYSIA) SDN BHD (8199K)\nB.TSTORE.COM.MY\nLOT 34817 JALAN BATU AMBAR\n"
+            "TAMAN KOK LIAN\n51200 KUALA LUMPUR\nGSTREG.NO:000364929024",
+            "LOT 34817 JALAN BATU AMBAR TAMAN KOK LIAN 51200 KUALA LUMPUR",
+        ),
+        # no postcode: a full stop ends the address, the items under it are not part of it
+        (
+            "PERNIAGAAN RIANG RIA\ngst:001662431232 12106447\nTAX INVOICE\nNO7,JLN UERO,SHAH ALAM.\n"
+            '27" T.S BASIN BESAR\n400002 1.00 X 21.32 21.32',
+            "NO 7, JLN UERO, SHAH ALAM.",
+        ),
+        # a postcode split by a space; a number alone on a line lower down is none
+        (
+            "SIZZLING STONEGRILL\nReg No : 91694-X\nLot S25, AEON Tebrau City Jusco\n"
+            "No 1, Jln Desa Tebrau, Tmn Desa Tebrau,\n81 100 Johor Bahru, Johor\n+607-357.1177",
+            "Lot S25, AEON Tebrau City Jusco No 1, Jln Desa Tebrau, Tmn Desa Tebrau, "
+            "81100 Johor Bahru, Johor",
+        ),
+        (
+            "SIZZLING STONEGRILL\nReg No : 91694-X\nTAX INVOICE NO 15\n80292\nDate: 26/05/2018",
+            None,
+        ),
+        # a telephone number run onto the postcode's line
+        (
+            "MOONLIGHT CAKE HOUSE SDN BHD\n(GST Reg No: 001559298048)\n"
+            "No.1, Jalan Permas 10/5, Bandar Baru Permas Jaya\n"
+            "81750 Johor Bahru, Johor. Tel No.: 07-387 3322",
+            "No.1, Jalan Permas 10/5, Bandar Baru Permas Jaya 81750 Johor Bahru, Johor.",
+        ),
+        # a thin font's 1, I and l read for one another, a word split at a misread letter
+        (
+            "QQ SDN BHD\nLevel 6, Bangunan TH, Ja1an SS21/39,\n47400 Peta1 ing Jaya Selangor",
+            "Level 6, Bangunan TH, Jalan SS21/39, 47400 Petaling Jaya Selangor",
+        ),
+        (
+            "QQ SDN BHD\nJaian Lapangan Terbang Subang\n47200 Subang Selangor",
+            "Jalan Lapangan Terbang Subang 47200 Subang Selangor",
+        ),
+    ],
+)
+def test_a_receipt_s_address_as_ocr_reads_it(text: str, address: str | None) -> None:
+    assert extract(text, ["address"])[0]["address"] == address
+
+
+@pytest.mark.parametrize(
+    ("text", "issuer"),
+    [
+        # the name that spells the page's web address (invoice2data's AzureInterior.pdf foot)
+        (
+            "Invoice\nINV/2023/03/0008\nDescription\nQuantity\nTotal\n$ 279.84\n"
+            "Global Wholesaler\nAzure Interior\n4557 De Silva St\nhttp://www.azure-interior.com",
+            "Azure Interior",
+        ),
+        # the bank account's holder, not the customer heading the page (NetpresseInvoice.pdf)
+        (
+            "ALEXINUX\nde Lattre Alexis\n27 rue Henri Rolland\n69100 Villeurbanne\n"
+            "Facture n° 2022089083\n"
+            "Virement BRED BANQUE POPULAIRE – Titulaire du compte : NETPRESSE",
+            "NETPRESSE",
+        ),
+        # the legal form's full stop, as the page's foot prints it (FlipkartInvoice.pdf)
+        (
+            "S: S132415345 page 1 of 1\n WS Retail Services Pvt. Ltd :\n(Authorized Signatory)\n"
+            "WS Retail Services Pvt. Ltd., Sold By :",
+            "WS Retail Services Pvt. Ltd.",
+        ),
+    ],
+)
+def test_an_invoice_s_issuer_where_no_legal_form_heads_it(text: str, issuer: str) -> None:
+    assert extract(text, ["issuer"])[0]["issuer"] == issuer
+
+
+@pytest.mark.parametrize(
+    ("text", "total"),
+    [
+        # a text layer's table: the label and its amount on lines of their own (AzureInterior.pdf)
+        ("Subtotal\n$\n262.90\nTax 15%\n$ 16.94\nTotal\n$\n279.84\nGlobal Wholesaler", 279.84),
+        ("Grand Total\nRs 1939\nPayment received by OYO", 1939.0),
+        # a space after a decimal is a column break (FlipkartInvoice.pdf)
+        ("Total 1 278.61 40.39 319.00", 319.0),
+        ("Totaal € 4.904,94", 4904.94),  # Dutch
+        ("Total HT : 46,68 €\nTVA 20% : 9,34 €\nTotal TTC : 56,02 €", 56.02),  # French: HT is net
+        ("Total\nMemory cards\n1 278.61", None),  # the line under the label is no amount
+    ],
+)
+def test_an_invoice_s_total_as_a_text_layer_gives_it(text: str, total: float | None) -> None:
+    assert _total(text) == total
+
+
+@pytest.mark.parametrize(
+    ("text", "date"),
+    [
+        ("Rechnungsdatum\nKundennr.30064443\n7. Mai 2014", "2014-05-07"),  # German
+        ("29 maart 2014Factuurdatum:", "2014-03-29"),  # Dutch
+        ("Date limite de paiement le 05 Juillet 2015", "2015-07-05"),  # French
+        ("Invoice Date: August 3 , 2014", "2014-08-03"),  # a text layer's space before a comma
+    ],
+)
+def test_dates_in_the_languages_invoices_come_in(text: str, date: str) -> None:
+    assert extract(text, ["date"])[0]["date"] == date
+
+
+@pytest.mark.parametrize(
+    ("text", "tax"),
+    [
+        # a GST registration number or the date after "TAX INVOICE" is not the tax
+        ("GST ID : 001609584640\nTAX INVOICE Date: 22/12/2017\nGST 6% 0.65", 0.65),
+        ("GST REG NO : 000306020352\nTOTAL 11.40", None),
+        ("GST Reg No: 001559298048\nTotal GST 6% : 1.28", 1.28),
+    ],
+)
+def test_a_registration_number_is_not_the_tax(text: str, tax: float | None) -> None:
+    assert extract(text, ["tax"])[0]["tax"] == tax

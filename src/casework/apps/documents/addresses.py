@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from casework.apps.documents.patterns import DATE, LEGAL_FORMS
+from casework.apps.documents.patterns import DATE, LEGAL_FORMS, edit_distance
 
 __all__ = ["read_address"]
 
@@ -21,14 +21,17 @@ _STREET = re.compile(
 _NOT_ADDRESS = re.compile(
     r"(?i)\b(tel|fax|phone|mobile|whatsapps?|h/p|gst|sst|reg|registration|co\.?\s*no|company\s*n[o0]"
     rf"|tax|invoice|receipt|cashier|date|www|e-?mail|licen[cs]ee|formerly|bill|roc|{LEGAL_FORMS})\b"
-    r"|\bco\.(\s|$)|@|^\(.*\)$|\d{5,}-[A-Z]\b|tax\s*invoice|owned\s+by"
+    r"|\bco\.(\s|$)|@|^\(.*\)$|\d{5,}-[A-Z]\b|tax\s*invoice|owned\s+by|\.com\b"
 )
 # a postcode: five digits (US, Malaysia, France, Germany...) or a UK one; OCR reads a 0 as O
 # and runs the town into it ("8110OJOHOR BAHRU"), never a number's tail ("N0.18252")
 _POSTCODE = re.compile(
-    r"(?<![\w.:#/-])(?<!N[O0] )\d[\dOo]{4}(?![\w-])|(?<![\w.:#/-])\d[\dOo]{4}(?=[A-Z]{3})"
+    r"(?<![\w.:#/-])(?<!N[O0] )(?<!(?i:lot) )\d[\dOo]{4}(?![\w-])"
+    r"|(?<![\w.:#/-])\d[\dOo]{4}(?=[A-Z]{3})|(?<![\w.:#/-])\d\d \d{3}(?= [A-Za-z]{3})"
     r"|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b"
 )
+# a telephone or fax number run onto the address's last line ("Johor. Tel No.: 07-387 3322")
+_CONTACT_AFTER = re.compile(r"(?i)(?<=[a-z.,])\s+(?:tel|fax|phone|h/p)\b.*$")
 _ONLY_WORDS = re.compile(r"^[A-Za-z][A-Za-z .,'-]*$")
 # the first line of a street address: a number, or a unit, lot or level word before one
 _OPENS_ADDRESS = re.compile(r"(?i)^(?:\d|#|(?:no|lot|unit|level|suite|block|blk|floor)\b)")
@@ -52,7 +55,7 @@ _PLACE_WORDS_TEXT = """
     TAKZIM KLANG PETALING SHAH ALAM SUBANG CHERAS PUCHONG KAJANG BANGI SEMENYIH RAWANG
     SEPANG NILAI SEREMBAN SETAPAK KEPONG AMPANG SENTUL BANGSAR DAMANSARA CYBERJAYA MASAI
     SKUDAI TAMPOI KULAI PERMAS PLENTONG BALAKONG KEMBANGAN SEGAMBUT SELAYANG GOMBAK BENTONG
-    KUANTAN WANGSA MAJU BUNGA RAYA
+    KUANTAN WANGSA MAJU BUNGA RAYA LEVEL BANGUNAN BASEMENT PARADE SQUARE CENTRE UPTOWN
 """
 _PLACE_WORDS = frozenset(_PLACE_WORDS_TEXT.split())
 # street words OCR runs into the name after them ("JALANHARMONI", "TAMANDAYA")
@@ -61,16 +64,14 @@ _GLUED_STREET = re.compile(
 )
 # what the recognizer mistakes a letter for, inside a word
 _DIGIT_FOR_LETTER = str.maketrans("0158", "OISB")
-
-
-def _edits(a: str, b: str) -> int:
-    """Levenshtein distance, for words of a dozen letters."""
-    row = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        prev, row[0] = row[0], i
-        for j, cb in enumerate(b, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
-    return row[-1]
+# letters and digits the recognizer reads for one another in a thin font (``Ja1an``, ``Jaian``,
+# ``Ma11``): a word is looked up with each group as one letter; a spelling two lexicon words
+# share is left alone
+_LOOKALIKE = str.maketrans("1I|!05", "LLLLOS")
+_BY_LOOKS: dict[str, str | None] = {}
+for _word in sorted(_PLACE_WORDS):
+    _looks = _word.translate(_LOOKALIKE)
+    _BY_LOOKS[_looks] = None if _looks in _BY_LOOKS else _word
 
 
 def _in_case_of(word: str, like: str) -> str:
@@ -91,6 +92,8 @@ def _place_word(token: str) -> str:
         return _in_case_of(seen, token)
     if word[0] == "L" and "I" + word[1:] in _PLACE_WORDS:  # a capital I read as a small l
         return _in_case_of("I" + word[1:], token)
+    if len(word) >= 4 and (alike := _BY_LOOKS.get(word.translate(_LOOKALIKE))):
+        return _in_case_of(alike, token)
     if m := _GLUED_STREET.match(token):
         return f"{m[1]} {_place_word(m[2])}"
     for cut in range(4, len(word) - 3):
@@ -104,9 +107,15 @@ def _place_word(token: str) -> str:
         return token
     limit = 2 if len(word) >= 9 else 1
     close = [
-        w for w in _PLACE_WORDS if abs(len(w) - len(word)) <= limit and _edits(word, w) <= limit
+        w
+        for w in _PLACE_WORDS
+        if abs(len(w) - len(word)) <= limit and edit_distance(word, w) <= limit
     ]
     return _in_case_of(close[0], token) if len(close) == 1 else token
+
+
+def _is_place_word(word: str) -> bool:
+    return word.upper() in _PLACE_WORDS or bool(_BY_LOOKS.get(word.upper().translate(_LOOKALIKE)))
 
 
 def _tidy_address(joined: str) -> str:
@@ -115,16 +124,18 @@ def _tidy_address(joined: str) -> str:
     a letter O in a postcode read as the zero it is ("8110O"), the town run into it apart."""
     joined = re.sub(r"(?<=[a-z])(?=[A-Z][a-z])", " ", joined)  # "OffBatu", "LotF1-01"
     joined = re.sub(
-        r"(?i)\b([a-z])\s+([a-z]+)(?![a-z])",
-        lambda m: m[1] + m[2] if (m[1] + m[2]).upper() in _PLACE_WORDS else m[0],
-        joined,
-    )
-    joined = re.sub(
         r"(?<![\w.:#/-])(\d[\dOo]{4})(?=[A-Za-z]{3}|\W|$)",
         lambda m: m[1].replace("O", "0").replace("o", "0"),
         joined,
     )
     joined = re.sub(r"(?<=\d)(?=[A-Za-z]{3})", " ", joined)  # "81100JOHOR"
+    joined = re.sub(r"(?<![\w.,/-])(\d\d) (\d{3})(?= [A-Za-z]{3})", r"\1\2", joined)  # "81 100"
+    # after the digit-run split, which reads "Peta1 ing" as a number and a word
+    joined = re.sub(
+        r"(?i)\b([a-z][a-z1]*)\s+([a-z]+)(?![a-z])",
+        lambda m: m[1] + m[2] if _is_place_word(m[1] + m[2]) and not _is_place_word(m[2]) else m[0],
+        joined,
+    )
     joined = re.sub(r"(?i)\b(lot|no|batu)(?=\d|[A-Z]\d)", r"\1 ", joined)  # "Lot3", "LotF1-01"
     parts = re.split(r"([\s,.]+)", joined)
     return " ".join("".join(_place_word(p) for p in parts).split())
@@ -142,10 +153,12 @@ def read_address(lines: list[str], after: int = 0) -> tuple[str, bool] | None:
     for line in lines[:8]:
         if m := _STREET.search(line):
             return m.group(0).strip(), False
-    top = [ln.strip() for ln in lines[:12]]
+    top = [_CONTACT_AFTER.sub("", ln.strip()) for ln in lines[:12]]
     for at in range(max(1, after + 1), len(top)):
         if not _POSTCODE.search(top[at]) or _NOT_ADDRESS.search(top[at]):
             continue
+        if not re.search(r"[A-Za-z]{3}", top[at]) and not re.search(r",\s*$", top[at - 1]):
+            continue  # a number alone on its line ("80292"), not a postcode after its street
         start = at
         while (
             start - 1 > after
@@ -165,8 +178,8 @@ def read_address(lines: list[str], after: int = 0) -> tuple[str, bool] | None:
         for following in top[at + 1 : at + 3]:
             if not _ONLY_WORDS.match(following) or _NOT_ADDRESS.search(following):
                 break
-            if not open_end and len(following.split()) > 2:
-                break
+            if not open_end and not all(_is_place_word(w) for w in re.findall(r"\w+", following)):
+                break  # a branch's name after "..., Malaysia" ("SUNWAY VELOCITY")
             block.append(following)  # "SELANGOR", "MALAYSIA", "SEMENYIH, SELANGOR"
             if not open_end or following.endswith("."):
                 break
@@ -177,6 +190,8 @@ def read_address(lines: list[str], after: int = 0) -> tuple[str, bool] | None:
     ):
         start += 1
     block = list(itertools.takewhile(_may_be_address, top[start : start + 4]))
+    # a full stop ends the address ("NO7,JLN UERO,SHAH ALAM." and the items under it)
+    block = block[: next((i + 1 for i, ln in enumerate(block) if ln.endswith(".")), len(block))]
     if block and any(_ADDRESS_WORD.search(_tidy_address(ln)) for ln in block):
         return _joined_address(block), False
     return None
@@ -185,7 +200,10 @@ def read_address(lines: list[str], after: int = 0) -> tuple[str, bool] | None:
 def _may_be_address(line: str) -> bool:
     """Not a contact, tax or date line, nor only a telephone number ("03-7845 6155")."""
     return not (
-        _NOT_ADDRESS.search(line) or re.search(DATE, line) or re.fullmatch(r"[\d\s()+/-]{7,}", line)
+        _NOT_ADDRESS.search(line)
+        or re.search(DATE, line)
+        or re.fullmatch(r"[\d\s()+/-]{7,}", line)
+        or re.search(r"\d\.\d\d\b", line)  # an item's price
     )
 
 

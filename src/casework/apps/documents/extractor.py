@@ -14,7 +14,7 @@ from typing import Any
 
 from casework.apps.documents.addresses import read_address
 from casework.apps.documents.normalize import as_amount, date_candidates
-from casework.apps.documents.patterns import DATE, LEGAL_FORMS, MONTH_ABBR
+from casework.apps.documents.patterns import DATE, LEGAL_FORMS, MONTH_ABBR, edit_distance
 
 __all__ = [
     "CONF_COMPLETE",
@@ -62,9 +62,13 @@ FIELDS_BY_TYPE: dict[str, tuple[str, ...]] = {
 DOCUMENT_TYPES = tuple(t for t in FIELDS_BY_TYPE if t != "document")
 """The types a document can be told apart as; ``document`` is 'none of these'."""
 
-# a space inside an amount only as a thousands separator ("1 234.50"): a wider gap is a column
-# break ("TOTAL QTY: 5   44.73" holds two numbers, not 544.73)
-_AMOUNT = r"[-(]?[$€£]?\s?\d(?:[\d,.]|\s(?=\d{3}(?!\d)))*\d(?:\.\d{2})?\)?|[$€£]?\d"
+# a space inside an amount only as a thousands separator ("1 234.50"), between groups of three
+# digits before any decimal point: a wider gap is a column break ("TOTAL QTY: 5   44.73" holds
+# two numbers, not 544.73), and so is one after a decimal ("40.39 319.00")
+_AMOUNT = (
+    r"[-(]?[$€£]?\s?(?:\d{1,3}(?:\s\d{3}(?!\d))+(?:[.,]\d{2})?|\d[\d,.]*\d)(?:\.\d{2})?\)?"
+    r"|[$€£]?\d"
+)
 
 # name -> label words (first match wins; the value follows the label on the same line)
 _LABELS: dict[str, tuple[str, ...]] = {
@@ -81,6 +85,15 @@ _LABELS: dict[str, tuple[str, ...]] = {
         "total amt rounded",
         "total amount",
         "total",
+        # the languages invoices come in: Dutch, French, German
+        "factuur totaal",
+        "totaal",
+        "somme à payer",
+        "montant total",
+        "total ttc",
+        "gesamtbetrag",
+        "rechnungsbetrag",
+        "endbetrag",
     ),
     "subtotal": ("subtotal", "sub-total", "sub total", "net amount", "net total"),
     "tax": ("vat", "sales tax", "tax", "gst"),
@@ -95,6 +108,8 @@ _LABELS: dict[str, tuple[str, ...]] = {
     "phone": ("phone", "tel", "telephone"),
 }
 _AMOUNT_FIELDS = {"total", "subtotal", "tax"}
+# what may stand before an amount on its own line: "$", "€", "Rs", "RM", "EUR"
+_CODE_OR_SIGN = r"[$€£]|rs\.?|rm|eur|usd|gbp|inr|myr"
 _DATE_FIELDS = {"date", "due_date"}
 # custom-mode synonyms: a user's field name -> the rules field that answers it
 _SYNONYMS = {
@@ -133,13 +148,27 @@ _TYPES = (
     ("form", ("application form", "form", "please complete", "signature")),
     ("letter", ("dear ", "yours sincerely", "yours faithfully", "kind regards", "sincerely")),
 )
-# "TOTAL ITEM DISCOUNT 0.00", "TOTAL SALES (EXCLUDING GST)", "TOTAL GST", "SUB TOTAL": a total
+# a till's lines: the change given ("CHANGE RM 0.00") or its cashier; a receipt that is also a
+# "TAX INVOICE" (as Malaysia's GST made shops head them) is still a receipt: no customer, no
+# invoice number to expect
+_TILL = re.compile(r"(?im)^\s*(?:change(?:\s*due)?\b[^\n]*\d|cashier\b)")
+# "TOTAL ITEM DISCOUNT 0.00", "TOTAL SALES (EXCLUDING GST)", "TOTAL GST", "SUB TOTAL", "Total
+# HT" (French: before tax): a total
 # line that names something other than the amount to pay
 _NOT_THE_TOTAL = re.compile(
-    r"(?i)\b(discounts?|savings?|saved|excl\w*|exempt|tender\w*|points?|weight|change)\b"
+    r"(?i)\b(discounts?|savings?|saved|excl\w*|exempt|tender\w*|points?|weight|change|ht)\b"
 )
 _COUNTED = re.compile(r"(?i)\b(qty|quantity|items?|item\(s\)|pcs|units?|count)\b")
 _TAX_WORD = re.compile(r"(?i)\b(tax|gst|vat)\b")
+
+
+def _an_amount_not_a_number(before: str, between: str, value: str) -> bool:
+    """Not a registration number or a date after a tax's name: "GST ID: 001505116160", "GST
+    REG NO : 000306020352", "TAX INVOICE Date: 22/12/2017" (the tax of 66 of 100 SROIE
+    receipts was read so)."""
+    if re.search(r"(?i)\b(id|reg\w*|n[o0]|number|#|invoice|date)\b", between):
+        return False
+    return not re.fullmatch(r"\d{7,}", value.strip())
 
 
 def _names_the_total(before: str, between: str, value: str) -> bool:
@@ -180,6 +209,18 @@ def _total(lines: list[str]) -> str | None:
         return after
     if labelled := first(lines):
         return labelled
+    # a text layer's table puts the label and its amount on lines of their own ("Grand Total" /
+    # "$" / "279.84"); a currency sign or a colon alone on a line between them
+    label = "|".join(re.escape(w) for w in _LABELS["total"])
+    for at, line in enumerate(lines):
+        if not re.fullmatch(rf"(?i)\s*(?:{label})\s*:?\s*", line):
+            continue
+        for below in lines[at + 1 : at + 4]:
+            if re.fullmatch(rf"(?i)\s*(?:[$€£:]|{_CODE_OR_SIGN})?\s*", below):
+                continue
+            if m := re.fullmatch(rf"(?i)\s*(?:{_CODE_OR_SIGN})?\s*({_AMOUNT})\s*", below):
+                return m.group(1)
+            break
     # no total label: a line that is only "DUE 7.50" (SROIE's bakery tills print it so)
     for line in lines:
         if m := re.fullmatch(
@@ -191,6 +232,8 @@ def _total(lines: list[str]) -> str | None:
 
 def classify(text: str) -> str:
     """The document's type by its cue words (``document`` when none is there)."""
+    if _TILL.search(text):
+        return "receipt"
     low = text.lower()
     for kind, words in _TYPES:
         if any(w in low for w in words):
@@ -256,12 +299,42 @@ def _after_label(
     return None
 
 
+# currency codes and signs as pages print them: a dollar sign with a country's letters before
+# it is that country's dollar ("S$ 12.00"), "RM" is the Malaysian ringgit next to an amount or
+# heading a column ("RM8.48", "RMO.06" as OCR reads a zero, "Amount(RM)"), "Rs" the rupee
+_CURRENCY_MARKS = re.compile(
+    r"(?<![A-Z])(?P<code>USD|EUR|GBP|CHF|CAD|AUD|NZD|MYR|SGD|HKD|INR|JPY|CNY|SEK|NOK|DKK|PLN"
+    r"|IDR|THB)(?![A-Z])"
+    r"|(?<![A-Za-z])(?P<ringgit>RM)(?=[\s\d.:)]|O[.\d]|$)"
+    r"|(?<![A-Za-z])(?P<rupee>Rs)\.?(?=\s?-?\d)"
+    r"|(?:(?<![A-Za-z])(?P<country>US|SG|S|HK|AU|A|CA|C|NZ))?\$"
+    r"|(?P<sign>[£€₹¥])",
+    re.MULTILINE,
+)
+_SIGNS = {"£": "GBP", "€": "EUR", "₹": "INR", "¥": "JPY"}
+_DOLLARS = {"US": "USD", "S": "SGD", "SG": "SGD", "HK": "HKD", "A": "AUD", "AU": "AUD"}
+_DOLLARS |= {"C": "CAD", "CA": "CAD", "NZ": "NZD", "": "USD"}
+
+
 def _currency(text: str) -> str | None:
-    for symbol, code in (("£", "GBP"), ("€", "EUR"), ("$", "USD")):
-        if symbol in text:
-            return code
-    m = re.search(r"\b(USD|EUR|GBP|CHF|CAD|AUD)\b", text)
-    return m.group(1) if m else None
+    """The currency the page writes most often (an ISO code, a sign, or ``RM``), the first
+    written on a tie."""
+    seen: dict[str, list[int]] = {}
+    for m in _CURRENCY_MARKS.finditer(text):
+        if m["code"]:
+            code = m["code"]
+        elif m["ringgit"]:
+            code = "MYR"
+        elif m["rupee"]:
+            code = "INR"
+        elif m["sign"]:
+            code = _SIGNS[m["sign"]]
+        else:
+            code = _DOLLARS[m["country"] or ""]
+        seen.setdefault(code, []).append(m.start())
+    if not seen:
+        return None
+    return min(seen, key=lambda c: (-len(seen[c]), seen[c][0]))
 
 
 # a company's legal form at the end of its name: "SDN BHD", "S/B", "Ltd", "GmbH", "SARL", "Inc."
@@ -297,22 +370,55 @@ def _tidy_name(name: str) -> str:
     them ("BAKERIES(KL)SDN BHD"), a till's code before it dropped ("#000002 BAIFU (M)"), a
     trade word run into the word before it ("UNIHAKKAINTERNATIONAL")."""
     name = re.sub(r"^#\d+\s+", "", name)
+    name = _GLUED_SHOP.sub(r"\1 \2", name)
     name = _GLUED_TRADE_WORD.sub(r"\1 \2", name)
+    name = re.sub(r"[A-Za-z]{6,}", lambda m: _name_word(m[0]), name)
+    # "ENTERPRISE ISETIA ALAM)": the opening bracket read as I
+    if (
+        ")" in name
+        and "(" not in name
+        and (opened := list(re.finditer(r"\b[Il1|](?=[A-Z]{3}[^()]*\))", name)))
+    ):
+        name = name[: opened[-1].start()] + "(" + name[opened[-1].end() :]
     name = re.sub(r"(?i)^(kedai|restoran|syarikat|perniagaan)(?=[a-z]{3})", r"\1 ", name)
     name = re.sub(r"(?i)\bsdn(?=bhd\b)", r"\g<0> ", name)  # "SDNBHD"
     name = re.sub(r"(?<=[A-Z]-)0\b|(?<=[A-Z])0(?=[A-Z])", "O", name)  # "HAI-0 RAYA"
     return re.sub(r"(?<=[A-Za-z.])\((?=\w)", " (", re.sub(r"\)(?=[A-Za-z])", ") ", name))
 
 
+def _name_word(word: str) -> str:
+    """A trade word OCR misread by one letter (two in nine or more), when exactly one is that
+    close."""
+    upper = word.upper()
+    if upper in _NAME_WORDS or upper[:-1] in _NAME_WORDS:  # a plural: "RESTAURANTS"
+        return word
+    limit = 2 if len(upper) >= 9 else 1
+    close = [w for w in _NAME_WORDS if abs(len(w) - len(upper)) <= limit]
+    close = [w for w in close if edit_distance(upper, w) <= limit]
+    if len(close) != 1:
+        return word
+    return close[0] if word.isupper() else close[0].title()
+
+
 # words a shop's or firm's name ends with; OCR runs one into the word before it
-_GLUED_TRADE_WORD = re.compile(
-    r"(?i)\b([A-Z]{2,}?)(international|trading|enterprise|restaurant|restoran|marketing"
-    r"|distributors?|hardware|stationery|holdings|industries|supermarket|minimarket|pharmacy"
-    r"|bakery|electrical|machinery|engineering|services|corporation)\b"
+_TRADE_WORDS = (
+    "international|trading|enterprise|restaurant|restoran|marketing|distributors?|hardware"
+    "|stationery|holdings|industries|supermarket|minimarket|pharmacy|bakery|bakeries"
+    "|confectionery|electrical|machinery|engineering|services|corporation|handicraft"
 )
-# "SDN EHD", "SON BHD": the Malaysian legal form (Sendirian Berhad) with a letter misread
-_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)[e8]hd\b")
-_SDN = re.compile(r"(?i)\bs[o0]n(?=\.?\s*bhd\b)")
+# one glued after another too ("SANYUSTATIONERYSHOP" is SANYU STATIONERY SHOP)
+_GLUED_TRADE_WORD = re.compile(
+    rf"(?i)\b([A-Z]{{2,}}?)({_TRADE_WORDS})(?=\b|(?:{_TRADE_WORDS}|shop|store|house)\b)"
+)
+_GLUED_SHOP = re.compile(rf"(?i)({_TRADE_WORDS})(shop|store|house)\b")
+# the trade words and a firm's words a name prints, for OCR's misread letters ("CONFECIEONERY",
+# "HAMDICRAFT", "COMFANY"), put back as the place words of an address are
+_NAME_WORDS = frozenset(
+    [*re.sub(r"[?()]|s\?", "", _TRADE_WORDS).upper().split("|"), "COMPANY", "DISTRIBUTORS"]
+)
+# "SDN EHD", "Sdn.Rhd", "SDN 3HD", "SON BHD": the Malaysian legal form (Sendirian Berhad) with a letter misread
+_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)[e8r3d]hd\b")
+_SDN = re.compile(r"(?i)\bs[o0]n(?=\.?\s*[be8r3d]hd\b)")
 
 
 def _repair_legal_form(line: str) -> str:
@@ -331,6 +437,75 @@ _REGISTRATION_LABEL = re.compile(r"(?i)\s+(?:co[mn]pany|co\.?)\s*(?:n[o0]|reg)\b
 # SDN BHD", "ALAM) SDN BHD" (a bracket closed that the line did not open), "& SONS LTD"
 _CONTINUES_NAME = re.compile(r"(?i)^(?:co\b|&|and\b|[^(]*\))")
 _NAME_PART = re.compile(r"^\s*[A-Za-z][A-Za-z .,&'()-]*$")
+
+
+# a company's registration number on its own line ("(317041-W)", "REG. N0:00168397-H",
+# "Co. No. 113825-W"): the name is printed just above it
+_REGISTRATION_LINE = re.compile(
+    r"(?i)^\(?\s*(?:(?:co(?:mpany)?|reg(?:istration)?|roc)\.?\s*(?:n[o0]|reg)?\.?\s*[:.]?\s*)?"
+    r"\d{5,8}\s*-\s*[A-Z]\s*\)?$"
+)
+# a till's greeting or heading, not a name: "Thank You. Please come again", "Weicome to ...",
+# "SIMPLIFIED TAX INYOICE" as OCR reads it
+_NOT_A_NAME = re.compile(r"(?i)\b(thank|we[li1]come|please|simplified|tax\s*in\w*ce)\b")
+
+
+def _name_above_registration(lines: list[str]) -> tuple[str, float, int] | None:
+    """The line above the first registration-number line near the top, when it reads as a
+    name (a guess)."""
+    for at, line in enumerate(lines[1:], 1):
+        if _REGISTRATION_LINE.match(line.strip()):
+            above = _repair_legal_form(lines[at - 1].strip())
+            if (
+                re.match(r"[A-Za-z]", above)
+                and not re.search(r"\d{2}|:", above)
+                and not _NOT_A_NAME.search(above)
+            ):
+                form = _LEGAL_FORM.match(above)
+                return _tidy_name(form["name"] if form else above), CONF_GUESSED, at - 1
+            return None
+    return None
+
+
+def _with_its_full_stop(name: str, lines: list[str]) -> str:
+    """``WS Retail Services Pvt. Ltd`` as the page prints it elsewhere, ``... Pvt. Ltd.``: a
+    legal form's abbreviation with its full stop when any line gives it one."""
+    if re.search(r"(?i)\b(ltd|inc|corp|co|bhd|pvt|plc)$", name) and any(
+        name + "." in line for line in lines
+    ):
+        return name + "."
+    return name
+
+
+# whom the bank transfer is to: the issuer ("Titulaire du compte : NETPRESSE", "Account
+# name: ..."), in the languages invoices come in
+_PAYEE = re.compile(
+    r"(?i)\b(?:titulaire du compte|account holder|account name|beneficiary|payee"
+    r"|kontoinhaber|begunstigde|ten name van)\s*:\s*(?P<name>[^\d:,;]{2,60}?)\s*$"
+)
+# a web address printed on the page ("www.azure-interior.com")
+_SITE = re.compile(r"(?i)(?:\bwww\.|https?://(?:www\.)?)(?P<label>[a-z0-9-]+)\.")
+
+
+def _payee(lines: list[str]) -> tuple[str, float, int] | None:
+    """The account holder of the bank details an invoice asks to be paid to (a guess: a
+    factoring firm's account would name it instead)."""
+    for at, line in enumerate(lines):
+        if m := _PAYEE.search(line.strip()):
+            return m["name"].strip(), CONF_GUESSED, at
+    return None
+
+
+def _named_by_site(lines: list[str]) -> tuple[str, float, int] | None:
+    """A line that spells the page's own web address in words ("Azure Interior" over
+    ``www.azure-interior.com``): the firm's name where no legal form marks it (a guess)."""
+    sites = {re.sub(r"[^a-z]", "", m["label"].lower()) for ln in lines for m in _SITE.finditer(ln)}
+    sites.discard("")
+    for at, line in enumerate(lines):
+        s = line.strip()
+        if len(s.split()) <= 5 and re.sub(r"[^a-z]", "", s.lower()) in sites:
+            return s, CONF_GUESSED, at
+    return None
 
 
 def _company(lines: list[str]) -> tuple[str, float, int] | None:
@@ -358,7 +533,9 @@ def _company(lines: list[str]) -> tuple[str, float, int] | None:
             if _CONTINUES_NAME.match(name):  # "POPULAR BOOK" / "CO. (M) SDN BHD"
                 above = list(itertools.takewhile(_NAME_PART.match, reversed(lines[:at])))[:2]
                 name = " ".join([*(ln.strip() for ln in reversed(above)), name])
-            return _tidy_name(name), CONF_LABELLED, at
+            return _with_its_full_stop(_tidy_name(name), lines), CONF_LABELLED, at
+    if named := _name_above_registration(lines[:10]) or _payee(lines) or _named_by_site(lines):
+        return named
     for at, line in enumerate(lines[:4]):
         s = _REGISTRATION_LABEL.sub("", line.strip())
         if at and lines[at - 1].rstrip().endswith(":"):
@@ -368,6 +545,7 @@ def _company(lines: list[str]) -> tuple[str, float, int] | None:
             and len(s.split()) <= 8
             and not re.search(r"\d{2}|#|:", s)
             and not re.search(r"(?i)\b(invoice|receipt|dear|date)\b", s)
+            and not _NOT_A_NAME.search(s)
         ):
             return _tidy_name(s), CONF_GUESSED, at
     # no name heads the page (an invoice opening with notes): a line lower down that is only
@@ -447,7 +625,8 @@ def extract(
         if name == "total":
             raw = _total(lines)
         else:
-            raw = _after_label(lines, labels, pattern, last=name in _AMOUNT_FIELDS)
+            accept = _an_amount_not_a_number if name in _AMOUNT_FIELDS else None
+            raw = _after_label(lines, labels, pattern, last=name in _AMOUNT_FIELDS, accept=accept)
         value = _value(name, raw)
         if value is not None:
             found[name] = (value, CONF_LABELLED)

@@ -26,18 +26,19 @@ _MONTHS = {
     m: i + 1
     for i, names in enumerate(
         [
-            ("jan", "january"),
-            ("feb", "february"),
-            ("mar", "march"),
-            ("apr", "april"),
-            ("may",),
-            ("jun", "june"),
-            ("jul", "july"),
-            ("aug", "august"),
-            ("sep", "sept", "september"),
-            ("oct", "october"),
-            ("nov", "november"),
-            ("dec", "december"),
+            # English, then the German, Dutch and French names invoices print
+            ("jan", "january", "januar", "januari", "janvier"),
+            ("feb", "february", "februar", "februari", "février", "fevrier"),
+            ("mar", "march", "märz", "maerz", "maart", "mars"),
+            ("apr", "april", "avril"),
+            ("may", "mai", "mei"),
+            ("jun", "june", "juni", "juin"),
+            ("jul", "july", "juli", "juillet"),
+            ("aug", "august", "augustus", "août", "aout"),
+            ("sep", "sept", "september", "septembre"),
+            ("oct", "october", "oktober", "okt", "octobre"),
+            ("nov", "november", "novembre"),
+            ("dec", "december", "dezember", "dez", "décembre", "decembre"),
         ]
     )
     for m in names
