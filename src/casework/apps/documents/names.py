@@ -1,0 +1,223 @@
+"""A receipt's or an invoice's issuer from its lines: the name with its legal form near the
+top, the sender's line above a letter's address window, the name above a registration number,
+the bank account's holder or the web address's name, else the first line that reads as a name;
+with OCR's run-together words and misread legal forms (``SDN 3HD``) put back.
+``read_company`` answers (name, whether the page marked it as the name, its line)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from casework.apps.documents.patterns import LEGAL_FORMS, edit_distance
+
+__all__ = ["read_company"]
+
+# a company's legal form at the end of its name: "SDN BHD", "S/B", "Ltd", "GmbH", "SARL", "Inc."
+# European forms a name ends with too ("Coolblue B.V.", "QualityHosting AG", "Free SAS"); not
+# among the words that end an address block, where "SA" or "AG" can be a place's
+_EUROPEAN_FORMS = r"ag|sas|s\.a|b\.\s?v|n\.\s?v|bv|nv|s\.r\.l|srl|s\.p\.a"
+_LEGAL_FORM = re.compile(
+    rf"(?i)^(?P<name>.*?[A-Za-z].*?\b(?:(?:{LEGAL_FORMS}|{_EUROPEAN_FORMS})\b\.?"
+    r"|co\b\.?(?!\s*\d)))"  # not "CO 80202"
+)
+# the sender's line above a letter's address window ("QualityHosting AG - Uferweg 40-42 -
+# D-63571 Gelnhausen"), and the legal mention at the foot of a French invoice ("Free SAS au
+# capital de ..."): a name the page gives as its own
+_SENDER = re.compile(r"(?i)^(?P<name>[^:]+?)\s+(?:[-–·|]\s+.*\d{4}|au capital\b)")
+
+
+def _tidy_name(name: str) -> str:
+    """A name as printed, not as OCR runs it together: brackets apart from the words around
+    them ("BAKERIES(KL)SDN BHD"), a till's code before it dropped ("#000002 BAIFU (M)"), a
+    trade word run into the word before it ("UNIHAKKAINTERNATIONAL")."""
+    name = re.sub(r"^#\d+\s+", "", name)
+    name = _GLUED_SHOP.sub(r"\1 \2", name)
+    name = _GLUED_TRADE_WORD.sub(r"\1 \2", name)
+    name = re.sub(r"[A-Za-z]{6,}", lambda m: _name_word(m[0]), name)
+    # "ENTERPRISE ISETIA ALAM)": the opening bracket read as I
+    if (
+        ")" in name
+        and "(" not in name
+        and (opened := list(re.finditer(r"\b[Il1|](?=[A-Z]{3}[^()]*\))", name)))
+    ):
+        name = name[: opened[-1].start()] + "(" + name[opened[-1].end() :]
+    name = re.sub(r"(?i)^(kedai|restoran|syarikat|perniagaan)(?=[a-z]{3})", r"\1 ", name)
+    name = re.sub(r"(?i)\bsdn(?=bhd\b)", r"\g<0> ", name)  # "SDNBHD"
+    name = re.sub(r"(?<=[A-Z]-)0\b|(?<=[A-Z])0(?=[A-Z])", "O", name)  # "HAI-0 RAYA"
+    return re.sub(r"(?<=[A-Za-z.])\((?=\w)", " (", re.sub(r"\)(?=[A-Za-z])", ") ", name))
+
+
+def _name_word(word: str) -> str:
+    """A trade word OCR misread by one letter (two in nine or more), when exactly one is that
+    close."""
+    upper = word.upper()
+    if upper in _NAME_WORDS or upper[:-1] in _NAME_WORDS:  # a plural: "RESTAURANTS"
+        return word
+    limit = 2 if len(upper) >= 9 else 1
+    close = [w for w in _NAME_WORDS if abs(len(w) - len(upper)) <= limit]
+    close = [w for w in close if edit_distance(upper, w) <= limit]
+    if len(close) != 1:
+        return word
+    return close[0] if word.isupper() else close[0].title()
+
+
+# words a shop's or firm's name ends with; OCR runs one into the word before it
+_TRADE_WORDS = (
+    "international|trading|enterprise|restaurant|restoran|marketing|distributors?|hardware"
+    "|stationery|holdings|industries|supermarket|minimarket|pharmacy|bakery|bakeries"
+    "|confectionery|electrical|machinery|engineering|services|corporation|handicraft"
+)
+# one glued after another too ("SANYUSTATIONERYSHOP" is SANYU STATIONERY SHOP)
+_GLUED_TRADE_WORD = re.compile(
+    rf"(?i)\b([A-Z]{{2,}}?)({_TRADE_WORDS})(?=\b|(?:{_TRADE_WORDS}|shop|store|house)\b)"
+)
+_GLUED_SHOP = re.compile(rf"(?i)({_TRADE_WORDS})(shop|store|house)\b")
+# the trade words and a firm's words a name prints, for OCR's misread letters ("CONFECIEONERY",
+# "HAMDICRAFT", "COMFANY"), put back as the place words of an address are
+_NAME_WORDS = frozenset(
+    [*re.sub(r"[?()]|s\?", "", _TRADE_WORDS).upper().split("|"), "COMPANY", "DISTRIBUTORS"]
+)
+# "SDN EHD", "Sdn.Rhd", "SDN 3HD", "SON BHD": the Malaysian legal form (Sendirian Berhad) with a letter misread
+_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)[e8r3d]hd\b")
+_SDN = re.compile(r"(?i)\bs[o0]n(?=\.?\s*[be8r3d]hd\b)")
+
+
+def _repair_legal_form(line: str) -> str:
+    line = _SDN.sub(lambda m: "SDN" if m.group(0)[0].isupper() else "sdn", line)
+    return _BHD.sub(lambda m: m.group(1) + ("BHD" if m.group(0)[-3:].isupper() else "Bhd"), line)
+
+
+# after "CO." the rest of a Malaysian form: "AEON CO.(M) BHD.", "CO. SDN BHD"
+_AFTER_CO = re.compile(rf"(?i)^\s*(?:\([A-Z]\)\s*)?(?:{LEGAL_FORMS})\b\.?")
+# where a name on the first line ends and its registration begins: "HASHA PETROKIOSK
+# Conpany No:_JH0632980-V"
+_REGISTRATION_LABEL = re.compile(r"(?i)\s+(?:co[mn]pany|co\.?)\s*(?:n[o0]|reg)\b.*$")
+
+
+# a line that cannot begin a company's name, so the name began on the lines above it: "CO. (M)
+# SDN BHD", "ALAM) SDN BHD" (a bracket closed that the line did not open), "& SONS LTD"
+_CONTINUES_NAME = re.compile(r"(?i)^(?:co\b|&|and\b|[^(]*\))")
+_NAME_PART = re.compile(r"^\s*[A-Za-z][A-Za-z .,&'()-]*$")
+
+
+# a company's registration number on its own line ("(317041-W)", "REG. N0:00168397-H",
+# "Co. No. 113825-W"): the name is printed just above it
+_REGISTRATION_LINE = re.compile(
+    r"(?i)^\(?\s*(?:(?:co(?:mpany)?|reg(?:istration)?|roc)\.?\s*(?:n[o0]|reg)?\.?\s*[:.]?\s*)?"
+    r"\d{5,8}\s*-\s*[A-Z]\s*\)?$"
+)
+# a till's greeting or heading, not a name: "Thank You. Please come again", "Weicome to ...",
+# "SIMPLIFIED TAX INYOICE" as OCR reads it
+_NOT_A_NAME = re.compile(r"(?i)\b(thank|we[li1]come|please|simplified|tax\s*in\w*ce)\b")
+
+
+def _name_above_registration(lines: list[str]) -> tuple[str, bool, int] | None:
+    """The line above the first registration-number line near the top, when it reads as a
+    name (a guess)."""
+    for at, line in enumerate(lines[1:], 1):
+        if _REGISTRATION_LINE.match(line.strip()):
+            above = _repair_legal_form(lines[at - 1].strip())
+            if (
+                re.match(r"[A-Za-z]", above)
+                and not re.search(r"\d{2}|:", above)
+                and not _NOT_A_NAME.search(above)
+            ):
+                form = _LEGAL_FORM.match(above)
+                return _tidy_name(form["name"] if form else above), False, at - 1
+            return None
+    return None
+
+
+def _with_its_full_stop(name: str, lines: list[str]) -> str:
+    """``WS Retail Services Pvt. Ltd`` as the page prints it elsewhere, ``... Pvt. Ltd.``: a
+    legal form's abbreviation with its full stop when any line gives it one."""
+    if re.search(r"(?i)\b(ltd|inc|corp|co|bhd|pvt|plc)$", name) and any(
+        name + "." in line for line in lines
+    ):
+        return name + "."
+    return name
+
+
+# whom the bank transfer is to: the issuer ("Titulaire du compte : NETPRESSE", "Account
+# name: ..."), in the languages invoices come in
+_PAYEE = re.compile(
+    r"(?i)\b(?:titulaire du compte|account holder|account name|beneficiary|payee"
+    r"|kontoinhaber|begunstigde|ten name van)\s*:\s*(?P<name>[^\d:,;]{2,60}?)\s*$"
+)
+# a web address printed on the page ("www.azure-interior.com")
+_SITE = re.compile(r"(?i)(?:\bwww\.|https?://(?:www\.)?)(?P<label>[a-z0-9-]+)\.")
+
+
+def _payee(lines: list[str]) -> tuple[str, bool, int] | None:
+    """The account holder of the bank details an invoice asks to be paid to (a guess: a
+    factoring firm's account would name it instead)."""
+    for at, line in enumerate(lines):
+        if m := _PAYEE.search(line.strip()):
+            return m["name"].strip(), False, at
+    return None
+
+
+def _named_by_site(lines: list[str]) -> tuple[str, bool, int] | None:
+    """A line that spells the page's own web address in words ("Azure Interior" over
+    ``www.azure-interior.com``): the firm's name where no legal form marks it (a guess)."""
+    sites = {re.sub(r"[^a-z]", "", m["label"].lower()) for ln in lines for m in _SITE.finditer(ln)}
+    sites.discard("")
+    for at, line in enumerate(lines):
+        s = line.strip()
+        if len(s.split()) <= 5 and re.sub(r"[^a-z]", "", s.lower()) in sites:
+            return s, False, at
+    return None
+
+
+def read_company(lines: list[str]) -> tuple[str, bool, int] | None:
+    """The first line near the top that names a company by its legal form (cut after it: a
+    registration number may follow on the line), as sure as a labelled value (on the SROIE
+    development receipts the bundled model's re-reading turned 8 such right names wrong and
+    fixed none), else the first line that reads as a name (a guess); with the line's index.
+    A sender's line above the address window comes first: the window under it holds the
+    customer's name ("iViveLabs Ltd."), which the page prints higher."""
+    for at, line in enumerate(lines):
+        if (m := _SENDER.match(line.strip())) and (form := _LEGAL_FORM.fullmatch(m["name"])):
+            return form["name"].strip(), at < 12, at
+    for at, raw in enumerate(lines[:6]):
+        line = _repair_legal_form(raw)
+        if re.match(r"(?i)\s*(attn|attention|bill to|ship to|to|customer)\b\s*:", line):
+            continue  # the customer's name, labelled
+        if (m := _LEGAL_FORM.match(line.strip())) and not re.search(
+            r"(?i)\bno\b\s*[:.]", m["name"]
+        ):
+            name = m["name"].strip()
+            if re.search(r"(?i)\bco\.?$", name) and (
+                rest := _AFTER_CO.match(line.strip()[m.end() :])
+            ):
+                name += rest.group(0)
+            if _CONTINUES_NAME.match(name):  # "POPULAR BOOK" / "CO. (M) SDN BHD"
+                above = list(itertools.takewhile(_NAME_PART.match, reversed(lines[:at])))[:2]
+                name = " ".join([*(ln.strip() for ln in reversed(above)), name])
+            return _with_its_full_stop(_tidy_name(name), lines), True, at
+    if named := _name_above_registration(lines[:10]) or _payee(lines) or _named_by_site(lines):
+        return named
+    for at, line in enumerate(lines[:4]):
+        s = _REGISTRATION_LABEL.sub("", line.strip())
+        if at and lines[at - 1].rstrip().endswith(":"):
+            continue  # a label's value on the line under it ("Guest Name:" / "Sanjay")
+        if (
+            re.match(r"[A-Z0-9]", s)
+            and len(s.split()) <= 8
+            and not re.search(r"\d{2}|#|:", s)
+            and not re.search(r"(?i)\b(invoice|receipt|dear|date)\b", s)
+            and not _NOT_A_NAME.search(s)
+        ):
+            return _tidy_name(s), False, at
+    # no name heads the page (an invoice opening with notes): a line lower down that is only
+    # a company's name with its legal form ("Amazon Web Services, Inc.")
+    for at, line in enumerate(lines):
+        s = line.strip()
+        if (
+            len(s.split()) <= 6
+            and not re.search(r"[:\d@]", s)
+            and (form := _LEGAL_FORM.fullmatch(s.rstrip(" ,")))
+        ):
+            return form["name"].strip(), False, at
+    return None
