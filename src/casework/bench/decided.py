@@ -17,21 +17,13 @@ from rich.console import Console
 from rich.table import Table
 
 from casework.evals import EvalConfig, run_suite
-from casework.evals.results import CaseResult
+from casework.evals.layer_report import decided
 from casework.registry import all_apps
 
 __all__ = ["DECIDED_SECONDS_MAX", "check_decided", "print_decided_report", "run_decided_bench"]
 
 DECIDED_SECONDS_MAX = {"receipts": 10.0, "vanpool": 10.0}
 """Median seconds per decided case that ``--check`` holds an app's default strategy to."""
-
-
-def _decided(case: CaseResult) -> bool:
-    if case.error is not None:
-        return False
-    if case.layers:
-        return case.decided_by is not None
-    return case.verdict not in (None, "NEEDS_REVIEW")
 
 
 def run_decided_bench(
@@ -55,7 +47,7 @@ def run_decided_bench(
                 settings=settings,
             ),
         )
-        decided = [c for c in run.cases if _decided(c)]
+        decided = [c for c in run.cases if decided(c)]
         seconds = [c.wall_seconds for c in decided]
         results[name] = {
             "strategy": suite.default_strategy,
