@@ -235,7 +235,7 @@ def run_learning(
     )
     out = Path(config.out_dir) if config.out_dir else settings.home / "evals" / stem
     said = {"spot_check": spot_check, "seed": config.seed, "learnable_cases": learnable}
-    common = {
+    common: dict[str, Any] = {
         "cases": cases,
         "dataset": dataset,
         "sample": None,

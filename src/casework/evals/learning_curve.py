@@ -13,7 +13,7 @@ scored cases), as a table, a report section and an SVG.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,7 @@ def _share(flags: Sequence[bool]) -> float | None:
 
 
 def curve_rows(
-    runs: dict[str, Sequence[CaseResult]], metric: str | None, parts: int = 10
+    runs: Mapping[str, Sequence[CaseResult]], metric: str | None, parts: int = 10
 ) -> list[dict[str, Any]]:
     """One row per slice of the stream (tenths): its case numbers, and per run (``runs``:
     name -> its cases in stream order) the accuracy, model share, share to a person and
@@ -87,7 +87,7 @@ def curve_rows(
 
 
 def learning_summary(
-    runs: dict[str, Sequence[CaseResult]], rows: Sequence[dict[str, Any]], metric: str | None
+    runs: Mapping[str, Sequence[CaseResult]], rows: Sequence[dict[str, Any]], metric: str | None
 ) -> dict[str, Any]:
     """Per run: the accuracy on the second half of the stream, and the model share of the
     last slice over the first's (None when the first slice asked no model)."""

@@ -386,7 +386,8 @@ def eval_suite() -> EvalSuite:
         dataset=DATASETS["shift"],
         datasets=dict(DATASETS),
         strategies={
-            name: _strategy(name) for name in ("rules", "choice", "agent", "cascade", "memory-rules")
+            name: _strategy(name)
+            for name in ("rules", "choice", "agent", "cascade", "memory-rules")
         },
         default_strategy="cascade",
         labels=[
