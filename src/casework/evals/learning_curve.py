@@ -23,7 +23,6 @@ from casework.evals.layer_report import asked_model, decided
 from casework.evals.results import CaseResult
 
 __all__ = [
-    "RUNS",
     "case_score",
     "curve_rows",
     "learning_section",
@@ -31,10 +30,6 @@ __all__ = [
     "parts_of",
     "print_learning",
 ]
-
-RUNS = ("memory", "none")
-"""The two runs of a ``--learn`` command: with the memory learning, and without memory."""
-
 
 def parts_of(n: int, parts: int = 10) -> list[range]:
     """The indices of ``n`` cases in ``parts`` consecutive slices as even as whole cases allow
