@@ -127,7 +127,8 @@ class Learner:
         self.run_id = run_id
         self.preload = list(preload)
         self.memory_of = memory_of or deps_memory(app)
-        self._draws = random.Random(seed)
+        # a generator of its own: --sample draws from random.Random(seed)
+        self._draws = random.Random(f"spot-check:{seed}")
         self._memory: Memory | None = None
         self.log: list[dict[str, Any]] = []
         """Per case in order: whether it went to a person, was spot-checked, the example made."""
