@@ -90,6 +90,7 @@ PUBLIC = {
         "Learner",
         "LearningRun",
         "deps_memory",
+        "example_or_reason",
         "isolated_store",
         "run_learning",
     ],

@@ -60,7 +60,7 @@ def _memory_rows(spec: Any, suite: Any, sample: int, seed: int, settings: Any) -
     """The second half of the learning dataset's sample, on an empty memory and on one that
     holds the first half."""
     from casework.config import get_settings
-    from casework.evals.learning import Learner, isolated_store
+    from casework.evals.learning import Learner, example_or_reason, isolated_store
     from casework.evals.runplan import run_cases
 
     settings = settings or get_settings()
@@ -70,13 +70,8 @@ def _memory_rows(spec: Any, suite: Any, sample: int, seed: int, settings: Any) -
     )
     half = len(cases) // 2
     warm, timed = cases[:half], cases[half:]
-    kept = []
-    for case in warm:  # a case the hook does not take is no example (a mixed dataset)
-        try:
-            hook.key_text(case.inputs), hook.answer_of(case.expected)
-        except ValueError:
-            continue
-        kept.append(case)
+    # a case the hook does not take is no example (a mixed dataset)
+    kept = [c for c in warm if example_or_reason(hook, c) is None]
     rows: dict[str, Any] = {"dataset": name, "imported": len(kept)}
     for mode, preload in (("none", []), ("memory", kept)):
         with isolated_store(settings) as store:

@@ -51,6 +51,7 @@ __all__ = [
     "Learner",
     "LearningRun",
     "deps_memory",
+    "example_or_reason",
     "isolated_store",
     "run_learning",
 ]
@@ -100,6 +101,20 @@ def _example(hook: ExamplesHook, case: EvalCase) -> tuple[str, dict[str, Any]]:
     return hook.key_text(case.inputs), hook.answer_of(case.expected)
 
 
+def example_or_reason(hook: ExamplesHook, case: EvalCase) -> str | None:
+    """None when the hook takes the case as an example; else why not, in words."""
+    try:
+        _example(hook, case)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _check_share(spot_check: float) -> None:
+    if not 0.0 <= spot_check <= 1.0:
+        raise InputError(f"--spot-check is a share of cases from 0 to 1, not {spot_check}.")
+
+
 class Learner:
     """The reviewer of a ``--learn`` run (an ``EvalConfig.case_hook``): ``start`` checks that
     the run's memory is empty (and stores ``preload``), ``after_case`` turns a case that went
@@ -118,8 +133,7 @@ class Learner:
         preload: Sequence[EvalCase] = (),
         memory_of: MemoryOf | None = None,
     ) -> None:
-        if not 0.0 <= spot_check <= 1.0:
-            raise InputError(f"--spot-check is a share of cases from 0 to 1, not {spot_check}.")
+        _check_share(spot_check)
         self.app = app
         self.hook = hook
         self.learn = learn
@@ -194,12 +208,7 @@ class LearningRun:
 def _learnable(hook: ExamplesHook, cases: Sequence[EvalCase], app: str) -> int:
     """How many cases the hook takes; none is one sentence (the dataset is not the app's
     kind of example)."""
-    reasons = []
-    for case in cases:
-        try:
-            _example(hook, case)
-        except ValueError as exc:
-            reasons.append(str(exc))
+    reasons = [r for r in (example_or_reason(hook, c) for c in cases) if r is not None]
     if len(reasons) == len(cases):
         raise InputError(
             f"None of the {len(cases)} cases can become a {app} example ({reasons[0]}); "
@@ -230,7 +239,7 @@ def run_learning(
     planned = dataclasses.replace(config, dataset=dataset, settings=settings)
     cases, _, _ = run_cases(suite, planned)
     learnable = _learnable(hook, cases, suite.app)
-    Learner(suite.app, hook, spot_check=spot_check)  # a bad share is refused before any run
+    _check_share(spot_check)
     stem = config.run_id or (
         f"{suite.app}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}-learn"
     )

@@ -31,6 +31,7 @@ __all__ = [
     "print_learning",
 ]
 
+
 def parts_of(n: int, parts: int = 10) -> list[range]:
     """The indices of ``n`` cases in ``parts`` consecutive slices as even as whole cases allow
     (fewer slices when there are fewer cases): 24 cases in tenths of 2 or 3."""
