@@ -129,6 +129,7 @@ def learning_section(run: Any, folder: Path | None) -> str:
             _num(r["memory"]["model_share"]),
             _num(r["none"]["model_share"]),
             _num(r["memory"]["review_share"]),
+            _num(r["none"]["review_share"]),
             _num(r["memory"]["memory_share"]),
         ]
         for r in learning["rows"]
@@ -154,10 +155,11 @@ def learning_section(run: Any, folder: Path | None) -> str:
                 "model share: memory",
                 "model share: none",
                 "to a person: memory",
+                "to a person: none",
                 "memory decided",
             ],
             rows,
-            numeric=(1, 2, 3, 4, 5, 6),
+            numeric=(1, 2, 3, 4, 5, 6, 7),
         )
         + f"<p class='note'>{said}</p><div class='panel'>{svg[svg.find('<svg') :]}</div>"
     )
