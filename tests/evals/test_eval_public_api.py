@@ -83,7 +83,25 @@ PUBLIC = {
         "values_match",
     ],
     "casework.evals.runner": ["EvalConfig", "arun_suite", "as_case_output", "run_suite"],
-    "casework.evals.evalconfig": ["EvalConfig"],
+    "casework.evals.evalconfig": ["CaseHook", "EvalConfig"],
+    "casework.evals.learning": [
+        "REVIEWER",
+        "SPOT_CHECK",
+        "Learner",
+        "LearningRun",
+        "deps_memory",
+        "example_or_reason",
+        "isolated_store",
+        "run_learning",
+    ],
+    "casework.evals.learning_curve": [
+        "case_score",
+        "curve_rows",
+        "learning_section",
+        "learning_summary",
+        "parts_of",
+        "print_learning",
+    ],
     "casework.evals.ratelimit": ["DEFAULT_RATE_LIMITS", "TokenBucket", "provider_of"],
     "casework.evals.retries": ["backoff_seconds", "is_transient", "one_line"],
     "casework.evals.cassettes": [
@@ -99,7 +117,13 @@ PUBLIC = {
         "calibrate_run",
         "calibration_pairs",
     ],
-    "casework.evals.layer_report": ["cascade_summary", "layer_names", "layer_outcomes"],
+    "casework.evals.layer_report": [
+        "asked_model",
+        "cascade_summary",
+        "decided",
+        "layer_names",
+        "layer_outcomes",
+    ],
     "casework.evals.traces": ["keep_trace"],
     "casework.evals.formatting": ["HEADLINE", "format_metric", "metric_label"],
     "casework.evals.html": ["css", "e", "json_block", "page", "percent", "pill", "table"],
@@ -212,5 +236,6 @@ def test_every_cli_run_option_reaches_the_run_config() -> None:
     assert config.progress is not False and config.calibrate is False
     names = {f.name for f in dataclasses.fields(EvalConfig)}
     # options the CLI does not offer are the programmatic ones
-    cli_only = {"as_json", "out", "rate", "check"}
+    # (--learn and --spot-check choose run_learning, which runs two such configs)
+    cli_only = {"as_json", "out", "rate", "check", "learn", "spot_check"}
     assert {p.name for p in RUN_OPTIONS} - cli_only <= names

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from casework.bench.decided import _decided, check_decided, run_decided_bench
+from casework.bench.decided import check_decided, run_decided_bench
 from casework.config import Settings
+from casework.evals.layer_report import decided as _decided
 from casework.evals.results import CaseResult
 
 

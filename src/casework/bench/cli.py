@@ -135,12 +135,18 @@ def bench_decided(
     check: bool = typer.Option(
         False, "--check", help="Exit 1 when an app's median is over its limit."
     ),
+    memory: bool = typer.Option(
+        False,
+        "--memory",
+        help="Also, for apps with a memory: the sample's second half with no examples and "
+        "with its first half imported as examples.",
+    ),
     as_json: JsonOption = False,
 ) -> None:
     """Seconds per decided case of each app's default strategy (the wait for an answer)."""
     from casework.bench.decided import check_decided, print_decided_report, run_decided_bench
 
-    result = run_decided_bench(app_names or None, sample=sample, seed=seed)
+    result = run_decided_bench(app_names or None, sample=sample, seed=seed, memory=memory)
     print_json(result) if as_json else print_decided_report(result, console)
     if check and (missed := check_decided(result)):
         err_console.print(f"[red]bench:[/] {missed}", highlight=False)

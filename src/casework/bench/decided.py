@@ -1,10 +1,17 @@
 """Seconds per decided case: each app's default strategy on a seeded sample of its dataset.
 
-A case counts as decided when the strategy gave an answer rather than a needs-review: in a
-cascade, when some layer was sure (``decided_by``); otherwise when the verdict is not
-NEEDS_REVIEW and the case did not fail. The figure is the median wall time of the decided
-cases (the time a user waits for an answer), beside the share decided. Runs go through the
-evaluation harness (the one path strategies are measured by), on the settings' models.
+A case counts as decided when the strategy gave an answer rather than a needs-review
+(``casework.evals.layer_report.decided``): in a cascade, when some layer was sure
+(``decided_by``); otherwise when the verdict is not NEEDS_REVIEW and the case did not fail.
+The figure is the median wall time of the decided cases (the time a user waits for an
+answer), beside the share decided. Runs go through the evaluation harness (the one path
+strategies are measured by), on the settings' models.
+
+With ``memory``, each app with a memory of verified answers (``AppSpec.examples``) is also
+measured with and without it: the seeded sample of its learning dataset
+(``EvalSuite.learn_dataset``) is cut in two, the **first half imported as examples** into a
+store of the run's own, and the second half timed twice, on an empty memory and on the
+warmed one (the same cases, in the same order).
 """
 
 from __future__ import annotations
@@ -17,7 +24,8 @@ from rich.console import Console
 from rich.table import Table
 
 from casework.evals import EvalConfig, run_suite
-from casework.evals.results import CaseResult
+from casework.evals.layer_report import decided
+from casework.evals.results import EvalRun
 from casework.registry import all_apps
 
 __all__ = ["DECIDED_SECONDS_MAX", "check_decided", "print_decided_report", "run_decided_bench"]
@@ -26,49 +34,85 @@ DECIDED_SECONDS_MAX = {"receipts": 10.0, "vanpool": 10.0}
 """Median seconds per decided case that ``--check`` holds an app's default strategy to."""
 
 
-def _decided(case: CaseResult) -> bool:
-    if case.error is not None:
-        return False
-    if case.layers:
-        return case.decided_by is not None
-    return case.verdict not in (None, "NEEDS_REVIEW")
+def _row(run: EvalRun) -> dict[str, Any]:
+    done = [c for c in run.cases if decided(c)]
+    seconds = [c.wall_seconds for c in done]
+    return {
+        "strategy": run.strategy,
+        "cases": len(run.cases),
+        "decided": len(done),
+        "decided_share": len(done) / len(run.cases) if run.cases else None,
+        "seconds_per_decided_p50": statistics.median(seconds) if seconds else None,
+        "seconds_per_case_mean": statistics.fmean(c.wall_seconds for c in run.cases)
+        if run.cases
+        else None,
+        "model_calls_mean": run.metrics.get("model_calls_mean"),
+    }
+
+
+def _quiet(settings: Any, **fields: Any) -> EvalConfig:
+    return EvalConfig(
+        concurrency=1, progress=False, store=False, report=False, settings=settings, **fields
+    )
+
+
+def _memory_rows(spec: Any, suite: Any, sample: int, seed: int, settings: Any) -> dict[str, Any]:
+    """The second half of the learning dataset's sample, on an empty memory and on one that
+    holds the first half."""
+    from casework.config import get_settings
+    from casework.evals.learning import Learner, example_or_reason, isolated_store
+    from casework.evals.runplan import run_cases
+
+    settings = settings or get_settings()
+    hook = spec.examples()
+    cases, name, _ = run_cases(
+        suite, _quiet(settings, dataset=suite.learn_dataset, sample=sample, seed=seed)
+    )
+    half = len(cases) // 2
+    warm, timed = cases[:half], cases[half:]
+    # a case the hook does not take is no example (a mixed dataset)
+    kept = [c for c in warm if example_or_reason(hook, c) is None]
+    rows: dict[str, Any] = {"dataset": name, "imported": len(kept)}
+    for mode, preload in (("none", []), ("memory", kept)):
+        with isolated_store(settings) as store:
+            run = run_suite(
+                suite,
+                _quiet(
+                    settings,
+                    strategy=suite.default_strategy,
+                    cases=timed,
+                    deps_settings=store,
+                    case_hook=Learner(spec.name, hook, learn=False, preload=preload),
+                ),
+            )
+        rows[mode] = _row(run) | {"model_share": run.metrics.get("model_share")}
+    return rows
 
 
 def run_decided_bench(
-    apps: Sequence[str] | None = None, *, sample: int = 10, seed: int = 1, settings: Any = None
+    apps: Sequence[str] | None = None,
+    *,
+    sample: int = 10,
+    seed: int = 1,
+    settings: Any = None,
+    memory: bool = False,
 ) -> dict[str, Any]:
     results = {}
+    with_memory = {}
     for name, spec in all_apps().items():
         if (apps and name not in apps) or spec.eval_suite is None:
             continue
         suite = spec.eval_suite()
         run = run_suite(
-            suite,
-            EvalConfig(
-                strategy=suite.default_strategy,
-                sample=sample,
-                seed=seed,
-                concurrency=1,
-                progress=False,
-                store=False,
-                report=False,
-                settings=settings,
-            ),
+            suite, _quiet(settings, strategy=suite.default_strategy, sample=sample, seed=seed)
         )
-        decided = [c for c in run.cases if _decided(c)]
-        seconds = [c.wall_seconds for c in decided]
-        results[name] = {
-            "strategy": suite.default_strategy,
-            "cases": len(run.cases),
-            "decided": len(decided),
-            "decided_share": len(decided) / len(run.cases) if run.cases else None,
-            "seconds_per_decided_p50": statistics.median(seconds) if seconds else None,
-            "seconds_per_case_mean": statistics.fmean(c.wall_seconds for c in run.cases)
-            if run.cases
-            else None,
-            "model_calls_mean": run.metrics.get("model_calls_mean"),
-        }
-    return {"sample": sample, "seed": seed, "apps": results}
+        results[name] = _row(run)
+        if memory and spec.examples is not None:
+            with_memory[name] = _memory_rows(spec, suite, sample, seed, settings)
+    out: dict[str, Any] = {"sample": sample, "seed": seed, "apps": results}
+    if memory:
+        out["memory"] = with_memory
+    return out
 
 
 def check_decided(result: dict[str, Any]) -> str | None:
@@ -84,26 +128,41 @@ def check_decided(result: dict[str, Any]) -> str | None:
     return None
 
 
+def _cells(row: dict[str, Any]) -> list[str]:
+    p50 = row["seconds_per_decided_p50"]
+    return [
+        f"{row['decided']} of {row['cases']}",
+        "–" if p50 is None else f"{p50:.2f}",
+        f"{row['seconds_per_case_mean']:.2f}",
+        "–" if row["model_calls_mean"] is None else f"{row['model_calls_mean']:.2f}",
+    ]
+
+
 def print_decided_report(result: dict[str, Any], console: Console) -> None:
-    table = Table(
-        "app",
-        "default strategy",
-        "decided",
-        "s / decided case (median)",
-        "s / case (mean)",
-        "model calls / case",
-    )
+    heads = ["decided", "s / decided case (median)", "s / case (mean)", "model calls / case"]
+    table = Table("app", "default strategy", *heads)
     for name, row in result["apps"].items():
-        p50 = row["seconds_per_decided_p50"]
-        table.add_row(
-            name,
-            row["strategy"],
-            f"{row['decided']} of {row['cases']}",
-            "–" if p50 is None else f"{p50:.2f}",
-            f"{row['seconds_per_case_mean']:.2f}",
-            "–" if row["model_calls_mean"] is None else f"{row['model_calls_mean']:.2f}",
-        )
+        table.add_row(name, row["strategy"], *_cells(row))
     console.print(
         f"seconds per decided case · a seeded sample of {result['sample']} cases per app (seed {result['seed']})"
+    )
+    console.print(table)
+    memory = result.get("memory")
+    if memory is None:
+        return
+    if not memory:
+        console.print("No app measured keeps a memory of verified answers.")
+        return
+    table = Table("app", "memory", *heads)
+    for name, rows in memory.items():
+        for mode in ("none", "memory"):
+            table.add_row(name, mode, *_cells(rows[mode]))
+    said = "; ".join(
+        f"{name}: {rows['imported']} examples from the first half of {rows['dataset']}"
+        for name, rows in memory.items()
+    )
+    console.print(
+        f"with and without memory · the second half of each sample timed twice ({said})",
+        highlight=False,
     )
     console.print(table)

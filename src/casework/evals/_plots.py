@@ -7,7 +7,13 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["bar_chart", "cascade_curve_svg", "histogram", "reliability_diagram"]
+__all__ = [
+    "bar_chart",
+    "cascade_curve_svg",
+    "histogram",
+    "learning_curve_svg",
+    "reliability_diagram",
+]
 
 INK = "#1f2933"
 GRID = "#d9e2ec"
@@ -195,6 +201,38 @@ def cascade_curve_svg(curve: Mapping[str, Any]) -> str:
     ax.set_ylabel("accuracy (undecided counts as wrong)", color=INK, fontsize=9)
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize=8, frameon=False, loc="lower right")
+    return _svg(fig)
+
+
+def _svg(fig: Any) -> str:
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight")
     return buf.getvalue()
+
+
+def learning_curve_svg(rows: Sequence[Mapping[str, Any]], metric: str) -> str:
+    """The learning curve of a ``--learn`` run as SVG text: per tenth of the stream, the
+    accuracy (blue) and the model share (orange) with memory (solid) and without (dashed)."""
+    fig = _figure(6.4, 4.0)
+    ax = fig.subplots()
+    _style(ax)
+    xs = [r["part"] for r in rows]
+    for key, color, what in (("accuracy", BLUE, metric), ("model_share", ORANGE, "model share")):
+        for run, style, said in (("memory", "-", "memory"), ("none", "--", "no memory")):
+            ys = [r[run][key] for r in rows]
+            ax.plot(
+                [x for x, y in zip(xs, ys, strict=True) if y is not None],
+                [y for y in ys if y is not None],
+                linestyle=style,
+                marker="o",
+                markersize=3.5,
+                color=color,
+                linewidth=1.6,
+                label=f"{what}, {said}",
+            )
+    ax.set_xticks(xs)
+    ax.set_xlabel("tenth of the stream (cases in order)", color=INK, fontsize=9)
+    ax.set_ylabel("share of the tenth's cases", color=INK, fontsize=9)
+    ax.set_ylim(-0.02, 1.05)
+    ax.legend(fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return _svg(fig)

@@ -76,6 +76,8 @@ RUN_OPTIONS: list[inspect.Parameter] = [
     _option("retries", int, typer.Option(3, "--retries", help="Retries of a case after a transient model error.")),
     _option("judge_max_calls", int, typer.Option(200, "--judge-max-calls", help="Judge at most the first N cases.")),
     _option("check", bool, typer.Option(False, "--check", help="Exit 1 when a target is missed or a case errored (for CI).")),
+    _option("learn", bool, typer.Option(False, "--learn", help="Feed the cases in order, each reviewed one (and spot checks) becoming an example for the next; beside the same cases without memory.")),
+    _option("spot_check", float, typer.Option(0.2, "--spot-check", help="With --learn: the share of decided cases a reviewer checks anyway (seeded by --seed).")),
     _option("progress", bool, typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr.")),
 ]  # fmt: skip
 
@@ -155,6 +157,9 @@ def _execute(app_name: str, values: dict[str, Any]) -> None:
     config = run_config(values, settings, cases)
     if chosen:
         config.extra["app_options"] = chosen
+    if values["learn"]:
+        _learn(app_name, suite, config, values)
+        return
     if values["as_json"]:
         # Stdout carries exactly one JSON document: anything a library prints goes to stderr.
         with contextlib.redirect_stdout(sys.stderr):
@@ -171,6 +176,42 @@ def _execute(app_name: str, values: dict[str, Any]) -> None:
             highlight=False,
         )
     if values["check"] and (run.targets_met is False or errored):
+        raise typer.Exit(1)
+
+
+def _learn(app_name: str, suite: Any, config: Any, values: dict[str, Any]) -> None:
+    """``--learn``: the run without memory, then the run learning from review; the curve."""
+    from casework.evals.learning import run_learning
+    from casework.evals.learning_curve import print_learning
+    from casework.examples import hook_of
+    from casework.registry import get_app
+
+    spec = get_app(app_name)
+    if spec.examples is None:
+        raise InputError(
+            f"The {app_name} app keeps no examples, so --learn has nothing to learn from; "
+            "run it without --learn."
+        )
+    hook = hook_of(spec)
+    if values["as_json"]:
+        with contextlib.redirect_stdout(sys.stderr):
+            learned = run_learning(suite, config, hook, spot_check=values["spot_check"])
+        print_json(
+            {
+                "learning": {k: v for k, v in learned.learning.items() if k != "cases"},
+                "learning_curve_svg": str(learned.svg) if learned.svg else None,
+                "memory_run": run_summary(learned.memory),
+                "baseline_run": run_summary(learned.baseline),
+            }
+        )
+    else:
+        learned = run_learning(suite, config, hook, spot_check=values["spot_check"])
+        print_learning(learned, Console())
+    errored = errored_cases(learned.memory) + errored_cases(learned.baseline)
+    if values["check"] and errored:
+        Console(stderr=True).print(
+            f"{len(errored)} cases errored: --check fails the run.", highlight=False
+        )
         raise typer.Exit(1)
 
 

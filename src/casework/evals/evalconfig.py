@@ -9,14 +9,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console
 
 from casework.evals.cassettes import BaseModelFactory
+from casework.evals.results import CaseResult
 from casework.evals.suite import EvalCase
 
-__all__ = ["EvalConfig"]
+__all__ = ["CaseHook", "EvalConfig"]
+
+
+class CaseHook(Protocol):
+    """Told of a run's start and of each case as it is scored (``casework.evals.learning``'s
+    ``Learner``: the reviewer of ``--learn``), with the deps the cases share."""
+
+    def start(self, deps: Any) -> None: ...
+
+    def after_case(self, case: EvalCase, result: CaseResult, deps: Any) -> None: ...
 
 
 @dataclass
@@ -78,5 +88,11 @@ class EvalConfig:
     thresholds and draw its accuracy–cost curve."""
     calibrate: bool = False
     """Also fit a calibration on this run (cross-fitted) and report ECE after it."""
+    deps_settings: Any = None
+    """The settings the suite's ``setup`` and ``deps`` get, when not the run's own (a
+    ``--learn`` run's store of its own); the run is still stored with ``settings``."""
+    case_hook: CaseHook | None = None
+    """Told of each case in turn, before the next one starts; it needs the ``local`` executor
+    at concurrency 1 (the runner refuses otherwise)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Recorded in the run's config as is (e.g. the app options that built the cases)."""

@@ -10,7 +10,7 @@ from casework.evals.results import CaseResult
 from casework.runtime.cascade import LayerOutcome
 from casework.runtime.cascade_fit import sweep
 
-__all__ = ["cascade_summary", "layer_names", "layer_outcomes"]
+__all__ = ["asked_model", "cascade_summary", "decided", "layer_names", "layer_outcomes"]
 
 
 def layer_names(cases: Sequence[CaseResult]) -> list[str]:
@@ -35,6 +35,25 @@ def _paid(layers: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return layers
 
 
+def asked_model(case: CaseResult) -> bool:
+    """Whether a model answered for the case: in a cascade, a layer it paid for (up to the one
+    whose answer stood) called one; otherwise the strategy made a model call."""
+    if case.layers:
+        return any(o.get("model_calls", 0) > 0 for o in _paid(case.layers))
+    return bool(case.efficiency.get("model_calls"))
+
+
+def decided(case: CaseResult) -> bool:
+    """Whether the case got an answer rather than going to a person: no error, and in a
+    cascade some layer was sure (``decided_by``), otherwise a verdict that is not
+    NEEDS_REVIEW."""
+    if case.error is not None:
+        return False
+    if case.layers:
+        return case.decided_by is not None
+    return case.verdict not in (None, "NEEDS_REVIEW")
+
+
 def cascade_summary(cases: Sequence[CaseResult]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(metrics, details) of the cases a cascade decided."""
     layered = [c for c in cases if c.layers]
@@ -46,9 +65,7 @@ def cascade_summary(cases: Sequence[CaseResult]) -> tuple[dict[str, Any], dict[s
     for name in names:
         m[f"layer_share.{name}"] = sum(c.decided_by == name for c in layered) / n
     m["undecided_share"] = sum(c.decided_by is None for c in layered) / n
-    m["model_share"] = (
-        sum(any(o.get("model_calls", 0) > 0 for o in _paid(c.layers)) for c in layered) / n
-    )
+    m["model_share"] = sum(asked_model(c) for c in layered) / n
     d: dict[str, Any] = {"layers": names}
     # per layer: its own accuracy where it ran, and where its answer stood
     per_layer = {}

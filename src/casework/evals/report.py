@@ -18,6 +18,7 @@ from casework.evals.formatting import HEADLINE, format_metric, metric_label
 from casework.evals.html import e as _e
 from casework.evals.html import page as _page
 from casework.evals.html import table as _table
+from casework.evals.learning_curve import learning_section
 from casework.evals.results import EvalRun
 from casework.evals.sections import (
     CASE_HEAD,
@@ -108,6 +109,7 @@ def render_html(run: EvalRun, folder: Path | None = None) -> str:
             f"<div class='panel' style='margin-top:14px'>{cal_text}{calibration_fit_table(run)}</div>"
         )
     body.append(cascade_section(run, folder))
+    body.append(learning_section(run, folder))
     body.append(app_plots(run, folder))
     body += [
         "<h2>Latency and cost</h2>",

@@ -127,6 +127,10 @@ class _CaseTask:
     def bind(self, models: CaseModels, deps: Any) -> None:
         self._state = (models, deps)
 
+    def deps(self) -> Any:
+        """The deps the cases of this process share."""
+        return self._models_and_deps()[1]
+
     def _models_and_deps(self) -> tuple[CaseModels, Any]:
         with self._lock:
             if self._state is None:
@@ -262,6 +266,8 @@ class _Runner:
             wall_seconds=ran.wall,
         )
         result.trace = keep_trace(self.run_dir, self.trace_root, case, out, ran.error)
+        if self.config.case_hook is not None:  # before the next case starts (concurrency 1)
+            self.config.case_hook.after_case(case, result, self.task.deps())
         self.done.append(result)
         self._advance()
 
@@ -365,13 +371,13 @@ async def arun_suite(suite: EvalSuite, config: EvalConfig | None = None, **field
         rate_limits=config.rate_limits,
     )
     models.check()  # before anything is written: a bad model spec leaves no empty run behind
-    local_deps = _prepare(suite, config, settings, run_dir, record_dir)
+    local_deps = _prepare(suite, config, config.deps_settings or settings, run_dir, record_dir)
     bar = _progress(config.progress, f"{suite.app}/{strategy}", len(case_list))
     task = _CaseTask(
         suite=suite,
         strategy=strategy,
         config=config,
-        settings=settings,
+        settings=config.deps_settings or settings,
         # The strategies write their agent traces here; the runner moves each into traces/<case>.
         traces=run_dir / "traces" / "runs",
         model=model,
@@ -386,6 +392,8 @@ async def arun_suite(suite: EvalSuite, config: EvalConfig | None = None, **field
     )
     if config.executor == "local":
         task.bind(models, local_deps)
+    if config.case_hook is not None:
+        config.case_hook.start(local_deps)
     runner = _Runner(
         suite=suite,
         task=task,

@@ -32,6 +32,11 @@ def checked_config(config: EvalConfig, settings: Settings) -> tuple[EvalConfig, 
         raise InputError("Limit must be at least 1.")
     if config.sample is not None and config.sample < 1:
         raise InputError("Sample must be at least 1.")
+    if config.case_hook is not None and (config.executor != "local" or config.concurrency != 1):
+        raise InputError(
+            "A run that learns from each case feeds them in order: use the local executor at "
+            "concurrency 1."
+        )
     check_batch_config(
         BatchConfig(executor=config.executor, address=config.address, retries=config.retries)
     )

@@ -146,6 +146,13 @@ class EvalSuite:
     (micro-averaged precision / recall, calibration pooled over fields, totals); they join the
     headline metrics before the targets are checked."""
 
+    learn_dataset: str | None = None
+    """The named dataset ``casework eval APP --learn`` runs when no ``--dataset`` is given (one
+    whose cases the app's examples hook takes); None: the default dataset."""
+    learning_metric: str | None = None
+    """The per-case score the learning curve draws (one of the app's evaluators' keys, such
+    as vanpool's ``bucket_match``); None: the share of cases right."""
+
     calibrate_more: Callable[[Sequence[CaseResult], Any, str], str | None] | None = None
     """An app's own fit, run by ``casework eval calibrate`` after the platform's:
     ``calibrate_more(cases, settings, run_id)`` stores what it fits under the home and returns

@@ -285,7 +285,7 @@ def _strategy(name: str, explore: bool = False) -> Any:
             )
 
     run.__name__ = f"vanpool_{name}"
-    if name == "cascade" and not explore:
+    if name in ("cascade", "memory-rules") and not explore:
         run.exploring = lambda: _strategy(name, explore=True)  # type: ignore[attr-defined]
     return run
 
@@ -385,7 +385,10 @@ def eval_suite() -> EvalSuite:
         app="vanpool",
         dataset=DATASETS["shift"],
         datasets=dict(DATASETS),
-        strategies={name: _strategy(name) for name in ("rules", "choice", "agent", "cascade")},
+        strategies={
+            name: _strategy(name)
+            for name in ("rules", "choice", "agent", "cascade", "memory-rules")
+        },
         default_strategy="cascade",
         labels=[
             "pass",
@@ -416,4 +419,6 @@ def eval_suite() -> EvalSuite:
             )
         ],
         cases=run.cases,
+        learn_dataset="outreach-plain",
+        learning_metric="bucket_match",
     )

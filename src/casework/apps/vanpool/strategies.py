@@ -288,4 +288,16 @@ OUTREACH_STRATEGIES: dict[str, Strategy[Any, Any]] = {
         decision=OutreachResult,
         role=ROLES["classify_reply"],
     ),
+    # The cascade without a model (the memory, then the cue words; nobody sure: a person):
+    # what learning from review does when no model is at hand.
+    "memory-rules": Cascade(
+        "vanpool-outreach",
+        [
+            Layer("memory", memory_classify, default_threshold=MEMORY_THRESHOLD),
+            Layer("rules", rules_classify),
+        ],
+        decision=OutreachResult,
+        role=ROLES["classify_reply"],
+        name="memory-rules",
+    ),
 }
