@@ -291,15 +291,20 @@ def run_learning(
         )
     learning = _learning(suite, memory, baseline, learner, spot_check, config.seed)
     memory.details["learning"] = learning
+    _keep(suite, config, memory, settings)
+    return LearningRun(memory, baseline, learning)
+
+
+def _keep(suite: EvalSuite, config: EvalConfig, run: EvalRun, settings: Settings) -> None:
+    """The learning run's report (with its curve) and its stored row, as the config asks."""
     if config.report:
         from casework.evals.report import write_report
 
-        write_report(memory, plots=suite.plots)
+        write_report(run, plots=suite.plots)
     if config.store:
         from casework.evals.store import save_run
 
-        save_run(memory, settings=settings)
-    return LearningRun(memory, baseline, learning)
+        save_run(run, settings=settings)
 
 
 def _run(suite: EvalSuite, config: EvalConfig) -> EvalRun:
