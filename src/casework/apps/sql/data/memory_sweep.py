@@ -1,0 +1,130 @@
+"""``python -m casework.apps.sql.data.memory_sweep DEV.json --db-dir DIR`` measures the memory
+layer's threshold on Spider/BIRD-format questions: per database, the first half of its
+questions (in the file's order) is stored as verified examples in a temporary store, and each
+question of the second half is answered by the ``memory`` strategy alone (no model). A
+remembered answer is right when its rows equal the gold query's (execution accuracy). The table
+says, per threshold on the memory's confidence, how many questions it would answer and how many
+of those rightly; ``--split alternate`` stores every other question instead (Spider writes each
+query's questions in adjacent pairs: the other half then holds their paraphrases)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from casework.apps.sql.benchmark import gold_and_predicted, read_benchmark
+from casework.apps.sql.deps import build_deps
+from casework.apps.sql.metrics import execution_match
+from casework.apps.sql.service import answer, execute_validated
+from casework.config import Settings
+from casework.errors import CaseworkError
+from casework.examples import memory_for
+from casework.runtime import RunConfig
+from casework.runtime.memory import ExampleDraft
+from casework.runtime.memory_layer import lowest_threshold, threshold_table
+
+__all__ = ["THRESHOLDS", "main", "split_cases", "sweep"]
+
+THRESHOLDS = (50.0, 60.0, 70.0, 75.0, 80.0, 85.0, 90.0, 95.0, 99.0)
+
+
+def split_cases(
+    cases: list[dict[str, Any]], how: str = "half"
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(examples, measured): per database, the first half and the second (``half``), or the
+    even and the odd positions (``alternate``), in the file's order."""
+    by_db: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for case in cases:
+        by_db[case["metadata"]["db_id"]].append(case)
+    stored, measured = [], []
+    for group in by_db.values():
+        if how == "alternate":
+            stored += group[0::2]
+            measured += group[1::2]
+        else:
+            stored += group[: len(group) // 2]
+            measured += group[len(group) // 2 :]
+    return stored, measured
+
+
+def sweep(cases: list[dict[str, Any]], home: Path, how: str = "half") -> list[dict[str, Any]]:
+    """One row per measured question: its memory confidence (0: not answered), whether the
+    remembered query's rows were the gold query's, and the nearest example's question."""
+    settings = Settings(home=home)
+    stored, measured = split_cases(cases, how)
+    drafts = [
+        (
+            c["inputs"]["question"],
+            ExampleDraft(
+                {"question": c["inputs"]["question"], "schema": c["metadata"]["db_id"]},
+                {"sql": c["expected"]["sql"]},
+            ),
+        )
+        for c in stored
+    ]
+    memory_for(settings, "sql", None).add_many(drafts, verified_by="sweep", source="import")
+    base = build_deps(settings)
+    config = RunConfig.of(settings)
+    rows = []
+    for case in measured:
+        deps = base.on_database(case["metadata"]["db_url"])
+        response = answer(deps, case["inputs"]["question"], config, "memory")
+        answered = bool(response.query and response.valid)
+        right = False
+        if answered:
+            try:
+                out = gold_and_predicted(
+                    deps, case["expected"]["sql"], response.query, execute=execute_validated
+                )
+            except CaseworkError:
+                out = {}
+            right = execution_match(case["expected"], out) is True
+        rows.append(
+            {
+                "db_id": case["metadata"]["db_id"],
+                "question": case["inputs"]["question"],
+                "confidence": round(100 * response.confidence, 2) if answered else 0.0,
+                "right": right,
+                "explanation": response.explanation,
+            }
+        )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dataset", type=Path, help="Spider/BIRD JSON (dev.json)")
+    parser.add_argument("--db-dir", type=Path, required=True, help="DIR/<db_id>/<db_id>.sqlite")
+    parser.add_argument("--split", choices=("half", "alternate"), default="half")
+    parser.add_argument("--out", type=Path, help="write the per-question rows here (JSONL)")
+    args = parser.parse_args(argv)
+    try:
+        cases = read_benchmark(args.dataset, args.db_dir)
+        with tempfile.TemporaryDirectory(prefix="casework-sql-memory-") as home:
+            rows = sweep(cases, Path(home), args.split)
+    except CaseworkError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    if args.out:
+        args.out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    table = threshold_table([(r["confidence"], r["right"]) for r in rows], THRESHOLDS)
+    print(f"{len(rows)} questions measured ({args.split} split)")
+    print("| threshold | answered | right when answered |")
+    print("|---|---|---|")
+    for t in table:
+        share = f"{t.precision:.3f}" if t.precision is not None else "-"
+        print(
+            f"| {t.threshold:g} | {t.answered} ({t.answered_share:.1%}) | {t.right}/{t.answered} = {share} |"
+        )
+    best = lowest_threshold(table)
+    print(f"lowest threshold right >= 95 % of the time: {best.threshold:g}" if best else "none")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
