@@ -237,8 +237,17 @@ def run_v2(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
 
 
 def run_consistency(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
+    """Self-consistency, shown the database's nearest verified questions
+    (``deps.config.demonstrations``; recorded as the decision's ``memory`` evidence when the
+    model was asked)."""
     question, deps = _on(question, deps)
-    return _decided(run_self_consistent(deps, config, question))
+    found = demonstrations(query_memory(deps, config), question, deps.config.demonstrations)
+    shown = _shown(found)
+    pairs = [(d.key_text, str(d.answer["sql"])) for d in reversed(shown)]  # nearest last
+    decided = _decided(run_self_consistent(deps, config, question, shown=pairs))
+    if shown and decided.response.model_calls:
+        decided.evidence = [*demonstration_evidence(shown), *decided.evidence]
+    return decided
 
 
 # -- learning from review (issue 32) -----------------------------------------------------
@@ -248,8 +257,6 @@ def run_consistency(question: Question, deps: SQLDeps, config: RunConfig) -> SQL
 
 SQL_MEMORY_THRESHOLD = 90.0
 """The memory layer's threshold until a policy is fitted (see the README's table)."""
-DEMONSTRATIONS = 2
-"""Verified (question, query) pairs of the database shown to the bundled model."""
 
 
 def query_memory(deps: SQLDeps, config: RunConfig) -> SchemaMemory:
@@ -387,18 +394,12 @@ def _agreement(decided: SQLDecision) -> float:
 
 
 def _local_consistency(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
-    """Self-consistency on the bundled (``local``) model, shown the database's nearest
-    verified questions (``DEMONSTRATIONS``; recorded as the decision's ``memory`` evidence when
-    the model was asked); the decision's confidence is the candidates' agreement on its
+    """Self-consistency on the bundled (``local``) model (its prompt shows the database's
+    nearest verified questions); the decision's confidence is the candidates' agreement on its
     verdict (a refusal's answer confidence stays capped)."""
-    text, deps = _on(question, deps)
     on_local = replace(config, models=config.models.routed({ROLES["agent"]: LOCAL_ROLE}))
-    shown = _shown(demonstrations(query_memory(deps, config), text, DEMONSTRATIONS))
-    pairs = [(d.key_text, str(d.answer["sql"])) for d in reversed(shown)]
-    decided = _decided(run_self_consistent(deps, on_local, text, shown=pairs))
+    decided = run_consistency(question, deps, on_local)
     decided.confidence = _agreement(decided)
-    if shown and decided.response.model_calls:
-        decided.evidence = [*demonstration_evidence(shown), *decided.evidence]
     return decided
 
 
