@@ -5,6 +5,8 @@ the answer it changed. Scripted models; the examples are embedded with the bundl
 
 from __future__ import annotations
 
+import pytest
+
 from casework.apps.hed.data.memory_sweep import split_records
 from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.models import HedInput
@@ -60,7 +62,9 @@ def test_a_repeated_description_takes_its_verified_annotation_with_no_model_call
 
 def test_an_invalid_remembered_annotation_is_not_used(settings):
     deps, config, _ = _run([say(MODEL)])
-    _verify(deps, config, DESCRIPTION, "Sensory-event, (Pattern, Pattern)")  # a tag twice in a group
+    _verify(
+        deps, config, DESCRIPTION, "Sensory-event, (Pattern, Pattern)"
+    )  # a tag twice in a group
     decision = STRATEGIES["cascade"](HedInput(description=DESCRIPTION), deps, config)
     memory = decision.run.layers[0]
     assert (memory.layer, memory.verdict, memory.confidence, memory.kept) == (
@@ -109,3 +113,23 @@ def test_the_sweep_splits_each_dataset_in_halves():
     records = [(i, {"metadata": {"dataset": d}}) for i, d in enumerate("aaabb", start=1)]
     stored, measured = split_records(records)
     assert [n for n, _ in stored] == [1, 4] and [n for n, _ in measured] == [2, 3, 5]
+
+
+@pytest.mark.slow
+@pytest.mark.local_model
+def test_bundled_model_annotates_with_a_verified_annotation_as_its_example(settings) -> None:
+    pytest.importorskip("xllamacpp")
+    deps = HedDeps(settings=settings, validator="python")
+    config = RunConfig.of(settings, "local:qwen2.5-coder-1.5b")
+    example = _verify(
+        deps,
+        config,
+        "Feedback that the last participant response was correct.",
+        "(Feedback, Correct-action)",
+    )
+    asked = HedInput(description="A message tells the participant that the answer was wrong.")
+    decision = STRATEGIES["cascade"](asked, deps, config)
+    local = next(o for o in decision.run.layers if o.layer == "local")
+    assert local.model_calls == 1 and examples_used(decision) == [example]
+    assert decision.is_valid, decision.validation_errors
+    assert "Feedback" in decision.annotation, decision.annotation  # the example's convention

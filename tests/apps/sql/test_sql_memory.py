@@ -132,3 +132,29 @@ def test_split_and_threshold_table():
     assert table[0].precision == pytest.approx(2 / 3) and table[1].answered_share == 0.5
     assert lowest_threshold(table).threshold == 90
     assert lowest_threshold(table[:1]) is None
+
+
+@pytest.mark.slow
+@pytest.mark.local_model
+def test_bundled_model_answers_with_a_verified_question_of_the_database_in_its_prompt(
+    security, security_db, settings
+):
+    pytest.importorskip("xllamacpp")
+    from casework.apps.sql.benchmark import gold_and_predicted
+    from casework.apps.sql.deps import SQLDeps
+    from casework.apps.sql.metrics import execution_match
+    from casework.apps.sql.service import execute_validated
+    from casework.config import get_settings
+    from casework.llm import resolve_model
+
+    model = resolve_model("local:qwen2.5-coder-1.5b", settings=get_settings())
+    deps = SQLDeps(schema=security, settings=settings, db_url=security_db)
+    deps = deps.with_config(retrieval_type="keyword", top_k=2)
+    example = _verify(deps, QUESTION, COUNT)
+    config = RunConfig(models=RoleModels.given(model))
+    decision = STRATEGIES["consistency"]("How many alerts have high severity?", deps, config)
+    assert examples_used(decision) == [example]  # shown to the model, recorded
+    assert decision.response.valid, decision.response.validation_errors
+    gold = "SELECT COUNT(*) FROM alerts WHERE severity = 'high'"
+    out = gold_and_predicted(deps, gold, decision.response.query, execute=execute_validated)
+    assert execution_match({"sql": gold, "ordered": False}, out) is True, decision.response.query
