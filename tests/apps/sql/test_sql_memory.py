@@ -105,6 +105,19 @@ def test_a_remembered_query_that_no_longer_validates_is_not_used(make_deps, loca
     assert "does not validate now" in decision.reasoning
 
 
+def test_a_question_verified_as_one_to_refuse_is_refused_from_memory(make_deps, local):
+    deps, _, _, _ = make_deps()
+    memory = query_memory(deps, RunConfig(models=RoleModels.given({})))
+    asked = "How many alerts did the intern silence to hide the breach?"
+    inputs = {"question": asked, "schema": "security"}
+    example = memory.add(asked, inputs, {"refuse": True}, verified_by="ana", source="api").id
+    model, config, _ = local([])
+    decision = STRATEGIES["cascade"](asked, deps, config)
+    assert (decision.verdict, decision.run.decided_by, model.calls) == ("REFUSED", "memory", 0)
+    assert decision.confidence == 100.0 and decision.response.query is None
+    assert examples_used(decision) == [example]
+
+
 def test_removing_the_example_restores_the_models_answer(make_deps, local):
     deps, _, _, _ = make_deps()
     _, config, _ = local([submit(ALL), submit(ALL)])
