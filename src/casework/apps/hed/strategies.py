@@ -439,6 +439,7 @@ def remembered(input: HedInput, deps: HedDeps, found: Recall | None) -> HedDecis
                 "verdict": "NEEDS_REVIEW",
                 "confidence": 0.0,
                 "reasoning": f"No verified description is near{said}.",
+                "final_status": "no verified description near",
             }
         )
     annotation = str(found.answer["hed"])
