@@ -24,6 +24,7 @@ from typing import Any
 
 from casework.apps.sql.benchmark import gold_and_predicted, read_benchmark
 from casework.apps.sql.deps import build_deps
+from casework.apps.sql.examples import SchemaMemory
 from casework.apps.sql.metrics import execution_match
 from casework.apps.sql.service import answer, execute_validated
 from casework.config import Settings
@@ -31,9 +32,10 @@ from casework.errors import CaseworkError
 from casework.examples import memory_for
 from casework.runtime import RunConfig
 from casework.runtime.memory import ExampleDraft
-from casework.runtime.memory_layer import lowest_threshold, threshold_table
+from casework.runtime.memory_layer import demonstrations, lowest_threshold, threshold_table
+from casework.stores import open_stores
 
-__all__ = ["THRESHOLDS", "main", "split_cases", "sweep", "with_model"]
+__all__ = ["THRESHOLDS", "demonstration_reach", "main", "split_cases", "sweep", "with_model"]
 
 THRESHOLDS = (50.0, 60.0, 70.0, 75.0, 80.0, 85.0, 90.0, 95.0, 99.0)
 
@@ -108,6 +110,29 @@ def sweep(cases: list[dict[str, Any]], home: Path, how: str = "half") -> list[di
     return rows
 
 
+def demonstration_reach(
+    cases: list[dict[str, Any]], home: Path, k: int, how: str = "half"
+) -> list[dict[str, Any]]:
+    """Per measured question, whether one of the ``k`` demonstrations the model would be
+    shown already holds a query with the gold rows (no model: what the examples could give)."""
+    settings = Settings(home=home)
+    stored, measured = split_cases(cases, how)
+    _store(settings, stored)
+    base = build_deps(settings)
+    rows = []
+    for case in measured:
+        deps = base.on_database(case["metadata"]["db_url"])
+        memory = SchemaMemory(open_stores(settings).engine, None, deps.schema.name)
+        shown = demonstrations(memory, case["inputs"]["question"], k)
+        rows.append(
+            {
+                "question": case["inputs"]["question"],
+                "reach": any(_right(deps, case, str(d.answer.get("sql"))) for d in shown),
+            }
+        )
+    return rows
+
+
 def with_model(
     cases: list[dict[str, Any]], home: Path, k: int, limit: int, how: str = "half"
 ) -> list[dict[str, Any]]:
@@ -143,11 +168,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the per-question rows here (JSONL)")
     parser.add_argument("--demonstrations", type=int, metavar="K", help="measure the model")
     parser.add_argument("--limit", type=int, default=6, help="questions for the model")
+    parser.add_argument("--reach", type=int, metavar="K", help="demonstrations holding the answer")
     args = parser.parse_args(argv)
     try:
         cases = read_benchmark(args.dataset, args.db_dir)
         with tempfile.TemporaryDirectory(prefix="casework-sql-memory-") as home:
-            if args.demonstrations is not None:
+            if args.reach is not None:
+                rows = demonstration_reach(cases, Path(home), args.reach, args.split)
+            elif args.demonstrations is not None:
                 rows = with_model(cases, Path(home), args.demonstrations, args.limit, args.split)
             else:
                 rows = sweep(cases, Path(home), args.split)
@@ -156,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.out:
         args.out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    if args.reach is not None:
+        reach = sum(r["reach"] for r in rows)
+        print(f"k={args.reach}: a shown example holds the gold rows for {reach}/{len(rows)}")
+        return 0
     if args.demonstrations is not None:
         right = sum(r["right"] for r in rows)
         calls = sum(r["model_calls"] for r in rows)
