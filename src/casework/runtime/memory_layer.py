@@ -213,3 +213,48 @@ def demonstration_evidence(shown: Sequence[Demonstration]) -> list[Evidence]:
         )
         for d in shown
     ]
+
+
+@dataclass(frozen=True)
+class ThresholdRow:
+    """How the memory layer does at one threshold on measured cases."""
+
+    threshold: float
+    answered: int
+    """Cases whose memory confidence reached the threshold (the layer would answer them)."""
+    right: int
+    """Of those, the ones whose remembered answer was right."""
+    cases: int
+
+    @property
+    def answered_share(self) -> float:
+        return self.answered / self.cases if self.cases else 0.0
+
+    @property
+    def precision(self) -> float | None:
+        """Right when it answers; None when it answers nothing."""
+        return self.right / self.answered if self.answered else None
+
+
+def threshold_table(
+    outcomes: Sequence[tuple[float, bool]], thresholds: Sequence[float]
+) -> list[ThresholdRow]:
+    """Per threshold, how often the memory layer answers and how often it is right, from
+    ``(confidence, right)`` per measured case (``right``: the remembered answer matched the
+    case's gold answer; a case with no near example has confidence 0)."""
+    rows = []
+    for t in thresholds:
+        kept = [right for confidence, right in outcomes if confidence > 0 and confidence >= t]
+        rows.append(ThresholdRow(t, len(kept), sum(kept), len(outcomes)))
+    return rows
+
+
+def lowest_threshold(rows: Sequence[ThresholdRow], target: float = 0.95) -> ThresholdRow | None:
+    """The row with the lowest threshold at which the layer is right at least ``target`` of
+    the time it answers, at that threshold and every higher one (None: no such threshold)."""
+    ordered = sorted(rows, key=lambda r: r.threshold)
+    for i, row in enumerate(ordered):
+        rest = [r.precision for r in ordered[i:] if r.precision is not None]
+        if row.answered and all(p >= target for p in rest):
+            return row
+    return None

@@ -80,7 +80,8 @@ def test_annotate_route_and_model_header() -> None:
         "rules",
     )
     assert [(o["layer"], o["kept"], "output" in o) for o in body["run"]["layers"]] == [
-        ("rules", True, False)
+        ("memory", False, False),  # no verified example yet: it answers at once, unsure
+        ("rules", True, False),
     ]
     empty = client().post("/hed/annotate", json={"description": ""})
     assert empty.status_code == 422 and "empty" in empty.json()["error"]

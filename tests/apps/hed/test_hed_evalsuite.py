@@ -70,7 +70,14 @@ def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
 def test_the_app_registers_its_suite_strategies_and_router() -> None:
     spec = get_app("hed")
     assert spec.eval_suite is not None and spec.router is not None and spec.strategies
-    assert sorted(spec.strategies()) == ["cascade", "loop", "loop-no-eval", "one-shot", "rules"]
+    assert sorted(spec.strategies()) == [
+        "cascade",
+        "loop",
+        "loop-no-eval",
+        "memory",
+        "one-shot",
+        "rules",
+    ]
     suite = eval_suite()
     assert suite.default_strategy == "cascade" and sorted(suite.datasets) == ["gold", "routing"]
 

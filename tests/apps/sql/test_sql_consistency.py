@@ -110,7 +110,7 @@ def test_cascade_keeps_an_agreed_answer_and_reviews_a_lone_one(
     agreed = STRATEGIES["cascade"](QUESTION, deps, run_with([submit(COUNT), submit(SAME_ROWS)]))
     assert agreed.verdict == "ANSWERED" and agreed.run.decided_by == "consistency"
     assert agreed.confidence == round(100 * 2 / 3, 2)
-    assert [o.layer for o in agreed.run.layers] == ["rules", "consistency"]
+    assert [o.layer for o in agreed.run.layers] == ["memory", "rules", "consistency"]
     lone = STRATEGIES["cascade"](
         QUESTION, deps, run_with([submit(COUNT), submit(OTHER), submit(OTHER + " LIMIT 0")])
     )
@@ -193,6 +193,11 @@ def test_with_a_remote_model_the_agent_on_it_decides_what_the_vote_could_not(
     for model in (local, remote, judge):
         model.assert_exhausted()
     layers = [(o.layer, o.kept, o.remote) for o in decision.run.layers]
-    assert layers == [("rules", False, False), ("consistency", False, False), ("agent", True, True)]
+    assert layers == [
+        ("memory", False, False),
+        ("rules", False, False),
+        ("consistency", False, False),
+        ("agent", True, True),
+    ]
     assert decision.verdict == "ANSWERED" and decision.run.decided_by == "agent"
     assert decision.response.query == COUNT and decision.confidence == 90.0

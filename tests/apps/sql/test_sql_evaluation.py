@@ -160,6 +160,7 @@ def test_the_integrity_dataset_is_named():
         "v1",
         "v2",
         "consistency",
+        "memory",
         "cascade",
     }
 

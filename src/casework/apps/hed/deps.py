@@ -27,6 +27,9 @@ class HedDeps:
     measure what the grammar is worth."""
     draft: bool = True
     """The first annotation prompt shows the vocabulary look-up's tags as a draft."""
+    demonstrations: tuple[tuple[str, str], ...] = ()
+    """Verified (description, annotation) pairs the annotation prompt shows in place of its
+    two generic examples (the memory's nearest, for one case; empty: the generic ones)."""
     max_validation_attempts: int = MAX_VALIDATION_ATTEMPTS
     max_total_iterations: int = MAX_TOTAL_ITERATIONS
     repo: Any = None

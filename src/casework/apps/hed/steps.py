@@ -87,6 +87,7 @@ def annotate(state: HedAnnotationState, deps: HedDeps, config: RunConfig) -> dic
     task = load_prompt(
         __package__,
         "annotate_task",
+        examples=_examples_text(deps.demonstrations),
         description=state["input_description"],
         feedback=feedback,
         draft=draft,
@@ -106,6 +107,14 @@ def annotate(state: HedAnnotationState, deps: HedDeps, config: RunConfig) -> dic
         "is_faithful": None,
         "messages": [HumanMessage(task), AIMessage(annotation)],
     }
+
+
+def _examples_text(shown: tuple[tuple[str, str], ...]) -> str:
+    """The prompt's examples: verified annotations of similar events when the memory has
+    some (they replace the generic two: the prompt stays as short), else the generic two."""
+    if not shown:
+        return load_prompt(__package__, "annotate_examples")
+    return "\n".join(f'Example. Event: "{text}"\nHED: {hed}' for text, hed in shown)
 
 
 def _definitions_note(names: tuple[str, ...]) -> str:

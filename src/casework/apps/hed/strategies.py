@@ -3,10 +3,12 @@
 ``one-shot`` annotates and validates once (no loop); ``loop`` is the full state machine
 (validate, evaluate, feedback); ``loop-no-eval`` loops on validation errors only. Those three
 run the same graph with different limits and switches, so what is compared is the loop.
-``rules`` is the no-model floor: the vocabulary look-up baseline, validated. ``cascade``
-(the default) keeps the look-up where it accounts for the description's words, else asks the
-bundled model once under the schema's grammar (the look-up shown as a draft), else, when a
-remote model is configured (``--model``), runs the full loop on it. A finished node is an
+``rules`` is the no-model floor: the vocabulary look-up baseline, validated. ``memory``
+takes the annotation a person verified for a description close enough to this one, validated
+again. ``cascade`` (the default) answers from the memory when it is sure, else keeps the
+look-up where it accounts for the description's words, else asks the bundled model once under
+the schema's grammar (the look-up shown as a draft, the nearest verified annotations as its
+examples), else, when a remote model is configured (``--model``), runs the full loop on it. A finished node is an
 event for the run config's sink (``{"type": "step", "node", ...}``: the CLI's status line).
 """
 
@@ -39,17 +41,29 @@ from casework.runtime import (
     RunResult,
 )
 from casework.runtime.cascade import Cascade, Layer, LayerOutcome, mark_for_review
+from casework.runtime.memory import Memory
+from casework.runtime.memory_layer import (
+    MEMORY_SOURCE,
+    Recall,
+    demonstration_evidence,
+    demonstrations,
+    memory_evidence,
+    recall,
+)
 from casework.runtime.usage import Usage
+from casework.stores import open_stores
 
 __all__ = [
     "GRAPH_STRATEGIES",
     "STRATEGIES",
+    "annotation_memory",
     "astream_run",
     "cascade",
     "end_reason",
     "initial_state",
     "loop",
     "loop_no_eval",
+    "memory",
     "one_shot",
     "rules",
     "run_graph",
@@ -395,6 +409,95 @@ def rules(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     return decision
 
 
+# -- learning from review (issue 32) -----------------------------------------------------
+# A description close enough to one a person verified takes its annotation, validated again
+# (the ``memory`` layer, first in the cascade); the bundled model's prompt shows the nearest
+# verified annotations as its examples.
+
+HED_MEMORY_THRESHOLD = 90.0
+"""The memory layer's threshold until a policy is fitted (see the README's table)."""
+DEMONSTRATIONS = 2
+"""Verified (description, annotation) pairs shown to the bundled model."""
+
+
+def annotation_memory(deps: HedDeps, config: RunConfig) -> Memory:
+    """The verified annotations in the deps' store, as the run's caller sees them."""
+    return Memory(open_stores(deps.settings).engine, "hed", config.caller)
+
+
+def remembered(input: HedInput, deps: HedDeps, found: Recall | None) -> HedDecision:
+    """The memory layer's decision on what ``recall`` found: the verified annotation validated
+    again against the input's schema and definitions (VALID at the recall's confidence;
+    INVALID at 0, so the case goes on), or NEEDS_REVIEW when no example is near."""
+    state = initial_state(input, deps, evaluation=False, attempts=1, iterations=0)
+    if found is None or found.answer is None:
+        nearest = found.neighbours[0][1] if found and found.neighbours else None
+        said = f" (the nearest at {nearest:.2f})" if nearest is not None else ""
+        decision = to_decision(state)
+        return decision.model_copy(
+            update={
+                "verdict": "NEEDS_REVIEW",
+                "confidence": 0.0,
+                "reasoning": f"No verified description is near{said}.",
+                "final_status": "no verified description near",
+            }
+        )
+    annotation = str(found.answer["hed"])
+    result = validate_many(
+        [annotation],
+        state["schema_version"],
+        validator=deps.validator,
+        definitions=input.definitions,
+    )[0]
+    ids = ", ".join(str(e.id) for e, _ in found.used)
+    state.update(
+        {
+            "current_annotation": annotation,
+            "validation_status": "valid" if result.valid else "max_attempts_reached",
+            "is_valid": result.valid,
+            "validation_errors": [f"{i.code}: {i.message}" for i in result.errors],
+            "validation_warnings": [f"{i.code}: {i.message}" for i in result.warnings],
+            "validator": result.validator,
+            "validator_note": result.fallback_reason,
+            "validation_attempts": 1,
+            "first_try_valid": result.valid,
+            "history": [
+                {
+                    "step": "memory",
+                    "examples": ids,
+                    "annotation": annotation,
+                    "valid": result.valid,
+                    "codes": result.codes,
+                }
+            ],
+        }
+    )
+    decision = to_decision(state)
+    decision.confidence = found.confidence if result.valid else 0.0
+    decision.reasoning = (
+        f"The annotation a person verified for example {ids} (similarity "
+        f"{found.used[0][1]:.2f}), "
+        + ("valid against the schema." if result.valid else "no longer valid: not used.")
+    )
+    decision.evidence = [*memory_evidence(found.used), *decision.evidence]
+    return decision
+
+
+def memory(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
+    """Answer from the verified annotations (see ``remembered``); an empty memory answers at
+    once (no embedding)."""
+    started = time.perf_counter()
+    store = annotation_memory(deps, config)
+    description = check_description(input.description)
+    decision = remembered(input, deps, recall(store, description) if store.count() else None)
+    decision.run = RunInfo(
+        ended_by=EndReason.RULES,
+        strategy=MEMORY_SOURCE,
+        usage=Usage(wall_seconds=round(time.perf_counter() - started, 3)),
+    )
+    return decision
+
+
 # -- the cascade -------------------------------------------------------------------------
 
 RULES_THRESHOLD = 50.0
@@ -418,9 +521,17 @@ def _rules_layer(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecisi
 
 
 def _local_layer(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
-    """One annotation by the bundled model under the schema's grammar, validated."""
+    """One annotation by the bundled model under the schema's grammar, validated; its
+    examples are the nearest verified annotations (``DEMONSTRATIONS``, recorded as the
+    decision's ``memory`` evidence) when the memory has any, else the prompt's generic two."""
     on_local = replace(config, models=config.models.routed({ROLES["annotate"]: LOCAL_ROLE}))
-    decided = one_shot(input, replace(deps, grammar=True, draft=True), on_local)
+    description = check_description(input.description)
+    shown = demonstrations(annotation_memory(deps, config), description, DEMONSTRATIONS)
+    # Least similar first: the nearest example sits next to the event it should inform.
+    pairs = tuple((d.key_text, str(d.answer["hed"])) for d in reversed(shown))
+    local_deps = replace(deps, grammar=True, draft=True, demonstrations=pairs)
+    decided = one_shot(input, local_deps, on_local)
+    decided.evidence = [*demonstration_evidence(shown), *decided.evidence]
     if decided.run is not None:
         decided.run.strategy = "local"
     return decided
@@ -446,6 +557,7 @@ def _no_annotation(said: str, outcomes: list[LayerOutcome]) -> HedDecision:
 cascade: Cascade[HedDecision] = Cascade(
     "hed",
     [
+        Layer(MEMORY_SOURCE, memory, default_threshold=HED_MEMORY_THRESHOLD),
         Layer("rules", _rules_layer, default_threshold=RULES_THRESHOLD),
         Layer("local", _local_layer, default_threshold=LOCAL_THRESHOLD),
         Layer("agent", loop, default_threshold=LOCAL_THRESHOLD, remote=True),
@@ -462,6 +574,7 @@ STRATEGIES: dict[str, Any] = {
     "loop": loop,
     "loop-no-eval": loop_no_eval,
     "rules": rules,
+    "memory": memory,
     "cascade": cascade,
 }
 GRAPH_STRATEGIES = ("loop", "loop-no-eval", "one-shot")

@@ -9,6 +9,7 @@ The spec's Python entry point, ``SQLAgent``, lives in ``service.py`` (the faces'
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -307,9 +308,12 @@ def single_pass_prompt(
     state: AgentStateV2,
     question: str,
     mode: Literal["keyword", "semantic"],
+    shown: Sequence[tuple[str, str]] = (),
 ) -> tuple[Any, Any, list[Any]]:
     """Retrieve by ``mode`` and build the one-shot prompt: (model, model bound to the submit
-    tool, messages). Shared by the single pass and self-consistency."""
+    tool, messages). ``shown``: verified (question, query) pairs of this database, shown as
+    demonstrations (the nearest last, next to the question). Shared by the single pass and
+    self-consistency."""
     found = retrieve(deps, state, question, deps.config.top_k, mode=mode)
     tables = [deps.schema.tables[t["table"]] for t in found["tables"]]
     model = config.models(ROLES["agent"])
@@ -321,8 +325,16 @@ def single_pass_prompt(
         "single",
         schema=deps.schema.name,
         tables="\n".join(describe_table(t) for t in tables) or "(no table matches)",
+        examples=_demonstrations_text(shown),
     )
     return model, bound, [SystemMessage(system), HumanMessage(f"Question: {question}")]
+
+
+def _demonstrations_text(shown: Sequence[tuple[str, str]]) -> str:
+    if not shown:
+        return ""
+    pairs = "\n".join(f"Question: {q}\nSQL: {sql}" for q, sql in shown)
+    return f"\nQuestions a person answered on this database, with the verified query:\n{pairs}\n"
 
 
 def ask_once(

@@ -29,6 +29,9 @@ class SQLConfig:
     max_retrieval_calls: int = 3
     max_validation_attempts: int = 4
     max_judge_calls: int = 3
+    demonstrations: int = 2
+    """The verified questions of the database (nearest first) the bundled model's
+    self-consistency prompt shows (issue 32; 0: none)."""
     max_rows: int = 200
     timeout_seconds: float = 10.0
 

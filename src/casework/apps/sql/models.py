@@ -148,7 +148,7 @@ class SubmitAnswer(BaseModel):
 
 
 ConfidenceSource = Literal[
-    "judge", "validation", "validation_failed", "refusal", "no_answer", "consistency"
+    "judge", "validation", "validation_failed", "refusal", "no_answer", "consistency", "memory"
 ]
 
 

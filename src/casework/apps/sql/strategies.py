@@ -8,14 +8,19 @@ is a string, or a ``SQLQuestion`` naming the database it is asked of (benchmark 
 - ``v2``: ``v1`` plus the separate judge and the combined confidence (the spec's agent).
 - ``consistency``: execution-guided self-consistency (``consistency.py``): up to three
   candidates, the majority on their result rows, the agreement as the confidence.
-- ``cascade`` (the default): the screen's refusals, then self-consistency on the bundled
-  model (``models.local``), then, when a remote model is configured (``--model``), ``v2`` on
-  it; the first layer sure of its verdict decides, else the best answer goes to a person.
+- ``memory``: the query a person verified for a question close enough to this one, on the
+  same database, validated and run afresh (read-only); no model call.
+- ``cascade`` (the default): the memory, then the screen's refusals, then self-consistency on
+  the bundled model (``models.local``, shown the nearest verified questions of the database as
+  demonstrations), then, when a remote model is configured (``--model``), ``v2`` on it; the
+  first layer sure of its verdict decides, else the best answer goes to a person.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -34,6 +39,7 @@ from casework.apps.sql.agent import (
 from casework.apps.sql.consistency import MISSING_KINDS, SAMPLES, TEMPERATURE, Candidate, vote
 from casework.apps.sql.database import execute_read_only
 from casework.apps.sql.deps import SQLDeps
+from casework.apps.sql.examples import SchemaMemory
 from casework.apps.sql.models import (
     ROLES,
     AgentStateV2,
@@ -44,20 +50,33 @@ from casework.apps.sql.models import (
 )
 from casework.apps.sql.retrieval import retrieve_tables
 from casework.apps.sql.tools import validate
+from casework.apps.sql.validation import validate_sql
 from casework.errors import CaseworkError
 from casework.llm.local import is_local_model
 from casework.llm.roles import LOCAL_ROLE
 from casework.runtime import EndReason, Evidence, RunConfig, RunInfo, RunResult, Strategy
 from casework.runtime.cascade import Cascade, Layer, LayerOutcome
 from casework.runtime.decision import ToolCallRecord
+from casework.runtime.memory_layer import (
+    MEMORY_SOURCE,
+    Demonstration,
+    Recall,
+    demonstration_evidence,
+    demonstrations,
+    memory_evidence,
+    recall,
+)
 from casework.runtime.usage import Usage
+from casework.stores import open_stores
 
 __all__ = [
     "STRATEGIES",
     "cascade",
     "decision_from_response",
+    "query_memory",
     "run_consistency",
     "run_keyword",
+    "run_memory",
     "run_rules",
     "run_semantic",
     "run_v1",
@@ -218,8 +237,138 @@ def run_v2(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
 
 
 def run_consistency(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
+    """Self-consistency, shown the database's nearest verified questions
+    (``deps.config.demonstrations``; recorded as the decision's ``memory`` evidence when the
+    model was asked)."""
     question, deps = _on(question, deps)
-    return _decided(run_self_consistent(deps, config, question))
+    found = demonstrations(query_memory(deps, config), question, deps.config.demonstrations)
+    shown = _shown(found)
+    pairs = [(d.key_text, str(d.answer["sql"])) for d in reversed(shown)]  # nearest last
+    decided = _decided(run_self_consistent(deps, config, question, shown=pairs))
+    if shown and decided.response.model_calls:
+        decided.evidence = [*demonstration_evidence(shown), *decided.evidence]
+    return decided
+
+
+# -- learning from review (issue 32) -----------------------------------------------------
+# A question close enough to one a person verified on the same database takes its query, run
+# afresh (the ``memory`` layer, first in the cascade); the bundled model sees the nearest
+# verified questions of the database as demonstrations.
+
+SQL_MEMORY_THRESHOLD = 90.0
+"""The memory layer's threshold until a policy is fitted (see the README's table)."""
+
+
+def query_memory(deps: SQLDeps, config: RunConfig) -> SchemaMemory:
+    """The verified questions of the deps' database, as the run's caller sees them."""
+    return SchemaMemory(open_stores(deps.settings).engine, config.caller, deps.schema.name)
+
+
+def _shown(found: list[Demonstration]) -> list[Demonstration]:
+    """The demonstrations a prompt can show: those with a query (a verified refusal has none)."""
+    return [d for d in found if isinstance(d.answer.get("sql"), str)]
+
+
+def _memory_response(question: str, reason: str, **fields: Any) -> SQLQueryResponse:
+    values: dict[str, Any] = {
+        "query": None,
+        "confidence": 0.0,
+        "confidence_source": "no_answer",
+        "strategy": MEMORY_SOURCE,
+        "ended_by": EndReason.RULES,
+    }
+    return SQLQueryResponse(question=question, explanation=reason[:1200], **(values | fields))
+
+
+def remembered(question: str, deps: SQLDeps, found: Recall | None) -> SQLDecision:
+    """The memory layer's decision on what ``recall`` found: the verified query validated
+    again and run read-only on the deps' database (ANSWERED with its rows), a verified refusal
+    (REFUSED), or NEEDS_REVIEW (no example near, or the query no longer validates or runs:
+    the case goes on). Its confidence is the recall's; it cites the examples it used."""
+    if found is None or found.answer is None:
+        nearest = found.neighbours[0][1] if found and found.neighbours else None
+        said = f" (the nearest at {nearest:.2f})" if nearest is not None else ""
+        return decision_from_response(
+            _memory_response(question, f"No verified question of this database is near{said}.")
+        )
+    ids = ", ".join(str(e.id) for e, _ in found.used)
+    example, similarity = found.used[0]
+    source = f"example {ids}: {example.key_text!r} at similarity {similarity:.2f}"
+    step: dict[str, Any] = {"step": 1, "kind": "memory", "examples": ids}
+    if found.answer.get("refuse"):
+        response = refusal_response(
+            question,
+            f"A person verified this question as one to refuse ({source}).",
+            strategy=MEMORY_SOURCE,
+            kind="memory",
+        )
+    else:
+        response = _run_remembered(question, deps, str(found.answer["sql"]), source, step)
+        if response.valid:
+            response.confidence = round(found.confidence / 100, 4)
+    decision = decision_from_response(response)
+    if decision.verdict != "NEEDS_REVIEW":
+        decision.confidence = found.confidence
+    decision.evidence = [*memory_evidence(found.used), *decision.evidence]
+    return decision
+
+
+def _run_remembered(
+    question: str, deps: SQLDeps, sql: str, source: str, step: dict[str, Any]
+) -> SQLQueryResponse:
+    """The remembered query, validated against today's schema and run read-only afresh (no
+    database: validated only, like every other layer's answer)."""
+    checked = validate_sql(sql, deps.schema, dialect=deps.dialect)
+    if not checked.valid or checked.transpiled is None:
+        reason = checked.errors[0].message if checked.errors else "no query to run"
+        return _memory_response(
+            question,
+            f"The query of {source} does not validate now: {reason}",
+            query=sql,
+            validation_errors=checked.errors,
+            reasoning_steps=[{**step, "error": reason}],
+        )
+    result = None
+    if deps.db_url:
+        try:
+            result = execute_read_only(
+                deps.db_url,
+                checked.transpiled,
+                max_rows=deps.config.max_rows,
+                timeout_seconds=deps.config.timeout_seconds,
+            )
+        except CaseworkError as exc:
+            return _memory_response(
+                question,
+                f"The query of {source} did not run: {exc}",
+                query=sql,
+                reasoning_steps=[{**step, "error": str(exc)}],
+            )
+    return _memory_response(
+        question,
+        f"The query a person verified for {source}, run afresh.",
+        query=sql,
+        confidence_source="memory",
+        valid=True,
+        validation_errors=checked.errors,
+        executable_sql=checked.transpiled,
+        tables_used=checked.tables,
+        result=result,
+        reasoning_steps=[{**step, "rows": len(result.rows) if result else None}],
+    )
+
+
+def run_memory(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
+    """Answer from the verified questions of the question's database (see ``remembered``);
+    an empty memory answers at once (no embedding)."""
+    started = time.perf_counter()
+    text, deps = _on(question, deps)
+    memory = query_memory(deps, config)
+    decision = remembered(text, deps, recall(memory, text) if memory.count() else None)
+    decision.response.seconds = round(time.perf_counter() - started, 3)
+    if decision.run is not None:
+        decision.run.usage = Usage(wall_seconds=decision.response.seconds)
+    return decision
 
 
 # -- the cascade -------------------------------------------------------------------------
@@ -245,8 +394,9 @@ def _agreement(decided: SQLDecision) -> float:
 
 
 def _local_consistency(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
-    """Self-consistency on the bundled (``local``) model; the decision's confidence is the
-    candidates' agreement on its verdict (a refusal's answer confidence stays capped)."""
+    """Self-consistency on the bundled (``local``) model (its prompt shows the database's
+    nearest verified questions); the decision's confidence is the candidates' agreement on its
+    verdict (a refusal's answer confidence stays capped)."""
     on_local = replace(config, models=config.models.routed({ROLES["agent"]: LOCAL_ROLE}))
     decided = run_consistency(question, deps, on_local)
     decided.confidence = _agreement(decided)
@@ -271,6 +421,7 @@ def _no_answer(said: str, outcomes: list[LayerOutcome]) -> SQLDecision:
 cascade: Cascade[SQLDecision] = Cascade(
     "sql",
     [
+        Layer(MEMORY_SOURCE, run_memory, default_threshold=SQL_MEMORY_THRESHOLD),
         Layer("rules", _screen_layer, default_threshold=100.0),
         Layer("consistency", _local_consistency, default_threshold=CONSISTENCY_THRESHOLD),
         Layer("agent", run_v2, default_threshold=CONSISTENCY_THRESHOLD, remote=True),
@@ -288,6 +439,7 @@ STRATEGIES: dict[str, Strategy[Question, SQLDeps]] = {
     "v1": run_v1,
     "v2": run_v2,
     "consistency": run_consistency,
+    "memory": run_memory,
     "cascade": cascade,
 }
 
@@ -352,9 +504,11 @@ def run_self_consistent(
     mode: Literal["keyword", "semantic"] = "keyword",
     *,
     samples: int = SAMPLES,
+    shown: Sequence[tuple[str, str]] = (),
 ) -> RunResult[SQLQueryResponse]:
     """Up to ``samples`` candidates, the majority on their rows (see the module), in one
-    run of the harness (every candidate's call in its usage and trace)."""
+    run of the harness (every candidate's call in its usage and trace); ``shown``: verified
+    (question, query) pairs the prompt shows first."""
     refusal = screen(deps, question)
     if refusal is not None:
         return refused(config, question, refusal, strategy="consistency")
@@ -362,7 +516,7 @@ def run_self_consistent(
     deps = deps.with_config(
         max_validation_attempts=max(samples, deps.config.max_validation_attempts)
     )
-    model, bound, messages = single_pass_prompt(deps, config, state, question, mode)
+    model, bound, messages = single_pass_prompt(deps, config, state, question, mode, shown)
     run = start_run(config, question, strategy="consistency", role=ROLES["agent"])
     local = is_local_model(model)
     majority = samples // 2 + 1
