@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from casework.apps.sql.decisions import decision_from_response
 from casework.apps.sql.models import SQLQueryResponse
-from casework.apps.sql.strategies import decision_from_response
 
 
 def test_reasoning_steps_become_the_runs_tool_calls_and_usage() -> None:

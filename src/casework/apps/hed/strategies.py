@@ -24,9 +24,10 @@ from langchain_core.runnables import RunnableConfig
 
 from casework.apps.hed.agent import build_graph
 from casework.apps.hed.baseline import coverage, lookup_annotation
+from casework.apps.hed.decisions import end_reason, to_decision
 from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.models import ROLES, HedAnnotationState, HedDecision, HedInput
-from casework.apps.hed.rules import check_description, outcome, split_top_level
+from casework.apps.hed.rules import check_description, split_top_level
 from casework.apps.hed.validation import check_schema, validate_many
 from casework.apps.hed.vocabulary import load_vocabulary
 from casework.errors import CaseworkError, InputError
@@ -34,7 +35,6 @@ from casework.llm.roles import LOCAL_ROLE
 from casework.runtime import (
     EndReason,
     Event,
-    Evidence,
     Run,
     RunConfig,
     RunInfo,
@@ -59,7 +59,6 @@ __all__ = [
     "annotation_memory",
     "astream_run",
     "cascade",
-    "end_reason",
     "initial_state",
     "loop",
     "loop_no_eval",
@@ -69,7 +68,6 @@ __all__ = [
     "run_graph",
     "step_summary",
     "strategy_state",
-    "to_decision",
 ]
 
 
@@ -229,100 +227,6 @@ def _merge(state: HedAnnotationState, update: dict[str, Any]) -> HedAnnotationSt
         if key in update:
             merged[key] = [*state.get(key, []), *update[key]]
     return merged  # type: ignore[return-value]
-
-
-def end_reason(state: HedAnnotationState, error: str = "") -> tuple[EndReason, str]:
-    """How a graph run ended, from the state it reached: the loop's caps read as limits."""
-    is_valid = bool(state.get("is_valid"))
-    if error:
-        return EndReason.ERROR_MODEL, error
-    if state.get("validation_status") == "max_attempts_reached":
-        attempts = state["max_validation_attempts"]
-        return (
-            EndReason.LIMIT_MODEL_CALLS,
-            f"max_validation_attempts ({attempts}) without valid HED",
-        )
-    iterations = state.get("max_total_iterations")
-    if is_valid and state.get("is_faithful") is False:
-        return (
-            EndReason.LIMIT_MODEL_CALLS,
-            f"max_total_iterations ({iterations}) without a faithful annotation",
-        )
-    if not is_valid:
-        return EndReason.LIMIT_MODEL_CALLS, f"max_total_iterations ({iterations}) without valid HED"
-    return EndReason.SUBMIT, ""
-
-
-def to_decision(state: HedAnnotationState, *, error: str = "") -> HedDecision:
-    """The decision the state stands for (its ``run`` is the harness's, or the rules')."""
-    is_valid = bool(state.get("is_valid"))
-    result = outcome(is_valid, state.get("is_faithful"), state.get("is_complete"))
-    attempts = state.get("validation_attempts", 0)
-    iterations = state.get("total_iterations", 0)
-    annotation = state.get("current_annotation", "")
-    reasoning = (
-        f"{result.final_status.capitalize()} after {attempts} validation attempt(s) and "
-        f"{iterations} annotation(s)"
-        + (f" ({state.get('validator')} validator)" if state.get("validator") else "")
-        + "."
-    )
-    if error:
-        reasoning += f" The run stopped early: {error}"
-    evidence = [
-        Evidence(
-            source=f"validator:{state.get('validator') or 'none'}",
-            ref=f"HED {state.get('schema_version', '')}",
-            summary=(
-                f"{len(state.get('validation_errors', []))} error(s), "
-                f"{len(state.get('validation_warnings', []))} warning(s)"
-            ),
-            fields={"annotation": annotation, "errors": state.get("validation_errors", [])},
-        )
-    ]
-    if state.get("evaluation_feedback"):
-        evidence.append(
-            Evidence(
-                source="evaluation",
-                ref=f"iteration {iterations}",
-                summary=state["evaluation_feedback"][:400],
-                fields={"faithful": state.get("is_faithful")},
-            )
-        )
-    if state.get("assessment_feedback"):
-        evidence.append(
-            Evidence(
-                source="assessment",
-                ref=f"iteration {iterations}",
-                summary=state["assessment_feedback"][:400],
-                fields={"complete": state.get("is_complete")},
-            )
-        )
-    return HedDecision(
-        verdict=result.verdict,  # type: ignore[arg-type]
-        confidence=result.confidence,
-        reasoning=reasoning[:1200],
-        evidence=evidence,
-        description=state.get("input_description", ""),
-        annotation=annotation,
-        schema_version=state.get("schema_version", ""),
-        validation_status=state.get("validation_status", "pending"),
-        validation_errors=state.get("validation_errors", []),
-        validation_warnings=state.get("validation_warnings", []),
-        validation_errors_augmented=state.get("validation_errors_augmented", []),
-        validator=state.get("validator", ""),
-        validator_note=state.get("validator_note", ""),
-        is_valid=is_valid,
-        is_faithful=state.get("is_faithful"),
-        is_complete=state.get("is_complete"),
-        evaluation_feedback=state.get("evaluation_feedback", ""),
-        assessment_feedback=state.get("assessment_feedback", ""),
-        portability_warnings=state.get("portability_warnings", []),
-        validation_attempts=attempts,
-        total_iterations=iterations,
-        first_try_valid=state.get("first_try_valid"),
-        final_status=result.final_status,
-        history=state.get("history", []),
-    )
 
 
 def strategy_state(name: str, input: HedInput, deps: HedDeps) -> HedAnnotationState:
