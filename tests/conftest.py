@@ -53,6 +53,9 @@ def _guards(tmp_path_factory: pytest.TempPathFactory):
     # Tests share the one joined bundled model (the user's cache) rather than re-join 1 GB
     # into each temporary home; older checkouts kept it in the project's .casework/models.
     mp.setenv("CASEWORK_MODEL_PATH", str(_shared_model_dir()))
+    # No prompt state carried from one test (or run) to the next; tests/llm/test_warm_starts
+    # turns it on for its own copy of the model.
+    mp.setenv("CASEWORK_MODEL_WARM_START", "0")
     mp.setattr(socket.socket, "connect", _loopback_only)
     get_settings.cache_clear()
     yield

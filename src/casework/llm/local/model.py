@@ -195,15 +195,14 @@ class LocalChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _raw_completion(self, request: dict[str, Any]) -> tuple[dict[str, Any], float]:
-        """One llama.cpp completion under the engine's lock (one CPU model: requests run one
-        at a time): (result, seconds)."""
+        """One llama.cpp completion (``Engine.complete``: one at a time, warm-started):
+        (result, seconds)."""
         loaded = self._get_engine()
         start = time.perf_counter()
-        with loaded.lock:
-            try:
-                result = loaded.server.handle_completions(request)
-            except Exception as exc:
-                raise ModelError(f"llama.cpp failed on the local model request: {exc}.") from exc
+        try:
+            result = loaded.complete(request)
+        except Exception as exc:
+            raise ModelError(f"llama.cpp failed on the local model request: {exc}.") from exc
         if not isinstance(result, dict):
             raise ModelError(f"llama.cpp returned an unexpected result: {result!r:.200}.")
         if "error" in result:
