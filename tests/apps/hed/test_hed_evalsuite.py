@@ -80,6 +80,7 @@ def test_the_app_registers_its_suite_strategies_and_router() -> None:
     ]
     suite = eval_suite()
     assert suite.default_strategy == "cascade" and sorted(suite.datasets) == ["gold", "routing"]
+    assert suite.learning_metric == "tag_f1"  # what `eval hed --learn` draws per tenth
 
 
 def test_loop_on_two_gold_cases_recorded_then_replayed_by_the_cli(

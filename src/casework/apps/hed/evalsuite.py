@@ -243,6 +243,7 @@ def eval_suite() -> EvalSuite:
         plots=[plot_by_category],
         targets=dict(TARGETS),
         judge_rubric=FAITHFULNESS_RUBRIC,
+        learning_metric="tag_f1",  # `eval hed --learn`: the curve of tag F1 against the gold
         headline=[
             "validity_first_try",
             "validity_final",
