@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from casework.bench.decided import check_decided, run_decided_bench
+from casework.bench.decided import check_decided, first_and_later_model_cases, run_decided_bench
 from casework.config import Settings
 from casework.evals.layer_report import decided as _decided
 from casework.evals.results import CaseResult
@@ -45,3 +45,17 @@ def test_the_bench_runs_an_apps_default_strategy_on_a_sample(tmp_path: Path) -> 
     row = result["apps"]["vanpool"]
     assert row["cases"] == 3 and row["strategy"] == "cascade"
     assert row["decided"] == 3 and row["model_calls_mean"] == 0.0  # the rules decide every one
+
+
+def test_the_first_model_case_is_timed_apart_from_the_later_ones() -> None:
+    paid = [{"layer": "choice", "kept": True, "model_calls": 1}]
+    cases = [
+        _case(verdict="VALID", wall_seconds=0.1),  # no model: not counted
+        _case(verdict="VALID", layers=paid, decided_by="choice", wall_seconds=9.0),
+        _case(verdict="VALID", efficiency={"model_calls": 2}, wall_seconds=3.0),
+        _case(verdict="VALID", layers=paid, decided_by="choice", wall_seconds=1.0),
+        _case(verdict="VALID", layers=paid, decided_by="choice", wall_seconds=2.0),
+    ]
+    assert first_and_later_model_cases(cases) == (9.0, 2.0)
+    assert first_and_later_model_cases(cases[:2]) == (9.0, None)
+    assert first_and_later_model_cases(cases[:1]) == (None, None)

@@ -12,6 +12,10 @@ measured with and without it: the seeded sample of its learning dataset
 (``EvalSuite.learn_dataset``) is cut in two, the **first half imported as examples** into a
 store of the run's own, and the second half timed twice, on an empty memory and on the
 warmed one (the same cases, in the same order).
+
+The first case a model answered for is reported apart from the later ones: it pays for reading
+the app's prompt opening (unless a warm start restored it, ``casework.llm.local.warm``), the
+later ones find it cached.
 """
 
 from __future__ import annotations
@@ -24,20 +28,37 @@ from rich.console import Console
 from rich.table import Table
 
 from casework.evals import EvalConfig, run_suite
-from casework.evals.layer_report import decided
-from casework.evals.results import EvalRun
+from casework.evals.layer_report import asked_model, decided
+from casework.evals.results import CaseResult, EvalRun
 from casework.registry import all_apps
 
-__all__ = ["DECIDED_SECONDS_MAX", "check_decided", "print_decided_report", "run_decided_bench"]
+__all__ = [
+    "DECIDED_SECONDS_MAX",
+    "check_decided",
+    "first_and_later_model_cases",
+    "print_decided_report",
+    "run_decided_bench",
+]
 
 DECIDED_SECONDS_MAX = {"receipts": 10.0, "vanpool": 10.0}
 """Median seconds per decided case that ``--check`` holds an app's default strategy to."""
 
 
+def first_and_later_model_cases(cases: Sequence[CaseResult]) -> tuple[float | None, float | None]:
+    """Seconds of the first case (in run order) a model answered for, and the median of the
+    later ones; None where there is none."""
+    asked = [c.wall_seconds for c in cases if asked_model(c)]
+    first = asked[0] if asked else None
+    return first, statistics.median(asked[1:]) if len(asked) > 1 else None
+
+
 def _row(run: EvalRun) -> dict[str, Any]:
     done = [c for c in run.cases if decided(c)]
     seconds = [c.wall_seconds for c in done]
+    first, later = first_and_later_model_cases(run.cases)
     return {
+        "first_model_case_seconds": first,
+        "later_model_cases_p50": later,
         "strategy": run.strategy,
         "cases": len(run.cases),
         "decided": len(done),
@@ -135,11 +156,18 @@ def _cells(row: dict[str, Any]) -> list[str]:
         "–" if p50 is None else f"{p50:.2f}",
         f"{row['seconds_per_case_mean']:.2f}",
         "–" if row["model_calls_mean"] is None else f"{row['model_calls_mean']:.2f}",
+        _seconds(row.get("first_model_case_seconds")),
+        _seconds(row.get("later_model_cases_p50")),
     ]
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
 
 
 def print_decided_report(result: dict[str, Any], console: Console) -> None:
     heads = ["decided", "s / decided case (median)", "s / case (mean)", "model calls / case"]
+    heads += ["s, first model case", "s, later model cases (median)"]
     table = Table("app", "default strategy", *heads)
     for name, row in result["apps"].items():
         table.add_row(name, row["strategy"], *_cells(row))
