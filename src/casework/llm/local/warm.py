@@ -39,7 +39,9 @@ SlotAction = Callable[[str, str], dict[str, Any]]
 
 
 def http_slot_action(base_url: str) -> SlotAction:
-    """Slot actions through the embedded server's loopback HTTP endpoint."""
+    """Slot actions through the embedded server's loopback HTTP endpoint (never through a
+    proxy the environment names: ``http_proxy`` would otherwise take loopback calls too)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
     def act(action: str, filename: str) -> dict[str, Any]:
         request = urllib.request.Request(
@@ -48,7 +50,7 @@ def http_slot_action(base_url: str) -> SlotAction:
             headers={"Content-Type": "application/json"},
             method="POST",
         )
-        with urllib.request.urlopen(request, timeout=300) as answer:
+        with opener.open(request, timeout=300) as answer:
             body: dict[str, Any] = json.loads(answer.read())
         if "error" in body:
             raise OSError(f"llama.cpp could not {action} {filename}: {body['error']}")
