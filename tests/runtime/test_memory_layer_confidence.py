@@ -70,3 +70,16 @@ def test_disagreeing_near_neighbours_cost_their_share_of_the_vote() -> None:
 def test_neighbours_below_the_near_similarity_do_not_vote() -> None:
     assert _recall([("late", 0.70), ("late", 0.60)]) == (None, 0.0)
     assert _recall([("late", 0.92), ("update", 0.70)]) == ("late", 84.0)
+
+
+def test_the_threshold_sweep_reads_as_a_markdown_table() -> None:
+    from casework.runtime.memory_layer import threshold_report, threshold_table
+
+    rows = threshold_table([(95.0, True), (85.0, False), (0.0, False)], (80.0, 90.0))
+    assert threshold_report(rows) == (
+        "| threshold | answered | right when answered |\n"
+        "|---|---|---|\n"
+        "| 80 | 2 (66.7%) | 1/2 = 0.500 |\n"
+        "| 90 | 1 (33.3%) | 1/1 = 1.000 |\n"
+        "lowest threshold right >= 95 % of the time: 90"
+    )

@@ -258,3 +258,22 @@ def lowest_threshold(rows: Sequence[ThresholdRow], target: float = 0.95) -> Thre
         if row.answered and all(p >= target for p in rest):
             return row
     return None
+
+
+def threshold_report(rows: Sequence[ThresholdRow], target: float = 0.95) -> str:
+    """The table as a README's markdown, with the lowest threshold right ``target`` of the time
+    (what an app's threshold sweep prints)."""
+    lines = ["| threshold | answered | right when answered |", "|---|---|---|"]
+    for t in rows:
+        share = f"{t.precision:.3f}" if t.precision is not None else "-"
+        lines.append(
+            f"| {t.threshold:g} | {t.answered} ({t.answered_share:.1%}) "
+            f"| {t.right}/{t.answered} = {share} |"
+        )
+    best = lowest_threshold(rows, target)
+    lines.append(
+        f"lowest threshold right >= {target * 100:g} % of the time: {best.threshold:g}"
+        if best
+        else "none"
+    )
+    return "\n".join(lines)

@@ -12,7 +12,7 @@ follows the JSON-safe runtime events it yields (``casework.runtime.events``), th
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -41,7 +41,9 @@ __all__ = [
     "age_window",
     "keyset_before",
     "known_status",
+    "outcome_of",
     "outcome_text",
+    "settle_once",
 ]
 
 Action = Literal["approve", "edit", "reject"]
@@ -172,6 +174,40 @@ class DecideOutcome:
     """The answer the decision verified (the case input and its answer), when it verified
     one: the platform stores it as an example of the app, the decider as ``verified_by``
     (``casework.examples.learn_from_review``)."""
+
+
+def outcome_of(action: str) -> str:
+    """What a reviewer's action makes of a draft (``OUTCOME_OF``), or one sentence."""
+    if action not in OUTCOME_OF:
+        raise InputError(f"Unknown action {action!r}; use approve, edit or reject.")
+    return OUTCOME_OF[action]
+
+
+def settle_once(
+    applied: bool,
+    again: Any,
+    settled: Callable[[Any], DecideOutcome],
+    *,
+    outcome: str,
+    corrected: str | None,
+    draft: str | None,
+    actor: str,
+    example_of: Callable[[str], ExampleDraft],
+) -> DecideOutcome:
+    """The answer to a decision that tried to settle a stored draft once (``applied``: it
+    did; ``again``: the item read back). Another reviewer first: their decision
+    (``settled(again)``); else this one, with the answer it verified (the correction, or the
+    accepted ``draft``) as ``example_of`` makes it an example of the app."""
+    if not applied and again is not None:
+        return settled(again)
+    verified = corrected or (draft if outcome == "accepted" else None)
+    return DecideOutcome(
+        applied=True,
+        outcome=outcome_text(outcome, corrected),
+        decided_by=actor,
+        decided_at=again.decided_at if again is not None else None,
+        example=None if verified is None else example_of(verified),
+    )
 
 
 @dataclass(frozen=True)

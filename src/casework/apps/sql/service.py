@@ -33,7 +33,7 @@ from casework.errors import InputError, NotFoundError
 from casework.registry import strategy_named
 from casework.runtime.context import caller_name
 from casework.runtime.memory import ExampleDraft
-from casework.runtime.review_provider import OUTCOME_OF, DecideOutcome, outcome_text
+from casework.runtime.review_provider import DecideOutcome, outcome_of, outcome_text, settle_once
 from casework.runtime.runconfig import RunConfig
 from casework.stores import open_stores
 
@@ -293,8 +293,7 @@ def decide_review(
         raise NotFoundError(f"No sql review item {answer_id}; open one from the inbox.")
     if stored.review_status != REVIEW_WAITING:
         return settled_outcome(stored)
-    if action not in OUTCOME_OF:
-        raise InputError(f"Unknown action {action!r}; use approve, edit or reject.")
+    outcome = outcome_of(action)
     corrected = None
     if action in ("approve", "edit"):
         query = (stored.query if action == "approve" else edit) or ""
@@ -302,24 +301,20 @@ def decide_review(
             raise InputError("There is no query to keep; write the corrected SQL, or reject it.")
         check_query(deps_of_answer(settings, stored), query)
         corrected = query.strip() if action == "edit" else None
-    outcome = OUTCOME_OF[action]
     applied = answers.settle_review(
         answer_id, outcome=outcome, corrected=corrected, decided_by=actor, note=note
     )
-    again = answers.answer(answer_id)
-    if not applied and again is not None:
-        return settled_outcome(again)
-    verified = corrected or (stored.query if outcome == "accepted" else None)
-    return DecideOutcome(
-        applied=True,
-        outcome=outcome_text(outcome, corrected),
-        decided_by=actor,
-        decided_at=again.decided_at if again is not None else None,
-        example=None
-        if verified is None
-        else ExampleDraft(
+    return settle_once(
+        applied,
+        answers.answer(answer_id),
+        settled_outcome,
+        outcome=outcome,
+        corrected=corrected,
+        draft=stored.query,
+        actor=actor,
+        example_of=lambda sql: ExampleDraft(
             inputs={"question": stored.question, "schema": stored.schema_name},
-            answer={"sql": verified},
+            answer={"sql": sql},
         ),
     )
 

@@ -31,7 +31,7 @@ from casework.errors import CaseworkError
 from casework.examples import hook_of, memory_for, read_drafts, read_jsonl
 from casework.registry import get_app
 from casework.runtime import RunConfig
-from casework.runtime.memory_layer import demonstrations, lowest_threshold, threshold_table
+from casework.runtime.memory_layer import demonstrations, threshold_report, threshold_table
 
 __all__ = ["RIGHT_F1", "THRESHOLDS", "main", "split_records", "sweep", "with_model"]
 
@@ -151,16 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     table = threshold_table([(r["confidence"], r["right"]) for r in rows], THRESHOLDS)
     print(f"{len(rows)} descriptions measured (the second half of each dataset)")
-    print("| threshold | answered | right when answered |")
-    print("|---|---|---|")
-    for t in table:
-        share = f"{t.precision:.3f}" if t.precision is not None else "-"
-        print(
-            f"| {t.threshold:g} | {t.answered} ({t.answered_share:.1%}) "
-            f"| {t.right}/{t.answered} = {share} |"
-        )
-    best = lowest_threshold(table)
-    print(f"lowest threshold right >= 95 % of the time: {best.threshold:g}" if best else "none")
+    print(threshold_report(table))
     return 0
 
 

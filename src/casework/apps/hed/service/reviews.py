@@ -8,7 +8,12 @@ from casework.apps.hed.models import REVIEW_WAITING, StoredAnnotation
 from casework.apps.hed.service.schema import validate_strings
 from casework.errors import InputError, NotFoundError
 from casework.runtime.memory import ExampleDraft
-from casework.runtime.review_provider import OUTCOME_OF, DecideOutcome, outcome_text
+from casework.runtime.review_provider import (
+    DecideOutcome,
+    outcome_of,
+    outcome_text,
+    settle_once,
+)
 
 __all__ = ["decide_review", "settled_outcome"]
 
@@ -24,8 +29,7 @@ def decide_review(
         raise NotFoundError(f"No hed review item {annotation_id}; open one from the inbox.")
     if stored.review_status != REVIEW_WAITING:
         return settled_outcome(stored)
-    if action not in OUTCOME_OF:
-        raise InputError(f"Unknown action {action!r}; use approve, edit or reject.")
+    outcome = outcome_of(action)
     corrected = None
     if action == "approve" and not stored.result.get("is_valid"):
         raise InputError("The draft annotation is not valid HED; correct it, or reject it.")
@@ -37,24 +41,20 @@ def decide_review(
         if not checked[0].valid:
             errors = "; ".join(f"{i.code}: {i.message}" for i in checked[0].errors[:3])
             raise InputError(f"The correction is not valid HED {stored.schema_version}: {errors}.")
-    outcome = OUTCOME_OF[action]
     applied = deps.repo.settle_review(
         annotation_id, outcome=outcome, corrected=corrected, decided_by=actor, note=note
     )
-    again = deps.repo.annotation(annotation_id)
-    if not applied and again is not None:
-        return settled_outcome(again)
-    verified = corrected or (stored.annotation if outcome == "accepted" else None)
-    return DecideOutcome(
-        applied=True,
-        outcome=outcome_text(outcome, corrected),
-        decided_by=actor,
-        decided_at=again.decided_at if again is not None else None,
-        example=None
-        if verified is None
-        else ExampleDraft(
+    return settle_once(
+        applied,
+        deps.repo.annotation(annotation_id),
+        settled_outcome,
+        outcome=outcome,
+        corrected=corrected,
+        draft=stored.annotation,
+        actor=actor,
+        example_of=lambda hed: ExampleDraft(
             inputs={"description": stored.description, "schema_version": stored.schema_version},
-            answer={"hed": verified},
+            answer={"hed": hed},
             run_id=stored.run_id or None,
         ),
     )

@@ -32,7 +32,7 @@ from casework.errors import CaseworkError
 from casework.examples import memory_for
 from casework.runtime import RunConfig
 from casework.runtime.memory import ExampleDraft
-from casework.runtime.memory_layer import demonstrations, lowest_threshold, threshold_table
+from casework.runtime.memory_layer import demonstrations, threshold_report, threshold_table
 from casework.stores import open_stores
 
 __all__ = ["THRESHOLDS", "demonstration_reach", "main", "split_cases", "sweep", "with_model"]
@@ -200,15 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     table = threshold_table([(r["confidence"], r["right"]) for r in rows], THRESHOLDS)
     print(f"{len(rows)} questions measured ({args.split} split)")
-    print("| threshold | answered | right when answered |")
-    print("|---|---|---|")
-    for t in table:
-        share = f"{t.precision:.3f}" if t.precision is not None else "-"
-        print(
-            f"| {t.threshold:g} | {t.answered} ({t.answered_share:.1%}) | {t.right}/{t.answered} = {share} |"
-        )
-    best = lowest_threshold(table)
-    print(f"lowest threshold right >= 95 % of the time: {best.threshold:g}" if best else "none")
+    print(threshold_report(table))
     return 0
 
 
