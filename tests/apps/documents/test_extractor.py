@@ -114,6 +114,28 @@ def test_ocr_spaces_before_a_comma_are_closed() -> None:
     assert _address(text)[0] == "LOT 1851-A, JALAN KPB 6, 43300 SERI KEMBANGAN, SELANGOR"
 
 
+def test_ocr_misreadings_inside_an_address_are_put_back() -> None:
+    # SROIE receipts as RapidOCR read them: a letter for a digit inside a number, a space
+    # inside a word, "L0T" before a lot number (no postcode), a label before the address
+    text = "99 SPEED MART S/B (519537-X)\nLOT P.T. 28I1, JALAN ANGSA,\nTAMAN BERKELEY\n"
+    text += "41150 KLANG,SELANGOR\n1245-DESA SRI HARTAMAS\nGST ID. NO : 000181747712"
+    # the chain's branch under the head office's address is printed as part of it
+    assert _address(text)[0] == (
+        "LOT P.T. 2811, JALAN ANGSA, TAMAN BERKELEY 41150 KLANG, SELANGOR 1245-DESA SRI HARTAMAS"
+    )
+    shop = "GARDENIA BAKERIES (KL) SDN BHD\n(139386 X)\nL ot3, Jalan Pelabur 23/1,\n"
+    shop += "40300 Shah A lam, Selangor.\nTel: 03- 55423228"
+    assert _address(shop)[0] == "Lot 3, Jalan Pelabur 23/1, 40300 Shah Alam, Selangor."
+    hq = "HAI-O RAYA BHD (169199-V)\nKEPONG OUTLET\nTEL / FAX : 03-62636977\n"
+    hq += "GST ID N0:001600892928\nHQ ADD: L0T 11995, BATU 2, JALAN KAPAR\n"
+    hq += "41400 KLANG, SELANGOR\nDATE: 15/12/2016 10:24:42"
+    assert _address(hq)[0] == "LOT 11995, BATU 2, JALAN KAPAR 41400 KLANG, SELANGOR"
+    assert (
+        _address("POPULAR BOOK CO.\nNo 8, Jalan 7/i18B, Desa Tun Razak\n56000 Kuala Lumpur")[0]
+        == "No 8, Jalan 7/118B, Desa Tun Razak 56000 Kuala Lumpur"
+    )
+
+
 def test_a_street_line_is_a_guess_and_no_postcode_is_no_address() -> None:
     assert _address("Acme Ltd\n12 High Street, Leeds\nInvoice") == ("12 High Street, Leeds", 0.5)
     assert _address("Acme Ltd\nSomewhere nice\nTel 0113 496 0000") == (None, 0.1)

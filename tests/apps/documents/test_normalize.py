@@ -69,6 +69,16 @@ def test_values_match() -> None:
     assert values_match("21%", "21 %") and values_match("14.5%", "14.50%")
     assert values_match("7,7%", "7.7%") and not values_match("21%", "12%")
     assert not values_match("21%", "21")
+    # commas and full stops count as spaces in text, the way annotators write them either way
+    assert values_match(
+        "NO. 31G&33G, JALAN SETIA INDAH X ,U13/X", "NO.31G&33G JALAN SETIA INDAH X, U13/X"
+    )
+    assert values_match("NO 7. SIMPANG OFF BATU", "No 7, Simpang Off Batu")
+    assert values_match("SELANGOR D.E.", "Selangor D.E")
+    # every other character still counts: a slash, an ampersand, a hyphen, a split word
+    assert not values_match("JALAN HARMONI 3/2", "JALAN HARMONI 32")
+    assert not values_match("LOT 1851-A & 1851-B", "LOT 1851-A &1851-B")
+    assert not values_match("KUALA LUMPUR", "KUALALUMPUR")
 
 
 def test_field_scores_counts_wrong_values_twice_and_ignores_extras() -> None:

@@ -26,12 +26,17 @@ _NOT_ADDRESS = re.compile(
 # a postcode: five digits (US, Malaysia, France, Germany...) or a UK one; OCR reads a 0 as O
 # and runs the town into it ("8110OJOHOR BAHRU"), never a number's tail ("N0.18252")
 _POSTCODE = re.compile(
-    r"(?<![\w.:#/-])(?<!N[O0] )(?<!(?i:lot) )\d[\dOo]{4}(?![\w-])"
+    r"(?<![\w.:#/-])(?<!N[O0] )(?<!(?i:l[o0]t) )\d[\dOo]{4}(?![\w-])"
     r"|(?<![\w.:#/-])\d[\dOo]{4}(?=[A-Z]{3})|(?<![\w.:#/-])\d\d \d{3}(?= [A-Za-z]{3})"
     r"|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b"
 )
 # a telephone or fax number run onto the address's last line ("Johor. Tel No.: 07-387 3322")
 _CONTACT_AFTER = re.compile(r"(?i)(?<=[a-z.,])\s+(?:tel|fax|phone|h/p)\b.*$")
+# a label before the address on its first line ("HQ ADD: LOT 11995, ...", "Address:")
+_LABEL = re.compile(r"(?i)^(?:[A-Z]{1,4}\s+)?(?:add|addr|address)\s*[:.]\s*")
+# a chain's branch under its head office's address: its number and name ("1245-DESA SRI
+# HARTAMAS", "1317 TRILLIUM S6 BESI")
+_BRANCH = re.compile(r"^\d{3,4}[- ][A-Z][A-Z0-9 ]+$")
 _ONLY_WORDS = re.compile(r"^[A-Za-z][A-Za-z .,'-]*$")
 # the first line of a street address: a number, or a unit, lot or level word before one
 _OPENS_ADDRESS = re.compile(r"(?i)^(?:\d|#|(?:no|lot|unit|level|suite|block|blk|floor)\b)")
@@ -130,15 +135,33 @@ def _tidy_address(joined: str) -> str:
     )
     joined = re.sub(r"(?<=\d)(?=[A-Za-z]{3})", " ", joined)  # "81100JOHOR"
     joined = re.sub(r"(?<![\w.,/-])(\d\d) (\d{3})(?= [A-Za-z]{3})", r"\1\2", joined)  # "81 100"
+    # a letter read for a digit inside a number ("28I1", "7/i18B", "4O150")
+    joined = re.sub(r"(?<=\d)[Il|](?=\d)|(?<=\d/)[Iil|](?=\d)", "1", joined)
+    joined = re.sub(r"(?<=\d)[Oo](?=\d)", "0", joined)
     # after the digit-run split, which reads "Peta1 ing" as a number and a word
-    joined = re.sub(
-        r"(?i)\b([a-z][a-z1]*)\s+([a-z]+)(?![a-z])",
-        lambda m: m[1] + m[2] if _is_place_word(m[1] + m[2]) and not _is_place_word(m[2]) else m[0],
-        joined,
-    )
+    joined = _join_split_words(joined)
     joined = re.sub(r"(?i)\b(lot|no|batu)(?=\d|[A-Z]\d)", r"\1 ", joined)  # "Lot3", "LotF1-01"
     parts = re.split(r"([\s,.]+)", joined)
     return " ".join("".join(_place_word(p) for p in parts).split())
+
+
+def _join_split_words(text: str) -> str:
+    """Two neighbouring words joined when together they make a lexicon word and the second
+    alone does not: a space OCR put inside a word ("Shah A lam", "Peta1 ing")."""
+    out: list[str] = []
+    for word in text.split(" "):
+        letters = re.match(r"(?i)[a-z]*", word)[0]  # "L ot3": the number after is split later
+        if (
+            out
+            and letters
+            and re.fullmatch(r"(?i)[a-z][a-z1]*", out[-1])
+            and _is_place_word(out[-1] + letters)
+            and not _is_place_word(letters)
+        ):
+            out[-1] += word
+        else:
+            out.append(word)
+    return " ".join(out)
 
 
 def read_address(lines: list[str], after: int = 0) -> tuple[str, bool] | None:
@@ -153,7 +176,7 @@ def read_address(lines: list[str], after: int = 0) -> tuple[str, bool] | None:
     for line in lines[:8]:
         if m := _STREET.search(line):
             return m.group(0).strip(), False
-    top = [_CONTACT_AFTER.sub("", ln.strip()) for ln in lines[:12]]
+    top = [_LABEL.sub("", _CONTACT_AFTER.sub("", ln.strip())) for ln in lines[:12]]
     for at in range(max(1, after + 1), len(top)):
         if not _POSTCODE.search(top[at]) or _NOT_ADDRESS.search(top[at]):
             continue
@@ -176,6 +199,9 @@ def read_address(lines: list[str], after: int = 0) -> tuple[str, bool] | None:
         # ("..., 44300" / "BATANG KALI, SELANGOR"); otherwise only a one- or two-word state
         open_end = bool(re.search(r"(\b\d{5}|,)\s*$", top[at]))
         for following in top[at + 1 : at + 3]:
+            if _BRANCH.match(following):
+                block.append(following)  # "1245-DESA SRI HARTAMAS", the shop's branch
+                break
             if not _ONLY_WORDS.match(following) or _NOT_ADDRESS.search(following):
                 break
             if not open_end and not all(_is_place_word(w) for w in re.findall(r"\w+", following)):
