@@ -542,6 +542,51 @@ def test_an_invoice_s_issuer_where_no_legal_form_heads_it(text: str, issuer: str
 
 
 @pytest.mark.parametrize(
+    ("text", "issuer"),
+    [
+        # the seller's block of a Factur-X / ZUGFeRD invoice's printed view, heading then name
+        (
+            "Stylesheet zur Lesbarmachung der XML-Daten von ZUGFeRD 2.0-Rechnungen\n"
+            "Handelsrechnung Nr. TX-471102 vom 30.10.2018\nVerkäufer:\nTaxiunternehmen TX GmbH\n"
+            "Lieferantenstraße 20\nKäufer/Leistungsempfänger:\nTaxi-Gast AG Mitte",
+            "Taxiunternehmen TX GmbH",
+        ),
+        # a "Name:" label under the heading, the name on the two lines under it; a page
+        # number is no name
+        (
+            "Beispiel-Rechnungen für ZUGFeRD 2.2, (c) FeRD 2022\nSeite     von   1 3\n"
+            "Verkäufer\nNummer: 549910\nName:\nMVM Musterhafter\n"
+            "Versicherungsverein Musterstadt a.G.\n        \nAnschrift: Musterstr. 12",
+            "MVM Musterhafter Versicherungsverein Musterstadt a.G.",
+        ),
+        ("Seller: Acme Widgets Ltd\nBuyer: Jones plc", "Acme Widgets Ltd"),
+        # a sender's line with bullets between its parts (GnuAccounting's invoices)
+        (
+            "Rechnung # RE-20140522/502 vom 22.05.2014\nSumme inkl. USt: 571,04 €\n"
+            "Bei Spiel GmbH    ●    Ecke  12    ●    12345 Stadthausen\nTheodor Est",
+            "Bei Spiel GmbH",
+        ),
+    ],
+)
+def test_an_invoice_s_labelled_seller_is_its_issuer(text: str, issuer: str) -> None:
+    assert extract(text, ["issuer"])[0]["issuer"] == issuer
+
+
+def test_the_vat_rate_under_a_german_column_heading() -> None:
+    # "Steuersatz" (the tax rate) heads a column; a percentage in brackets inside an item's
+    # name is not it
+    table = (
+        "Beschreibung Nettopreis Menge Steuersatz Nettobetrag\n"
+        "1 Kfz-Haftpflicht SF25 (30 %) Typkl. 18\nRegio R9\n67,2244 1 0 %\n80,00"
+    )
+    assert _custom(table, "vat_rate")["vat_rate"] == "0%"
+    ust = "Beschreibung Nettopreis Menge USt.\n0 4-Fahrten-Karte Berlin AB\n8,4100 1 Stk 7 % 8,41"
+    assert _custom(ust, "vat_rate")["vat_rate"] == "7%"
+    # a label with its value is no column heading
+    assert _custom("USt.-Id.-Nr. : DE136695976\nRabatt 10 %", "vat_rate")["vat_rate"] is None
+
+
+@pytest.mark.parametrize(
     ("text", "total"),
     [
         # a text layer's table: the label and its amount on lines of their own (AzureInterior.pdf)
@@ -552,6 +597,13 @@ def test_an_invoice_s_issuer_where_no_legal_form_heads_it(text: str, issuer: str
         ("Totaal € 4.904,94", 4904.94),  # Dutch
         ("Total HT : 46,68 €\nTVA 20% : 9,34 €\nTotal TTC : 56,02 €", 56.02),  # French: HT is net
         ("Total\nMemory cards\n1 278.61", None),  # the line under the label is no amount
+        # German: the charges' total and the total without tax are not the amount to pay
+        (
+            "Gesamtbetrag der Zuschläge 0,00\nRechnungssumme ohne USt. 252,10\n"
+            "Steuerbetrag 47,90\nBruttosumme 300,00\nZahlbetrag 300,00",
+            300.0,
+        ),
+        ("Summe netto: 496,00 €\nZuzügl. USt: 63,84 €\nSumme inkl. USt: 559,84 €", 559.84),
     ],
 )
 def test_an_invoice_s_total_as_a_text_layer_gives_it(text: str, total: float | None) -> None:

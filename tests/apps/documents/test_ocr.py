@@ -170,3 +170,18 @@ def test_full_width_punctuation_from_the_recognizer_is_read_as_ascii() -> None:
     assert ocr.tidy_text("Simpang Off Batu Village、") == "Simpang Off Batu Village,"
     box = [[[0, 0], [90, 0], [90, 10], [0, 10]], "（GST ID N0 :000473792512)", 0.9]
     assert ocr.boxes_to_text([box]) == "(GST ID N0 :000473792512)"
+
+
+def test_half_a_surrogate_pair_in_a_text_layer_is_stored_as_a_question_mark(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # pypdf reads some Factur-X samples' emoji as a lone high surrogate ("\ud83d"), which a
+    # UTF-8 store refuses; the page is kept with "?" for it
+    from pypdf import PageObject
+
+    monkeypatch.setattr(
+        PageObject, "extract_text", lambda self, *a, **k: "Facture \ud83d FR-2024-001 total 12,00"
+    )
+    read = ocr.read_document(_blank_pdf(1), "facture.pdf", provider=FakeOcr())
+    assert read.pages[0].text == "Facture ? FR-2024-001 total 12,00"
+    read.pages[0].text.encode("utf-8")

@@ -150,7 +150,7 @@ def _join_split_words(text: str) -> str:
     alone does not: a space OCR put inside a word ("Shah A lam", "Peta1 ing")."""
     out: list[str] = []
     for word in text.split(" "):
-        letters = re.match(r"(?i)[a-z]*", word)[0]  # "L ot3": the number after is split later
+        letters = re.sub(r"(?i)[^a-z].*$", "", word)  # "L ot3": the number is split later
         if (
             out
             and letters

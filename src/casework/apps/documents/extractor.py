@@ -94,6 +94,11 @@ _LABELS: dict[str, tuple[str, ...]] = {
         "gesamtbetrag",
         "rechnungsbetrag",
         "endbetrag",
+        "zahlbetrag",
+        "bruttosumme",
+        "gesamtsumme",
+        "summe inkl",
+        "net à payer",
     ),
     "subtotal": ("subtotal", "sub-total", "sub total", "net amount", "net total"),
     "tax": ("vat", "sales tax", "tax", "gst"),
@@ -153,10 +158,12 @@ _TYPES = (
 # invoice number to expect
 _TILL = re.compile(r"(?im)^\s*(?:change(?:\s*due)?\b[^\n]*\d|cashier\b)")
 # "TOTAL ITEM DISCOUNT 0.00", "TOTAL SALES (EXCLUDING GST)", "TOTAL GST", "SUB TOTAL", "Total
-# HT" (French: before tax): a total
+# HT" (French: before tax), "Gesamtbetrag der Zuschläge" (German: of the charges), "ohne USt."
+# (without tax): a total
 # line that names something other than the amount to pay
 _NOT_THE_TOTAL = re.compile(
-    r"(?i)\b(discounts?|savings?|saved|excl\w*|exempt|tender\w*|points?|weight|change|ht)\b"
+    r"(?i)\b(discounts?|savings?|saved|excl\w*|exempt|tender\w*|points?|weight|change|ht"
+    r"|ohne|netto|zuschl\w*|abschl\w*)\b"
 )
 _COUNTED = re.compile(r"(?i)\b(qty|quantity|items?|item\(s\)|pcs|units?|count)\b")
 _TAX_WORD = re.compile(r"(?i)\b(tax|gst|vat)\b")
@@ -351,7 +358,10 @@ def _month_apart(raw: str) -> str:
     return re.sub(rf"(?<=\s)({MONTH_ABBR})(?=\d)", r"\1 ", raw)
 
 
-_TAX_NAME = r"(?i)(?<![a-z])(?:vat|tva|btw|mwst|ust|iva|gst|igst|sst|sales tax|tax(?:es)?)\b"
+_TAX_NAME = (
+    r"(?i)(?<![a-z])(?:vat|tva|btw|mwst|ust|iva|gst|igst|sst|sales tax|tax(?:es)?"
+    r"|(?:umsatz)?steuer(?:satz)?)\b"
+)
 _PERCENT = r"(\d{1,2}(?:[.,]\d{1,3})?)\s?%"
 
 
@@ -369,9 +379,16 @@ def _tax_rate(lines: list[str]) -> tuple[str, float] | None:
     if labelled:
         return _rate(labelled[-1]), CONF_LABELLED
     for at, line in enumerate(lines):
-        if re.search(_TAX_NAME, line) and "%" in line and not re.search(r"\d", line):
+        # a column headed with the tax's name: with "%", or among three or more headings
+        # ("Beschreibung Nettopreis Menge Steuersatz Nettobetrag")
+        if (
+            re.search(_TAX_NAME, line)
+            and ("%" in line or len(line.split()) >= 3)
+            and not re.search(r"\d|:", line)
+        ):
             for row in lines[at + 1 : at + 11]:
-                if m := re.search(r"(?<![\d.,])" + _PERCENT, row):
+                # not a percentage in brackets inside an item's name ("SF25 (30 %)")
+                if m := re.search(r"(?<![\d.,(])" + _PERCENT + r"(?!\s*\))", row):
                     return _rate(m.group(1)), CONF_GUESSED
     return None
 

@@ -24,7 +24,7 @@ _LEGAL_FORM = re.compile(
 # the sender's line above a letter's address window ("QualityHosting AG - Uferweg 40-42 -
 # D-63571 Gelnhausen"), and the legal mention at the foot of a French invoice ("Free SAS au
 # capital de ..."): a name the page gives as its own
-_SENDER = re.compile(r"(?i)^(?P<name>[^:]+?)\s+(?:[-–·|]\s+.*\d{4}|au capital\b)")
+_SENDER = re.compile(r"(?i)^(?P<name>[^:]+?)\s+(?:[-–·|●•]\s+.*\d{4}|au capital\b)")
 
 
 def _tidy_name(name: str) -> str:
@@ -170,6 +170,41 @@ def _named_by_site(lines: list[str]) -> tuple[str, bool, int] | None:
     return None
 
 
+# the heading of the seller's block, in the languages invoices come in, alone on its line or
+# with the name after a colon ("Verkäufer:" / "Verkehrsbetriebe GmbH"; "Seller: Acme Ltd")
+_SELLER_HEADING = re.compile(
+    r"(?i)^(?:seller|supplier|vendor|sold by|verkäufer|verkaeufer|rechnungssteller|vendeur"
+    r"|fournisseur|verkoper|leverancier)\s*(?::\s*(?P<name>\S.*)?)?$"
+)
+_NAME_LABEL = re.compile(r"(?i)^(?:name|firma|company|raison sociale|naam)\s*:\s*(?P<name>.*)$")
+_FIELD_LABEL = re.compile(r"(?i)^[\w .()/-]{1,30}:")
+
+
+def _labelled_seller(lines: list[str]) -> tuple[str, bool, int] | None:
+    """The name in a block headed as the seller's: after the heading's colon, on a ``Name:``
+    line under it, or the first line under it that is no label's ("Nummer: 549910")."""
+    for at, line in enumerate(lines):
+        if not (m := _SELLER_HEADING.match(line.strip())):
+            continue
+        if m["name"]:
+            return m["name"].strip(), True, at
+        for below in range(at + 1, min(at + 5, len(lines))):
+            s = lines[below].strip()
+            if named := _NAME_LABEL.match(s):
+                if named["name"].strip():
+                    return named["name"].strip(), True, below
+                # "Name:" with the name on the lines under it, up to the next label
+                under = itertools.takewhile(
+                    lambda ln: ln.strip() and not _FIELD_LABEL.match(ln.strip()),
+                    lines[below + 1 : below + 3],
+                )
+                name = " ".join(ln.strip() for ln in under)
+                return (name, True, below) if name else None
+            if s and not _FIELD_LABEL.match(s):
+                return s, True, below
+    return None
+
+
 def read_company(lines: list[str]) -> tuple[str, bool, int] | None:
     """The first line near the top that names a company by its legal form (cut after it: a
     registration number may follow on the line), as sure as a labelled value (on the SROIE
@@ -180,6 +215,8 @@ def read_company(lines: list[str]) -> tuple[str, bool, int] | None:
     for at, line in enumerate(lines):
         if (m := _SENDER.match(line.strip())) and (form := _LEGAL_FORM.fullmatch(m["name"])):
             return form["name"].strip(), at < 12, at
+    if seller := _labelled_seller(lines):
+        return seller
     for at, raw in enumerate(lines[:6]):
         line = _repair_legal_form(raw)
         if re.match(r"(?i)\s*(attn|attention|bill to|ship to|to|customer)\b\s*:", line):
@@ -206,7 +243,7 @@ def read_company(lines: list[str]) -> tuple[str, bool, int] | None:
             re.match(r"[A-Z0-9]", s)
             and len(s.split()) <= 8
             and not re.search(r"\d{2}|#|:", s)
-            and not re.search(r"(?i)\b(invoice|receipt|dear|date)\b", s)
+            and not re.search(r"(?i)\b(invoice|receipt|dear|date|page|seite)\b", s)
             and not _NOT_A_NAME.search(s)
         ):
             return _tidy_name(s), False, at
