@@ -86,13 +86,9 @@ development scans (page word error rate): 0.31 with all three, 0.32 without the 
 blank, 0.37 for the pitch alone (at 1.6), 0.36 for the blanks alone (at 0.4), 0.48 with no
 spaces restored."""
 RAPIDOCR_THREADS = 1
-"""onnxruntime threads per model. Its default (every core) spins idle threads: on 8 SROIE
-development scans 5.05 CPU seconds a page with two threads against 2.69 with one, and wall
-time on 2 shared cores no worse (``/tmp`` profile, see the README's "OCR measured")."""
-DETECT_MAX_SIDE = 1280
-"""The text detector sees the page scaled down to at most this many pixels on its longer
-side; the recognizer still reads each line cut from the full-size page. Detection was half
-the CPU time on receipt scans (about 1,000 by 1,700 pixels, some 3,500 high)."""
+"""onnxruntime threads per model. Its default (every core) keeps idle threads spinning: on 8
+SROIE development scans 5.05 CPU seconds a page with it against 2.69 with one thread (see
+the README's "OCR measured"); recognition is three quarters of it, detection the rest."""
 TESSERACT_PSM = 4
 """Tesseract's page segmentation: 4, one column of text of variable sizes (a receipt). On 20
 SROIE development scans word error rate 0.37 against 0.40 for 6 (one uniform block)."""
@@ -122,7 +118,6 @@ class RapidOcrProvider:
                         "OCR needs rapidocr-onnxruntime: pip install rapidocr-onnxruntime."
                     ) from exc
                 engine = RapidOCR(intra_op_num_threads=RAPIDOCR_THREADS, inter_op_num_threads=1)
-                _limit_detection(engine, DETECT_MAX_SIDE)
                 RapidOcrProvider._engine = engine
             return RapidOcrProvider._engine
 
@@ -143,18 +138,6 @@ class RapidOcrProvider:
                 text = _spaced_line(gray, quad, text, [min(p[0] for p in c) for c in chars])
             boxes.append([quad, text, score])
         return boxes_to_text(boxes)
-
-
-def _limit_detection(engine: Any, max_side: int) -> None:
-    """Make the engine's detector scale each page to at most ``max_side`` on its longer side.
-    Its own setting cannot: for ``limit_type: max`` it picks 960, 1500 or 2000 by the page's
-    size. The detector maps its boxes back to the full page either way."""
-    from rapidocr_onnxruntime.ch_ppocr_det.utils import (  # type: ignore[import-untyped]
-        DetPreProcess,
-    )
-
-    det = engine.text_det
-    det.get_preprocess = lambda _max_wh: DetPreProcess(max_side, "max", det.mean, det.std)
 
 
 def _spaced_line(gray: Any, quad: list[list[float]], text: str, lefts: list[float]) -> str:
