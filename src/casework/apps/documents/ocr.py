@@ -117,8 +117,9 @@ class RapidOcrProvider:
                     raise ConfigError(
                         "OCR needs rapidocr-onnxruntime: pip install rapidocr-onnxruntime."
                     ) from exc
-                engine = RapidOCR(intra_op_num_threads=RAPIDOCR_THREADS, inter_op_num_threads=1)
-                RapidOcrProvider._engine = engine
+                RapidOcrProvider._engine = RapidOCR(
+                    intra_op_num_threads=RAPIDOCR_THREADS, inter_op_num_threads=1
+                )
             return RapidOcrProvider._engine
 
     def read(self, image: Image.Image) -> str:
