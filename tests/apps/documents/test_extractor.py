@@ -136,6 +136,14 @@ def test_ocr_misreadings_inside_an_address_are_put_back() -> None:
     )
 
 
+def test_a_zero_between_letters_of_an_address_is_an_o() -> None:
+    shop = "CHECKERS HYPERMARKET SDN BHD\nLOT 2942 & 2945, JLN SERI SENT0SA 8\n"
+    shop += "OFF JLN KLANG LAMA, 58000 KUALA LUMPUR.\nTEL: 03-7980 8855"
+    assert _address(shop)[0] == (
+        "LOT 2942 & 2945, JLN SERI SENTOSA 8 OFF JLN KLANG LAMA, 58000 KUALA LUMPUR."
+    )
+
+
 def test_a_street_line_is_a_guess_and_no_postcode_is_no_address() -> None:
     assert _address("Acme Ltd\n12 High Street, Leeds\nInvoice") == ("12 High Street, Leeds", 0.5)
     assert _address("Acme Ltd\nSomewhere nice\nTel 0113 496 0000") == (None, 0.1)
@@ -198,6 +206,10 @@ def test_a_legal_form_is_as_sure_as_a_label_and_a_first_line_is_a_guess() -> Non
         ("GARDENIA BAKERIES(KL)SDN BHD(139386 X)", "GARDENIA BAKERIES (KL) SDN BHD"),
         ("#000002 BAIFU (M) Sdn Bhd", "BAIFU (M) Sdn Bhd"),
         ("MR. D.I.Y.(KUCHAI) SDN BHD", "MR. D.I.Y. (KUCHAI) SDN BHD"),
+        # the legal form run into the name; zeros read for O's (SROIE 032, 094, 188)
+        ("UNIHAKKA INTERNATIONALSDN BHD", "UNIHAKKA INTERNATIONAL SDN BHD"),
+        ("AEON C0. (M) BHD", "AEON CO. (M) BHD"),
+        ("KMF F00DICIOUS SDN BHD", "KMF FOODICIOUS SDN BHD"),
     ],
 )
 def test_a_name_run_together_by_ocr_is_set_apart(line: str, company: str) -> None:

@@ -138,6 +138,7 @@ def _tidy_address(joined: str) -> str:
     # a letter read for a digit inside a number ("28I1", "7/i18B", "4O150")
     joined = re.sub(r"(?<=\d)[Il|](?=\d)|(?<=\d/)[Iil|](?=\d)", "1", joined)
     joined = re.sub(r"(?<=\d)[Oo](?=\d)", "0", joined)
+    joined = re.sub(r"(?<=[A-Za-z])0(?=[A-Za-z])", "O", joined)  # and back: "SENT0SA"
     # after the digit-run split, which reads "Peta1 ing" as a number and a word
     joined = _join_split_words(joined)
     joined = re.sub(r"(?i)\b(lot|no|batu)(?=\d|[A-Z]\d)", r"\1 ", joined)  # "Lot3", "LotF1-01"

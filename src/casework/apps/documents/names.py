@@ -44,7 +44,13 @@ def _tidy_name(name: str) -> str:
         name = name[: opened[-1].start()] + "(" + name[opened[-1].end() :]
     name = re.sub(r"(?i)^(kedai|restoran|syarikat|perniagaan)(?=[a-z]{3})", r"\1 ", name)
     name = re.sub(r"(?i)\bsdn(?=bhd\b)", r"\g<0> ", name)  # "SDNBHD"
-    name = re.sub(r"(?<=[A-Z]-)0\b|(?<=[A-Z])0(?=[A-Z])", "O", name)  # "HAI-0 RAYA"
+    name = re.sub(r"(?<=[A-Z]{3})SDN(?=\s*BHD\b)", r" SDN", name)  # "INTERNATIONALSDN BHD"
+    # zeros read for O's between letters ("HAI-0 RAYA", "F00DICIOUS", "AEON C0. (M) BHD")
+    name = re.sub(
+        r"(?<=[A-Z]-)0\b|(?<=[A-Z])0+(?=[A-Z])|(?<=\bC)0(?=\.)",
+        lambda m: "O" * len(m[0]),
+        name,
+    )
     return re.sub(r"(?<=[A-Za-z.])\((?=\w)", " (", re.sub(r"\)(?=[A-Za-z])", ") ", name))
 
 
