@@ -217,6 +217,15 @@ def test_a_name_run_together_by_ocr_is_set_apart(line: str, company: str) -> Non
     assert fields["company"] == company
 
 
+def test_a_till_s_heading_above_the_name_is_not_the_name() -> None:
+    # SROIE 612 and 502 as OCR read them: "Cash Sale" and a till's code head the page, the
+    # name's line ends with its registration number
+    sale = "Cash Sale\nKT WONG TRADING (001904043-H)\n22, Jalan Perindustrian Hijau 5,\nTOTAL 9.00"
+    assert extract(sale, ["company"])[0]["company"] == "KT WONG TRADING"
+    code = "JUA\nSANYU STATIONERY SHOP\nNO. 31G&33G,JALAN SETIA INDAH X ,U13/X\nTOTAL 9.00"
+    assert extract(code, ["company"])[0]["company"] == "SANYU STATIONERY SHOP"
+
+
 def test_a_month_run_into_the_year_is_a_date() -> None:
     fields, _ = extract("UNIHAKKA INTERNATIONAL SDN BHD\n05 Mar2018 18:24\nTotal 8.20", ["date"])
     assert fields["date"] == "2018-03-05"

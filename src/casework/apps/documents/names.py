@@ -115,7 +115,11 @@ _REGISTRATION_LINE = re.compile(
 )
 # a till's greeting or heading, not a name: "Thank You. Please come again", "Weicome to ...",
 # "SIMPLIFIED TAX INYOICE" as OCR reads it
-_NOT_A_NAME = re.compile(r"(?i)\b(thank|we[li1]come|please|simplified|tax\s*in\w*ce)\b")
+_NOT_A_NAME = re.compile(
+    r"(?i)\b(thank|we[li1]come|please|simplified|tax\s*in\w*ce|cash\s*(?:sale|bill))\b"
+)
+# a registration number in brackets after the name on its line
+_REGISTRATION_AFTER = re.compile(r"\s*\(\d[\d-]{4,}\s*-?\s*[A-Z]?\)\s*$")
 
 
 def _name_above_registration(lines: list[str]) -> tuple[str, bool, int] | None:
@@ -243,10 +247,12 @@ def read_company(lines: list[str]) -> tuple[str, bool, int] | None:
         return named
     for at, line in enumerate(lines[:4]):
         s = _REGISTRATION_LABEL.sub("", line.strip())
+        s = _REGISTRATION_AFTER.sub("", s)  # "KT WONG TRADING (001904043-H)"
         if at and lines[at - 1].rstrip().endswith(":"):
             continue  # a label's value on the line under it ("Guest Name:" / "Sanjay")
         if (
-            re.match(r"[A-Z0-9]", s)
+            len(re.findall(r"[A-Za-z]", s)) >= 4  # a till's code above the name ("JUA")
+            and re.match(r"[A-Z0-9]", s)
             and len(s.split()) <= 8
             and not re.search(r"\d{2}|#|:", s)
             and not re.search(r"(?i)\b(invoice|receipt|dear|date|page|seite)\b", s)
