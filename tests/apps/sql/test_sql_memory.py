@@ -87,6 +87,27 @@ def test_a_loose_neighbour_goes_on_to_the_model_which_sees_it_as_a_demonstration
     assert examples_used(decision) == [example]  # shown to the model, recorded
 
 
+def _tables_in(system: str) -> list[str]:
+    """The tables a prompt describes (one ``name: description Columns: ...`` line each)."""
+    listed = system.split("Relevant tables:\n", 1)[1].split("\n\n", 1)[0]
+    return [line.split(":", 1)[0] for line in listed.splitlines() if " Columns: " in line]
+
+
+def test_the_models_prompt_shows_only_the_linked_tables_and_those_of_its_examples(make_deps, local):
+    deps, _, _, _ = make_deps()
+    asked = "How many alerts are critical?"
+    _, config, seen = local([submit(ALL), submit(ALL)])
+    STRATEGIES["consistency"](asked, deps, config)
+    # 5 tables retrieved; the prompt keeps the named one and the one joining it
+    assert _tables_in(seen[0][0].content) == ["alerts", "incident_alerts"]
+    hosts = "SELECT COUNT(*) FROM hosts WHERE criticality = 'critical'"
+    _verify(deps, "How many critical hosts are there?", hosts)
+    _, config, seen = local([submit(ALL), submit(ALL)])
+    decision = STRATEGIES["consistency"](asked, deps, config)
+    assert examples_used(decision) != []  # the example is shown: its table comes with it
+    assert _tables_in(seen[0][0].content) == ["alerts", "incident_alerts", "hosts"]
+
+
 def test_another_databases_example_is_neither_recalled_nor_shown(make_deps, local):
     deps, _, _, _ = make_deps()
     _verify(deps, QUESTION, COUNT, schema="concert_singer")

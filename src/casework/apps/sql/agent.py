@@ -26,7 +26,7 @@ from casework.apps.sql.models import (
     SubmitAnswer,
     ValidationResult,
 )
-from casework.apps.sql.retrieval import describe_table, schema_terms, tokenize
+from casework.apps.sql.retrieval import describe_table, link_tables, schema_terms, tokenize
 from casework.apps.sql.rules import (
     Refusal,
     combine_confidence,
@@ -315,7 +315,9 @@ def single_pass_prompt(
     demonstrations (the nearest last, next to the question). Shared by the single pass and
     self-consistency."""
     found = retrieve(deps, state, question, deps.config.top_k, mode=mode)
-    tables = [deps.schema.tables[t["table"]] for t in found["tables"]]
+    retrieved = [deps.schema.tables[t["table"]] for t in found["tables"]]
+    # the answer's grammar holds the answer space: the prompt needs only the linked entries
+    tables = link_tables(question, retrieved, deps.schema, [sql for _, sql in shown])
     model = config.models(ROLES["agent"])
     bound = model.bind_tools(
         [SubmitAnswer.model_json_schema() | {"title": SUBMIT}], tool_choice=SUBMIT

@@ -236,6 +236,7 @@ def eval_suite() -> EvalSuite:
         match_fields=["verdict"],
         correct=run.correct,
         submit_tool="submit_answer",
+        learning_metric="execution_accuracy",  # `eval sql --learn`: the gold query's rows
         # "accuracy" is ``correct``: refused where a refusal is expected, else the right rows
         headline=[
             "execution_accuracy",
