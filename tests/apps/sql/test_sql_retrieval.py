@@ -80,3 +80,13 @@ def test_the_examples_queries_bring_their_tables_and_small_or_unnamed_sets_stay_
         t.table
         for t in retrieve_tables(security, "Which 5 destination ports were denied most often?", 5)
     ]
+
+
+def test_the_one_shot_tool_holds_the_explanation_short_and_leaves_the_model_class_alone():
+    from casework.apps.sql.agent import SHORT_EXPLANATION, submit_schema
+    from casework.apps.sql.models import SubmitAnswer
+
+    schema = submit_schema()
+    assert list(schema["properties"]) == ["query", "explanation", "confidence"]  # query first
+    assert schema["properties"]["explanation"]["maxLength"] == SHORT_EXPLANATION == 160
+    assert SubmitAnswer.model_json_schema()["properties"]["explanation"]["maxLength"] == 800
