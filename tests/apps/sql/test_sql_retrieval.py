@@ -90,3 +90,11 @@ def test_the_one_shot_tool_holds_the_explanation_short_and_leaves_the_model_clas
     assert list(schema["properties"]) == ["query", "explanation", "confidence"]  # query first
     assert schema["properties"]["explanation"]["maxLength"] == SHORT_EXPLANATION == 160
     assert SubmitAnswer.model_json_schema()["properties"]["explanation"]["maxLength"] == 800
+
+
+def test_linking_shortens_the_bundled_questions_prompts_and_keeps_their_gold_tables():
+    from casework.apps.sql.data.prompt_size import prompt_sizes
+
+    sizes = prompt_sizes()
+    assert sizes["questions"] == 30 and sizes["lost"] == 0
+    assert sizes["tables_before"]["total"] == 56_313 and sizes["tables_after"]["total"] == 32_910
