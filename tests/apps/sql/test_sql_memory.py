@@ -98,7 +98,7 @@ def test_the_models_prompt_shows_only_the_linked_tables_and_those_of_its_example
     asked = "How many alerts are critical?"
     _, config, seen = local([submit(ALL), submit(ALL)])
     STRATEGIES["consistency"](asked, deps, config)
-    # 5 tables retrieved; the prompt keeps the named one and the one joining it
+    # 5 tables retrieved; the prompt keeps the two whose names hold "alerts"
     assert _tables_in(seen[0][0].content) == ["alerts", "incident_alerts"]
     hosts = "SELECT COUNT(*) FROM hosts WHERE criticality = 'critical'"
     _verify(deps, "How many critical hosts are there?", hosts)

@@ -54,7 +54,7 @@ def _linked(security, question: str, queries=(), **kw) -> list[str]:
 
 
 def test_the_prompt_keeps_the_tables_the_question_names_and_the_bridges_between_them(security):
-    # of the 5 retrieved: the named table and the one joining it (incident_alerts.alert_id)
+    # of the 5 retrieved: the tables whose names hold the question's "alerts"
     assert _linked(security, "How many alerts are critical?") == ["alerts", "incident_alerts"]
     # a word the named tables leave unexplained brings the table with that column
     assert _linked(security, "Which accounts are currently blocked? Give their user ids.") == [
