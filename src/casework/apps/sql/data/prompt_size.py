@@ -9,8 +9,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from casework.apps.sql.agent import PROMPTS
-from casework.apps.sql.evalsuite import QUESTIONS
+from casework.apps.sql.benchmark import DATA_DIR
+from casework.apps.sql.judge import PROMPTS
 from casework.apps.sql.retrieval import describe_table, link_tables, retrieve_tables
 from casework.apps.sql.service import bundled_schema
 from casework.evals.datasets import load_dataset
@@ -28,7 +28,7 @@ def prompt_sizes(top_k: int = 5) -> dict[str, Any]:
         "tables_before": [],
         "tables_after": [],
     }
-    for case in load_dataset(QUESTIONS):
+    for case in load_dataset(DATA_DIR / "eval" / "questions.jsonl"):
         question = case.inputs["question"]
         retrieved = [schema.tables[t.table] for t in retrieve_tables(schema, question, top_k)]
         linked = link_tables(question, retrieved, schema)
