@@ -171,3 +171,60 @@ def test_the_suite_pickles_for_ray_workers():
     suite = eval_suite()
     copy = pickle.loads(pickle.dumps(suite.correct))  # the run object behind the hooks
     assert copy.__self__._lock is not suite.correct.__self__._lock
+
+
+def test_the_learn_dataset_is_spider_entries_one_a_line_on_their_own_databases():
+    from casework.apps.sql.evalsuite import SPIDER_SAMPLE
+    from casework.apps.sql.examples import EXAMPLES, example_schema
+    from casework.evals.datasets import resolve_dataset
+    from casework.evals.learning import example_or_reason
+
+    suite = eval_suite()
+    assert suite.learn_dataset == "spider-sample"
+    assert suite.learning_metric == "execution_accuracy"
+    path = resolve_dataset(suite, suite.learn_dataset)
+    assert path == SPIDER_SAMPLE
+    cases = load_dataset(path, read_case=suite.read_case)
+    assert [c.inputs["db_id"] for c in cases] == ["school"] * 4 + ["flights"] * 2
+    assert cases[0].metadata["db_url"].endswith("/database/school/school.sqlite")
+    assert cases[0].expected["sql"] == "SELECT count(*) FROM students"
+    assert all(example_or_reason(EXAMPLES, c) is None for c in cases)
+    assert example_schema(cases[0].inputs) == "school"  # an example counts for its database
+    # the project's own lines pass through as they are
+    assert load_dataset(QUESTIONS, read_case=suite.read_case) == load_dataset(QUESTIONS)
+
+
+def test_a_spider_line_without_its_database_says_where_it_looked(tmp_path):
+    from casework.errors import InputError
+
+    bad = tmp_path / "dev.jsonl"
+    bad.write_text(json.dumps({"db_id": "nowhere", "question": "q", "query": "SELECT 1"}) + "\n")
+    with pytest.raises(InputError, match=r"dev.jsonl line 1: No database for db_id 'nowhere'"):
+        load_dataset(bad, read_case=eval_suite().read_case)
+
+
+def test_learning_on_a_spider_stream_answers_the_repeated_question_from_memory(settings, tmp_path):
+    from casework.apps.sql.examples import EXAMPLES
+    from casework.evals.learning import run_learning
+
+    (tmp_path / "database").symlink_to(SAMPLE / "database")
+    lines = [
+        {"question_id": "a", "db_id": "school", "question": "How many students are there?"},
+        {"question_id": "b", "db_id": "flights", "question": "How many flights are there?"},
+        {"question_id": "c", "db_id": "school", "question": "How many students are there?"},
+    ]
+    lines[0]["query"] = lines[2]["query"] = "SELECT count(*) FROM students"
+    lines[1]["query"] = "SELECT count(*) FROM flights"
+    stream = tmp_path / "dev.jsonl"
+    stream.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    config = EvalConfig(
+        settings=settings, strategy="memory", dataset=str(stream), progress=False, store=False
+    )
+    config.report = False
+    learned = run_learning(eval_suite(), config, EXAMPLES, spot_check=0.0)
+    memory = learned.memory.cases
+    assert [c.verdict for c in memory] == ["NEEDS_REVIEW", "NEEDS_REVIEW", "ANSWERED"]
+    assert memory[2].domain["execution_accuracy"] == 1.0
+    assert memory[2].domain["model_calls_per_question"] == 0
+    assert {c.verdict for c in learned.baseline.cases} == {"NEEDS_REVIEW"}
+    assert learned.learning["examples"] == 2

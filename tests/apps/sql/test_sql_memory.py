@@ -87,6 +87,27 @@ def test_a_loose_neighbour_goes_on_to_the_model_which_sees_it_as_a_demonstration
     assert examples_used(decision) == [example]  # shown to the model, recorded
 
 
+def _tables_in(system: str) -> list[str]:
+    """The tables a prompt describes (one ``name: description Columns: ...`` line each)."""
+    listed = system.split("Relevant tables:\n", 1)[1].split("\n\n", 1)[0]
+    return [line.split(":", 1)[0] for line in listed.splitlines() if " Columns: " in line]
+
+
+def test_the_models_prompt_shows_only_the_linked_tables_and_those_of_its_examples(make_deps, local):
+    deps, _, _, _ = make_deps()
+    asked = "How many alerts are critical?"
+    _, config, seen = local([submit(ALL), submit(ALL)])
+    STRATEGIES["consistency"](asked, deps, config)
+    # 5 tables retrieved; the prompt keeps the two whose names hold "alerts"
+    assert _tables_in(seen[0][0].content) == ["alerts", "incident_alerts"]
+    hosts = "SELECT COUNT(*) FROM hosts WHERE criticality = 'critical'"
+    _verify(deps, "How many critical hosts are there?", hosts)
+    _, config, seen = local([submit(ALL), submit(ALL)])
+    decision = STRATEGIES["consistency"](asked, deps, config)
+    assert examples_used(decision) != []  # the example is shown: its table comes with it
+    assert _tables_in(seen[0][0].content) == ["alerts", "incident_alerts", "hosts"]
+
+
 def test_another_databases_example_is_neither_recalled_nor_shown(make_deps, local):
     deps, _, _, _ = make_deps()
     _verify(deps, QUESTION, COUNT, schema="concert_singer")
@@ -171,3 +192,46 @@ def test_bundled_model_answers_with_a_verified_question_of_the_database_in_its_p
     gold = "SELECT COUNT(*) FROM alerts WHERE severity = 'high'"
     out = gold_and_predicted(deps, gold, decision.response.query, execute=execute_validated)
     assert execution_match({"sql": gold, "ordered": False}, out) is True, decision.response.query
+
+
+def test_a_learn_runs_stream_per_database_halves_repeats_and_memory_decisions():
+    from casework.apps.sql.data.learn_stream import per_database, stream_cases
+
+    def case(db, sql, right, calls, decided_by=None, memory=0.0):
+        return {
+            "metadata": {"db_id": db},
+            "expected": {"sql": sql},
+            "domain": {
+                "execution_accuracy": 1.0 if right else 0.0,
+                "model_calls_per_question": calls,
+            },
+            "decided_by": decided_by,
+            "verdict": "ANSWERED",
+            "output": {"response": {"strategy": "cascade"}},
+            "layers": [{"layer": "memory", "confidence": memory}],
+        }
+
+    cases = [
+        case("a", "SELECT 1", False, 2),
+        case("b", "SELECT 9", True, 3),
+        case("a", "SELECT 2", True, 3),
+        case("a", "select 1;", True, 0, "memory", 96.0),  # a paraphrase of the first
+        case("a", "SELECT 3", False, 2, memory=40.0),
+    ]
+    rows = stream_cases(cases)
+    assert [(r.db_id, r.second_half, r.repeat) for r in rows] == [
+        ("a", False, False),
+        ("a", False, False),
+        ("a", True, True),
+        ("a", True, False),
+        ("b", True, False),  # one question: the second half (cases[n // 2 :])
+    ]
+    assert [r.confidence for r in rows] == [0.0, 0.0, 96.0, 40.0, 0.0]
+    assert per_database(rows)["a"] == {
+        "questions": 4,
+        "second_half": 2,
+        "second_half_right": 1,
+        "model_calls": 7,
+        "repeats": 1,
+        "memory_no_model": 1,
+    }

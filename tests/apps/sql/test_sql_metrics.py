@@ -139,7 +139,7 @@ def test_benchmark_errors_name_the_fix(tmp_path):
     ):
         read_benchmark(bad, tmp_path)
     bad.write_text(json.dumps([{"db_id": "x", "question": "q"}]))
-    with pytest.raises(InputError, match="entry 0 needs question, query"):
+    with pytest.raises(InputError, match="entry 0: needs question, query"):
         read_benchmark(bad, tmp_path)
 
 

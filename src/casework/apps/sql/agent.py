@@ -8,6 +8,7 @@ The spec's Python entry point, ``SQLAgent``, lives in ``service.py`` (the faces'
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -26,7 +27,7 @@ from casework.apps.sql.models import (
     SubmitAnswer,
     ValidationResult,
 )
-from casework.apps.sql.retrieval import describe_table, schema_terms, tokenize
+from casework.apps.sql.retrieval import describe_table, link_tables, schema_terms, tokenize
 from casework.apps.sql.rules import (
     Refusal,
     combine_confidence,
@@ -49,6 +50,7 @@ from casework.runtime.runconfig import RunConfig
 
 __all__ = [
     "LIMIT_OWN_CONFIDENCE",
+    "SHORT_EXPLANATION",
     "SUBMIT",
     "WITHHELD_KINDS",
     "AgentKind",
@@ -63,9 +65,24 @@ __all__ = [
     "screen",
     "single_pass_prompt",
     "start_run",
+    "submit_schema",
 ]
 
 SUBMIT = "submit_answer"
+SHORT_EXPLANATION = 160
+"""Characters of explanation the one-shot prompt's tool allows: the query comes first in the
+answer, so a shorter explanation leaves it unchanged and saves generated tokens (most of a
+bundled-model call's time on 2 cores)."""
+
+
+def submit_schema() -> dict[str, Any]:
+    """The submit tool of the single pass and self-consistency: ``SubmitAnswer`` with the
+    explanation held to ``SHORT_EXPLANATION`` by the schema (a grammar on the bundled model)."""
+    schema = copy.deepcopy(SubmitAnswer.model_json_schema()) | {"title": SUBMIT}
+    schema["properties"]["explanation"]["maxLength"] = SHORT_EXPLANATION
+    return schema
+
+
 WITHHELD_KINDS = frozenset({"read_only", "sensitive"})
 """Validation failures whose query is withheld from the answer (a refusal), not returned."""
 LIMIT_OWN_CONFIDENCE = 0.5
@@ -315,11 +332,11 @@ def single_pass_prompt(
     demonstrations (the nearest last, next to the question). Shared by the single pass and
     self-consistency."""
     found = retrieve(deps, state, question, deps.config.top_k, mode=mode)
-    tables = [deps.schema.tables[t["table"]] for t in found["tables"]]
+    retrieved = [deps.schema.tables[t["table"]] for t in found["tables"]]
+    # the answer's grammar holds the answer space: the prompt needs only the linked entries
+    tables = link_tables(question, retrieved, deps.schema, [sql for _, sql in shown])
     model = config.models(ROLES["agent"])
-    bound = model.bind_tools(
-        [SubmitAnswer.model_json_schema() | {"title": SUBMIT}], tool_choice=SUBMIT
-    )
+    bound = model.bind_tools([submit_schema()], tool_choice=SUBMIT)
     system = load_prompt(
         PROMPTS,
         "single",

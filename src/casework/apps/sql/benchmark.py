@@ -9,6 +9,7 @@ the file. ``gold_and_predicted`` runs gold and predicted SQL on the same databas
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -25,7 +26,14 @@ from casework.errors import CaseworkError, InputError
 if TYPE_CHECKING:
     from casework.apps.sql.deps import SQLDeps
 
-__all__ = ["DATA_DIR", "gold_and_predicted", "gold_tables", "read_benchmark"]
+__all__ = [
+    "DATA_DIR",
+    "benchmark_case",
+    "gold_and_predicted",
+    "gold_tables",
+    "read_benchmark",
+    "spider_line",
+]
 
 DATA_DIR = Path(__file__).parent / "data"
 _ORDERED = re.compile(r"\border\s+by\b", re.IGNORECASE)
@@ -53,33 +61,52 @@ def read_benchmark(path: Path, db_dir: Path) -> list[dict[str, Any]]:
         raise InputError(f"{path} must be a JSON list of Spider/BIRD entries.")
     cases = []
     for i, entry in enumerate(entries):
-        gold = entry.get("query") or entry.get("SQL") if isinstance(entry, dict) else None
-        if not gold or not entry.get("question") or not entry.get("db_id"):
-            raise InputError(f"{path} entry {i} needs question, query (or SQL) and db_id.")
-        db_path = db_dir / entry["db_id"] / f"{entry['db_id']}.sqlite"
-        if not db_path.is_file():
-            raise InputError(f"No database for db_id {entry['db_id']!r}: expected {db_path}.")
-        question = entry["question"]
-        if entry.get("evidence"):
-            question = f"{question} (Hint: {entry['evidence']})"
-        cases.append(
-            {
-                "id": str(entry.get("question_id", i)),
-                "inputs": {"question": question},
-                "expected": {
-                    "verdict": "ANSWERED",
-                    "sql": gold,
-                    "ordered": bool(_ORDERED.search(gold)),
-                    "tables": gold_tables(gold),
-                },
-                "metadata": {
-                    "db_id": entry["db_id"],
-                    "db_url": f"sqlite:///{db_path.resolve().as_posix()}",
-                    "difficulty": entry.get("difficulty") or entry.get("hardness") or "",
-                },
-            }
-        )
+        try:
+            cases.append(benchmark_case(entry, db_dir, str(i)))
+        except ValueError as exc:
+            raise InputError(f"{path} entry {i}: {exc}.") from None
     return cases
+
+
+def benchmark_case(entry: Any, db_dir: Path, default_id: str) -> dict[str, Any]:
+    """One Spider/BIRD entry as a case on ``db_dir/<db_id>/<db_id>.sqlite``; ``ValueError``
+    saying what is missing."""
+    gold = entry.get("query") or entry.get("SQL") if isinstance(entry, dict) else None
+    if not gold or not entry.get("question") or not entry.get("db_id"):
+        raise ValueError("needs question, query (or SQL) and db_id")
+    db_path = db_dir / entry["db_id"] / f"{entry['db_id']}.sqlite"
+    if not db_path.is_file():
+        raise ValueError(f"No database for db_id {entry['db_id']!r}: expected {db_path}")
+    question = entry["question"]
+    if entry.get("evidence"):
+        question = f"{question} (Hint: {entry['evidence']})"
+    return {
+        "id": str(entry.get("question_id", default_id)),
+        # the database an example learned from this case was verified on (``example_schema``)
+        "inputs": {"question": question, "db_id": entry["db_id"]},
+        "expected": {
+            "verdict": "ANSWERED",
+            "sql": gold,
+            "ordered": bool(_ORDERED.search(gold)),
+            "tables": gold_tables(gold),
+        },
+        "metadata": {
+            "db_id": entry["db_id"],
+            "db_url": f"sqlite:///{db_path.resolve().as_posix()}",
+            "difficulty": entry.get("difficulty") or entry.get("hardness") or "",
+        },
+    }
+
+
+def spider_line(record: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A JSONL dataset's line (``EvalSuite.read_case``): a case as it is, or a Spider/BIRD
+    entry (``db_id``, ``question``, ``query``) on Spider's layout, its database at
+    ``<the dataset's folder>/database/<db_id>/<db_id>.sqlite``; its id is the entry's
+    ``question_id``, else its database and question's digest."""
+    if "inputs" in record or "db_id" not in record:
+        return record
+    digest = hashlib.sha256(f"{record['db_id']}\n{record.get('question')}".encode()).hexdigest()
+    return benchmark_case(record, path.parent / "database", f"{record['db_id']}-{digest[:8]}")
 
 
 def gold_and_predicted(

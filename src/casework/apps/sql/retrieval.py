@@ -11,16 +11,21 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from casework.apps.sql.benchmark import gold_tables
 from casework.apps.sql.models import ColumnSpec, DatabaseSchema, RetrievedTable, TableSpec
+from casework.apps.sql.rules import MIN_PREFIX
 from casework.errors import SourceUnavailable
 
 __all__ = [
+    "LINK_BUDGET",
     "RetrievalMode",
     "column_hint",
     "describe_table",
+    "link_tables",
     "retrieve_tables",
     "schema_terms",
     "table_document",
@@ -202,3 +207,80 @@ def column_hint(column: ColumnSpec, *, max_chars: int = 48) -> str:
 def describe_table(table: TableSpec) -> str:
     """One compact line per table for prompts: ``name: description Columns: col TYPE -- hint, ...``."""
     return f"{table.name}: {table.description} Columns: {'; '.join(column_hint(c) for c in table.fields)}"
+
+
+LINK_BUDGET = 1200
+"""Characters of table descriptions (about 300 prompt tokens) a prompt keeps without linking:
+Spider's retrieved tables average 270 per question, the bundled schema's 1,900."""
+
+
+def _named(words: Sequence[str], terms: Sequence[str]) -> set[str]:
+    """The question's words that are one of ``terms``, or the start of one, or start with
+    one ("weigh" for ``weight``, "concerts" for ``concert``; at least ``MIN_PREFIX`` letters)."""
+    return {
+        w
+        for w in words
+        if w in terms
+        or any(
+            (len(w) >= MIN_PREFIX and t.startswith(w)) or (len(t) >= MIN_PREFIX and w.startswith(t))
+            for t in terms
+        )
+    }
+
+
+def _joins(table: TableSpec, other: TableSpec) -> bool:
+    """Whether ``table`` points at ``other``: a column ``<other>_id`` (or ``<other>id``) or a
+    description saying it references ``other``."""
+    stem = _stem(other.name.lower())
+    keys = {f"{other.name.lower()}_id", f"{stem}_id", f"{stem}id"}
+    return any(
+        c.name.lower() in keys
+        or re.search(rf"references\s+{re.escape(other.name)}\.", c.description, re.IGNORECASE)
+        for c in table.fields
+    )
+
+
+def link_tables(
+    question: str,
+    retrieved: Sequence[TableSpec],
+    schema: DatabaseSchema,
+    queries: Sequence[str] = (),
+    budget: int = LINK_BUDGET,
+) -> list[TableSpec]:
+    """The schema entries a prompt needs (schema linking by name), in retrieval order: the
+    retrieved tables the question names by their name (a word, or the start of one); for each
+    word they leave unexplained, the first retrieved table with a column of that name; the
+    retrieved tables that join two of those (a key column or a reference: a bridge); and the
+    tables the shown examples' queries read. The retrieved tables unchanged when they fit in
+    ``budget`` characters (a small schema: cutting it saves little and can lose a join path
+    the question does not name) or the question names none of them by name. Only the prompt
+    shrinks: the answer's grammar is the same."""
+    words = [w for w in tokenize(question) if not w.isdigit()]
+    core = [t for t in retrieved if _named(words, tokenize(t.name))]
+    if not core or sum(len(describe_table(t)) for t in retrieved) <= budget:
+        return list(retrieved)
+
+    def columns(table: TableSpec) -> list[str]:
+        return [w for c in table.fields for w in tokenize(c.name)]
+
+    kept = list(core)
+    covered = set().union(*(_named(words, [*tokenize(t.name), *columns(t)]) for t in core))
+    for word in words:
+        if word in covered:
+            continue
+        table = next((t for t in retrieved if _named([word], columns(t))), None)
+        if table is not None:
+            covered |= _named(words, columns(table))
+            if table not in kept:
+                kept.append(table)
+    for table in retrieved:
+        ends = [o for o in kept if o is not table and (_joins(table, o) or _joins(o, table))]
+        if table not in kept and len(ends) >= 2:
+            kept.append(table)
+    linked = [t for t in retrieved if t in kept]
+    for query in queries:
+        for name in gold_tables(query):
+            table = schema.table(name)
+            if table is not None and table not in linked:
+                linked.append(table)
+    return linked
