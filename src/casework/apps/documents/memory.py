@@ -10,8 +10,8 @@ field:
 * a **per-document field** (dates, amounts, numbers: ``per_document``) is read at the
   example's **anchor**: the letters before the value on its line (``TOTAL RM``), or the line
   above when the value stands alone on its line; in this document the line with the same
-  label (the one nearest the example's relative position) gives the text of the value's
-  shape (``25/12/2018`` -> digits/digits/digits) after that label.
+  label (or one alike: ``_label_match``; then the one nearest the example's relative
+  position) gives the text of the value's shape (``25/12/2018`` -> digits/digits/digits) after that label.
 
 The proposals vote, weighted by similarity as ``runtime.memory_layer.recall`` weighs them, and
 each field's confidence is ``recall_confidence`` of its nearest agreeing example, the number
@@ -31,6 +31,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import Any
 
 from casework.apps.documents.fields import (
@@ -60,6 +61,7 @@ __all__ = [
     "per_document",
     "read_at",
     "recall_fields",
+    "shows",
     "value_shape",
 ]
 
@@ -91,9 +93,13 @@ def value_shape(value: str) -> re.Pattern[str]:
     """A pattern for values shaped like ``value``: digit runs, letter runs and the same
     punctuation, spaces optional; not cut out of a longer number or word."""
     parts = []
+    first_digits = True
     for run in re.findall(r"\d+|[A-Za-z]+|\s+|.", value.strip()):
         if run[0].isdigit():
-            parts.append(r"\d+")
+            # the first run's length varies (an amount's magnitude); a later one keeps about
+            # its own (cents, a month, a year), so ``12Mar201818`` is no ``10 MAR 2018``
+            parts.append(r"\d+" if first_digits else rf"\d{{{max(1, len(run) - 1)},{len(run)}}}")
+            first_digits = False
         elif run[0].isalpha():
             parts.append(r"[A-Za-z]+")
         elif run.isspace():
@@ -141,23 +147,54 @@ def anchors_of(text: str, value: str) -> list[Anchor]:
     return list(dict.fromkeys(found))
 
 
+LABEL_RATIO = 0.8
+"""Two labels of four letters or more are the same when this alike (``difflib`` ratio): OCR
+reads ``Total 5ales`` on one receipt and ``Total Sales`` on the next."""
+SHOWN_COVERAGE = 0.8
+"""A constant value counts as shown when this share of its letters and digits appears in the
+text in runs of three or more, in order (an OCR slip does not hide a vendor's name)."""
+
+
+def _label_match(label: str, seen: str) -> float:
+    """1 for the same label, the ``difflib`` ratio when at least ``LABEL_RATIO``, else 0."""
+    if label == seen:
+        return 1.0
+    if min(len(label), len(seen)) < 4:
+        return 0.0
+    ratio = SequenceMatcher(None, label, seen, autojunk=False).ratio()
+    return ratio if ratio >= LABEL_RATIO else 0.0
+
+
+def shows(value: str, text: str) -> bool:
+    """Whether the document shows a verified constant value, allowing OCR slips."""
+    if grounded(value, text):
+        return True
+    want, have = _plain(value), _plain(text)
+    if len(want) < 6:  # too short to tell a slip from another value
+        return False
+    blocks = SequenceMatcher(None, want, have, autojunk=False).get_matching_blocks()
+    return sum(b.size for b in blocks if b.size >= 3) / len(want) >= SHOWN_COVERAGE
+
+
 def read_at(text: str, anchor: Anchor, shape: re.Pattern[str]) -> str | None:
-    """The value of ``shape`` after ``anchor``'s label in ``text``, from the labelled line
-    nearest the anchor's relative position; None when no line carries the label."""
+    """The value of ``shape`` after ``anchor``'s label in ``text``, from the line whose label
+    is most alike (``_label_match``), then nearest the anchor's relative position; None when
+    no line carries the label."""
     lines = _lines(text)
-    hits: list[tuple[float, str]] = []
+    hits: list[tuple[float, float, str]] = []
     for i, line in enumerate(lines):
         position = i / max(len(lines) - 1, 1)
         if anchor.same_line:
             for m in shape.finditer(line):
-                if _letters(line[: m.start()]) == anchor.label:
-                    hits.append((abs(position - anchor.position), m.group().strip()))
+                alike = _label_match(anchor.label, _letters(line[: m.start()]))
+                if alike:
+                    hits.append((-alike, abs(position - anchor.position), m.group().strip()))
                     break
-        elif i > 0 and _letters(lines[i - 1]) == anchor.label:
+        elif i > 0 and (alike := _label_match(anchor.label, _letters(lines[i - 1]))):
             alone = shape.search(line)
             if alone and not _letters(line[: alone.start()]):
-                hits.append((abs(position - anchor.position), alone.group().strip()))
-    return min(hits)[1] if hits else None
+                hits.append((-alike, abs(position - anchor.position), alone.group().strip()))
+    return min(hits)[2] if hits else None
 
 
 def _propose(example: Example, name: str, text: str) -> str | None:
@@ -166,7 +203,7 @@ def _propose(example: Example, name: str, text: str) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return None
     if not per_document(name):
-        return value if grounded(value, text) else None
+        return value if shows(value, text) else None
     shape = value_shape(value)
     for anchor in anchors_of(example.key_text, value):
         read = read_at(text, anchor, shape)
