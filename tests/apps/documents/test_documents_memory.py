@@ -6,6 +6,7 @@ removing the examples restores the answer the cascade gave without them."""
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 
 import pytest
@@ -220,3 +221,39 @@ def test_the_field_layer_is_shown_the_nearest_verified_documents(settings):
     assert "3/11/2019" in messages[3]
     assert examples_used(decision) == [shown_id]
     assert decision.fields["branch"] == "SHAH ALAM"
+
+
+def test_a_corrected_failed_extraction_becomes_an_example_the_next_receipt_is_read_from(
+    settings,
+):
+    from casework.apps.documents.review import DocumentsReview
+    from casework.runtime.context import Caller, Role
+
+    deps = _deps(settings)
+    first = receipt("12/01/2018", "4.80")
+    doc = _doc(deps, first)
+    ext = deps.repo.create_extraction(ALICE, doc, requested=WANTED)
+    deps.repo.fail(ALICE, ext.id, "No layer could read it.")
+    review = DocumentsReview(settings, deps=deps, strategy="rules", background=False)
+    ana = Caller(1, "ana", Role.REVIEWER)
+    out = review.decide(str(ext.id), "edit", note="", edit=json.dumps(GOLD), caller=ana)
+    new_id = ext.id + 1
+    assert (out.applied, out.outcome) == (True, f"corrected: 3 field(s) in extraction {new_id}")
+    corrected = deps.repo.get_extraction(ALICE, new_id)
+    assert (corrected.status, corrected.method, corrected.fields) == ("completed", "review", GOLD)
+    assert out.example is not None and out.example.answer == {"fields": GOLD}
+    # what the inbox does with it (casework.examples.learn_from_review): one example
+    memory = documents_memory(deps, _no_model_config())
+    memory.add(
+        EXAMPLES.key_text(out.example.inputs),
+        out.example.inputs,
+        out.example.answer,
+        verified_by="ana",
+        source="review",
+    )
+    new = receipt("3/11/2019", "17.25")
+    found = recall_fields(memory, new, document_key(new), WANTED)
+    assert found.values["date"] == "3/11/2019" and found.values["total"] == "17.25"
+    # a second decision changes nothing and verifies nothing
+    again = review.decide(str(ext.id), "edit", note="", edit=json.dumps(GOLD), caller=ana)
+    assert not again.applied and again.example is None and again.decided_by == "ana"

@@ -345,7 +345,8 @@ def eval_suite() -> EvalSuite:
         dataset=DATASET,
         datasets={"documents": DATASET, "tenancy": TENANCY},
         strategies={
-            name: _strategy(name) for name in ("memory", "rules", "fields", "agent", "cascade")
+            name: _strategy(name)
+            for name in ("memory", "rules", "fields", "agent", "cascade", "memory-rules")
         },
         default_strategy="cascade",
         labels=["completed", "failed", "contained", "leaked"],

@@ -285,6 +285,23 @@ class _OneRow:
 
 cascade = _OneRow(_layered)
 
+# The cascade without a model (the memory, then the rules; nobody sure: a person): what
+# learning from review does when no model is at hand.
+memory_rules = _OneRow(
+    Cascade(
+        "documents",
+        [
+            Layer("memory", run_memory, default_threshold=MEMORY_THRESHOLD),
+            Layer("rules", run_rules, default_threshold=RULES_THRESHOLD),
+        ],
+        decision=ExtractionDecision,
+        review=_review,
+        no_answer=_no_extraction,
+        undecided_verdicts=frozenset({"failed"}),
+        name="memory-rules",
+    )
+)
+
 
 STRATEGIES: dict[str, Strategy[ExtractionInput, DocumentsDeps]] = {
     "memory": run_memory,
@@ -292,4 +309,5 @@ STRATEGIES: dict[str, Strategy[ExtractionInput, DocumentsDeps]] = {
     "fields": run_fields,
     "agent": run_agent,
     "cascade": cascade,
+    "memory-rules": memory_rules,
 }
