@@ -257,3 +257,20 @@ def test_a_corrected_failed_extraction_becomes_an_example_the_next_receipt_is_re
     # a second decision changes nothing and verifies nothing
     again = review.decide(str(ext.id), "edit", note="", edit=json.dumps(GOLD), caller=ana)
     assert not again.applied and again.example is None and again.decided_by == "ana"
+
+
+def test_the_threshold_sweep_counts_the_memorys_own_readings():
+    from casework.apps.documents.data.memory_sweep import memory_outcomes
+
+    def case(confidence, fields, verdict="completed"):
+        memory = {"layer": "memory", "confidence": confidence}
+        memory["output"] = {"verdict": verdict, "fields": fields}
+        return {"inputs": {"file": "r.jpg"}, "expected": {"gold": GOLD}, "layers": [memory]}
+
+    cases = [
+        case(92.5, dict(GOLD)),
+        case(81.0, {**GOLD, "total": "4.90"}),  # one field wrong: the document is wrong
+        case(0.0, {}, verdict="failed"),
+        {"inputs": {"file": "r.jpg"}, "expected": {"gold": GOLD}, "layers": []},  # no memory
+    ]
+    assert memory_outcomes(cases) == [(92.5, True), (81.0, False), (0.0, False)]
