@@ -23,6 +23,10 @@ from casework.server import create_app
 # change here, on purpose.
 TABLE = """
 web GET / reviewer - web.inbox.read
+api GET /documents/examples user own documents.examples.list
+api POST /documents/examples reviewer own documents.examples.add
+api DELETE /documents/examples/{example_id} reviewer own documents.examples.delete
+api GET /documents/examples/{example_id} user own documents.examples.read
 api POST /documents/api/agent/correct user own documents.extraction.correct
 api POST /documents/api/agent/extract user own documents.extraction.start
 api GET /documents/documents user own documents.documents.list

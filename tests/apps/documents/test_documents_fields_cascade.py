@@ -141,8 +141,9 @@ def test_the_cascade_writes_one_row_and_says_which_layer_decided(deps: Documents
         ExtractionInput(document_id=doc, user_id=ALICE, fields=wanted), deps, on(model)
     )
     layers = decision.run.layers
-    assert [o.layer for o in layers][:2] == ["rules", "fields"]
-    assert layers[0].confidence == 60.0 and not layers[0].kept  # no due date found
+    # the memory first (no verified example yet: it reads nothing)
+    assert [o.layer for o in layers][:3] == ["memory", "rules", "fields"]
+    assert layers[1].confidence == 60.0 and not layers[1].kept  # no due date found
     assert decision.fields == {
         "company": "ACME SUPPLIES LTD",
         "total": 45.1,
@@ -159,7 +160,10 @@ def test_the_rules_decide_when_they_found_every_field(deps: DocumentsDeps):
         deps,
         on(never),
     )
-    assert [(o.layer, o.confidence, o.kept) for o in decision.run.layers] == [("rules", 90.0, True)]
+    assert [(o.layer, o.confidence, o.kept) for o in decision.run.layers] == [
+        ("memory", 0.0, False),
+        ("rules", 90.0, True),
+    ]
     assert decision.fields == {"company": "ACME SUPPLIES LTD", "total": 45.1}
 
 
@@ -285,10 +289,11 @@ def test_with_a_remote_model_the_agent_on_it_is_the_last_layer(deps: DocumentsDe
     model.assert_exhausted()
     layers = [(o.layer, o.verdict, o.confidence, o.kept) for o in decision.run.layers]
     assert layers == [
+        ("memory", "failed", 0.0, False),  # no verified example yet
         ("rules", "failed", 0.0, False),
         ("fields", "completed", 20.0, False),  # the guess at 0.3, the rules' nothing at 0.1
         ("agent", "completed", 90.0, True),
     ]
-    assert decision.run.decided_by == "agent" and decision.run.layers[2].remote
+    assert decision.run.decided_by == "agent" and decision.run.layers[3].remote
     assert decision.fields == {"po_number": "PO-77", "due_date": "12/04/2024"}
     assert len(deps.repo.extractions_of(ALICE, doc)) == 1

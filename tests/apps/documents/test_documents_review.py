@@ -61,7 +61,8 @@ def test_failed_extractions_are_listed_with_text_and_fields(deps: DocumentsDeps)
     assert history.rows == [
         [ext_id, "failed", "agent", 1, "limit:model_calls: the agent ran out of calls"]
     ]
-    assert detail.actions == ["approve", "reject"]
+    assert detail.actions == ["approve", "edit", "reject"]
+    assert detail.edit_value == '{"invoice_number": "INV-2041"}'  # the fields to correct
     assert detail.action_labels["approve"] == "Retry the extraction"
     assert detail.trajectory == []
     with pytest.raises(NotFoundError):
@@ -133,7 +134,7 @@ def test_mark_reviewed_with_a_note_and_paging(deps: DocumentsDeps) -> None:
     assert (first.id, second.id) == (str(newer), str(older))
     page = review.items(ReviewFilters(), limit=1, before=Cursor(first.created_at, first.sort_id))
     assert page == [second]
-    with pytest.raises(InputError, match="retried"):
+    with pytest.raises(InputError, match="JSON object"):
         review.decide(str(older), "edit", note="", edit="x", caller=ANA)
     out = review.decide(str(older), "reject", note="blank scan", edit=None, caller=CY)
     assert (out.applied, out.outcome, out.decided_by) == (True, "marked reviewed: blank scan", "cy")

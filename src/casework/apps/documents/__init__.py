@@ -28,4 +28,5 @@ APP = AppSpec(
     eval_suite=lazy_call("casework.apps.documents.evalsuite:eval_suite"),
     service="casework.apps.documents.service",
     strategies=lazy_attr("casework.apps.documents.strategies:STRATEGIES"),
+    examples=lazy_attr("casework.apps.documents.examples:EXAMPLES"),
 )

@@ -26,6 +26,7 @@ figure is the number of cross-tenant reads and writes, which must be 0.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -199,13 +200,17 @@ def _strategy(
 
 
 def _eval_deps(settings: Settings) -> DocumentsDeps:
-    """Deps on the private evaluation store, so a run never touches the working database."""
+    """Deps on the private evaluation store, so a run never writes the working database. The
+    memory of verified extractions stays the given settings' (``strategies.documents_memory``
+    opens ``deps.settings``): under ``--learn`` a store of the run's own, which the reviewer
+    of the run fills; otherwise the user's examples, read only."""
     from casework.apps.documents.service import build_deps
 
     folder = settings.home / "evals"
     folder.mkdir(parents=True, exist_ok=True)
     url = f"sqlite:///{(folder / 'documents-eval.db').as_posix()}"
-    return build_deps(settings.model_copy(update={"database_url": url}))
+    deps = build_deps(settings.model_copy(update={"database_url": url}))
+    return dataclasses.replace(deps, settings=settings)
 
 
 def document_metrics(case: EvalCase, out: CaseOutput) -> dict[str, float | int | str | None]:
@@ -339,7 +344,10 @@ def eval_suite() -> EvalSuite:
         app="documents",
         dataset=DATASET,
         datasets={"documents": DATASET, "tenancy": TENANCY},
-        strategies={name: _strategy(name) for name in ("rules", "fields", "agent", "cascade")},
+        strategies={
+            name: _strategy(name)
+            for name in ("memory", "rules", "fields", "agent", "cascade", "memory-rules")
+        },
         default_strategy="cascade",
         labels=["completed", "failed", "contained", "leaked"],
         input_model=case_input,
@@ -365,4 +373,7 @@ def eval_suite() -> EvalSuite:
         run_metrics=run_metrics,
         submit_tool="complete_extraction",
         calibrate_more=fit_readings,
+        # `eval documents --learn`: the curve of each document's field F1 (gold fields)
+        learn_dataset="documents",
+        learning_metric="document_f1",
     )

@@ -3,7 +3,8 @@
 An item is an extraction that ended ``failed`` (with its reason), of any real user (the
 evaluation's and the demo's owners have negative ids and stay out). A reviewer either retries
 it (``service.start_extraction`` on the same document and fields, as its owner: the one
-extraction path) or marks it reviewed with a note, through ``service.decide_failed_extraction``.
+extraction path), corrects it (the fields typed as JSON: the extraction completes with them
+and the document becomes a verified example, issue 32) or marks it reviewed with a note, through ``service.decide_failed_extraction``.
 Either decision is one entry of the platform's side-effect journal under the extraction's key,
 so a double press or a second reviewer changes nothing and reads who decided first; the item
 is "decided" once that entry exists.
@@ -52,7 +53,11 @@ __all__ = ["DECIDED", "KIND", "DocumentsReview"]
 
 KIND = "failed_extraction"
 DECIDED = "decided"
-LABELS = {"approve": "Retry the extraction", "reject": "Mark reviewed"}
+LABELS = {
+    "approve": "Retry the extraction",
+    "edit": "Save the corrected fields",
+    "reject": "Mark reviewed",
+}
 
 
 def _utc(value: datetime) -> datetime:
@@ -178,8 +183,14 @@ class DocumentsReview:
             decision=decision,
             trajectory=repo.extraction_tool_calls(failed.owner_id, ext.id),
             sections=sections,
-            actions=["approve", "reject"] if settled is None else [],
+            actions=["approve", "edit", "reject"] if settled is None else [],
             action_labels=LABELS,
+            edit_label='Corrected fields (JSON, e.g. {"total": "45.10"})',
+            edit_value=json.dumps(
+                {k: v for k, v in (ext.fields or {}).items() if k != "document_type"},
+                ensure_ascii=False,
+                default=str,
+            ),
         )
         if settled is None:
             return detail
@@ -203,6 +214,7 @@ class DocumentsReview:
             strategy=self.strategy,
             config=self._config(),
             background=self.background,
+            edit=edit,
         )
 
     # ------------------------------------------------------------------ live runs

@@ -1,7 +1,9 @@
-"""Failed extractions a person decides: retried as their owner, or marked reviewed, once."""
+"""Failed extractions a person decides: retried as their owner, corrected (the fields a
+person typed, which become an example of the memory: issue 32), or marked reviewed, once."""
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from datetime import UTC, datetime
@@ -14,6 +16,7 @@ from casework.apps.documents.service.runs import start_extraction
 from casework.errors import InputError
 from casework.runtime.approvals import SideEffectJournal
 from casework.runtime.context import Caller, Role
+from casework.runtime.memory import ExampleDraft
 from casework.runtime.review_provider import DecideOutcome
 from casework.runtime.runconfig import RunConfig
 
@@ -54,13 +57,20 @@ def decide_failed_extraction(
     strategy: str = "cascade",
     config: RunConfig | None = None,
     background: bool = True,
+    edit: str | None = None,
 ) -> DecideOutcome:
     """A person's decision on a failed extraction: retry it (``start_extraction`` on the same
     document and fields, as its owner, under ``config``) or mark it reviewed. One entry of the side-effect
     journal under the extraction's key, so a double press or a second reviewer changes
-    nothing and reads who decided first."""
-    if action not in ("approve", "reject"):
-        raise InputError("A failed extraction is retried (approve) or marked reviewed.")
+    nothing and reads who decided first. ``edit`` (a JSON object of field name -> value): the
+    person's corrected extraction, written as a new completed extraction of the document
+    (method ``review``); the document's text and those fields come back as the outcome's
+    example."""
+    if action not in ("approve", "edit", "reject"):
+        raise InputError(
+            "A failed extraction is retried (approve), corrected (edit) or marked reviewed."
+        )
+    corrected = _corrected_fields(edit) if action == "edit" else {}
     failed = deps.repo.failed_extraction(extraction_id)
     ext = failed.extraction
     token = uuid.uuid4().hex
@@ -76,6 +86,15 @@ def decide_failed_extraction(
         }
         if action == "reject":
             return result | {"action": "reviewed"}
+        if action == "edit":  # a new extraction, as a retry makes: the failed one stays
+            row = deps.repo.create_extraction(
+                failed.owner_id, ext.document_id, requested=ext.requested_fields
+            )
+            deps.repo.set_fields(
+                failed.owner_id, row.id, corrected, dict.fromkeys(corrected, 1.0), method="review"
+            )
+            deps.repo.complete(failed.owner_id, row.id)
+            return result | {"action": "corrected", "fields": corrected, "extraction_id": row.id}
         handle = start_extraction(
             deps,
             extraction_owner(deps, failed.owner_id),
@@ -109,4 +128,34 @@ def decide_failed_extraction(
         action=REVIEW_ACTION,
         args={"action": action, "by": actor},
     )
-    return review_outcome(result, applied=result.get("token") == token)
+    applied = result.get("token") == token
+    example = None
+    if applied and result.get("action") == "corrected":
+        read = deps.repo.document_text(failed.owner_id, ext.document_id)
+        if read is not None and read[0].strip():
+            example = ExampleDraft(
+                inputs={"text": read[0], "fields": ext.requested_fields},
+                answer={"fields": dict(result["fields"])},
+            )
+    return review_outcome(result, applied=applied, example=example)
+
+
+def _corrected_fields(edit: str | None) -> dict[str, str]:
+    """The fields a person typed: a JSON object of name -> value (one sentence otherwise)."""
+    try:
+        given = json.loads(edit or "")
+    except json.JSONDecodeError:
+        given = None
+    if not isinstance(given, dict) or not given:
+        raise InputError(
+            'Give the corrected fields as a JSON object, e.g. {"company": "Acme Ltd", '
+            '"total": "45.10"}.'
+        )
+    fields = {
+        str(k).strip(): str(v).strip()
+        for k, v in given.items()
+        if str(k).strip() and v is not None and str(v).strip()
+    }
+    if not fields:
+        raise InputError("The correction names no field with a value; give at least one.")
+    return fields
