@@ -155,6 +155,7 @@ SPIDER_SCHOOL = (
 # Every command with --json needs an entry (test_every_json_command_has_an_invocation).
 # Scripted or baseline strategies only; the bundled model only in slow entries.
 HED_CASES = Path(casework.__file__).parent / "apps/hed/data/eval/cases.jsonl"
+DOCUMENT_CASES = Path(__file__).parent / "documents_examples.jsonl"
 SQL_CASES = Path(casework.__file__).parent / "apps/sql/data/eval/questions.jsonl"
 VANPOOL_PLAIN = Path(casework.__file__).parent / "apps/vanpool/data/eval/outreach_plain.jsonl"
 DOCUMENT_FILES = Path(casework.__file__).parent / "apps" / "documents" / "data" / "eval" / "files"
@@ -245,6 +246,13 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
     "hed examples list": Invocation(["hed", "examples", "list", "--json"]),
     "hed examples recall": Invocation(
         ["hed", "examples", "recall", "A red circle appears on the screen.", "--json"]
+    ),
+    "documents examples import": Invocation(
+        ["documents", "examples", "import", str(DOCUMENT_CASES), "--json"]
+    ),
+    "documents examples list": Invocation(["documents", "examples", "list", "--json"]),
+    "documents examples recall": Invocation(
+        ["documents", "examples", "recall", "INVOICE Acme Supplies Ltd", "--json"]
     ),
     "sql examples import": Invocation(["sql", "examples", "import", str(SQL_CASES), "--json"]),
     "sql examples list": Invocation(["sql", "examples", "list", "--json"]),

@@ -118,3 +118,22 @@ def test_api_adds_lists_and_deletes_per_tenant(served) -> None:
     assert ana.delete(f"/vanpool/examples/{ids[0]}").json() == {"deleted": ids[0]}
     assert ana.get(f"/vanpool/examples/{ids[0]}").status_code == 404
     assert memory_for(settings, "vanpool", None).count() == 1
+
+
+def test_an_imported_case_reads_its_file_beside_the_jsonl(tmp_path: Path) -> None:
+    from casework.examples import read_jsonl
+
+    folder = tmp_path / "set"
+    folder.mkdir()
+    lines = [
+        {"inputs": {"file": "files/a.pdf"}, "expected": {}},
+        {"inputs": {"file": "/abs/b.pdf"}, "expected": {}},
+        {"inputs": {"text": "x"}, "expected": {}},
+    ]
+    (folder / "cases.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    read = [record["inputs"] for _, record in read_jsonl(folder / "cases.jsonl")]
+    assert read == [
+        {"file": str((folder / "files" / "a.pdf").resolve())},
+        {"file": "/abs/b.pdf"},
+        {"text": "x"},
+    ]

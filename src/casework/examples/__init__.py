@@ -76,7 +76,9 @@ def read_drafts(
 
 
 def read_jsonl(path: Path) -> list[tuple[int, Any]]:
-    """The decoded lines of a JSONL file (blank lines skipped), each with its number."""
+    """The decoded lines of a JSONL file (blank lines skipped), each with its number. A
+    relative ``inputs.file`` is read from the JSONL's folder, as an evaluation reads it (a
+    documents dataset names its scans that way)."""
     if not path.is_file():
         raise InputError(f"No file at {path}: give a JSONL file with one case per line.")
     records = []
@@ -85,13 +87,22 @@ def read_jsonl(path: Path) -> list[tuple[int, Any]]:
             if not raw.strip():
                 continue
             try:
-                records.append((number, json.loads(raw)))
+                records.append((number, _files_beside(json.loads(raw), path.parent)))
             except json.JSONDecodeError as exc:
                 raise InputError(
                     f"Line {number} of {path.name} is not valid JSON ({exc.msg} at column "
                     f"{exc.colno}); nothing was stored."
                 ) from None
     return records
+
+
+def _files_beside(record: Any, folder: Path) -> Any:
+    inputs = record.get("inputs") if isinstance(record, dict) else None
+    if isinstance(inputs, dict) and isinstance(inputs.get("file"), str):
+        given = Path(inputs["file"])
+        if not given.is_absolute():
+            record["inputs"] = {**inputs, "file": str((folder / given).resolve())}
+    return record
 
 
 def learn_from_review(

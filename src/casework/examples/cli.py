@@ -20,7 +20,8 @@ __all__ = ["examples_cli"]
 
 def _line(e: Example) -> str:
     answer = json.dumps(e.answer, ensure_ascii=False, sort_keys=True)
-    key = e.key_text if len(e.key_text) <= 70 else e.key_text[:67] + "..."
+    flat = " ".join(e.key_text.split())  # a document's key spans lines: one line each
+    key = flat if len(flat) <= 70 else flat[:67] + "..."
     return f"{e.id:>5}  {e.verified_at:%Y-%m-%d %H:%M}  {e.source:<6}  {answer}  {key}"
 
 

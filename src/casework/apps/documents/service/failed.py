@@ -11,6 +11,7 @@ from typing import Any
 
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.failed_review import review_key, review_outcome
+from casework.apps.documents.models import FailedExtraction
 from casework.apps.documents.repository import REVIEW_ACTION, REVIEW_THREAD_PREFIX
 from casework.apps.documents.service.runs import start_extraction
 from casework.errors import InputError
@@ -60,12 +61,10 @@ def decide_failed_extraction(
     edit: str | None = None,
 ) -> DecideOutcome:
     """A person's decision on a failed extraction: retry it (``start_extraction`` on the same
-    document and fields, as its owner, under ``config``) or mark it reviewed. One entry of the side-effect
-    journal under the extraction's key, so a double press or a second reviewer changes
-    nothing and reads who decided first. ``edit`` (a JSON object of field name -> value): the
-    person's corrected extraction, written as a new completed extraction of the document
-    (method ``review``); the document's text and those fields come back as the outcome's
-    example."""
+    document and fields, as its owner, under ``config``), mark it reviewed, or correct it
+    (``edit``, a JSON object of field name -> value: ``_write_correction``, and its example).
+    One entry of the side-effect journal under the extraction's key, so a double press or a
+    second reviewer changes nothing and reads who decided first."""
     if action not in ("approve", "edit", "reject"):
         raise InputError(
             "A failed extraction is retried (approve), corrected (edit) or marked reviewed."
@@ -86,15 +85,9 @@ def decide_failed_extraction(
         }
         if action == "reject":
             return result | {"action": "reviewed"}
-        if action == "edit":  # a new extraction, as a retry makes: the failed one stays
-            row = deps.repo.create_extraction(
-                failed.owner_id, ext.document_id, requested=ext.requested_fields
-            )
-            deps.repo.set_fields(
-                failed.owner_id, row.id, corrected, dict.fromkeys(corrected, 1.0), method="review"
-            )
-            deps.repo.complete(failed.owner_id, row.id)
-            return result | {"action": "corrected", "fields": corrected, "extraction_id": row.id}
+        if action == "edit":
+            row_id = _write_correction(deps, failed, corrected)
+            return result | {"action": "corrected", "fields": corrected, "extraction_id": row_id}
         handle = start_extraction(
             deps,
             extraction_owner(deps, failed.owner_id),
@@ -129,15 +122,43 @@ def decide_failed_extraction(
         args={"action": action, "by": actor},
     )
     applied = result.get("token") == token
-    example = None
-    if applied and result.get("action") == "corrected":
-        read = deps.repo.document_text(failed.owner_id, ext.document_id)
-        if read is not None and read[0].strip():
-            example = ExampleDraft(
-                inputs={"text": read[0], "fields": ext.requested_fields},
-                answer={"fields": dict(result["fields"])},
-            )
+    example = (
+        _correction_example(deps, failed, result["fields"])
+        if applied and result.get("action") == "corrected"
+        else None
+    )
     return review_outcome(result, applied=applied, example=example)
+
+
+def _write_correction(
+    deps: DocumentsDeps, failed: FailedExtraction, corrected: dict[str, str]
+) -> int:
+    """The person's fields as a new completed extraction of the document (method
+    ``review``), as a retry makes a new one: the failed extraction stays as it was."""
+    ext = failed.extraction
+    row = deps.repo.create_extraction(
+        failed.owner_id, ext.document_id, requested=ext.requested_fields
+    )
+    deps.repo.set_fields(
+        failed.owner_id, row.id, corrected, dict.fromkeys(corrected, 1.0), method="review"
+    )
+    deps.repo.complete(failed.owner_id, row.id)
+    return int(row.id)
+
+
+def _correction_example(
+    deps: DocumentsDeps, failed: FailedExtraction, fields: dict[str, Any]
+) -> ExampleDraft | None:
+    """The document's text and the corrected fields, as the example the review teaches
+    (None when the document kept no text)."""
+    ext = failed.extraction
+    read = deps.repo.document_text(failed.owner_id, ext.document_id)
+    if read is None or not read[0].strip():
+        return None
+    return ExampleDraft(
+        inputs={"text": read[0], "fields": ext.requested_fields},
+        answer={"fields": dict(fields)},
+    )
 
 
 def _corrected_fields(edit: str | None) -> dict[str, str]:
