@@ -189,11 +189,15 @@ def _prompt(text: str, names: list[str]) -> list[Any]:
     ]
 
 
-def ask_fields(model: Any, text: str, names: list[str]) -> tuple[dict[str, Any], Usage]:
+def ask_fields(
+    model: Any, text: str, names: list[str], *, messages: list[Any] | None = None
+) -> tuple[dict[str, Any], Usage]:
     """The model's value (or None) for each name, and what the call cost. The bundled model
-    decodes under the JSON schema; another model answers by one forced tool call."""
+    decodes under the JSON schema; another model answers by one forced tool call.
+    ``messages``: a prompt of the caller's (the memory's, with verified documents shown
+    first) instead of the task's own."""
     started = time.perf_counter()
-    messages = _prompt(text, names)
+    messages = messages if messages is not None else _prompt(text, names)
     schema = fields_schema(names)
     usage = Usage(model_calls=1)
     if is_local_model(model):

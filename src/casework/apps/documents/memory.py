@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -36,8 +35,7 @@ from typing import Any
 
 from casework.apps.documents.fields import (
     FIELD_HINTS,
-    MAX_VALUE_CHARS,
-    fields_schema,
+    ask_fields,
     grounded,
     numbered_lines,
 )
@@ -318,29 +316,4 @@ def ask_fields_shown(
 ) -> tuple[dict[str, Any], Usage]:
     """``fields.ask_fields`` with verified documents shown first: the model's value (or None)
     for each name under the same JSON schema, and what the call cost."""
-    from casework.llm.local import is_local_model
-
-    started = time.perf_counter()
-    messages = _messages(text, names, shown)
-    schema = fields_schema(names)
-    usage = Usage(model_calls=1)
-    if is_local_model(model):
-        budget = 32 + len(names) * (MAX_VALUE_CHARS + 24)  # the reply can always close
-        reply, used = model.generate_constrained(messages, json_schema=schema, max_tokens=budget)
-        values = json.loads(reply)
-        usage.input_tokens = int(used.get("input_tokens", 0))
-        usage.output_tokens = int(used.get("output_tokens", 0))
-    else:
-        tool = {"title": "FieldValues", "description": "The value of each field.", **schema}
-        message = model.bind_tools([tool], tool_choice="FieldValues").invoke(messages)
-        calls = getattr(message, "tool_calls", None) or []
-        values = dict(calls[0]["args"]) if calls else {}
-        meta = getattr(message, "usage_metadata", None) or {}
-        usage.input_tokens = int(meta.get("input_tokens", 0))
-        usage.output_tokens = int(meta.get("output_tokens", 0))
-    usage.wall_seconds = round(time.perf_counter() - started, 3)
-    out: dict[str, Any] = {}
-    for name in names:
-        value = values.get(name)
-        out[name] = str(value).strip() if isinstance(value, str) and value.strip() else None
-    return out, usage
+    return ask_fields(model, text, names, messages=_messages(text, names, shown))
