@@ -30,8 +30,10 @@ DESCRIPTION_CHARS = 90
 
 _WORD = re.compile(r"[a-z][a-z0-9]*")
 _STOP = frozenset(
-    "a an the on in of to is are and or it at by with as be was were has have had this that "
-    "these those for from into after before when while which who what not only one two".split()
+    _WORD.findall(
+        "a an the on in of to is are and or it at by with as be was were has have had this that "
+        "these those for from into after before when while which who what not only one two"
+    )
 )
 
 
