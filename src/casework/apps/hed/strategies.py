@@ -7,9 +7,12 @@ run the same graph with different limits and switches, so what is compared is th
 takes the annotation a person verified for a description close enough to this one, validated
 again. ``cascade`` (the default) answers from the memory when it is sure, else keeps the
 look-up where it accounts for the description's words, else asks the bundled model once under
-the schema's grammar (the look-up shown as a draft, the nearest verified annotations as its
-examples), else, when a remote model is configured (``--model``), runs the full loop on it. A finished node is an
-event for the run config's sink (``{"type": "step", "node", ...}``: the CLI's status line).
+the schema's grammar (a short prompt: the rules and the schema entries the case points to;
+the look-up shown as a draft, the nearest verified annotations as its examples), else, when
+a remote model is configured (``--model``), runs the full loop on it. Once the caller has verified annotations, the look-up and the models are less sure of a
+description far from all of them (``novelty_confidence``), so it reaches a person. A finished
+node is an event for the run config's sink (``{"type": "step", "node", ...}``: the CLI's
+status line).
 """
 
 from __future__ import annotations
