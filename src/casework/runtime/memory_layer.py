@@ -22,6 +22,12 @@ person), and answers the same cases later, once reviewers have verified several 
 **Demonstrations** (``demonstrations``) are the ``k`` most similar examples, for a model
 layer's prompt (kNN demonstration selection, Liu et al. 2022): the answer space stays the
 grammar's; the examples show the tenant's conventions.
+
+**A case far from every verified example makes the other layers less sure**
+(``novelty_confidence``): once a tenant has verified examples of an app, a rules or model
+layer's confidence is scaled down by how far the case is from the nearest of them, so early
+novel cases reach a person (and become examples) while later cases like them do not. A
+tenant with no example keeps every layer's confidence as it is.
 """
 
 from __future__ import annotations
@@ -37,9 +43,11 @@ from casework.runtime.memory import Example, Memory
 from casework.runtime.runconfig import RunConfig
 
 __all__ = [
+    "FAR_SIMILARITY",
     "MEMORY_SOURCE",
     "MEMORY_THRESHOLD",
     "NEAR_SIMILARITY",
+    "NOVELTY_FLOOR",
     "Demonstration",
     "Recall",
     "demonstration_evidence",
@@ -47,6 +55,8 @@ __all__ = [
     "examples_used",
     "memory_evidence",
     "memory_layer",
+    "nearest_similarity",
+    "novelty_confidence",
     "recall",
     "recall_confidence",
 ]
@@ -277,3 +287,44 @@ def threshold_report(rows: Sequence[ThresholdRow], target: float = 0.95) -> str:
         else "none"
     )
     return "\n".join(lines)
+
+
+FAR_SIMILARITY = 0.25
+"""A case whose nearest verified example is this similar or less is unlike all of them: a
+non-memory layer keeps ``NOVELTY_FLOOR`` of its confidence (see ``novelty_confidence``)."""
+NOVELTY_FLOOR = 0.5
+"""The share of its confidence a layer keeps on a case unlike every verified example."""
+
+
+def nearest_similarity(memory: Memory, text: str) -> float | None:
+    """The similarity of ``text``'s nearest verified example; None when the memory has no
+    example of the app (one count, no embedding): what ``novelty_confidence`` takes."""
+    if memory.count() == 0:
+        return None
+    found = memory.nearest(text, 1)
+    return found[0][1] if found else None
+
+
+def novelty_confidence(
+    confidence: float,
+    nearest: float | None,
+    *,
+    near: float = NEAR_SIMILARITY,
+    far: float = FAR_SIMILARITY,
+    floor: float = NOVELTY_FLOOR,
+) -> float:
+    """A non-memory layer's ``confidence`` (0-100) on a case whose nearest verified example is
+    at cosine similarity ``nearest``; None: the tenant has no example of the app, and the
+    confidence is returned as it is (a tenant without examples behaves as before).
+
+    A case at least ``near`` to an example keeps its confidence; below that the confidence is
+    scaled linearly down to ``floor`` of itself at ``far`` and below:
+    ``confidence * (floor + (1 - floor) * clamp((nearest - far) / (near - far), 0, 1))``.
+    With the defaults (near 0.75, far 0.25, floor 0.5) a valid model answer at 60 keeps 60 at
+    0.75, 54 at 0.5 and 30 at 0.25 or below; so while examples are few, most cases are far and
+    reach a person, and once reviewers have verified cases like them, they are decided. Use
+    it on every layer but the memory itself (whose confidence already says how near)."""
+    if nearest is None or near <= far:
+        return confidence
+    closeness = min(1.0, max(0.0, (nearest - far) / (near - far)))
+    return round(confidence * (floor + (1.0 - floor) * closeness), 2)

@@ -27,6 +27,10 @@ class HedDeps:
     measure what the grammar is worth."""
     draft: bool = True
     """The first annotation prompt shows the vocabulary look-up's tags as a draft."""
+    short_prompt: bool = False
+    """The annotation prompt shows the rules and the few schema entries the case and its
+    demonstrations point to (``shortprompt.py``), not the whole vocabulary: for the bundled
+    model under the grammar, which holds the answer space."""
     demonstrations: tuple[tuple[str, str], ...] = ()
     """Verified (description, annotation) pairs the annotation prompt shows in place of its
     two generic examples (the memory's nearest, for one case; empty: the generic ones)."""

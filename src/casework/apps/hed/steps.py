@@ -22,6 +22,7 @@ from casework.apps.hed.models import (
 )
 from casework.apps.hed.remediation import augment_all, closest_tags
 from casework.apps.hed.rules import HED_RULES, clean_annotation, defined_names, flatten_tags
+from casework.apps.hed.shortprompt import entries_text, prompt_tags
 from casework.apps.hed.validation import Issue, ValidationResult, validate_many
 from casework.apps.hed.vocabulary import load_vocabulary
 from casework.llm.local import is_local_model
@@ -62,10 +63,33 @@ def _system_text(schema: str, compact: bool) -> str:
     )
 
 
+@cache
+def _short_system_text(schema: str) -> str:
+    return load_prompt(__package__, "system_short", schema_version=schema, rules=HED_RULES)
+
+
+def _entries(state: HedAnnotationState, deps: HedDeps) -> str:
+    """The short prompt's schema entries for the case and its demonstrations (``''`` for the
+    whole-vocabulary prompt)."""
+    if not deps.short_prompt:
+        return ""
+    vocab = load_vocabulary(state["schema_version"])
+    shown = [hed for _, hed in deps.demonstrations]
+    tags = prompt_tags(state["input_description"], shown, vocab)
+    return (
+        "\nSchema entries this event and its examples point to (the likely ones; any schema "
+        f"tag may be used):\n{entries_text(tags, vocab)}\n"
+    )
+
+
 def _system(state: HedAnnotationState, deps: HedDeps) -> SystemMessage:
     """One system turn for every agent: HED rules + vocabulary. Sharing it lets a local
     model's prompt cache keep the long prefix across annotate, evaluate and summarise calls
-    instead of re-reading ~3,800 tokens each time."""
+    instead of re-reading ~3,800 tokens each time. The short prompt's system turn is the rules
+    alone (the same for every case, so a warm start restores it); its schema entries go in
+    the task."""
+    if deps.short_prompt:
+        return SystemMessage(_short_system_text(state["schema_version"]))
     return SystemMessage(_system_text(state["schema_version"], deps.compact_vocabulary))
 
 
@@ -87,6 +111,7 @@ def annotate(state: HedAnnotationState, deps: HedDeps, config: RunConfig) -> dic
     task = load_prompt(
         __package__,
         "annotate_task",
+        entries=_entries(state, deps),
         examples=_examples_text(deps.demonstrations),
         description=state["input_description"],
         feedback=feedback,

@@ -7,9 +7,12 @@ run the same graph with different limits and switches, so what is compared is th
 takes the annotation a person verified for a description close enough to this one, validated
 again. ``cascade`` (the default) answers from the memory when it is sure, else keeps the
 look-up where it accounts for the description's words, else asks the bundled model once under
-the schema's grammar (the look-up shown as a draft, the nearest verified annotations as its
-examples), else, when a remote model is configured (``--model``), runs the full loop on it. A finished node is an
-event for the run config's sink (``{"type": "step", "node", ...}``: the CLI's status line).
+the schema's grammar (a short prompt: the rules and the schema entries the case points to;
+the look-up shown as a draft, the nearest verified annotations as its examples), else, when
+a remote model is configured (``--model``), runs the full loop on it. Once the caller has verified annotations, the look-up and the models are less sure of a
+description far from all of them (``novelty_confidence``), so it reaches a person. A finished
+node is an event for the run config's sink (``{"type": "step", "node", ...}``: the CLI's
+status line).
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ from casework.runtime.memory_layer import (
     demonstration_evidence,
     demonstrations,
     memory_evidence,
+    nearest_similarity,
+    novelty_confidence,
     recall,
 )
 from casework.runtime.usage import Usage
@@ -421,24 +426,44 @@ def _rules_layer(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecisi
     schema = decided.schema_version or check_schema(input.schema_version)
     share = coverage(decided.description or input.description, load_vocabulary(schema))
     decided.confidence = round(100.0 * share, 1) if decided.is_valid else 0.0
+    return _familiar(decided, input, deps, config)
+
+
+def _familiar(
+    decided: HedDecision, input: HedInput, deps: HedDeps, config: RunConfig
+) -> HedDecision:
+    """A layer's decision, less sure when the caller has verified annotations and none is
+    near this description (``novelty_confidence``): early unfamiliar cases reach a person
+    and become examples. Without any verified annotation the confidence is as it was."""
+    description = check_description(input.description)
+    nearest = nearest_similarity(annotation_memory(deps, config), description)
+    scaled = novelty_confidence(decided.confidence, nearest)
+    if scaled != decided.confidence:
+        decided.reasoning = (
+            f"{decided.reasoning} Confidence {decided.confidence:g} -> {scaled:g}: the nearest "
+            f"verified description is at similarity {nearest:.2f}."
+        )[:1200]
+        decided.confidence = scaled
     return decided
 
 
 def _local_layer(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
-    """One annotation by the bundled model under the schema's grammar, validated; its
-    examples are the nearest verified annotations (``DEMONSTRATIONS``, recorded as the
-    decision's ``memory`` evidence) when the memory has any, else the prompt's generic two."""
+    """One annotation by the bundled model under the schema's grammar, validated, from the
+    short prompt (the rules and the schema entries the case and its examples point to,
+    ``shortprompt.py``); its examples are the nearest verified annotations
+    (``DEMONSTRATIONS``, recorded as the decision's ``memory`` evidence) when the memory has
+    any, else the prompt's generic two."""
     on_local = replace(config, models=config.models.routed({ROLES["annotate"]: LOCAL_ROLE}))
     description = check_description(input.description)
     shown = demonstrations(annotation_memory(deps, config), description, DEMONSTRATIONS)
     # Least similar first: the nearest example sits next to the event it should inform.
     pairs = tuple((d.key_text, str(d.answer["hed"])) for d in reversed(shown))
-    local_deps = replace(deps, grammar=True, draft=True, demonstrations=pairs)
+    local_deps = replace(deps, grammar=True, draft=True, short_prompt=True, demonstrations=pairs)
     decided = one_shot(input, local_deps, on_local)
     decided.evidence = [*demonstration_evidence(shown), *decided.evidence]
     if decided.run is not None:
         decided.run.strategy = "local"
-    return decided
+    return _familiar(decided, input, deps, config)
 
 
 def _review(last: HedDecision, said: str, outcomes: list[LayerOutcome]) -> HedDecision:
