@@ -168,3 +168,26 @@ def test_bundled_model_chooses_a_bucket_with_verified_replies_in_its_prompt(deps
     )
     assert result.bucket == "update" and examples_used(result) == shown
     assert result.run is not None and result.run.usage.model_calls == 1
+
+
+def test_the_choice_is_less_sure_of_a_reply_unlike_every_verified_one(deps) -> None:
+    reply = ReplyInput("We moved house to Oakland in May.")
+    alone = OUTREACH_STRATEGIES["choice"](reply, deps, _config(_chooser("update", 0.8)))
+    assert alone.confidence == 80.0  # no verified reply yet: as before
+
+    _verify(deps, "Is there a deadline for answering this review?", "question")
+    far = OUTREACH_STRATEGIES["choice"](reply, deps, _config(_chooser("update", 0.8)))
+    nearest = far.evidence[0].fields["similarity"]
+    assert nearest < 0.25 and far.confidence == 40.0  # the floor: half of 80
+    assert f"80 -> 40, the nearest verified reply at similarity {nearest:.2f}" in far.reasoning
+
+    _verify(deps, "We bought a new place last month.", "update")
+    between = OUTREACH_STRATEGIES["choice"](reply, deps, _config(_chooser("update", 0.8)))
+    similarity = between.evidence[0].fields["similarity"]
+    assert similarity == pytest.approx(0.49, abs=0.01)
+    expected = 80 * (0.5 + 0.5 * (similarity - 0.25) / 0.5)  # linear between far and near
+    assert between.confidence == pytest.approx(expected, abs=0.01)
+
+    _verify(deps, "I moved to a new apartment in Oakland.", "update")
+    near = OUTREACH_STRATEGIES["choice"](reply, deps, _config(_chooser("update", 0.8)))
+    assert near.evidence[0].fields["similarity"] > 0.75 and near.confidence == 80.0

@@ -50,6 +50,7 @@ from casework.runtime.memory_layer import (
     demonstration_evidence,
     demonstrations,
     memory_layer,
+    novelty_confidence,
 )
 
 __all__ = [
@@ -191,8 +192,9 @@ memory_classify = memory_layer(
 
 def choice_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> OutreachResult:
     """The bundled model chooses the bucket among the four (scored options), shown the most
-    similar verified replies first (recorded as the decision's ``memory`` evidence); an
-    escalation cue overrides it."""
+    similar verified replies first (recorded as the decision's ``memory`` evidence), less sure
+    of a reply far from every verified one (``novelty_confidence``); an escalation cue
+    overrides it. The cue-word rules keep their fixed confidence: they do not guess."""
     shown = demonstrations(reply_memory(deps, config), input.reply, DEMONSTRATIONS)
     # Least similar first: the nearest example sits next to the reply it should inform.
     pairs = [(d.key_text, str(d.answer["bucket"])) for d in reversed(shown)]
@@ -207,6 +209,14 @@ def choice_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> 
     reasoning = "The model chose " + ", ".join(
         f"{k} {v:.2f}" for k, v in sorted(picked.probabilities.items(), key=lambda kv: -kv[1])
     )
+    # Once the caller has verified replies, a reply unlike all of them is a guess about this
+    # team's conventions: less sure, so it reaches a person and becomes an example.
+    nearest = shown[0].similarity if shown else None
+    scaled = novelty_confidence(confidence, nearest)
+    if scaled != confidence:
+        reasoning += f"; confidence {confidence:g} -> {scaled:g}, the nearest verified reply "
+        reasoning += f"at similarity {nearest:.2f}"
+        confidence = scaled
     if has_escalation_cue(input.reply) and bucket != "escalation":
         bucket, confidence = "escalation", CUE_CONFIDENCE
         reasoning += "; an escalation cue word sends it to a person."
