@@ -19,7 +19,6 @@ from langchain_core.language_models import BaseChatModel
 
 from casework.apikit import DepsCache
 from casework.apps.receipts.deps import ReceiptsDeps, build_deps
-from casework.apps.receipts.memory import review_example
 from casework.apps.receipts.models import (
     HUMAN,
     LABEL_DEFINITIONS,
@@ -33,6 +32,7 @@ from casework.apps.receipts.service import (
     STRATEGIES,
     review_decide,
     review_edit,
+    review_example,
     validation_events,
 )
 from casework.config import Settings
