@@ -60,7 +60,7 @@ def _verify(deps: ReceiptsDeps, input: LabelInput, answer: dict[str, str]) -> in
 
 def test_an_example_is_the_word_its_merchant_and_line_and_its_right_label() -> None:
     inputs = {"word": "25.25", "merchant": "In-N-Out Burger", "line": "SUBTOTAL 25.25"}
-    assert EXAMPLES.key_text(inputs) == "In-N-Out Burger | SUBTOTAL 25.25 | 25.25"
+    assert EXAMPLES.key_text(inputs) == "In-N-Out Burger | SUBTOTAL [25.25] | 25.25"
     assert EXAMPLES.key_text({"word": "25.25"}) == "unknown merchant | 25.25"
     assert EXAMPLES.answer_of({"verdict": "INVALID", "gold_label": "SUBTOTAL"}) == {
         "label": "SUBTOTAL"
@@ -182,6 +182,16 @@ def test_the_eval_jsonl_imports_as_examples(settings, tmp_path: Path, capsys) ->
     cases.write_text(json.dumps(line) + "\n", encoding="utf-8")
     cli.main(["receipts", "examples", "import", str(cases), "--json"])  # exits only on error
     [stored] = json.loads(capsys.readouterr().out)
-    assert stored["key_text"] == "Vons | BALANCE TOTAL 12.00 | TOTAL"
+    assert stored["key_text"] == "Vons | BALANCE [TOTAL] 12.00 | TOTAL"
     assert stored["answer"] == {"label": "GRAND_TOTAL"} and stored["source"] == "import"
     assert memory_for(settings, "receipts", None).count() == 1
+
+
+def test_a_word_of_another_shape_on_the_same_line_is_no_evidence(small: ReceiptsDeps) -> None:
+    # "9:41" sits on the date's line: alike as key text, but a time is no evidence for a date
+    the_time = LabelInput(receipt="bluebottle", line_id=7, word_id=2, suggested_label="TIME")
+    assert resolve_input(small, the_time).word_text == "9:41"
+    _verify(small, the_time, {"label": "TIME"})
+    decision = cascade(DATE_AS_TIME, small, _config(ScriptedChooser(_scores("DATE"), repeat=True)))
+    assert decision.run is not None and decision.run.decided_by != "memory"
+    assert decision.run.layers[0].layer == "memory" and examples_used(decision) == []

@@ -18,14 +18,19 @@ words with their labels; the nearest verified examples take the first of those p
 
 from __future__ import annotations
 
+import builtins
 import time
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import Engine
+
 from casework.apps.receipts.labels import resolve_input
 from casework.apps.receipts.models import LabelDecision, LabelInput, WordRef
+from casework.apps.receipts.rules import word_shape
 from casework.apps.receipts.vectors import Neighbour
+from casework.runtime.context import Caller
 from casework.runtime.decision import EndReason, RunInfo
-from casework.runtime.memory import ExampleDraft, Memory
+from casework.runtime.memory import Example, ExampleDraft, Memory
 from casework.runtime.memory_layer import (
     MEMORY_SOURCE,
     MEMORY_THRESHOLD,
@@ -70,7 +75,9 @@ class LabelExamples:
             raise ValueError("a receipts example is a word: inputs need its 'word' text")
         merchant = _text(inputs, "merchant") or "unknown merchant"
         line = _text(inputs, "line")
-        return f"{merchant} | {line} | {word}" if line else f"{merchant} | {word}"
+        if not line:
+            return f"{merchant} | {word}"
+        return f"{merchant} | {line.replace(word, f'[{word}]', 1)} | {word}"
 
     def answer_of(self, expected: dict[str, Any]) -> dict[str, Any]:
         label = expected.get("gold_label") or expected.get("label")
@@ -107,10 +114,32 @@ def word_inputs(deps: ReceiptsDeps, ref: WordRef) -> dict[str, Any]:
     }
 
 
-def label_memory(deps: ReceiptsDeps, config: RunConfig) -> Memory:
+SHAPE_WINDOW = 50
+"""How many nearest examples of any shape are looked at before keeping one shape's."""
+
+
+class ShapeMemory(Memory):
+    """The receipts examples whose word has one shape (``rules.word_shape``: an amount, a
+    date, a word of letters, ...): ``nearest`` leaves the others out. Measured on the outside
+    receipts, the line dominates the key text's embedding, so without it the price on a line
+    took the label of the product name beside it (see the README)."""
+
+    def __init__(self, engine: Engine, tenant: Caller | None, shape: str) -> None:
+        super().__init__(engine, "receipts", tenant)
+        self.shape = shape
+
+    def nearest(self, text: str, k: int = 5) -> builtins.list[tuple[Example, float]]:
+        found = super().nearest(text, max(k, SHAPE_WINDOW))
+        return [(e, s) for e, s in found if word_shape(_text(e.inputs, "word")) == self.shape][:k]
+
+
+def label_memory(deps: ReceiptsDeps, config: RunConfig, word: str | None = None) -> Memory:
     """The verified labels in the deps' store (a ``--learn`` run's store of its own in an
-    evaluation), as the run's caller sees them."""
-    return Memory(open_stores(deps.settings).engine, "receipts", config.caller)
+    evaluation), as the run's caller sees them; given a ``word``, those of its shape."""
+    engine = open_stores(deps.settings).engine
+    if word is None:
+        return Memory(engine, "receipts", config.caller)
+    return ShapeMemory(engine, config.caller, word_shape(word))
 
 
 def remembered_verdict(suggested: str, answer: dict[str, Any]) -> str | None:
@@ -129,7 +158,7 @@ def memory(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDec
     0 when none is near or the memory is empty (then no embedding is computed)."""
     started = time.perf_counter()
     ref = resolve_input(deps, input)
-    store = label_memory(deps, config)
+    store = label_memory(deps, config, ref.word_text)
     if store.count() == 0:
         decision = _undecided("No verified example yet.")
     else:
@@ -172,7 +201,7 @@ def verified_neighbours(
     """The ``k`` nearest verified words with a right label, at least ``NEAR_SIMILARITY``
     alike (a far example would push out a better vector neighbour), nearest first, each as
     the prompt's neighbour line shows it. An empty memory costs one count, no embedding."""
-    store = label_memory(deps, config)
+    store = label_memory(deps, config, ref.word_text)
     if k <= 0 or store.count() == 0:
         return []
     out = []
