@@ -39,6 +39,7 @@ __all__ = [
     "cascade",
     "choice",
     "memory",
+    "offline",
     "rules",
 ]
 
@@ -155,6 +156,24 @@ cascade = Cascade(
 configured) the remote model's agent: the first layer sure of the word decides."""
 
 
+offline = Cascade(
+    "receipts",
+    [
+        Layer("memory", memory, default_threshold=MEMORY_THRESHOLD),
+        Layer("rules", _raw(rules), default_threshold=DECISION_THRESHOLD),
+        Layer("baseline", _raw(baseline), default_threshold=DECISION_THRESHOLD),
+    ],
+    decision=LabelDecision,
+    role=ROLES["agent"],
+    review=_review,
+    no_answer=lambda said, outcomes: _review(None, said, outcomes),
+    shipped_policy=SHIPPED_POLICY,
+    name="memory-offline",
+)
+"""The cascade without a model (the memory, the rules, the neighbour vote; nobody sure: a
+person): what learning from review does when no model is at hand."""
+
+
 STRATEGIES: dict[str, LabelStrategy] = {
     "memory": memory,
     "rules": rules,
@@ -162,4 +181,5 @@ STRATEGIES: dict[str, LabelStrategy] = {
     "choice": choice,
     "agent": agent,
     "cascade": cascade,
+    "memory-offline": offline,
 }
