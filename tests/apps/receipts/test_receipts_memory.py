@@ -15,7 +15,7 @@ import pytest
 from casework.apps.receipts.classify import NONE_LABEL, SIMILAR_SHOWN
 from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.labels import resolve_input
-from casework.apps.receipts.memory import EXAMPLES, label_memory, word_inputs
+from casework.apps.receipts.memory import EXAMPLES, label_memory, word_inputs, word_kind
 from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelInput, ValidationStatus
 from casework.apps.receipts.repository import LabelChange
 from casework.apps.receipts.review import ReceiptsReview
@@ -66,6 +66,13 @@ def test_an_example_is_the_word_its_merchant_and_line_and_its_right_label() -> N
         "label": "SUBTOTAL"
     }
     assert EXAMPLES.answer_of({"verdict": "INVALID", "not_label": "tax"}) == {"not": "TAX"}
+    # the unit price and the line total, the same number side by side: told apart by place
+    price = {"word": "1.32", "merchant": "Vons", "line": "BANANAS 1.32 1.32 S", "word_id": 2}
+    total = {**price, "word_id": 3}
+    assert EXAMPLES.key_text(price) == "Vons | BANANAS [1.32] 1.32 S | 1.32"
+    assert EXAMPLES.key_text(total) == "Vons | BANANAS 1.32 [1.32] S | 1.32"
+    assert (word_kind(price), word_kind(total)) == (("amount", 2), ("amount", 1))
+    assert word_kind({**price, "word": "BANANAS", "word_id": 1}) == ("alpha", None)
     with pytest.raises(ValueError, match="inputs need its 'word'"):
         EXAMPLES.key_text({"merchant": "Vons"})
     with pytest.raises(ValueError, match="gold_label must be the word's right label"):
@@ -195,3 +202,16 @@ def test_a_word_of_another_shape_on_the_same_line_is_no_evidence(small: Receipts
     decision = cascade(DATE_AS_TIME, small, _config(ScriptedChooser(_scores("DATE"), repeat=True)))
     assert decision.run is not None and decision.run.decided_by != "memory"
     assert decision.run.layers[0].layer == "memory" and examples_used(decision) == []
+
+
+@pytest.mark.slow
+@pytest.mark.local_model
+def test_the_bundled_model_chooses_with_a_verified_word_in_its_prompt(small: ReceiptsDeps) -> None:
+    pytest.importorskip("xllamacpp")
+    example = _verify(small, DATE_WORD, {"label": "DATE"})
+    config = RunConfig.of(small.settings)
+    decision = choice(DATE_AS_TIME, small, config)
+    assert decision.raw_verdict == "INVALID" and examples_used(decision) == [example]
+    probabilities = decision.evidence[-1].fields
+    assert max(probabilities, key=probabilities.get) == "DATE"
+    assert decision.run is not None and decision.run.model == "local:qwen2.5-coder-1.5b"

@@ -66,6 +66,17 @@ def _text(inputs: dict[str, Any], key: str) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
+def _marked_line(inputs: dict[str, Any]) -> str:
+    """The word's line with the word in brackets (at its place when the line shows it)."""
+    tokens, word = _text(inputs, "line").split(), _text(inputs, "word")
+    place = _place(inputs)
+    if place is not None:
+        at = len(tokens) - 1 - place
+    else:
+        at = tokens.index(word) if word in tokens else -1
+    return " ".join(f"[{t}]" if i == at else t for i, t in enumerate(tokens))
+
+
 class LabelExamples:
     """``AppSpec.examples``: a receipts example is a word on a receipt and its right label."""
 
@@ -74,10 +85,8 @@ class LabelExamples:
         if not word:
             raise ValueError("a receipts example is a word: inputs need its 'word' text")
         merchant = _text(inputs, "merchant") or "unknown merchant"
-        line = _text(inputs, "line")
-        if not line:
-            return f"{merchant} | {word}"
-        return f"{merchant} | {line.replace(word, f'[{word}]', 1)} | {word}"
+        line = _marked_line(inputs)
+        return f"{merchant} | {line} | {word}" if line else f"{merchant} | {word}"
 
     def answer_of(self, expected: dict[str, Any]) -> dict[str, Any]:
         label = expected.get("gold_label") or expected.get("label")
@@ -115,31 +124,57 @@ def word_inputs(deps: ReceiptsDeps, ref: WordRef) -> dict[str, Any]:
 
 
 SHAPE_WINDOW = 50
-"""How many nearest examples of any shape are looked at before keeping one shape's."""
+"""How many nearest examples of any kind are looked at before keeping one kind's."""
+AMOUNT_SHAPES = ("amount", "negative_amount")
 
 
-class ShapeMemory(Memory):
-    """The receipts examples whose word has one shape (``rules.word_shape``: an amount, a
-    date, a word of letters, ...): ``nearest`` leaves the others out. Measured on the outside
-    receipts, the line dominates the key text's embedding, so without it the price on a line
-    took the label of the product name beside it (see the README)."""
+def _place(inputs: dict[str, Any]) -> int | None:
+    """The word's place on its line counted from the end (0: the last word), when the line's
+    words show it (a line's words are its text split on spaces, numbered from 1)."""
+    tokens = _text(inputs, "line").split()
+    word_id = inputs.get("word_id")
+    if not isinstance(word_id, int) or not 1 <= word_id <= len(tokens):
+        return None
+    return len(tokens) - word_id if tokens[word_id - 1] == _text(inputs, "word") else None
 
-    def __init__(self, engine: Engine, tenant: Caller | None, shape: str) -> None:
+
+def word_kind(inputs: dict[str, Any]) -> tuple[str, int | None]:
+    """What an example must share with a case to count: its word's shape
+    (``rules.word_shape``), and for an amount its place from the line's end (the unit price
+    and the line total are often the same number, side by side)."""
+    shape = word_shape(_text(inputs, "word"))
+    return shape, _place(inputs) if shape in AMOUNT_SHAPES else None
+
+
+class KindMemory(Memory):
+    """The receipts examples of one ``word_kind``: ``nearest`` leaves the others out.
+    Measured on the outside receipts, the line dominates the key text's embedding: without
+    it a price took the label of the product name beside it, and a line total the unit
+    price's (see the README)."""
+
+    def __init__(self, engine: Engine, tenant: Caller | None, kind: tuple[str, int | None]):
         super().__init__(engine, "receipts", tenant)
-        self.shape = shape
+        self.kind = kind
+
+    def _alike(self, inputs: dict[str, Any]) -> bool:
+        (shape, place), (other_shape, other_place) = self.kind, word_kind(inputs)
+        return shape == other_shape and (None in (place, other_place) or place == other_place)
 
     def nearest(self, text: str, k: int = 5) -> builtins.list[tuple[Example, float]]:
         found = super().nearest(text, max(k, SHAPE_WINDOW))
-        return [(e, s) for e, s in found if word_shape(_text(e.inputs, "word")) == self.shape][:k]
+        return [(e, s) for e, s in found if self._alike(e.inputs)][:k]
 
 
-def label_memory(deps: ReceiptsDeps, config: RunConfig, word: str | None = None) -> Memory:
+def label_memory(
+    deps: ReceiptsDeps, config: RunConfig, inputs: dict[str, Any] | None = None
+) -> Memory:
     """The verified labels in the deps' store (a ``--learn`` run's store of its own in an
-    evaluation), as the run's caller sees them; given a ``word``, those of its shape."""
+    evaluation), as the run's caller sees them; given a case's ``inputs``, those of its
+    word's kind (``word_kind``)."""
     engine = open_stores(deps.settings).engine
-    if word is None:
+    if inputs is None:
         return Memory(engine, "receipts", config.caller)
-    return ShapeMemory(engine, config.caller, word_shape(word))
+    return KindMemory(engine, config.caller, word_kind(inputs))
 
 
 def remembered_verdict(suggested: str, answer: dict[str, Any]) -> str | None:
@@ -158,11 +193,12 @@ def memory(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDec
     0 when none is near or the memory is empty (then no embedding is computed)."""
     started = time.perf_counter()
     ref = resolve_input(deps, input)
-    store = label_memory(deps, config, ref.word_text)
+    inputs = word_inputs(deps, ref)
+    store = label_memory(deps, config, inputs)
     if store.count() == 0:
         decision = _undecided("No verified example yet.")
     else:
-        found = recall(store, EXAMPLES.key_text(word_inputs(deps, ref)))
+        found = recall(store, EXAMPLES.key_text(inputs))
         verdict = remembered_verdict(ref.suggested_label, found.answer or {})
         if found.answer is None or verdict is None:
             nearest = found.neighbours[0][1] if found.neighbours else None
@@ -201,11 +237,12 @@ def verified_neighbours(
     """The ``k`` nearest verified words with a right label, at least ``NEAR_SIMILARITY``
     alike (a far example would push out a better vector neighbour), nearest first, each as
     the prompt's neighbour line shows it. An empty memory costs one count, no embedding."""
-    store = label_memory(deps, config, ref.word_text)
+    inputs = word_inputs(deps, ref)
+    store = label_memory(deps, config, inputs)
     if k <= 0 or store.count() == 0:
         return []
     out = []
-    for e, sim in store.nearest(EXAMPLES.key_text(word_inputs(deps, ref)), k):
+    for e, sim in store.nearest(EXAMPLES.key_text(inputs), k):
         label = e.answer.get("label")
         if sim < NEAR_SIMILARITY or not isinstance(label, str):
             continue
