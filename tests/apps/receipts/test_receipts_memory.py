@@ -93,7 +93,7 @@ def test_a_repeated_word_at_a_known_merchant_is_answered_from_memory_with_no_mod
         assert decision.confidence == 100.0 and examples_used(decision) == [example]
         assert decision.run.usage.model_calls == 0
     assert chooser.calls == []
-    assert "label '05/02/2026' DATE" in as_time.reasoning
+    assert f"example(s) {example} of words like '05/02/2026' say DATE" in as_time.reasoning
 
 
 def test_deleting_an_example_restores_the_answer_it_changed(small: ReceiptsDeps) -> None:

@@ -211,7 +211,7 @@ def memory(input: LabelInput, deps: ReceiptsDeps, config: RunConfig) -> LabelDec
                 verdict=verdict,  # type: ignore[arg-type]
                 confidence=found.confidence,
                 reasoning=(
-                    f"{len(found.used)} verified example(s) ({ids}) label {ref.word_text!r} "
+                    f"Verified example(s) {ids} of words like {ref.word_text!r} say "
                     f"{right}; the nearest at similarity {found.used[0][1]:.2f}."
                 )[:500],
                 evidence=memory_evidence(found.used),
