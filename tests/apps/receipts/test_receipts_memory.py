@@ -215,3 +215,19 @@ def test_the_bundled_model_chooses_with_a_verified_word_in_its_prompt(small: Rec
     probabilities = decision.evidence[-1].fields
     assert max(probabilities, key=probabilities.get) == "DATE"
     assert decision.run is not None and decision.run.model == "local:qwen2.5-coder-1.5b"
+
+
+def test_a_learn_run_on_your_receipts_reads_them_and_keeps_its_examples_apart(
+    small: ReceiptsDeps, tmp_path: Path
+) -> None:
+    from casework.apps.receipts.evalsuite import _Store
+
+    store = _Store()
+    assert store.cases(small.settings, {"receipts": ["chevron"]})
+    own = small.settings.model_copy(
+        update={"database_url": f"sqlite:///{(tmp_path / 'own.db').as_posix()}"}
+    )
+    deps = store.deps(own)
+    assert deps.repo.resolve_receipt("chevron").merchant_name == "Chevron"
+    memory = label_memory(deps, _config(ScriptedChooser()))
+    assert str(memory.engine.url) == own.db_url != small.settings.db_url
