@@ -157,6 +157,7 @@ SPIDER_SCHOOL = (
 HED_CASES = Path(casework.__file__).parent / "apps/hed/data/eval/cases.jsonl"
 DOCUMENT_CASES = Path(__file__).parent / "documents_examples.jsonl"
 SQL_CASES = Path(casework.__file__).parent / "apps/sql/data/eval/questions.jsonl"
+RECEIPTS_CASES = Path(__file__).parents[1] / "apps" / "receipts" / "data" / "examples.jsonl"
 VANPOOL_PLAIN = Path(casework.__file__).parent / "apps/vanpool/data/eval/outreach_plain.jsonl"
 DOCUMENT_FILES = Path(casework.__file__).parent / "apps" / "documents" / "data" / "eval" / "files"
 
@@ -253,6 +254,13 @@ JSON_INVOCATIONS: dict[str, Invocation] = {
     "documents examples list": Invocation(["documents", "examples", "list", "--json"]),
     "documents examples recall": Invocation(
         ["documents", "examples", "recall", "INVOICE Acme Supplies Ltd", "--json"]
+    ),
+    "receipts examples import": Invocation(
+        ["receipts", "examples", "import", str(RECEIPTS_CASES), "--json"]
+    ),
+    "receipts examples list": Invocation(["receipts", "examples", "list", "--json"]),
+    "receipts examples recall": Invocation(
+        ["receipts", "examples", "recall", "Trader Joe's | MUSHROOM [RISOTTO] | RISOTTO", "--json"]
     ),
     "sql examples import": Invocation(["sql", "examples", "import", str(SQL_CASES), "--json"]),
     "sql examples list": Invocation(["sql", "examples", "list", "--json"]),

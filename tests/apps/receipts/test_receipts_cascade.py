@@ -103,7 +103,7 @@ def test_cascade_rules_decide_what_they_are_sure_of_and_the_model_is_not_asked(
         path.unlink()
     assert decision.verdict == "INVALID" and decision.run is not None
     assert decision.run.decided_by == "rules" and chooser.calls == []
-    assert [o.layer for o in decision.run.layers] == ["rules"]
+    assert [o.layer for o in decision.run.layers] == ["memory", "rules"]
 
 
 def test_cascade_passes_an_unsure_word_to_the_model_then_to_the_remote_agent(
@@ -136,7 +136,7 @@ def test_cascade_passes_an_unsure_word_to_the_model_then_to_the_remote_agent(
         path.unlink()
     run = decision.run
     assert run is not None and decision.verdict == "VALID"
-    assert [o.layer for o in run.layers] == ["rules", "baseline", "choice", "agent"]
+    assert [o.layer for o in run.layers] == ["memory", "rules", "baseline", "choice", "agent"]
     assert (
         run.decided_by == "agent" and run.layers[-1].remote and run.layers[-1].model == "scripted"
     )
@@ -158,7 +158,7 @@ def test_cascade_with_nobody_sure_is_needs_review_and_says_what_each_layer_said(
         path.unlink()
     assert decision.verdict == "NEEDS_REVIEW" and decision.run is not None
     assert decision.run.decided_by is None
-    assert [o.layer for o in decision.run.layers] == ["rules", "baseline", "choice"]
+    assert [o.layer for o in decision.run.layers] == ["memory", "rules", "baseline", "choice"]
     assert "choice VALID" in decision.reasoning and "(needs 101.0)" in decision.reasoning
 
 

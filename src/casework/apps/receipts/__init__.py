@@ -27,4 +27,5 @@ APP = AppSpec(
     service="casework.apps.receipts.service",
     strategies=lazy_attr("casework.apps.receipts.strategies:STRATEGIES"),
     review=lazy_call("casework.apps.receipts.review:ReceiptsReview"),
+    examples=lazy_attr("casework.apps.receipts.memory:EXAMPLES"),
 )

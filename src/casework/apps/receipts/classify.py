@@ -19,12 +19,14 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from casework.apps.receipts.evidence import neighbours, word_context
+from casework.apps.receipts.memory import VERIFIED, verified_neighbours
 from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelDecision, WordRef
 from casework.apps.receipts.rules import shape_fits
 from casework.apps.receipts.vectors import Neighbour, VectorsUnavailable
 from casework.llm.choice import Choice, OptionScorer, choose, option_bias
 from casework.llm.roles import LOCAL_ROLE
 from casework.runtime.decision import EndReason, Evidence
+from casework.runtime.memory_layer import demonstration_evidence
 from casework.runtime.runconfig import RunConfig
 
 if TYPE_CHECKING:
@@ -107,6 +109,7 @@ def label_messages(
     else:
         shown = [
             f"  {nb.text!r} on {nb.line[:50]!r} -> {nb.label if nb.label != 'NONE' else NONE_LABEL}"
+            + (" (verified)" if nb.status == VERIFIED else "")
             for nb in (similar or [])[:SIMILAR_SHOWN]
         ]
     neighbours = (
@@ -138,14 +141,22 @@ def _bias(model: BaseChatModel | OptionScorer) -> dict[str, float] | None:
 
 
 def choose_label(
-    deps: ReceiptsDeps, ref: WordRef, model: BaseChatModel | OptionScorer
+    deps: ReceiptsDeps,
+    ref: WordRef,
+    model: BaseChatModel | OptionScorer,
+    verified: list[Neighbour] | None = None,
 ) -> tuple[Choice, dict[str, object]]:
-    """The model's choice of label for the word, with the word's context it was shown."""
+    """The model's choice of label for the word, with the word's context it was shown.
+    ``verified`` words (a person's labels, ``memory.verified_neighbours``) take the first
+    of the ``SIMILAR_SHOWN`` places; the vector store's neighbours fill the rest."""
     context = word_context(deps, ref)
+    verified = list(verified or [])[:SIMILAR_SHOWN]
+    wanted = SIMILAR_SHOWN - len(verified)
     try:
-        similar = neighbours(deps, ref, n=SIMILAR_SHOWN)
+        similar = neighbours(deps, ref, n=wanted) if wanted else []
     except VectorsUnavailable:
         similar = []  # the model decides from the receipt alone
+    similar = verified + similar
     options = candidate_labels(ref.suggested_label, str(context.get("shape", "")))
     bias = _bias(model) if CORRECT_BIAS else None
     restricted = {o: bias[o] for o in options if o in bias} if bias else None
@@ -189,8 +200,11 @@ def run_choice(deps: ReceiptsDeps, config: RunConfig, ref: WordRef) -> LabelDeci
         strategy="choice",
         payload={"word": ref.word_text, "suggested_label": ref.suggested_label},
     )
-    choice, context = choose_label(deps, ref, config.models(LOCAL_ROLE))
+    shown = verified_neighbours(deps, config, ref)
+    verified = [nb for _, nb in shown]
+    choice, context = choose_label(deps, ref, config.models(LOCAL_ROLE), verified)
     run.count(choice.usage)  # scored options: calls LangChain's callbacks do not see
     decision = label_decision(ref, choice, context)
+    decision.evidence = [*demonstration_evidence([d for d, _ in shown]), *decision.evidence]
     run.end(decision, EndReason.SUBMIT)  # fills decision.run
     return decision

@@ -90,13 +90,14 @@ def read_audit(path: Path = AUDIT_PATH) -> Audit:
 
 def _case(
     receipt: Receipt,
-    line_id: int,
+    line: tuple[int, str],
     word_id: int,
     word: str,
     gold: str,
     suggested: str,
     audit: Audit,
 ) -> dict[str, Any]:
+    line_id, line_text = line
     kind = "gold" if suggested == gold else "confusion"
     metadata = {"kind": kind, "pair": f"{gold}->{suggested}", "source": _source(receipt)}
     if verdict := audit.get((receipt.slug, line_id, word_id, gold)):
@@ -111,6 +112,7 @@ def _case(
             "word": word,
             "suggested_label": suggested,
             "merchant": receipt.merchant_name,
+            "line": line_text,
             "reason": REASON,
         },
         "expected": {"verdict": "VALID" if kind == "gold" else "INVALID", "gold_label": gold},
@@ -133,20 +135,20 @@ def build_cases(
     audit = audit or {}
     cases: dict[str, dict] = {}
     for receipt in _receipts(repo, slugs):
+        lines = {ln.line_id: ln.text for ln in repo.lines(receipt.id)}
         gold: dict[tuple[int, int, str], set[str]] = defaultdict(set)
         for lab in repo.current_labels(receipt_pk=receipt.id, statuses=[ValidationStatus.VALID]):
             gold[(lab.line_id, lab.word_id, lab.word_text)].add(lab.label_type)
         for (line_id, word_id, word), labels in sorted(gold.items()):
             for label in sorted(labels):
-                ok = _case(receipt, line_id, word_id, word, label, label, audit)
+                line = (line_id, lines.get(line_id, ""))
+                ok = _case(receipt, line, word_id, word, label, label, audit)
                 cases.setdefault(ok["id"], ok)
                 # A word may rightly carry two labels: never call one of them wrong.
                 options = [c for c in CONFUSIONS.get(label, ()) if c not in labels]
                 if options:
                     rng = random.Random(f"{SEED}:{receipt.key}:{line_id}:{word_id}:{label}")
-                    wrong = _case(
-                        receipt, line_id, word_id, word, label, rng.choice(options), audit
-                    )
+                    wrong = _case(receipt, line, word_id, word, label, rng.choice(options), audit)
                     cases.setdefault(wrong["id"], wrong)
     out = sorted(cases.values(), key=lambda c: c["id"])
     random.Random(SEED).shuffle(out)

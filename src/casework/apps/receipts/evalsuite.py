@@ -106,7 +106,8 @@ class _Store:
     working store when ``--receipts`` built the cases from it. One suite object per run."""
 
     def __init__(self) -> None:
-        self.working = False
+        self.working: Settings | None = None
+        """The settings whose working store ``--receipts`` read the cases from."""
 
     def cases(self, settings: Settings, options: dict[str, list[str]]) -> list[EvalCase]:
         names = options.get("receipts")
@@ -118,7 +119,7 @@ class _Store:
             raise InputError(
                 "No receipts are imported yet: `casework receipts import FILE...` first."
             )
-        self.working = True
+        self.working = settings
         return [
             EvalCase(
                 id=c["id"],
@@ -130,12 +131,17 @@ class _Store:
         ]
 
     def setup(self, settings: Settings) -> None:
-        if not self.working:
+        if self.working is None:
             setup(settings)
 
     def deps(self, settings: Settings) -> ReceiptsDeps:
-        if self.working:
-            return build_deps(settings).with_cache()
+        """Deps on the store the cases came from; ``settings`` stay the deps' own, since a
+        ``--learn`` run gives a store of its own for its examples (``memory.label_memory``)."""
+        if self.working is not None:
+            source = self.working
+            return build_deps(
+                settings, db_url=source.db_url, vectors_dir=source.vectors_dir
+            ).with_cache()
         return eval_deps(settings).with_cache()
 
 

@@ -26,11 +26,13 @@ from casework.apps.receipts.models import (
     LabelInput,
     Receipt,
     ValidationStatus,
+    WordRef,
 )
 from casework.apps.receipts.service import (
     STRATEGIES,
     review_decide,
     review_edit,
+    review_example,
     validation_events,
 )
 from casework.config import Settings
@@ -39,6 +41,7 @@ from casework.llm.roles import RoleModels
 from casework.runtime.context import Caller
 from casework.runtime.decision import Decision, Evidence
 from casework.runtime.events import Event
+from casework.runtime.memory import ExampleDraft
 from casework.runtime.review_provider import (
     WAITING,
     Action,
@@ -224,12 +227,31 @@ class ReceiptsReview:
             if first is None:
                 raise
             return self._first(label, first)
+        outcome = _outcome(label, rows[0])
         return DecideOutcome(
             applied=True,
-            outcome=_outcome(label, rows[0]),
+            outcome=outcome,
             decided_by=caller.name,
             decided_at=as_utc(rows[0].validated_at or rows[0].created_at),
+            example=self._example(label, rows[0], outcome),
         )
+
+    def _example(self, label: Label, successor: Label, outcome: str) -> ExampleDraft:
+        """What the decision verified, as an example (``casework.examples.learn_from_review``
+        stores it): the word's right label, or, rejected, that its label is not it."""
+        receipt = self.deps.repo.get_receipt(label.receipt_pk)
+        ref = WordRef(
+            image_id=receipt.image_id,
+            receipt_id=receipt.receipt_id,
+            line_id=label.line_id,
+            word_id=label.word_id,
+            suggested_label=label.label_type,
+            word_text=label.word_text,
+            merchant_name=receipt.merchant_name,
+        )
+        if outcome == "rejected":
+            return review_example(self.deps, ref, {"not": label.label_type})
+        return review_example(self.deps, ref, {"label": successor.label_type})
 
     def _first(self, label: Label, successor: Label) -> DecideOutcome:
         return DecideOutcome(

@@ -21,6 +21,7 @@ from casework.apps.receipts.harmonizer import HarmonizeReport, Outlier
 from casework.apps.receipts.harmonizer import harmonize as harmonize_labels
 from casework.apps.receipts.importer import parse_file
 from casework.apps.receipts.labels import check_label, resolve_input
+from casework.apps.receipts.memory import review_example
 from casework.apps.receipts.models import (
     HUMAN,
     LABEL_DEFINITIONS,
@@ -75,6 +76,7 @@ __all__ = [
     "review_decide",
     "review_edit",
     "review_entries",
+    "review_example",
     "seed",
     "seed_review_queue",
     "show_receipt",

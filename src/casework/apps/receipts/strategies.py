@@ -20,6 +20,7 @@ from casework.apps.receipts.classify import run_choice
 from casework.apps.receipts.deps import ReceiptsDeps
 from casework.apps.receipts.evidence import word_facts
 from casework.apps.receipts.labels import resolve_input
+from casework.apps.receipts.memory import MEMORY_THRESHOLD, memory
 from casework.apps.receipts.models import DECISION_THRESHOLD, ROLES, LabelDecision, LabelInput
 from casework.apps.receipts.policy import apply_policy
 from casework.apps.receipts.rules import decide_by_rules
@@ -37,6 +38,8 @@ __all__ = [
     "baseline",
     "cascade",
     "choice",
+    "memory",
+    "offline",
     "rules",
 ]
 
@@ -137,6 +140,7 @@ def _review(last: LabelDecision | None, said: str, outcomes: list[LayerOutcome])
 cascade = Cascade(
     "receipts",
     [
+        Layer("memory", memory, default_threshold=MEMORY_THRESHOLD),
         Layer("rules", _raw(rules), default_threshold=DECISION_THRESHOLD),
         Layer("baseline", _raw(baseline), default_threshold=DECISION_THRESHOLD),
         Layer("choice", _raw(choice), default_threshold=DECISION_THRESHOLD),
@@ -148,14 +152,34 @@ cascade = Cascade(
     no_answer=lambda said, outcomes: _review(None, said, outcomes),
     shipped_policy=SHIPPED_POLICY,
 )
-"""Rules, then the neighbour vote, then the bundled model's label choice, then (when one is
+"""The memory of verified labels (``memory.py``), then the rules, then the neighbour vote, then the bundled model's label choice, then (when one is
 configured) the remote model's agent: the first layer sure of the word decides."""
 
 
+offline = Cascade(
+    "receipts",
+    [
+        Layer("memory", memory, default_threshold=MEMORY_THRESHOLD),
+        Layer("rules", _raw(rules), default_threshold=DECISION_THRESHOLD),
+        Layer("baseline", _raw(baseline), default_threshold=DECISION_THRESHOLD),
+    ],
+    decision=LabelDecision,
+    role=ROLES["agent"],
+    review=_review,
+    no_answer=lambda said, outcomes: _review(None, said, outcomes),
+    shipped_policy=SHIPPED_POLICY,
+    name="memory-offline",
+)
+"""The cascade without a model (the memory, the rules, the neighbour vote; nobody sure: a
+person): what learning from review does when no model is at hand."""
+
+
 STRATEGIES: dict[str, LabelStrategy] = {
+    "memory": memory,
     "rules": rules,
     "baseline": baseline,
     "choice": choice,
     "agent": agent,
     "cascade": cascade,
+    "memory-offline": offline,
 }

@@ -26,8 +26,9 @@ def validate(
     ),
     strategy: str = typer.Option(
         "cascade",
-        help="cascade (rules, similar words, the bundled model's label choice, then a remote "
-        "agent when --model names one), or one layer: rules, baseline, choice, agent.",
+        help="cascade (verified examples, rules, similar words, the bundled model's label "
+        "choice, then a remote agent when --model names one); memory-offline (the same without "
+        "a model); or one layer: memory, rules, baseline, choice, agent.",
     ),
     model: str | None = typer.Option(
         None, help="provider:name for the agent; default: the specialist model setting."
