@@ -9,8 +9,9 @@ import pytest
 
 from casework.apps.hed.data.memory_sweep import split_records
 from casework.apps.hed.deps import HedDeps
+from casework.apps.hed.memory import HED_MEMORY_THRESHOLD, annotation_memory
 from casework.apps.hed.models import HedInput
-from casework.apps.hed.strategies import HED_MEMORY_THRESHOLD, STRATEGIES, annotation_memory
+from casework.apps.hed.strategies import STRATEGIES
 from casework.config import get_settings
 from casework.llm import RoleModels, ScriptedChatModel, say
 from casework.runtime import RunConfig

@@ -5,9 +5,10 @@ from every verified annotation. Scripted models; examples embedded with the bund
 from __future__ import annotations
 
 from casework.apps.hed.deps import HedDeps
+from casework.apps.hed.memory import annotation_memory
 from casework.apps.hed.models import HedInput
 from casework.apps.hed.shortprompt import entries_text, prompt_tags
-from casework.apps.hed.strategies import STRATEGIES, annotation_memory
+from casework.apps.hed.strategies import STRATEGIES
 from casework.apps.hed.vocabulary import estimate_tokens, load_vocabulary
 from casework.config import get_settings
 from casework.llm import RoleModels, ScriptedChatModel, say

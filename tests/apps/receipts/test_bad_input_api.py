@@ -146,7 +146,7 @@ def test_validate_names_the_strategies_it_knows(client):
     )
     assert res.status_code == 422
     assert res.json() == {
-        "error": "Unknown strategy 'nope'; use one of rules, baseline, choice, agent, cascade.",
+        "error": "Unknown strategy 'nope'; use one of memory, rules, baseline, choice, agent, cascade, memory-offline.",
         "kind": "InputError",
     }
 

@@ -80,7 +80,7 @@ def _one_sentence(err: str) -> str:
         ),
         (
             ["harmonize", "--strategy", "nope"],
-            "error: Unknown strategy 'nope'; use one of rules, baseline, choice, agent, cascade.",
+            "error: Unknown strategy 'nope'; use one of memory, rules, baseline, choice, agent, cascade, memory-offline.",
         ),
     ],
 )

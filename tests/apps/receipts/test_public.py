@@ -121,5 +121,13 @@ def test_app_is_registered():
     assert callable(spec.demo) and callable(spec.eval_suite)
     assert "evaluate" not in commands  # one evaluation path: `casework eval receipts`
     strategies = spec.strategies()
-    assert list(strategies) == ["rules", "baseline", "choice", "agent", "cascade"]
+    assert list(strategies) == [
+        "memory",
+        "rules",
+        "baseline",
+        "choice",
+        "agent",
+        "cascade",
+        "memory-offline",
+    ]
     assert dict(strategies) == dict(spec.eval_suite().strategies)

@@ -1,13 +1,20 @@
-"""A HED run's decision from the state its graph reached: how the run ended (the loop's caps
-read as limits) and the verdict, confidence and evidence of the annotation it left."""
+"""A HED run's state and decision: the state a run starts from (``initial_state``) and, from
+the state its graph reached, how the run ended (the loop's caps read as limits) and the
+verdict, confidence and evidence of the annotation it left."""
 
 from __future__ import annotations
 
-from casework.apps.hed.models import HedAnnotationState, HedDecision
-from casework.apps.hed.rules import outcome
+from typing import TYPE_CHECKING
+
+from casework.apps.hed.models import HedAnnotationState, HedDecision, HedInput
+from casework.apps.hed.rules import check_description, outcome
+from casework.apps.hed.validation import check_schema
 from casework.runtime import EndReason, Evidence
 
-__all__ = ["end_reason", "to_decision"]
+if TYPE_CHECKING:
+    from casework.apps.hed.deps import HedDeps
+
+__all__ = ["end_reason", "initial_state", "to_decision"]
 
 
 def end_reason(state: HedAnnotationState, error: str = "") -> tuple[EndReason, str]:
@@ -102,3 +109,35 @@ def to_decision(state: HedAnnotationState, *, error: str = "") -> HedDecision:
         final_status=result.final_status,
         history=state.get("history", []),
     )
+
+
+def initial_state(
+    input: HedInput, deps: HedDeps, *, evaluation: bool, attempts: int, iterations: int
+) -> HedAnnotationState:
+    """The state a run starts from: the checked input, nothing tried yet."""
+    return {
+        "messages": [],
+        "input_description": check_description(input.description),
+        "schema_version": check_schema(input.schema_version),
+        "definitions": list(input.definitions),
+        "current_annotation": "",
+        "validation_status": "pending",
+        "validation_errors": [],
+        "validation_warnings": [],
+        "validation_errors_augmented": [],
+        "is_valid": False,
+        "is_faithful": None,
+        "is_complete": None,
+        "evaluation_feedback": "",
+        "assessment_feedback": "",
+        "portability_warnings": [],
+        "feedback": "",
+        "run_assessment": input.run_assessment,
+        "run_evaluation": evaluation,
+        "validation_attempts": 0,
+        "total_iterations": 0,
+        "max_validation_attempts": attempts,
+        "max_total_iterations": iterations,
+        "first_try_valid": None,
+        "history": [],
+    }

@@ -27,8 +27,14 @@ from langchain_core.runnables import RunnableConfig
 
 from casework.apps.hed.agent import build_graph
 from casework.apps.hed.baseline import coverage, lookup_annotation
-from casework.apps.hed.decisions import end_reason, to_decision
+from casework.apps.hed.decisions import end_reason, initial_state, to_decision
 from casework.apps.hed.deps import HedDeps
+from casework.apps.hed.memory import (
+    DEMONSTRATIONS,
+    HED_MEMORY_THRESHOLD,
+    annotation_memory,
+    memory,
+)
 from casework.apps.hed.models import ROLES, HedAnnotationState, HedDecision, HedInput
 from casework.apps.hed.rules import check_description, split_top_level
 from casework.apps.hed.validation import check_schema, validate_many
@@ -44,67 +50,28 @@ from casework.runtime import (
     RunResult,
 )
 from casework.runtime.cascade import Cascade, Layer, LayerOutcome, mark_for_review
-from casework.runtime.memory import Memory
 from casework.runtime.memory_layer import (
     MEMORY_SOURCE,
-    Recall,
     demonstration_evidence,
     demonstrations,
-    memory_evidence,
     nearest_similarity,
     novelty_confidence,
-    recall,
 )
 from casework.runtime.usage import Usage
-from casework.stores import open_stores
 
 __all__ = [
     "GRAPH_STRATEGIES",
     "STRATEGIES",
-    "annotation_memory",
     "astream_run",
     "cascade",
-    "initial_state",
     "loop",
     "loop_no_eval",
-    "memory",
     "one_shot",
     "rules",
     "run_graph",
     "step_summary",
     "strategy_state",
 ]
-
-
-def initial_state(
-    input: HedInput, deps: HedDeps, *, evaluation: bool, attempts: int, iterations: int
-) -> HedAnnotationState:
-    return {
-        "messages": [],
-        "input_description": check_description(input.description),
-        "schema_version": check_schema(input.schema_version),
-        "definitions": list(input.definitions),
-        "current_annotation": "",
-        "validation_status": "pending",
-        "validation_errors": [],
-        "validation_warnings": [],
-        "validation_errors_augmented": [],
-        "is_valid": False,
-        "is_faithful": None,
-        "is_complete": None,
-        "evaluation_feedback": "",
-        "assessment_feedback": "",
-        "portability_warnings": [],
-        "feedback": "",
-        "run_assessment": input.run_assessment,
-        "run_evaluation": evaluation,
-        "validation_attempts": 0,
-        "total_iterations": 0,
-        "max_validation_attempts": attempts,
-        "max_total_iterations": iterations,
-        "first_try_valid": None,
-        "history": [],
-    }
 
 
 def _start(
@@ -313,95 +280,6 @@ def rules(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
         ended_by=EndReason.RULES,
         detail="" if result.valid else "the look-up's annotation is not valid HED",
         strategy="rules",
-        usage=Usage(wall_seconds=round(time.perf_counter() - started, 3)),
-    )
-    return decision
-
-
-# -- learning from review (issue 32) -----------------------------------------------------
-# A description close enough to one a person verified takes its annotation, validated again
-# (the ``memory`` layer, first in the cascade); the bundled model's prompt shows the nearest
-# verified annotations as its examples.
-
-HED_MEMORY_THRESHOLD = 90.0
-"""The memory layer's threshold until a policy is fitted (see the README's table)."""
-DEMONSTRATIONS = 2
-"""Verified (description, annotation) pairs shown to the bundled model."""
-
-
-def annotation_memory(deps: HedDeps, config: RunConfig) -> Memory:
-    """The verified annotations in the deps' store, as the run's caller sees them."""
-    return Memory(open_stores(deps.settings).engine, "hed", config.caller)
-
-
-def remembered(input: HedInput, deps: HedDeps, found: Recall | None) -> HedDecision:
-    """The memory layer's decision on what ``recall`` found: the verified annotation validated
-    again against the input's schema and definitions (VALID at the recall's confidence;
-    INVALID at 0, so the case goes on), or NEEDS_REVIEW when no example is near."""
-    state = initial_state(input, deps, evaluation=False, attempts=1, iterations=0)
-    if found is None or found.answer is None:
-        nearest = found.neighbours[0][1] if found and found.neighbours else None
-        said = f" (the nearest at {nearest:.2f})" if nearest is not None else ""
-        decision = to_decision(state)
-        return decision.model_copy(
-            update={
-                "verdict": "NEEDS_REVIEW",
-                "confidence": 0.0,
-                "reasoning": f"No verified description is near{said}.",
-                "final_status": "no verified description near",
-            }
-        )
-    annotation = str(found.answer["hed"])
-    result = validate_many(
-        [annotation],
-        state["schema_version"],
-        validator=deps.validator,
-        definitions=input.definitions,
-    )[0]
-    ids = ", ".join(str(e.id) for e, _ in found.used)
-    state.update(
-        {
-            "current_annotation": annotation,
-            "validation_status": "valid" if result.valid else "max_attempts_reached",
-            "is_valid": result.valid,
-            "validation_errors": [f"{i.code}: {i.message}" for i in result.errors],
-            "validation_warnings": [f"{i.code}: {i.message}" for i in result.warnings],
-            "validator": result.validator,
-            "validator_note": result.fallback_reason,
-            "validation_attempts": 1,
-            "first_try_valid": result.valid,
-            "history": [
-                {
-                    "step": "memory",
-                    "examples": ids,
-                    "annotation": annotation,
-                    "valid": result.valid,
-                    "codes": result.codes,
-                }
-            ],
-        }
-    )
-    decision = to_decision(state)
-    decision.confidence = found.confidence if result.valid else 0.0
-    decision.reasoning = (
-        f"The annotation a person verified for example {ids} (similarity "
-        f"{found.used[0][1]:.2f}), "
-        + ("valid against the schema." if result.valid else "no longer valid: not used.")
-    )
-    decision.evidence = [*memory_evidence(found.used), *decision.evidence]
-    return decision
-
-
-def memory(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
-    """Answer from the verified annotations (see ``remembered``); an empty memory answers at
-    once (no embedding)."""
-    started = time.perf_counter()
-    store = annotation_memory(deps, config)
-    description = check_description(input.description)
-    decision = remembered(input, deps, recall(store, description) if store.count() else None)
-    decision.run = RunInfo(
-        ended_by=EndReason.RULES,
-        strategy=MEMORY_SOURCE,
         usage=Usage(wall_seconds=round(time.perf_counter() - started, 3)),
     )
     return decision

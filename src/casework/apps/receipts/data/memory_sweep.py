@@ -1,6 +1,6 @@
 """``python -m casework.apps.receipts.data.memory_sweep [SLUG...]`` measures the memory layer's
 threshold on your imported receipts (all of them when no slug is given; ``CASEWORK_HOME``
-names the store): their evaluation cases (``evalsuite.user_cases``, in the evaluation's
+names the store): their evaluation cases (``dataset.build_cases``, in the evaluation's
 order) are split in two, the first half stored as verified examples in a temporary store
 (each case's gold label, as a reviewer would verify it), and each word of the second half
 is decided by the ``memory`` strategy alone (no model). A remembered verdict is right when it
@@ -16,9 +16,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from casework.apps.receipts.dataset import build_cases
 from casework.apps.receipts.deps import build_deps
-from casework.apps.receipts.evalsuite import label_input, user_cases
 from casework.apps.receipts.memory import EXAMPLES, memory
+from casework.apps.receipts.models import LabelInput
 from casework.config import get_settings
 from casework.errors import CaseworkError
 from casework.runtime import RunConfig
@@ -31,15 +32,21 @@ __all__ = ["THRESHOLDS", "main", "sweep"]
 THRESHOLDS = (50.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 100.0)
 
 
-def _word(case: Any) -> tuple[str, int, int]:
-    return (str(case.inputs["receipt"]), int(case.inputs["line_id"]), int(case.inputs["word_id"]))
+def _word(case: dict[str, Any]) -> tuple[str, int, int]:
+    inputs = case["inputs"]
+    return (str(inputs["receipt"]), int(inputs["line_id"]), int(inputs["word_id"]))
 
 
 def sweep(slugs: list[str] | None) -> list[dict[str, Any]]:
     """One row per measured case: the memory's confidence (0: not answered), whether its
     verdict was right, whether the same word was among the stored half."""
     settings = get_settings()
-    cases = user_cases(settings, slugs)
+    source = build_deps(settings, with_vectors=False)
+    if not source.repo.list_receipts():
+        raise CaseworkError(
+            "No receipts are imported yet: `casework receipts import FILE...` first."
+        )
+    cases = build_cases(source.repo, slugs)
     half = len(cases) // 2
     stored, measured = cases[:half], cases[half:]
     seen = {_word(c) for c in stored}
@@ -49,8 +56,8 @@ def sweep(slugs: list[str] | None) -> list[dict[str, Any]]:
         own = settings.model_copy(update={"database_url": url})
         drafts = [
             (
-                EXAMPLES.key_text(c.inputs),
-                ExampleDraft(dict(c.inputs), EXAMPLES.answer_of(c.expected)),
+                EXAMPLES.key_text(c["inputs"]),
+                ExampleDraft(dict(c["inputs"]), EXAMPLES.answer_of(c["expected"])),
             )
             for c in stored
         ]
@@ -62,13 +69,15 @@ def sweep(slugs: list[str] | None) -> list[dict[str, Any]]:
         ).with_cache()
         config = RunConfig.of(own)
         for case in measured:
-            decision = memory(label_input(case), deps, config)
+            decision = memory(
+                LabelInput.model_validate({**case["inputs"], "blind": True}), deps, config
+            )
             answered = decision.verdict != "NEEDS_REVIEW"
             rows.append(
                 {
-                    "case": case.id,
+                    "case": case["id"],
                     "confidence": decision.confidence if answered else 0.0,
-                    "right": answered and decision.verdict == case.expected["verdict"],
+                    "right": answered and decision.verdict == case["expected"]["verdict"],
                     "repeat": _word(case) in seen,
                 }
             )
