@@ -61,6 +61,10 @@ web POST /items/{app}/{item_id}/decide reviewer - web.item.decide
 web GET /login anyone - web.signin.form
 web POST /login anyone - web.signin
 web POST /logout user - web.signout
+api GET /receipts/examples user own receipts.examples.list
+api POST /receipts/examples reviewer own receipts.examples.add
+api DELETE /receipts/examples/{example_id} reviewer own receipts.examples.delete
+api GET /receipts/examples/{example_id} user own receipts.examples.read
 api GET /receipts/receipts user own receipts.receipts.read
 api GET /receipts/review user own receipts.review.list
 api POST /receipts/review/{label_id}/accept reviewer own receipts.review.decide

@@ -109,7 +109,8 @@ def test_app_is_registered():
         "validate",
     }
     groups = {name for name, c in commands.items() if hasattr(c, "commands")}
-    assert groups == {"edge-cases", "review"}
+    # the platform adds `examples` to the app's CLI when the top-level CLI loads (casework.cli)
+    assert groups - {"examples"} == {"edge-cases", "review"}
     assert [(r.path, sorted(r.methods)) for r in spec.router(get_settings()).routes] == [
         ("/receipts", ["GET"]),
         ("/validate", ["POST"]),
