@@ -4,7 +4,7 @@ verdict, confidence and evidence of the annotation it left."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from casework.apps.hed.models import HedAnnotationState, HedDecision, HedInput
 from casework.apps.hed.rules import check_description, outcome
@@ -13,8 +13,9 @@ from casework.runtime import EndReason, Evidence
 
 if TYPE_CHECKING:
     from casework.apps.hed.deps import HedDeps
+    from casework.apps.hed.validation import ValidationResult
 
-__all__ = ["end_reason", "initial_state", "to_decision"]
+__all__ = ["checked_once", "end_reason", "initial_state", "to_decision"]
 
 
 def end_reason(state: HedAnnotationState, error: str = "") -> tuple[EndReason, str]:
@@ -140,4 +141,25 @@ def initial_state(
         "max_total_iterations": iterations,
         "first_try_valid": None,
         "history": [],
+    }
+
+
+def checked_once(
+    annotation: str, result: ValidationResult, first_valid: bool | None, history: dict[str, Any]
+) -> HedAnnotationState:
+    """The state after one validation of ``annotation`` (the rules' look-up or a remembered
+    annotation): its status, errors and warnings, and ``history`` as the one step taken."""
+    return {
+        "current_annotation": annotation,
+        "validation_status": "valid" if result.valid else "max_attempts_reached",
+        "is_valid": result.valid,
+        "validation_errors": [f"{i.code}: {i.message}" for i in result.errors],
+        "validation_warnings": [f"{i.code}: {i.message}" for i in result.warnings],
+        "validator": result.validator,
+        "validator_note": result.fallback_reason,
+        "validation_attempts": 1,
+        "first_try_valid": first_valid,
+        "history": [
+            {**history, "annotation": annotation, "valid": result.valid, "codes": result.codes}
+        ],
     }

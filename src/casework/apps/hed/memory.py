@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from casework.apps.hed.decisions import initial_state, to_decision
+from casework.apps.hed.decisions import checked_once, initial_state, to_decision
 from casework.apps.hed.models import HedDecision, HedInput
 from casework.apps.hed.rules import check_description
 from casework.apps.hed.validation import validate_many
@@ -60,26 +60,7 @@ def remembered(input: HedInput, deps: HedDeps, found: Recall | None) -> HedDecis
     )[0]
     ids = ", ".join(str(e.id) for e, _ in found.used)
     state.update(
-        {
-            "current_annotation": annotation,
-            "validation_status": "valid" if result.valid else "max_attempts_reached",
-            "is_valid": result.valid,
-            "validation_errors": [f"{i.code}: {i.message}" for i in result.errors],
-            "validation_warnings": [f"{i.code}: {i.message}" for i in result.warnings],
-            "validator": result.validator,
-            "validator_note": result.fallback_reason,
-            "validation_attempts": 1,
-            "first_try_valid": result.valid,
-            "history": [
-                {
-                    "step": "memory",
-                    "examples": ids,
-                    "annotation": annotation,
-                    "valid": result.valid,
-                    "codes": result.codes,
-                }
-            ],
-        }
+        checked_once(annotation, result, result.valid, {"step": "memory", "examples": ids})
     )
     decision = to_decision(state)
     decision.confidence = found.confidence if result.valid else 0.0

@@ -27,7 +27,7 @@ from langchain_core.runnables import RunnableConfig
 
 from casework.apps.hed.agent import build_graph
 from casework.apps.hed.baseline import coverage, lookup_annotation
-from casework.apps.hed.decisions import end_reason, initial_state, to_decision
+from casework.apps.hed.decisions import checked_once, end_reason, initial_state, to_decision
 from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.memory import (
     DEMONSTRATIONS,
@@ -253,26 +253,7 @@ def rules(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
         result = validate_many(
             [annotation], schema, validator=deps.validator, definitions=definitions
         )[0]
-    checked: HedAnnotationState = {
-        "current_annotation": annotation,
-        "validation_status": "valid" if result.valid else "max_attempts_reached",
-        "is_valid": result.valid,
-        "validation_errors": [f"{i.code}: {i.message}" for i in result.errors],
-        "validation_warnings": [f"{i.code}: {i.message}" for i in result.warnings],
-        "validator": result.validator,
-        "validator_note": result.fallback_reason,
-        "validation_attempts": 1,
-        "first_try_valid": first_valid,
-        "history": [
-            {
-                "step": "validate",
-                "iteration": 0,
-                "annotation": annotation,
-                "valid": result.valid,
-                "codes": result.codes,
-            }
-        ],
-    }
+    checked = checked_once(annotation, result, first_valid, {"step": "validate", "iteration": 0})
     state.update(checked)
     config.emit({"type": "step", **step_summary("validate", state)})
     decision = to_decision(state)
