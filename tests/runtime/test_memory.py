@@ -80,6 +80,41 @@ def test_the_same_key_text_is_corrected_not_duplicated(engine) -> None:
     assert m.get(first.id).answer == {"label": "escalation"} and m.get(first.id).verified_by == "bo"
 
 
+def test_the_same_key_text_in_another_scope_is_another_example(engine) -> None:
+    by_db = Memory(engine, "toy", embedder=words, scope_of=lambda inputs: inputs.get("db", ""))
+
+    def ask(db: str, sql: str):
+        q = "how many singers are there"
+        return by_db.add(q, {"q": q, "db": db}, {"sql": sql}, verified_by="ana", source="api")
+
+    concerts = ask("concerts", "SELECT COUNT(*) FROM singer")
+    choirs = ask("choirs", "SELECT COUNT(*) FROM member")
+    assert choirs.id != concerts.id and by_db.count() == 2
+    corrected = ask("concerts", "SELECT COUNT(*) FROM singers")
+    assert corrected.id == concerts.id and by_db.count() == 2
+    assert by_db.get(choirs.id).answer == {"sql": "SELECT COUNT(*) FROM member"}
+
+
+def test_a_row_stored_before_its_app_had_scopes_is_still_corrected(engine) -> None:
+    q = "how many singers are there"
+    unscoped = mem(engine).add(
+        q, {"q": q, "db": "concerts"}, {"sql": "old"}, verified_by="ana", source="api"
+    )
+    by_db = Memory(engine, "toy", embedder=words, scope_of=lambda inputs: inputs.get("db", ""))
+    other = by_db.add(q, {"q": q, "db": "choirs"}, {"sql": "x"}, verified_by="ana", source="api")
+    fixed = by_db.add(q, {"q": q, "db": "concerts"}, {"sql": "new"}, verified_by="bo", source="api")
+    assert other.id != unscoped.id and fixed.id == unscoped.id and by_db.count() == 2
+    assert by_db.get(unscoped.id).answer == {"sql": "new"}
+
+
+def test_a_deleted_examples_id_is_never_given_again(engine) -> None:
+    m = mem(engine)
+    add(m, "the van was late again", "late")
+    last = add(m, "please update my home address", "update")
+    m.delete(last.id)
+    assert add(m, "is the van on time", "question").id == last.id + 1
+
+
 def test_add_many_stores_all_or_nothing(engine) -> None:
     m = mem(engine)
     with pytest.raises(InputError, match="needs a case input with some text"):

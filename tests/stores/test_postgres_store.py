@@ -38,7 +38,7 @@ def test_migrations_reach_every_head(pg_url):
     assert applied == expected
     assert sorted(applied) == [
         "access_0002",
-        "core_0003",
+        "core_0004",
         "documents_0001",
         "evals_0001",
         "hed_0002",

@@ -74,9 +74,9 @@ def deps_memory(app: str) -> MemoryOf:
                 f"The {app} evaluation gives its strategies no settings, so --learn cannot "
                 "find the memory they read."
             )
-        from casework.stores import open_stores
+        from casework.examples import memory_for
 
-        return Memory(open_stores(settings).engine, app)
+        return memory_for(settings, app, None)
 
     return memory_of
 

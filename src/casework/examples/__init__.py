@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from casework.config import Settings
     from casework.registry import AppSpec
     from casework.runtime.context import Caller
-    from casework.runtime.memory import Example, ExampleDraft, ExamplesHook, Memory
+    from casework.runtime.memory import Example, ExampleDraft, ExamplesHook, Memory, ScopeOf
     from casework.runtime.review_provider import DecideOutcome
 
 __all__ = [
@@ -51,7 +51,15 @@ def memory_for(settings: Settings, app: str, caller: Caller | None) -> Memory:
     from casework.runtime.memory import Memory
     from casework.stores import open_stores
 
-    return Memory(open_stores(settings).engine, app, caller)
+    return Memory(open_stores(settings).engine, app, caller, scope_of=scope_of(_spec(app)))
+
+
+def scope_of(spec: AppSpec) -> ScopeOf | None:
+    """The app's ``ExamplesHook.scope``, when it has one (it is optional)."""
+    if spec.examples is None:
+        return None
+    scope: ScopeOf | None = getattr(spec.examples(), "scope", None)
+    return scope
 
 
 def read_drafts(

@@ -15,7 +15,9 @@ from the very next ``nearest``, with no second index to keep in step.
 
 An app says how its case input becomes key text and what its answer is through the lazy
 ``AppSpec.examples`` hook: an object with ``key_text(inputs) -> str`` and
-``answer_of(expected) -> dict`` (``ValueError`` in words for an answer it cannot take).
+``answer_of(expected) -> dict`` (``ValueError`` in words for an answer it cannot take), and
+optionally ``scope(inputs) -> str``: what besides the key text tells two cases apart (sql's
+database), so the same question verified on two databases is two examples, not a correction.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from sqlalchemy import Engine, Integer, LargeBinary, String, Text, and_, delete, func, select
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from casework.errors import InputError, NotFoundError
 from casework.runtime.context import Caller, PermissionDenied, owner_for, visible_to, writable_by
@@ -50,10 +52,14 @@ MAX_KEY_CHARS = 20_000
 """Key text longer than this is refused: it would be a document, not a case's key."""
 
 Embedder = Callable[[list[str]], list[list[float]]]
+ScopeOf = Callable[[dict[str, Any]], str]
+"""A case input's scope (``ExamplesHook.scope``); ``""``: the key text alone identifies it."""
 
 
 class ExampleRow(Base):
     __tablename__ = "casework_examples"
+    # A decision cites examples by id: SQLite must never hand a deleted one's id out again.
+    __table_args__ = {"sqlite_autoincrement": True}
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     app: Mapped[str] = mapped_column(String(50))
@@ -123,8 +129,11 @@ class Example:
         }
 
 
-def _key_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def _key_hash(text: str, scope: str = "") -> str:
+    """The identity a correction replaces by: the key text, and the scope when there is one
+    (no scope hashes as before scopes existed, so older rows keep their identity)."""
+    identity = f"{text}\x00{scope}" if scope else text
+    return hashlib.sha256(identity.encode("utf-8")).hexdigest()
 
 
 def _example(row: ExampleRow) -> Example:
@@ -163,11 +172,13 @@ class Memory:
         tenant: Caller | None = None,
         *,
         embedder: Embedder | None = None,
+        scope_of: ScopeOf | None = None,
     ) -> None:
         self.engine = engine
         self.app = app
         self.tenant = tenant
         self._embed = embedder or _default_embedder
+        self._scope_of = scope_of
 
     def _visible(self) -> Any:
         return and_(ExampleRow.app == self.app, visible_to(ExampleRow.owner_id, self.tenant))
@@ -201,8 +212,8 @@ class Memory:
         verified_at: datetime | None = None,
     ) -> list[Example]:
         """Store ``(key text, draft)`` pairs in one transaction (all or none). A key text the
-        tenant already holds an example for gets the newer answer: a correction replaces
-        what it corrects, and importing a file twice stores it once."""
+        tenant already holds an example for (in the same scope) gets the newer answer: a
+        correction replaces what it corrects, and importing a file twice stores it once."""
         if source not in EXAMPLE_SOURCES:
             raise InputError(
                 f"Unknown example source {source!r}; use {', '.join(EXAMPLE_SOURCES)}."
@@ -223,18 +234,12 @@ class Memory:
         rows = []
         with session_scope(self.engine) as s:
             for (key, draft), vector in zip(drafts, vectors, strict=True):
-                row = s.scalars(
-                    select(ExampleRow).where(
-                        ExampleRow.app == self.app,
-                        ExampleRow.key_hash == _key_hash(key),
-                        ExampleRow.owner_id.is_(None)
-                        if owner is None
-                        else ExampleRow.owner_id == owner,
-                    )
-                ).first()
+                scope = self._scope_of(draft.inputs) if self._scope_of else ""
+                row = self._same_case(s, owner, key, scope)
                 if row is None:
-                    row = ExampleRow(app=self.app, owner_id=owner, key_hash=_key_hash(key))
+                    row = ExampleRow(app=self.app, owner_id=owner)
                     s.add(row)
+                row.key_hash = _key_hash(key, scope)
                 row.key_text = key
                 row.inputs_json = json.dumps(draft.inputs, ensure_ascii=False, sort_keys=True)
                 row.answer_json = json.dumps(draft.answer, ensure_ascii=False, sort_keys=True)
@@ -246,6 +251,26 @@ class Memory:
                 rows.append(row)
             s.flush()
             return [_example(r) for r in rows]
+
+    def _same_case(self, s: Session, owner: int | None, key: str, scope: str) -> ExampleRow | None:
+        """The tenant's example of this key text in this scope, if any. A row stored before
+        its app had scopes carries the key text's hash alone: it is the same case when its
+        inputs have the same scope (and takes the scoped hash when it is rewritten)."""
+        mine = and_(
+            ExampleRow.app == self.app,
+            ExampleRow.owner_id.is_(None) if owner is None else ExampleRow.owner_id == owner,
+        )
+        row: ExampleRow | None = s.scalars(
+            select(ExampleRow).where(mine, ExampleRow.key_hash == _key_hash(key, scope))
+        ).first()
+        if row is not None or not scope or self._scope_of is None:
+            return row
+        for legacy in s.scalars(
+            select(ExampleRow).where(mine, ExampleRow.key_hash == _key_hash(key))
+        ):
+            if self._scope_of(json.loads(legacy.inputs_json)) == scope:
+                return legacy
+        return None
 
     def delete(self, example_id: int) -> Example:
         """Remove one example (and so its effect: the next ``nearest`` cannot return it).

@@ -37,6 +37,10 @@ class QueryExamples:
             raise ValueError("a sql example is a question: inputs need a 'question' text")
         return question.strip()
 
+    def scope(self, inputs: dict[str, Any]) -> str:
+        """The same question asked of two databases is two examples."""
+        return example_schema(inputs) or ""
+
     def answer_of(self, expected: dict[str, Any]) -> dict[str, Any]:
         sql = expected.get("sql")
         if isinstance(sql, str) and sql.strip():
