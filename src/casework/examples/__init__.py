@@ -51,12 +51,16 @@ def memory_for(settings: Settings, app: str, caller: Caller | None) -> Memory:
     from casework.runtime.memory import Memory
     from casework.stores import open_stores
 
-    return Memory(open_stores(settings).engine, app, caller, scope_of=scope_of(_spec(app)))
+    return Memory(open_stores(settings).engine, app, caller, scope_of=scope_of(app))
 
 
-def scope_of(spec: AppSpec) -> ScopeOf | None:
-    """The app's ``ExamplesHook.scope``, when it has one (it is optional)."""
-    if spec.examples is None:
+def scope_of(app: str) -> ScopeOf | None:
+    """The app's ``ExamplesHook.scope``, when it has one (it is optional; an app that is not
+    registered, a test's, has none)."""
+    from casework.registry import all_apps
+
+    spec = all_apps().get(app)
+    if spec is None or spec.examples is None:
         return None
     scope: ScopeOf | None = getattr(spec.examples(), "scope", None)
     return scope
