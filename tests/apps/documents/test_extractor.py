@@ -797,3 +797,36 @@ def test_address_misses_of_the_first_held_out_receipts(text: str, address: str) 
 )
 def test_a_total_and_its_cash_rounding(lines: str, total: float) -> None:
     assert extract(lines, ["total"])[0]["total"] == total
+
+
+def test_more_ocr_readings_from_the_development_receipts() -> None:
+    # a space moved inside the legal form
+    assert _company("GARDENIA BAKERIES (KL) SDNB HD\n(139386X)") == "GARDENIA BAKERIES (KL) SDN BHD"
+    # the town run into a split postcode; a day, month and year run together
+    unihakka = (
+        "UNIHAKKA INTERNATIONALSDN BHD\n03Mar2018 18:22\n(867388-U)\n"
+        "12,Jaian Tampoi 7/4,Kawasan Perirndustrian\nTampoi81 200 JohorBahru,Johor\nTAXINVOICE"
+    )
+    fields = extract(unihakka, ["address", "date"])[0]
+    assert fields == {
+        "address": "12, Jalan Tampoi 7/4, Kawasan Perindustrian Tampoi 81200 Johor Bahru, Johor",
+        "date": "2018-03-03",
+    }
+    # no postcode: a street number and a place under a shop's second name line
+    stooges = "HREE STOOGES\nBISTRO & CAFE\n109, SS21/1A,\nDAMANSARA UTAMA\nGST ID : 001661886464"
+    assert extract(stooges, ["address"])[0]["address"] == "109, SS21/1A, DAMANSARA UTAMA"
+    # ... but a street's line without a number stays ("Jalan Loke Yew Bentong")
+    guardian = (
+        "Guardian Health And Beauty Sdn Bhd\nJalan Loke Yew Bentong\n90 Ground Floor\n"
+        "Jalan Bentong\nTel:09-222 6498"
+    )
+    assert extract(guardian, ["address"])[0]["address"] == (
+        "Jalan Loke Yew Bentong 90 Ground Floor Jalan Bentong"
+    )
+    # SUNGEI is a spelling of its own, not a misread SUNGAI
+    assert extract("KEDAI ABC\n176 JLN SUNGEI BESI\n57100 KUALA LUMPUR.", ["address"])[0] == {
+        "address": "176 JLN SUNGEI BESI 57100 KUALA LUMPUR."
+    }
+    # the total after rounding, its rounding line misread ("Pounding")
+    till = "Total Sales Incl. GST 100.62\nPounding Adjustment -0. 02\nTotal After Rounding 100.60"
+    assert extract(till, ["total"])[0]["total"] == 100.6

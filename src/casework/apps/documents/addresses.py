@@ -32,6 +32,8 @@ _POSTCODE = re.compile(
     r"\d[\dOo]{4}(?![\w-])"
     r"|(?<![\w.:#/-])\d[\dOo]{4}(?=[A-Z]{3})|(?<![\w.:#/-])\d\d \d{3}(?= [A-Za-z]{3})"
     r"|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b"
+    # the town before it run into it ("Tampoi81 200 JohorBahru")
+    r"|(?<=[a-z]{3})\d\d ?\d{3}(?= [A-Za-z]{3})"
 )
 # a telephone or fax number run onto the address's last line ("Johor. Tel No.: 07-387 3322")
 _CONTACT_AFTER = re.compile(r"(?i)(?<=[a-z.,])\s+(?:tel|fax|phone|h/p)\b.*$")
@@ -67,7 +69,7 @@ _PLACE_WORDS_TEXT = """
     SEPANG NILAI SEREMBAN SETAPAK KEPONG AMPANG SENTUL BANGSAR DAMANSARA CYBERJAYA MASAI
     SKUDAI TAMPOI KULAI PERMAS PLENTONG BALAKONG KEMBANGAN SEGAMBUT SELAYANG GOMBAK BENTONG
     KUANTAN WANGSA MAJU BUNGA RAYA LEVEL BANGUNAN BASEMENT PARADE SQUARE CENTRE UPTOWN
-    AMAN MAKMUR RIDZUAN NAIM IMAN KHUSUS KELANG KELANA
+    AMAN MAKMUR RIDZUAN NAIM IMAN KHUSUS KELANG KELANA SUNGEI
 """
 _PLACE_WORDS = frozenset(_PLACE_WORDS_TEXT.split())
 # street words OCR runs into the name after them ("JALANHARMONI", "TAMANDAYA")
@@ -150,6 +152,7 @@ def _tidy_address(joined: str) -> str:
     (``_place_word``), a word split in two by a wrong space joined when it makes one ("L ot"),
     a letter O in a postcode read as the zero it is ("8110O"), the town run into it apart."""
     joined = re.sub(r"(?<=[a-z])(?=[A-Z][a-z])", " ", joined)  # "OffBatu", "LotF1-01"
+    joined = re.sub(r"(?<=[a-z]{3})(?=\d\d ?\d{3} [A-Za-z]{3})", " ", joined)  # "Tampoi81 200"
     joined = re.sub(
         r"(?<![\w.:#/-])(\d[\dOo]{4})(?=[A-Za-z]{3}|\W|$)",
         lambda m: m[1].replace("O", "0").replace("o", "0"),
@@ -241,7 +244,24 @@ def read_address(lines: list[str], after: int = 0) -> tuple[str, bool] | None:
     block = list(itertools.takewhile(_may_be_address, top[start : start + 4]))
     # a full stop ends the address ("NO7,JLN UERO,SHAH ALAM." and the items under it)
     block = block[: next((i + 1 for i, ln in enumerate(block) if ln.endswith(".")), len(block))]
-    if block and any(_ADDRESS_WORD.search(_tidy_address(ln)) for ln in block):
+    # a shop's second name line above a street number ("BISTRO & CAFE" / "109, SS21/1A,")
+    while (
+        len(block) > 1
+        and not re.search(r"\d", block[0])
+        and not _ADDRESS_WORD.search(_tidy_address(block[0]))
+        and _OPENS_ADDRESS.match(block[1])
+    ):
+        block = block[1:]
+        start += 1
+    # the block names a street or a building, or opens with a number and ends in a place
+    # ("109, SS21/1A," / "DAMANSARA UTAMA")
+    ends_in_place = bool(block) and all(
+        _is_place_word(w) for w in re.findall(r"[A-Za-z]+", block[-1]) or ["-"]
+    )
+    if block and (
+        any(_ADDRESS_WORD.search(_tidy_address(ln)) for ln in block)
+        or (len(block) > 1 and _OPENS_ADDRESS.match(block[0]) and ends_in_place)
+    ):
         # ... but not the country under it ("... 51200 Kuala Lumpur." / "MALAYSIA")
         following = top[start + len(block)] if start + len(block) < len(top) else ""
         if block[-1].endswith(".") and re.fullmatch(r"(?i)\s*malaysia\.?\s*", following):

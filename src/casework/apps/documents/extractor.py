@@ -83,6 +83,7 @@ _LABELS: dict[str, tuple[str, ...]] = {
         "rounded total",
         "total rounded",
         "total amt rounded",
+        "total after rounding",
         "total amount",
         "total",
         # the languages invoices come in: Dutch, French, German
@@ -382,7 +383,9 @@ def _first_date(lines: list[str]) -> str | None:
 
 
 def _month_apart(raw: str) -> str:
-    """OCR runs a month name into the year ("05 Mar2018"); the date reader wants them apart."""
+    """OCR runs a month name into the year ("05 Mar2018") or the day ("03Mar2018"); the date
+    reader wants them apart."""
+    raw = re.sub(rf"(?<=\d)({MONTH_ABBR})(?=\s?\d)", r" \1", raw)
     return re.sub(rf"(?<=\s)({MONTH_ABBR})(?=\d)", r"\1 ", raw)
 
 
