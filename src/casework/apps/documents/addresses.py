@@ -159,7 +159,8 @@ def _tidy_address(joined: str) -> str:
         joined,
     )
     joined = re.sub(r"(?<=\d)(?=[A-Za-z]{3})", " ", joined)  # "81100JOHOR"
-    joined = re.sub(r"(?<![\w.,/-])(\d\d) (\d{3})(?= [A-Za-z]{3})", r"\1\2", joined)  # "81 100"
+    # "81 100", "Tampoi,81 200"
+    joined = re.sub(r"(?<![\w./-])(\d\d) (\d{3})(?= [A-Za-z]{3})", r"\1\2", joined)
     # a letter read for a digit inside a number ("28I1", "7/i18B", "4O150")
     joined = re.sub(r"(?<=\d)[Il|](?=\d)|(?<=\d/)[Iil|](?=\d)", "1", joined)
     joined = re.sub(r"(?<=\d)[Oo](?=\d)|(?<=[A-Z]-)O(?=\d)", "0", joined)

@@ -53,6 +53,9 @@ def _tidy_name(name: str) -> str:
         name,
     )
     name = re.sub(r"(?<=[a-z])0+(?=[a-z])", lambda m: "o" * len(m[0]), name)
+    name = re.sub(r"\b0(?=[a-z]{2})", "O", name)  # "0ld Town Kopitiam"
+    # an ampersand run into one word of two spaced ones ("CASH& CARRY"), not "F&B"
+    name = re.sub(r"(?<=\w)&(?= )|(?<= )&(?=\w)", " & ", name).replace("  ", " ")
     name = re.sub(r"\b1(?=[A-Z]{3,}\b)(?!ST\b)", "I", name)
     return re.sub(r"(?<=[A-Za-z.])\((?=\w)", " (", re.sub(r"\)(?=[A-Za-z])", ") ", name))
 
