@@ -383,8 +383,8 @@ def _first_date(lines: list[str]) -> str | None:
 
 
 def _month_apart(raw: str) -> str:
-    """OCR runs a month name into the year ("05 Mar2018") or the day ("03Mar2018"); the date
-    reader wants them apart."""
+    """OCR runs a month name into the year ("05 Mar2018") or the day ("03Mar2018"), and its
+    restored spaces split a year ("25/12/20 18"); the date reader wants them as printed."""
     raw = re.sub(r"(?<=[/.-])(19|20) (\d{2})$", r"\1\2", raw.strip())  # "25/12/20 18"
     raw = re.sub(rf"(?<=\d)({MONTH_ABBR})(?=\s?\d)", r" \1", raw)
     return re.sub(rf"(?<=\s)({MONTH_ABBR})(?=\d)", r"\1 ", raw)

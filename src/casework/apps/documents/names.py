@@ -56,7 +56,7 @@ def _tidy_name(name: str) -> str:
     name = re.sub(r"\b0(?=[a-z]{2})", "O", name)  # "0ld Town Kopitiam"
     # an ampersand run into one word of two spaced ones ("CASH& CARRY"), not "F&B"
     name = re.sub(r"(?<=\w)&(?= )|(?<= )&(?=\w)", " & ", name).replace("  ", " ")
-    name = re.sub(r"\b1(?=[A-Z]{3,}\b)(?!ST\b)", "I", name)
+    name = re.sub(r"\b1(?=[A-Z]{3,}\b)", "I", name)
     return re.sub(r"(?<=[A-Za-z.])\((?=\w)", " (", re.sub(r"\)(?=[A-Za-z])", ") ", name))
 
 
@@ -76,8 +76,8 @@ def _name_word(word: str) -> str:
 
 def _a_form_of(word: str, known: str) -> bool:
     """Whether ``word`` is another form of the lexicon's word, not a misreading of it: its
-    singular ("SERVICE" for SERVICES) or a plural ending in S where it ends in Y ("STATIONERS",
-    STATIONERY): each was put back wrongly on a SROIE receipt."""
+    singular ("SERVICE" for SERVICES) or a plural ending in S where it ends in Y ("STATIONERS"
+    for STATIONERY): each was put back wrongly on a SROIE receipt."""
     return known == word + "S" or (word.endswith("S") and word[:-1] == known[:-1])
 
 
