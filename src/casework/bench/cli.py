@@ -170,6 +170,11 @@ def bench_ocr(
         help="Instead: write the split's pages with key/NAME.json as a "
         "`casework eval documents --dataset` file.",
     ),
+    exclude: list[Path] = typer.Option(
+        [],
+        "--exclude",
+        help="With --write-dataset: leave out the pages of this earlier dataset (repeatable).",
+    ),
     no_progress: NoProgressOption = False,
     as_json: JsonOption = False,
 ) -> None:
@@ -178,7 +183,7 @@ def bench_ocr(
     from casework.bench.ocr import write_dataset as write
 
     if write_dataset is not None:
-        count = write(folder, write_dataset, split=split, limit=limit)
+        count = write(folder, write_dataset, split=split, limit=limit, exclude=exclude)
         err_console.print(f"wrote {count} documents to {write_dataset}", highlight=False)
         return
     from casework.registry import app_service

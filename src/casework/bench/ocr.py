@@ -194,10 +194,24 @@ def run_ocr_bench(
     }
 
 
-def write_dataset(folder: Path, out: Path, *, split: str = "dev", limit: int | None = None) -> int:
+def write_dataset(
+    folder: Path,
+    out: Path,
+    *,
+    split: str = "dev",
+    limit: int | None = None,
+    exclude: list[Path] | None = None,
+) -> int:
     """The split's pages that have key files as an evaluation dataset (absolute file paths,
-    gold company / date / address / total); returns how many lines it wrote."""
-    pages = [p for p in split_pages(load_pages(folder), split, None) if p.key is not None]
+    gold company / date / address / total); returns how many lines it wrote. ``exclude``:
+    earlier datasets whose pages are left out before ``limit`` spreads its sample, so a new
+    held-out set shares no page with the ones already read."""
+    used = _used_images(exclude or [])
+    pages = [
+        p
+        for p in split_pages(load_pages(folder), split, None)
+        if p.key is not None and p.image.name not in used
+    ]
     if limit is not None and limit < len(pages):
         pages = [pages[i * len(pages) // limit] for i in range(limit)]
     if not pages:
@@ -220,6 +234,26 @@ def write_dataset(folder: Path, out: Path, *, split: str = "dev", limit: int | N
         )
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return len(lines)
+
+
+def _used_images(datasets: list[Path]) -> set[str]:
+    """The image file names the cases of these datasets read; a missing or unreadable file
+    is one sentence."""
+    used: set[str] = set()
+    for dataset in datasets:
+        if not dataset.is_file():
+            raise InputError(f"No dataset {str(dataset)!r} to exclude; check the path.")
+        for number, line in enumerate(dataset.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                used.add(Path(json.loads(line)["file"]).name)
+            except (ValueError, KeyError, TypeError):
+                raise InputError(
+                    f'{dataset} line {number} is not a dataset case with a "file"; '
+                    "exclude a file that --write-dataset wrote."
+                ) from None
+    return used
 
 
 def print_ocr_report(result: dict[str, Any], console: Console) -> None:

@@ -246,3 +246,31 @@ def test_bench_measures_each_engine_on_a_tiny_folder(tmp_path: Path) -> None:
     # the joined words are what the spaces fix; the rest is "811OO", "T0TAL", a lost comma
     assert spaced["wer"] < 0.3 < plain["wer"]
     assert spaced["cer"] < 0.08 and 0 < spaced["seconds_per_page"] < 60
+
+
+def test_a_new_held_out_set_leaves_out_the_pages_of_earlier_ones(tmp_path: Path) -> None:
+    folder = tmp_path / "set"
+    for sub in ("img", "box", "key"):
+        (folder / sub).mkdir(parents=True)
+    for i in range(12):
+        (folder / "img" / f"{i:03d}.jpg").write_bytes(b"")
+        (folder / "box" / f"{i:03d}.csv").write_text("")
+        (folder / "key" / f"{i:03d}.json").write_text(json.dumps({"total": "1.00"}))
+    first = tmp_path / "first.jsonl"
+    assert write_dataset(folder, first, split="held-out", limit=2) == 2
+    assert [json.loads(x)["id"] for x in first.read_text().splitlines()] == [
+        "sroie-001",
+        "sroie-007",
+    ]
+    second = tmp_path / "second.jsonl"
+    assert write_dataset(folder, second, split="held-out", limit=2, exclude=[first]) == 2
+    # the odd pages left are 003, 005, 009, 011: spread evenly, 003 and 009
+    assert [json.loads(x)["id"] for x in second.read_text().splitlines()] == [
+        "sroie-003",
+        "sroie-009",
+    ]
+    with pytest.raises(InputError, match="No dataset"):
+        write_dataset(folder, second, split="held-out", exclude=[tmp_path / "none.jsonl"])
+    (tmp_path / "bad.jsonl").write_text('{"id": "x"}\n')
+    with pytest.raises(InputError, match='line 1 is not a dataset case with a "file"'):
+        write_dataset(folder, second, split="held-out", exclude=[tmp_path / "bad.jsonl"])

@@ -22,13 +22,18 @@ _NOT_ADDRESS = re.compile(
     r"(?i)\b(tel|fax|phone|mobile|whatsapps?|h/p|gst|sst|reg|registration|co\.?\s*no|company\s*n[o0]"
     rf"|tax|invoice|receipt|cashier|date|www|e-?mail|licen[cs]ee|formerly|bill|roc|{LEGAL_FORMS})\b"
     r"|\bco\.(\s|$)|@|^\(.*\)$|\d{5,}-[A-Z]\b|tax\s*invoice|owned\s+by|\.com\b"
+    # a label with only a number after it: a petrol station's "Site: 2395", "Outlet: 12"
+    r"|^(?!no\b)[A-Za-z]+\s*:\s*\d+$"
 )
 # a postcode: five digits (US, Malaysia, France, Germany...) or a UK one; OCR reads a 0 as O
 # and runs the town into it ("8110OJOHOR BAHRU"), never a number's tail ("N0.18252")
 _POSTCODE = re.compile(
-    r"(?<![\w.:#/-])(?<!N[O0] )(?<!(?i:l[o0]t) )\d[\dOo]{4}(?![\w-])"
+    r"(?<![\w.:#/-])(?<!N[O0] )(?<!(?i:l[o0]t) )(?<!(?i:pt) )(?<!(?i:ptd) )(?<!(?i:p\.t\.) )"
+    r"\d[\dOo]{4}(?![\w-])"
     r"|(?<![\w.:#/-])\d[\dOo]{4}(?=[A-Z]{3})|(?<![\w.:#/-])\d\d \d{3}(?= [A-Za-z]{3})"
     r"|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b"
+    # the town before it run into it ("Tampoi81 200 JohorBahru")
+    r"|(?<=[a-z]{3})\d\d ?\d{3}(?= [A-Za-z]{3})"
 )
 # a telephone or fax number run onto the address's last line ("Johor. Tel No.: 07-387 3322")
 _CONTACT_AFTER = re.compile(r"(?i)(?<=[a-z.,])\s+(?:tel|fax|phone|h/p)\b.*$")
@@ -39,12 +44,15 @@ _LABEL = re.compile(r"(?i)^(?:[A-Z]{1,4}\s+)?(?:add|addr|address)\s*[:.]\s*")
 _BRANCH = re.compile(r"^\d{3,4}[- ][A-Z][A-Z0-9 ]+$")
 _ONLY_WORDS = re.compile(r"^[A-Za-z][A-Za-z .,'-]*$")
 # the first line of a street address: a number, or a unit, lot or level word before one
-_OPENS_ADDRESS = re.compile(r"(?i)^(?:\d|#|(?:no|lot|unit|level|suite|block|blk|floor)\b)")
+_OPENS_ADDRESS = re.compile(
+    r"(?i)^(?:\d|#|(?:no|lot|unit|level|suite|block|blk|floor)\b|[A-Z]{1,2}\d*-\d)"
+)
 # a line that is only a registration number ("789417-W", "(867388-U)")
 _REGISTRATION = re.compile(r"^\(?[A-Z]{0,3}\d[\d-]{4,}\s*-?\s*[A-Z]?\)?$")
 _ADDRESS_WORD = re.compile(
     r"(?i)^no\b|\b(jalan|jln|lorong|lrg|industrial|park|lot|taman|tmn|bandar|kampung|kg|persiaran|lebuh|mall|plaza"
-    r"|floor|tingkat|wisma|menara|kompleks|street|road|avenue|lane)\b"
+    r"|floor|tingkat|wisma|menara|kompleks|street|road|avenue|lane|tower|unit|block|blk|level"
+    r"|suite|medan|building)\b"
 )
 
 # Words Malaysian addresses print, written from general knowledge of them (streets, area
@@ -61,6 +69,7 @@ _PLACE_WORDS_TEXT = """
     SEPANG NILAI SEREMBAN SETAPAK KEPONG AMPANG SENTUL BANGSAR DAMANSARA CYBERJAYA MASAI
     SKUDAI TAMPOI KULAI PERMAS PLENTONG BALAKONG KEMBANGAN SEGAMBUT SELAYANG GOMBAK BENTONG
     KUANTAN WANGSA MAJU BUNGA RAYA LEVEL BANGUNAN BASEMENT PARADE SQUARE CENTRE UPTOWN
+    AMAN MAKMUR RIDZUAN NAIM IMAN KHUSUS KELANG KELANA SUNGEI
 """
 _PLACE_WORDS = frozenset(_PLACE_WORDS_TEXT.split())
 # street words OCR runs into the name after them ("JALANHARMONI", "TAMANDAYA")
@@ -101,22 +110,37 @@ def _place_word(token: str) -> str:
         return _in_case_of(alike, token)
     if m := _GLUED_STREET.match(token):
         return f"{m[1]} {_place_word(m[2])}"
-    for cut in range(4, len(word) - 3):
-        if word[:cut] in _PLACE_WORDS and word[cut:] in _PLACE_WORDS:
-            return _in_case_of(f"{word[:cut]} {word[cut:]}", token)
+    if apart := _lexicon_run(word):
+        return _in_case_of(" ".join(apart), token)
     if "_" in word and len(word) >= 4:  # a letter it could not read, or a gap: "JA_AN", "JAL_AN"
         fits = [w for w in _PLACE_WORDS if re.fullmatch(word.replace("_", "[A-Z]?"), w)]
         return _in_case_of(fits[0], token) if len(fits) == 1 else token
     # a five-letter word is a letter away from others too often (ANGSA, JAPAN, BLOCK)
     if len(word) < 6 or not word.isalpha():
         return token
+    # two edits only in place (a letter dropped and another changed made "GEMBILANG" of a
+    # street's name SEMBILAN)
     limit = 2 if len(word) >= 9 else 1
     close = [
         w
         for w in _PLACE_WORDS
-        if abs(len(w) - len(word)) <= limit and edit_distance(word, w) <= limit
+        if abs(len(w) - len(word)) <= 1
+        and edit_distance(word, w) <= (limit if len(w) == len(word) else 1)
     ]
     return _in_case_of(close[0], token) if len(close) == 1 else token
+
+
+def _lexicon_run(word: str, parts: int = 3) -> list[str] | None:
+    """``word`` as two or three lexicon words of four letters or more run together
+    ("KUALALUMPUR", "BANDARSETIAALAM"), else None."""
+    for cut in range(4, len(word) - 3):
+        if word[:cut] not in _PLACE_WORDS:
+            continue
+        if word[cut:] in _PLACE_WORDS:
+            return [word[:cut], word[cut:]]
+        if parts > 2 and (rest := _lexicon_run(word[cut:], parts - 1)):
+            return [word[:cut], *rest]
+    return None
 
 
 def _is_place_word(word: str) -> bool:
@@ -128,16 +152,18 @@ def _tidy_address(joined: str) -> str:
     (``_place_word``), a word split in two by a wrong space joined when it makes one ("L ot"),
     a letter O in a postcode read as the zero it is ("8110O"), the town run into it apart."""
     joined = re.sub(r"(?<=[a-z])(?=[A-Z][a-z])", " ", joined)  # "OffBatu", "LotF1-01"
+    joined = re.sub(r"(?<=[a-z]{3})(?=\d\d ?\d{3} [A-Za-z]{3})", " ", joined)  # "Tampoi81 200"
     joined = re.sub(
         r"(?<![\w.:#/-])(\d[\dOo]{4})(?=[A-Za-z]{3}|\W|$)",
         lambda m: m[1].replace("O", "0").replace("o", "0"),
         joined,
     )
     joined = re.sub(r"(?<=\d)(?=[A-Za-z]{3})", " ", joined)  # "81100JOHOR"
-    joined = re.sub(r"(?<![\w.,/-])(\d\d) (\d{3})(?= [A-Za-z]{3})", r"\1\2", joined)  # "81 100"
+    # "81 100", "Tampoi,81 200"
+    joined = re.sub(r"(?<![\w./-])(\d\d) (\d{3})(?= [A-Za-z]{3})", r"\1\2", joined)
     # a letter read for a digit inside a number ("28I1", "7/i18B", "4O150")
     joined = re.sub(r"(?<=\d)[Il|](?=\d)|(?<=\d/)[Iil|](?=\d)", "1", joined)
-    joined = re.sub(r"(?<=\d)[Oo](?=\d)", "0", joined)
+    joined = re.sub(r"(?<=\d)[Oo](?=\d)|(?<=[A-Z]-)O(?=\d)", "0", joined)
     joined = re.sub(r"(?<=[A-Za-z])0(?=[A-Za-z])", "O", joined)  # and back: "SENT0SA"
     # after the digit-run split, which reads "Peta1 ing" as a number and a word
     joined = _join_split_words(joined)
@@ -219,7 +245,28 @@ def read_address(lines: list[str], after: int = 0) -> tuple[str, bool] | None:
     block = list(itertools.takewhile(_may_be_address, top[start : start + 4]))
     # a full stop ends the address ("NO7,JLN UERO,SHAH ALAM." and the items under it)
     block = block[: next((i + 1 for i, ln in enumerate(block) if ln.endswith(".")), len(block))]
-    if block and any(_ADDRESS_WORD.search(_tidy_address(ln)) for ln in block):
+    # a shop's second name line above a street number ("BISTRO & CAFE" / "109, SS21/1A,")
+    while (
+        len(block) > 1
+        and not re.search(r"\d", block[0])
+        and not _ADDRESS_WORD.search(_tidy_address(block[0]))
+        and _OPENS_ADDRESS.match(block[1])
+    ):
+        block = block[1:]
+        start += 1
+    # the block names a street or a building, or opens with a number and ends in a place
+    # ("109, SS21/1A," / "DAMANSARA UTAMA")
+    ends_in_place = bool(block) and all(
+        _is_place_word(w) for w in re.findall(r"[A-Za-z]+", block[-1]) or ["-"]
+    )
+    if block and (
+        any(_ADDRESS_WORD.search(_tidy_address(ln)) for ln in block)
+        or (len(block) > 1 and _OPENS_ADDRESS.match(block[0]) and ends_in_place)
+    ):
+        # ... but not the country under it ("... 51200 Kuala Lumpur." / "MALAYSIA")
+        following = top[start + len(block)] if start + len(block) < len(top) else ""
+        if block[-1].endswith(".") and re.fullmatch(r"(?i)\s*malaysia\.?\s*", following):
+            block.append(following)
         return _joined_address(block), False
     return None
 

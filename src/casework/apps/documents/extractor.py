@@ -83,6 +83,7 @@ _LABELS: dict[str, tuple[str, ...]] = {
         "rounded total",
         "total rounded",
         "total amt rounded",
+        "total after rounding",
         "total amount",
         "total",
         # the languages invoices come in: Dutch, French, German
@@ -215,6 +216,10 @@ def _total(lines: list[str]) -> str | None:
     if rounding is not None and (after := first(lines[rounding + 1 :])):
         return after
     if labelled := first(lines):
+        if rounding is not None and (
+            paid := _cash_rounded(labelled, lines[rounding : rounding + 3])
+        ):
+            return paid
         return labelled
     # a text layer's table puts the label and its amount on lines of their own ("Grand Total" /
     # "$" / "279.84"); a currency sign or a colon alone on a line between them
@@ -234,6 +239,30 @@ def _total(lines: list[str]) -> str | None:
             r"(?i)\s*(?:amount\s+)?due\s*:?\s*(?:RM|\$|€|£)?\s*(\d[\d,]*\.\d{2})\s*", line
         ):
             return m.group(1)
+    return None
+
+
+def _cash_rounded(total: str, lines: list[str]) -> str | None:
+    """The rounded amount a till prints under its cash rounding line when no total label
+    follows it ("Total Sales 181.98" / "Rounding Adjustment RM .02" / "Rounding RM 182.00",
+    or "RM 60.30" alone): the total moved by the adjustment (``lines[0]``; its sign often not
+    printed) to the multiple of 0.05 it exists to reach, or rounded to 0.05 when OCR left the
+    adjustment unreadable ("10'0-"), taken only when one of the two lines under it prints
+    that amount (a card payment's total stays as printed); else None."""
+    amount = as_amount(total)
+    if amount is None:
+        return None
+    cents = round(amount * 100)
+    if m := re.search(r"(-)?\s*(?:RM|\$)?\s*(-)?\s*\d?[.,](\d{2})\b", lines[0]):
+        step = int(m[3])
+        moves = [-step] if (m[1] or m[2]) else [step, -step]
+        reached = [cents + move for move in moves if 0 < step < 5 and (cents + move) % 5 == 0]
+    else:
+        reached = [5 * round(cents / 5)] if cents % 5 else []
+    for value in reached:
+        printed = f"{value // 100}.{value % 100:02d}"
+        if any(re.search(rf"(?<![\d.]){re.escape(printed)}(?!\d)", ln) for ln in lines[1:]):
+            return printed
     return None
 
 
@@ -354,7 +383,10 @@ def _first_date(lines: list[str]) -> str | None:
 
 
 def _month_apart(raw: str) -> str:
-    """OCR runs a month name into the year ("05 Mar2018"); the date reader wants them apart."""
+    """OCR runs a month name into the year ("05 Mar2018") or the day ("03Mar2018"), and its
+    restored spaces split a year ("25/12/20 18"); the date reader wants them as printed."""
+    raw = re.sub(r"(?<=[/.-])(19|20) (\d{2})$", r"\1\2", raw.strip())  # "25/12/20 18"
+    raw = re.sub(rf"(?<=\d)({MONTH_ABBR})(?=\s?\d)", r" \1", raw)
     return re.sub(rf"(?<=\s)({MONTH_ABBR})(?=\d)", r"\1 ", raw)
 
 

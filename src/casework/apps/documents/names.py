@@ -45,12 +45,18 @@ def _tidy_name(name: str) -> str:
     name = re.sub(r"(?i)^(kedai|restoran|syarikat|perniagaan)(?=[a-z]{3})", r"\1 ", name)
     name = re.sub(r"(?i)\bsdn(?=bhd\b)", r"\g<0> ", name)  # "SDNBHD"
     name = re.sub(r"(?<=[A-Z]{3})SDN(?=\s*BHD\b)", r" SDN", name)  # "INTERNATIONALSDN BHD"
-    # zeros read for O's between letters ("HAI-0 RAYA", "F00DICIOUS", "AEON C0. (M) BHD")
+    # zeros read for O's between letters ("HAI-0 RAYA", "F00DICIOUS", "AEON C0. (M) BHD",
+    # "Golden Sc0op"), and a one for a capital I opening a word ("URBAN 1DEA")
     name = re.sub(
         r"(?<=[A-Z]-)0\b|(?<=[A-Z])0+(?=[A-Z])|(?<=\bC)0(?=\.)",
         lambda m: "O" * len(m[0]),
         name,
     )
+    name = re.sub(r"(?<=[a-z])0+(?=[a-z])", lambda m: "o" * len(m[0]), name)
+    name = re.sub(r"\b0(?=[a-z]{2})", "O", name)  # "0ld Town Kopitiam"
+    # an ampersand run into one word of two spaced ones ("CASH& CARRY"), not "F&B"
+    name = re.sub(r"(?<=\w)&(?= )|(?<= )&(?=\w)", " & ", name).replace("  ", " ")
+    name = re.sub(r"\b1(?=[A-Z]{3,}\b)", "I", name)
     return re.sub(r"(?<=[A-Za-z.])\((?=\w)", " (", re.sub(r"\)(?=[A-Za-z])", ") ", name))
 
 
@@ -63,9 +69,16 @@ def _name_word(word: str) -> str:
     limit = 2 if len(upper) >= 9 else 1
     close = [w for w in _NAME_WORDS if abs(len(w) - len(upper)) <= limit]
     close = [w for w in close if edit_distance(upper, w) <= limit]
-    if len(close) != 1:
+    if len(close) != 1 or _a_form_of(upper, close[0]):
         return word
     return close[0] if word.isupper() else close[0].title()
+
+
+def _a_form_of(word: str, known: str) -> bool:
+    """Whether ``word`` is another form of the lexicon's word, not a misreading of it: its
+    singular ("SERVICE" for SERVICES) or a plural ending in S where it ends in Y ("STATIONERS"
+    for STATIONERY): each was put back wrongly on a SROIE receipt."""
+    return known == word + "S" or (word.endswith("S") and word[:-1] == known[:-1])
 
 
 # words a shop's or firm's name ends with; OCR runs one into the word before it
@@ -85,13 +98,23 @@ _NAME_WORDS = frozenset(
     [*re.sub(r"[?()]|s\?", "", _TRADE_WORDS).upper().split("|"), "COMPANY", "DISTRIBUTORS"]
 )
 # "SDN EHD", "Sdn.Rhd", "SDN 3HD", "SON BHD": the Malaysian legal form (Sendirian Berhad) with a letter misread
-_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)[e8r3d]hd\b")
+_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)(?:[e8r3d]hd\b|bh(?=\s*$))")
 _SDN = re.compile(r"(?i)\bs[o0]n(?=\.?\s*[be8r3d]hd\b)")
 
 
 def _repair_legal_form(line: str) -> str:
+    line = re.sub(r"(?i)\b(sdn)(b)\s(hd)\b", r"\1 \2\3", line)  # "SDNB HD": a space moved
     line = _SDN.sub(lambda m: "SDN" if m.group(0)[0].isupper() else "sdn", line)
     return _BHD.sub(lambda m: m.group(1) + ("BHD" if m.group(0)[-3:].isupper() else "Bhd"), line)
+
+
+# a legal form that is more than "Co": "SDN BHD", "S/B", "Ltd", "GmbH"
+_FULL_FORM = re.compile(rf"(?i)[A-Za-z].*\b(?:{LEGAL_FORMS})\b")
+
+
+def _only_co(name: str, line: str) -> bool:
+    """Whether a name's legal form is a bare "Co" with no Malaysian form after it."""
+    return bool(re.search(r"(?i)\bco\.?$", name.strip())) and not _FULL_FORM.search(line)
 
 
 # after "CO." the rest of a Malaysian form: "AEON CO.(M) BHD.", "CO. SDN BHD"
@@ -116,7 +139,8 @@ _REGISTRATION_LINE = re.compile(
 # a till's greeting or heading, not a name: "Thank You. Please come again", "Weicome to ...",
 # "SIMPLIFIED TAX INYOICE" as OCR reads it
 _NOT_A_NAME = re.compile(
-    r"(?i)\b(thank|we[li1]come|please|simplified|tax\s*in\w*ce|cash\s*(?:sale|bill))\b"
+    r"(?i)\b(thank|tq|we[li1]come|please|simplified|tax\s*in[\w ]{0,4}ce|cash\s*(?:sale|bill)"
+    r"|for\s+shopping)\b"
 )
 # a registration number in brackets after the name on its line
 _REGISTRATION_AFTER = re.compile(r"\s*\(\d[\d-]{4,}\s*-?\s*[A-Z]?\)\s*$")
@@ -186,6 +210,8 @@ _SELLER_HEADING = re.compile(
     r"(?i)^(?:seller|supplier|vendor|sold by|verkäufer|verkaeufer|rechnungssteller|vendeur"
     r"|fournisseur|verkoper|leverancier)\s*(?::\s*(?P<name>\S.*)?)?$"
 )
+# a staff member's code, letters then digits ("BD1187"): a person at the till, not a firm
+_STAFF_CODE = re.compile(r"^\s*[A-Z]{1,3}\d{3,}\b")
 _NAME_LABEL = re.compile(r"(?i)^(?:name|firma|company|raison sociale|naam)\s*:\s*(?P<name>.*)$")
 _FIELD_LABEL = re.compile(r"(?i)^[\w .()/-]{1,30}:")
 
@@ -197,6 +223,8 @@ def _labelled_seller(lines: list[str]) -> tuple[str, bool, int] | None:
         if not (m := _SELLER_HEADING.match(line.strip())):
             continue
         if m["name"]:
+            if _STAFF_CODE.search(m["name"]):
+                continue  # a till's salesperson: "Sold by: BD1187 MUHAMMAD SHAFIK"
             return m["name"].strip(), True, at
         for below in range(at + 1, min(at + 5, len(lines))):
             s = lines[below].strip()
@@ -227,13 +255,15 @@ def read_company(lines: list[str]) -> tuple[str, bool, int] | None:
             return form["name"].strip(), at < 12, at
     if seller := _labelled_seller(lines):
         return seller
-    for at, raw in enumerate(lines[:6]):
-        line = _repair_legal_form(raw)
+    top = [_repair_legal_form(raw) for raw in lines[:6]]
+    for at, line in enumerate(top):
         if re.match(r"(?i)\s*(attn|attention|bill to|ship to|to|customer)\b\s*:", line):
             continue  # the customer's name, labelled
         if (m := _LEGAL_FORM.match(line.strip())) and not re.search(
             r"(?i)\bno\b\s*[:.]", m["name"]
         ):
+            if _only_co(m["name"], line) and any(_FULL_FORM.search(ln) for ln in top[at + 1 :]):
+                continue  # "Toiof Rell Co", a logo's letters, over "TF Value-Mart Sdn Bhd"
             name = m["name"].strip()
             if re.search(r"(?i)\bco\.?$", name) and (
                 rest := _AFTER_CO.match(line.strip()[m.end() :])
@@ -258,6 +288,10 @@ def read_company(lines: list[str]) -> tuple[str, bool, int] | None:
             and not re.search(r"(?i)\b(invoice|receipt|dear|date|page|seite)\b", s)
             and not _NOT_A_NAME.search(s)
         ):
+            # a name printed over two lines: "HOME MASTER HARDWARE &" / "ELECTRICAL"
+            after = lines[at + 1].strip() if at + 1 < len(lines) else ""
+            if re.search(r"(?i)(?:&|\band)$", s) and _NAME_PART.match(after):
+                s = f"{s} {after}"
             return _tidy_name(s), False, at
     # no name heads the page (an invoice opening with notes): a line lower down that is only
     # a company's name with its legal form ("Amazon Web Services, Inc.")
