@@ -52,6 +52,7 @@ from casework.runtime.memory_layer import (
     memory_layer,
     novelty_confidence,
 )
+from casework.runtime.memory_vote import VOTE_SOURCE, VOTE_THRESHOLD, vote_layer
 
 __all__ = [
     "EXAMPLES",
@@ -185,9 +186,16 @@ def _recalled(answer: dict[str, Any] | None, confidence: float, reasoning: str) 
     return decision.model_copy(update={"confidence": confidence, "reasoning": reasoning})
 
 
-memory_classify = memory_layer(
-    reply_memory, lambda input: EXAMPLES.key_text({"reply": input.reply}), _recalled
-)
+def _reply_key(input: ReplyInput) -> str:
+    return EXAMPLES.key_text({"reply": input.reply})
+
+
+memory_classify = memory_layer(reply_memory, _reply_key, _recalled)
+# A bucket is one of four, so the verified replies near a new one can vote for it even when
+# none is a near repeat, and leave-one-out on the caller's own examples says how often such
+# a vote is right (``casework.runtime.memory_vote``). It runs after the cue words: a cue is
+# the team's explicit rule, and the vote answers where the model would be asked.
+vote_classify = vote_layer(reply_memory, _reply_key, _recalled)
 
 
 def choice_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> OutreachResult:
@@ -285,6 +293,7 @@ SHIFT_STRATEGIES: dict[str, Strategy[Any, Any]] = {
 OUTREACH_STRATEGIES: dict[str, Strategy[Any, Any]] = {
     "rules": rules_classify,
     "memory": memory_classify,
+    VOTE_SOURCE: vote_classify,
     "choice": choice_classify,
     "agent": agent_classify,
     "cascade": Cascade(
@@ -292,19 +301,21 @@ OUTREACH_STRATEGIES: dict[str, Strategy[Any, Any]] = {
         [
             Layer("memory", memory_classify, default_threshold=MEMORY_THRESHOLD),
             Layer("rules", rules_classify),
+            Layer(VOTE_SOURCE, vote_classify, default_threshold=VOTE_THRESHOLD),
             Layer("choice", choice_classify, default_threshold=60.0),
             Layer("agent", agent_classify, default_threshold=60.0, remote=True),
         ],
         decision=OutreachResult,
         role=ROLES["classify_reply"],
     ),
-    # The cascade without a model (the memory, then the cue words; nobody sure: a person):
-    # what learning from review does when no model is at hand.
+    # The cascade without a model (the memory, the cue words, the vote; nobody sure: a
+    # person): what learning from review does when no model is at hand.
     "memory-rules": Cascade(
         "vanpool-outreach",
         [
             Layer("memory", memory_classify, default_threshold=MEMORY_THRESHOLD),
             Layer("rules", rules_classify),
+            Layer(VOTE_SOURCE, vote_classify, default_threshold=VOTE_THRESHOLD),
         ],
         decision=OutreachResult,
         role=ROLES["classify_reply"],
