@@ -65,8 +65,8 @@ def test_a_verified_reply_is_answered_from_memory_and_deleting_it_restores_the_m
     # An empty memory answers "undecided" at once (no embedding), and the case goes on.
     assert [(o.layer, o.confidence) for o in before.run.layers] == [
         ("memory", 0.0),
-        ("rules", 40.0),
         ("memory-vote", 0.0),
+        ("rules", 40.0),
         ("choice", 80.0),
     ]
 
@@ -244,6 +244,14 @@ def test_many_agreeing_verified_replies_answer_without_the_model(deps) -> None:
     used = examples_used(result)
     assert len(used) == 7 and set(used) <= {ids[t] for t in AGREED}  # the seven that voted
     assert "on the caller's 24 examples (leave-one-out)" in result.reasoning
+    # An escalation cue goes to the cue words and a person, whatever the examples say.
+    cued = OUTREACH_STRATEGIES["cascade"](
+        ReplyInput("Sounds good, whatever."), deps, _config(chooser)
+    )
+    vote = next(o for o in cued.run.layers if o.layer == "memory-vote")
+    assert (vote.verdict, vote.confidence) == ("none", 0.0)
+    assert "An escalation cue word: left to a person." in vote.output["reasoning"]
+    assert (cued.bucket, cued.run.decided_by) == ("escalation", "rules")
 
     # Fewer than 20 verified replies: the vote is never sure, and the model decides again.
     memory = reply_memory(deps, _config(chooser))

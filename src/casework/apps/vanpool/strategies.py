@@ -146,8 +146,10 @@ def rules_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> O
 
 # -------------------------------------------------------------- learning from review
 # The memory of verified buckets (issue 32): a reply close enough to one a person verified
-# takes its bucket (the ``memory`` layer, first in the outreach cascade), and the bundled
-# model's choice sees the most similar verified replies as demonstrations.
+# takes its bucket (the ``memory`` layer, first in the outreach cascade); else, once enough
+# replies are verified, the bucket they vote for when such votes proved right (``memory-vote``,
+# second); and the bundled model's choice sees the most similar verified replies as
+# demonstrations.
 
 
 class ReplyExamples:
@@ -191,11 +193,19 @@ def _reply_key(input: ReplyInput) -> str:
 
 
 memory_classify = memory_layer(reply_memory, _reply_key, _recalled)
-# A bucket is one of four, so the verified replies near a new one can vote for it even when
-# none is a near repeat, and leave-one-out on the caller's own examples says how often such
-# a vote is right (``casework.runtime.memory_vote``). It runs after the cue words: a cue is
-# the team's explicit rule, and the vote answers where the model would be asked.
-vote_classify = vote_layer(reply_memory, _reply_key, _recalled)
+_vote = vote_layer(reply_memory, _reply_key, _recalled)
+
+
+def vote_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> OutreachResult:
+    """The bucket the caller's verified replies vote for, sure only where such votes were
+    right 95 % of the time on those replies (``casework.runtime.memory_vote``: a bucket is
+    one of four, so replies that are no near repeat of each other still agree on it). A
+    reply with an escalation cue is left to the cue words and a person, as in the choice."""
+    decision = _vote(input, deps, config)
+    if decision.bucket not in (None, Bucket.ESCALATION) and has_escalation_cue(input.reply):
+        reasoning = f"{decision.reasoning} An escalation cue word: left to a person."
+        return decision.model_copy(update={"confidence": 0.0, "reasoning": reasoning})
+    return decision
 
 
 def choice_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> OutreachResult:
@@ -300,22 +310,22 @@ OUTREACH_STRATEGIES: dict[str, Strategy[Any, Any]] = {
         "vanpool-outreach",
         [
             Layer("memory", memory_classify, default_threshold=MEMORY_THRESHOLD),
-            Layer("rules", rules_classify),
             Layer(VOTE_SOURCE, vote_classify, default_threshold=VOTE_THRESHOLD),
+            Layer("rules", rules_classify),
             Layer("choice", choice_classify, default_threshold=60.0),
             Layer("agent", agent_classify, default_threshold=60.0, remote=True),
         ],
         decision=OutreachResult,
         role=ROLES["classify_reply"],
     ),
-    # The cascade without a model (the memory, the cue words, the vote; nobody sure: a
+    # The cascade without a model (the memory, the vote, the cue words; nobody sure: a
     # person): what learning from review does when no model is at hand.
     "memory-rules": Cascade(
         "vanpool-outreach",
         [
             Layer("memory", memory_classify, default_threshold=MEMORY_THRESHOLD),
-            Layer("rules", rules_classify),
             Layer(VOTE_SOURCE, vote_classify, default_threshold=VOTE_THRESHOLD),
+            Layer("rules", rules_classify),
         ],
         decision=OutreachResult,
         role=ROLES["classify_reply"],
