@@ -69,18 +69,17 @@ def test_a_separable_set_is_sure_and_its_table_says_why() -> None:
     assert sure.confidence(1.0) == 100.0
 
 
-def test_the_confidence_is_the_accuracy_of_the_votes_at_least_as_strong() -> None:
+def test_the_confidence_is_the_accuracy_of_the_votes_of_about_the_same_strength() -> None:
     votes = ((1.0, True),) * 12 + ((0.8, True),) * 5 + ((0.8, False),) * 3 + ((0.6, False),) * 5
     cal = Calibration(25, votes)
     assert cal.table() == [(1.0, 12, 1.0), (0.8, 20, 0.85), (0.6, 25, 0.68)]
-    assert cal.confidence(1.0) == 100.0
-    assert cal.confidence(0.9) == 100.0  # only the votes at 1.0 are as strong
-    assert cal.confidence(0.8) == 85.0
-    assert cal.confidence(0.7) == 85.0
-    assert cal.confidence(0.5) == 68.0
-    # fewer than MIN_SUPPORT votes at the top: the MIN_SUPPORT strongest speak for them
-    thin = Calibration(25, ((1.0, True),) * 4 + votes[12:])
-    assert thin.table()[0] == (1.0, 4, 1.0) and thin.confidence(1.0) == pytest.approx(75.0)
+    assert cal.confidence(1.0) == 100.0  # the ten strongest: all right
+    assert cal.confidence(0.95) == 100.0
+    # nearest 0.85: the eight votes at 0.8 (5 right), then two at 1.0
+    assert cal.confidence(0.85) == 70.0
+    assert cal.confidence(0.8) == 70.0  # the eight at 0.8, then two at 1.0 (0.6 is as far)
+    assert cal.confidence(0.6) == 50.0  # the five wrong at 0.6, then five right at 0.8
+    assert Calibration(9, votes[:9]).confidence(1.0) == 0.0  # too few examples
 
 
 # ---------------------------------------------------------------- the layer on a real memory
@@ -128,9 +127,9 @@ def test_removing_wrong_examples_takes_their_effect_away(memory) -> None:
     # A reviewer's slips: three ``ack`` replies verified as ``ask``.
     wrong = [_add(memory, f"ack {i}", "ask") for i in (20, 21, 22)]
     slipped = _run(memory, "ack 20")
-    # Near the slips the vote is split (4 of 7, strength 0.53), and votes that weak were right
-    # 24 of 27 times (the slips' own left-out votes are the wrong ones): not sure.
-    assert (slipped.verdict, slipped.confidence) == ("ack", 88.89)
+    # Near the slips the vote is split (4 of 7, strength 0.53), and of the ten left-out votes
+    # nearest that strength three are the slips' own, wrong: not sure.
+    assert (slipped.verdict, slipped.confidence) == ("ack", 70.0)
     assert "strength 0.53" in slipped.reasoning
     for example in wrong:
         memory.delete(example)
