@@ -19,6 +19,7 @@ from casework.runtime.memory_vote import (
     Calibration,
     answer_key,
     calibrate,
+    calibration_of,
     vote,
     vote_layer,
 )
@@ -140,3 +141,14 @@ def test_removing_wrong_examples_takes_their_effect_away(memory) -> None:
 
 def test_an_answer_is_compared_whatever_its_key_order() -> None:
     assert answer_key({"a": 1, "b": 2}) == answer_key({"b": 2, "a": 1})
+
+
+def test_the_calibration_is_kept_per_memory_version(memory) -> None:
+    for i in range(7):
+        for c in CLUSTERS:
+            _add(memory, f"{c} {i}", c)
+    first = calibration_of(memory.list(limit=100))
+    assert calibration_of(memory.list(limit=100)) is first  # the same examples: reused
+    memory.delete(memory.list(limit=1)[0].id)
+    after = calibration_of(memory.list(limit=100))
+    assert after is not first and (first.examples, after.examples) == (21, 20)
