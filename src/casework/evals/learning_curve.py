@@ -60,6 +60,11 @@ def _share(flags: Sequence[bool]) -> float | None:
     return sum(flags) / len(flags) if flags else None
 
 
+def _by_memory(case: CaseResult) -> bool:
+    """Decided by a memory layer: ``memory`` (a near repeat) or ``memory-vote`` (the vote)."""
+    return case.decided_by is not None and case.decided_by.split("-")[0] == "memory"
+
+
 def curve_rows(
     runs: Mapping[str, Sequence[CaseResult]], metric: str | None, parts: int = 10
 ) -> list[dict[str, Any]]:
@@ -76,7 +81,7 @@ def curve_rows(
                 "accuracy": _mean([case_score(c, metric) for c in chunk]),
                 "model_share": _share([asked_model(c) for c in chunk]),
                 "review_share": _share([not decided(c) for c in chunk]),
-                "memory_share": _share([c.decided_by == "memory" for c in chunk]),
+                "memory_share": _share([_by_memory(c) for c in chunk]),
             }
         rows.append(row)
     return rows

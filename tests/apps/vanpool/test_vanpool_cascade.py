@@ -68,8 +68,8 @@ def test_a_reply_without_a_cue_goes_to_the_models_choice(deps) -> None:
     assert result.bucket == "update" and not result.hitl_required
     assert result.confidence == pytest.approx(80.0)
     assert result.run is not None and result.run.decided_by == "choice"
-    # An empty memory first, then no remote model.
-    assert [o.layer for o in result.run.layers] == ["memory", "rules", "choice"]
+    # An empty memory first (the near-repeat layer, then the vote), then no remote model.
+    assert [o.layer for o in result.run.layers] == ["memory", "memory-vote", "rules", "choice"]
     assert "Reply:\nWe relocated" in str(chooser.calls[0][0][1].content)
 
 
@@ -99,6 +99,7 @@ def test_an_unsure_choice_goes_on_to_a_configured_remote_model(deps) -> None:
     run = result.run
     assert run is not None and [o.layer for o in run.layers] == [
         "memory",
+        "memory-vote",
         "rules",
         "choice",
         "agent",

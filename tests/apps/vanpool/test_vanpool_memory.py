@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from vanpool_helpers import Clock, Sink, first
 
 from casework.apps.vanpool import lifecycle
+from casework.apps.vanpool.reply_cues import reply_cue
 from casework.apps.vanpool.review import VanpoolReview
 from casework.apps.vanpool.strategies import OUTREACH_STRATEGIES, ReplyInput, reply_memory
 from casework.examples import learn_from_review, memory_for
@@ -64,6 +65,7 @@ def test_a_verified_reply_is_answered_from_memory_and_deleting_it_restores_the_m
     # An empty memory answers "undecided" at once (no embedding), and the case goes on.
     assert [(o.layer, o.confidence) for o in before.run.layers] == [
         ("memory", 0.0),
+        ("memory-vote", 0.0),
         ("rules", 40.0),
         ("choice", 80.0),
     ]
@@ -191,3 +193,70 @@ def test_the_choice_is_less_sure_of_a_reply_unlike_every_verified_one(deps) -> N
     _verify(deps, "I moved to a new apartment in Oakland.", "update")
     near = OUTREACH_STRATEGIES["choice"](reply, deps, _config(_chooser("update", 0.8)))
     assert near.evidence[0].fields["similarity"] > 0.75 and near.confidence == 80.0
+
+
+# Replies without a cue word (no "?", no question opening, no "yes"/"thanks"...), three kinds.
+AGREED = [
+    "Sounds good to me.",
+    "Sounds great, go ahead.",
+    "That sounds good.",
+    "Sounds perfect.",
+    "Great, that works for me.",
+    "That works for me.",
+    "Perfect, that works.",
+    "Works for me.",
+]
+CHANGED = [
+    "No, make it for the 5th instead.",
+    "No, make it for the 12th of March.",
+    "No, please make it for 3 people.",
+    "No, make it for 4 people instead.",
+    "No, make it at 6 pm.",
+    "No, make it at 10 in the morning.",
+    "No, make it next Friday.",
+    "No, book it for Saturday instead.",
+]
+ASKED = [
+    "I'd like to know the pickup time.",
+    "I'd like to know the address of the pickup point.",
+    "Tell me the pickup time please.",
+    "Tell me the address of the lot please.",
+    "I would like to know the driver's phone number.",
+    "I'd like the phone number of the driver.",
+    "Please tell me the departure time.",
+    "I want to know the departure address.",
+]
+
+
+def test_many_agreeing_verified_replies_answer_without_the_model(deps) -> None:
+    ids = {
+        text: _verify(deps, text, bucket)
+        for bucket, texts in (("acknowledgment", AGREED), ("update", CHANGED), ("question", ASKED))
+        for text in texts
+    }
+    reply = "Sounds good, that works."
+    assert reply_cue(reply) is None and reply not in ids
+    chooser = _chooser("update", 0.9)
+    result = OUTREACH_STRATEGIES["cascade"](ReplyInput(reply), deps, _config(chooser))
+    assert result.bucket == "acknowledgment" and result.run is not None
+    assert result.run.decided_by == "memory-vote" and result.confidence == 100.0
+    assert chooser.calls == [] and result.run.usage.model_calls == 0
+    used = examples_used(result)
+    assert len(used) == 7 and set(used) <= {ids[t] for t in AGREED}  # the seven that voted
+    assert "on the caller's 24 examples (leave-one-out)" in result.reasoning
+    # An escalation cue goes to the cue words and a person, whatever the examples say.
+    cued = OUTREACH_STRATEGIES["cascade"](
+        ReplyInput("Sounds good, whatever."), deps, _config(chooser)
+    )
+    vote = next(o for o in cued.run.layers if o.layer == "memory-vote")
+    assert (vote.verdict, vote.confidence) == ("none", 0.0)
+    assert "An escalation cue word: left to a person." in vote.output["reasoning"]
+    assert (cued.bucket, cued.run.decided_by) == ("escalation", "rules")
+
+    # Fewer than 20 verified replies: the vote is never sure, and the model decides again.
+    memory = reply_memory(deps, _config(chooser))
+    for text in AGREED[:5]:
+        memory.delete(ids[text])
+    again = OUTREACH_STRATEGIES["cascade"](ReplyInput(reply), deps, _config(chooser))
+    assert again.run is not None and again.run.decided_by == "choice"
+    assert len(chooser.calls) == 1

@@ -52,6 +52,7 @@ from casework.runtime.memory_layer import (
     memory_layer,
     novelty_confidence,
 )
+from casework.runtime.memory_vote import VOTE_SOURCE, VOTE_THRESHOLD, vote_layer
 
 __all__ = [
     "EXAMPLES",
@@ -145,8 +146,10 @@ def rules_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> O
 
 # -------------------------------------------------------------- learning from review
 # The memory of verified buckets (issue 32): a reply close enough to one a person verified
-# takes its bucket (the ``memory`` layer, first in the outreach cascade), and the bundled
-# model's choice sees the most similar verified replies as demonstrations.
+# takes its bucket (the ``memory`` layer, first in the outreach cascade); else, once enough
+# replies are verified, the bucket they vote for when such votes proved right (``memory-vote``,
+# second); and the bundled model's choice sees the most similar verified replies as
+# demonstrations.
 
 
 class ReplyExamples:
@@ -185,9 +188,24 @@ def _recalled(answer: dict[str, Any] | None, confidence: float, reasoning: str) 
     return decision.model_copy(update={"confidence": confidence, "reasoning": reasoning})
 
 
-memory_classify = memory_layer(
-    reply_memory, lambda input: EXAMPLES.key_text({"reply": input.reply}), _recalled
-)
+def _reply_key(input: ReplyInput) -> str:
+    return EXAMPLES.key_text({"reply": input.reply})
+
+
+memory_classify = memory_layer(reply_memory, _reply_key, _recalled)
+_vote = vote_layer(reply_memory, _reply_key, _recalled)
+
+
+def vote_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> OutreachResult:
+    """The bucket the caller's verified replies vote for, sure only where such votes were
+    right 95 % of the time on those replies (``casework.runtime.memory_vote``: a bucket is
+    one of four, so replies that are no near repeat of each other still agree on it). A
+    reply with an escalation cue is left to the cue words and a person, as in the choice."""
+    decision = _vote(input, deps, config)
+    if decision.bucket not in (None, Bucket.ESCALATION) and has_escalation_cue(input.reply):
+        reasoning = f"{decision.reasoning} An escalation cue word: left to a person."
+        return decision.model_copy(update={"confidence": 0.0, "reasoning": reasoning})
+    return decision
 
 
 def choice_classify(input: ReplyInput, deps: VanpoolDeps, config: RunConfig) -> OutreachResult:
@@ -285,12 +303,14 @@ SHIFT_STRATEGIES: dict[str, Strategy[Any, Any]] = {
 OUTREACH_STRATEGIES: dict[str, Strategy[Any, Any]] = {
     "rules": rules_classify,
     "memory": memory_classify,
+    VOTE_SOURCE: vote_classify,
     "choice": choice_classify,
     "agent": agent_classify,
     "cascade": Cascade(
         "vanpool-outreach",
         [
             Layer("memory", memory_classify, default_threshold=MEMORY_THRESHOLD),
+            Layer(VOTE_SOURCE, vote_classify, default_threshold=VOTE_THRESHOLD),
             Layer("rules", rules_classify),
             Layer("choice", choice_classify, default_threshold=60.0),
             Layer("agent", agent_classify, default_threshold=60.0, remote=True),
@@ -298,12 +318,13 @@ OUTREACH_STRATEGIES: dict[str, Strategy[Any, Any]] = {
         decision=OutreachResult,
         role=ROLES["classify_reply"],
     ),
-    # The cascade without a model (the memory, then the cue words; nobody sure: a person):
-    # what learning from review does when no model is at hand.
+    # The cascade without a model (the memory, the vote, the cue words; nobody sure: a
+    # person): what learning from review does when no model is at hand.
     "memory-rules": Cascade(
         "vanpool-outreach",
         [
             Layer("memory", memory_classify, default_threshold=MEMORY_THRESHOLD),
+            Layer(VOTE_SOURCE, vote_classify, default_threshold=VOTE_THRESHOLD),
             Layer("rules", rules_classify),
         ],
         decision=OutreachResult,
