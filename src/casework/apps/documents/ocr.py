@@ -31,12 +31,12 @@ from casework.errors import ConfigError, InputError
 
 __all__ = [
     "DEFAULT_ENGINE",
-    "ChosenLinesProvider",
     "ENGINES",
     "MAX_BYTES",
     "MAX_OCR_PAGES",
     "MAX_PAGES",
     "MIN_TEXT_LAYER_CHARS",
+    "ChosenLinesProvider",
     "OcrProvider",
     "PageText",
     "RapidOcrProvider",
@@ -392,9 +392,7 @@ def line_groups(boxes: list[Any]) -> list[list[int]]:
 def boxes_to_text(boxes: list[Any]) -> str:
     """OCR boxes ``[quad, text, score]`` -> lines top to bottom, words left to right, the
     punctuation tidied (``tidy_text``)."""
-    return "\n".join(
-        " ".join(tidy_text(boxes[i][1]) for i in line) for line in line_groups(boxes)
-    )
+    return "\n".join(" ".join(tidy_text(boxes[i][1]) for i in line) for line in line_groups(boxes))
 
 
 @dataclass(frozen=True)
