@@ -1,0 +1,85 @@
+"""The chooser between two readings of one line box: RapidOCR's and Tesseract's readings of
+SROIE receipts' head lines (development pages; Tesseract's word confidences as it gave them)."""
+
+from __future__ import annotations
+
+from casework.apps.documents.readings import HEAD_MAX_LINES, choose, head_size, plausibility
+
+
+def test_a_lexicon_word_misread_loses_to_its_right_reading() -> None:
+    # page 251: RapidOCR reads DAMANSARA as "DAI.1AiNSARA", Tesseract "$S21/58" for SS21/58;
+    # word by word each keeps its better word
+    second = [
+        ("44", 0.85),
+        ("JALAN", 0.85),
+        ("$S21/58", 0.34),
+        ("DAMANSARA", 0.92),
+        ("UTAMA", 0.91),
+    ]
+    assert (
+        choose("44 JALAN SS21/58 DAI.1AiNSARA UTAMA", 0.96, second)
+        == "44 JALAN SS21/58 DAMANSARA UTAMA"
+    )
+    # page 002: a zero for the O of LOT
+    second = [("LOT", 0.93), ("1851-A", 0.89), ("&", 0.89), ("1851-B,", 0.88)]
+    assert choose("L0T 1851-A & 1851-B,", 0.95, second) == "LOT 1851-A & 1851-B,"
+
+
+def test_a_postcode_read_with_a_letter_loses() -> None:
+    # page 000: "8110OJOHOR BAHRU" against Tesseract's "81100 JOHOR BAHRU,"
+    second = [("81100", 0.95), ("JOHOR", 0.91), ("BAHRU,", 0.9)]
+    assert choose("8110OJOHOR BAHRU", 0.96, second) == "81100 JOHOR BAHRU,"
+
+
+def test_a_tie_keeps_the_first_reading() -> None:
+    # page 001: "DEDAP" and "DEDAF" are no lexicon words; RapidOCR's confidence is higher
+    second = [("27,", 0.26), ("JALAN", 0.26), ("DEDAF", 0.64), ("13,", 0.95)]
+    assert choose("27,JALAN DEDAP 13", 0.92, second) == "27,JALAN DEDAP 13"
+
+
+def test_spaces_alone_earn_nothing() -> None:
+    """Page 469: the spaced reading's lexicon words are in the glued one too; the name's
+    SANYU (RapidOCR) is kept over SANYO, as the rules split the glued words anyway."""
+    second = [("SANYO", 0.9), ("STATIONERY", 0.93), ("SHOP", 0.9)]
+    assert choose("SANYUSTATIONERYSHOP", 0.97, second) == "SANYUSTATIONERYSHOP"
+    assert plausibility("SANYUSTATIONERYSHOP", 0.0) == plausibility("SANYO STATIONERY SHOP", 0.0)
+
+
+def test_words_out_of_step_are_compared_as_lines() -> None:
+    """Page 611: four words each, but RapidOCR's second is Tesseract's second and third: no
+    word-by-word mixing ("SELANGOR SELANGOR E")."""
+    second = [("48000", 0.9), ("RAWANG.", 0.9), ("SELANGOR", 0.9), ("DE", 0.5)]
+    assert choose("48000 RAWANG.SELANGOR D E", 0.95, second) == "48000 RAWANG.SELANGOR D E"
+
+
+def test_a_reading_that_dropped_or_invented_text_is_no_candidate() -> None:
+    assert choose("NO.23 BATU 10, TAMAN SENTOSA,", 0.98, [("TAMAN", 0.9)]) == (
+        "NO.23 BATU 10, TAMAN SENTOSA,"
+    )
+    assert choose("JALAN", 0.5, []) == "JALAN"
+
+
+def test_plausibility_counts_misread_shapes() -> None:
+    assert plausibility("JALAN", 0.0) == 2
+    assert plausibility("Ja1an", 0.0) == -2  # a digit between letters
+    assert plausibility("4O150", 0.0) == -2  # a letter between digits
+    assert plausibility("40150", 0.0) == 2  # a postcode
+    assert plausibility("PRiNT", 0.0) == -1  # a capital after a small letter
+    assert plausibility("Jalan", 0.0) == 2
+    assert plausibility("SHAH » ALAM", 0.5) == 2 + 2 - 1 + 0.5  # lexicon twice, one noise
+
+
+def test_the_head_ends_at_the_first_contact_tax_or_date_line() -> None:
+    lines = [
+        "TAX INVOICE",  # a heading among the first lines does not end it
+        "ARTRANGE STATIONERS & PRiNT SDN BHD",
+        "(1122327.U)",
+        "44 JALAN SS21/58 DAI.1AiNSARA UTAMA",
+        "47400 PETALINCiJAYA",
+        "TEL:03-77271129",
+        "FAX:03-77278929",
+    ]
+    assert head_size(lines) == 5
+    assert head_size([*lines[1:5], "12/03/2018 10:21"]) == 4
+    assert head_size(["ITEM"] * 40) == HEAD_MAX_LINES
+    assert head_size([]) == 0
