@@ -3,7 +3,7 @@ SROIE receipts' head lines (development pages; Tesseract's word confidences as i
 
 from __future__ import annotations
 
-from casework.apps.documents.readings import HEAD_MAX_LINES, choose, head_size, plausibility
+from casework.apps.documents.readings import HEAD_MAX_LINES, choose, head_lines, plausibility
 
 
 def test_a_lexicon_word_misread_loses_to_its_right_reading() -> None:
@@ -71,7 +71,7 @@ def test_plausibility_counts_misread_shapes() -> None:
 
 def test_the_head_ends_at_the_first_contact_tax_or_date_line() -> None:
     lines = [
-        "TAX INVOICE",  # a heading among the first lines does not end it
+        "TAX INVOICE",  # a heading among the first lines is left out but does not end it
         "ARTRANGE STATIONERS & PRiNT SDN BHD",
         "(1122327.U)",
         "44 JALAN SS21/58 DAI.1AiNSARA UTAMA",
@@ -79,7 +79,10 @@ def test_the_head_ends_at_the_first_contact_tax_or_date_line() -> None:
         "TEL:03-77271129",
         "FAX:03-77278929",
     ]
-    assert head_size(lines) == 5
-    assert head_size([*lines[1:5], "12/03/2018 10:21"]) == 4
-    assert head_size(["ITEM"] * 40) == HEAD_MAX_LINES
-    assert head_size([]) == 0
+    assert head_lines(lines) == [1, 2, 3, 4]
+    assert head_lines([*lines[1:5], "12/03/2018 10:21"]) == [0, 1, 2, 3]
+    # page 527: the date over the address, read as a date with its month's name
+    lines = ["HUA HO", "11 Jun2018 18:32", "12, Jalan Tampoi 7/4,KawasanPerindustrian"]
+    assert head_lines(lines) == [0, 2]
+    assert head_lines(["ITEM"] * 40) == list(range(HEAD_MAX_LINES))
+    assert head_lines([]) == []

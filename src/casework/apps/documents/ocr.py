@@ -309,7 +309,7 @@ def tesseract_line(crop: Image.Image) -> list[tuple[str, float]]:
 
 class ChosenLinesProvider:
     """RapidOCR (spaced) reads the page; the lines of its top block (the seller's name and
-    address, up to the first contact, tax or date line: ``readings.head_size``) are read a
+    address, up to the first contact, tax or date line: ``readings.head_lines``) are read a
     second time by Tesseract from the same boxes, and each box keeps the more plausible
     reading (``readings.choose``). The two engines misread different letters of a receipt's
     address; Tesseract on a dozen line crops costs far less than on a page."""
@@ -321,14 +321,14 @@ class ChosenLinesProvider:
         self.rapid = RapidOcrProvider(spaced=True)
 
     def read(self, image: Image.Image) -> str:
-        from casework.apps.documents.readings import choose, head_size
+        from casework.apps.documents.readings import choose, head_lines
 
         boxes = self.rapid.boxes(image)
         lines = line_groups(boxes)
         texts = [" ".join(tidy_text(boxes[i][1]) for i in line) for line in lines]
         gray = image.convert("L")
-        for line in lines[: head_size(texts)]:
-            for i in line:
+        for index in head_lines(texts):
+            for i in lines[index]:
                 quad, text, score = boxes[i]
                 second = tesseract_line(line_crop(gray, quad))
                 boxes[i] = [quad, choose(tidy_text(text), float(score), second), score]

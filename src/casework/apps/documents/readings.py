@@ -3,7 +3,7 @@ name and address come from, read by RapidOCR and again by Tesseract, which misre
 letters (``KANGIL`` and ``KANCIL``, ``Ja1an`` and ``JALAN``). Plausibility never looks at an
 answer: words of the address and trade lexicons, a postcode's shape, letters and digits mixed
 inside a word, characters no receipt prints, the engine's own confidence.
-``head_size`` says how many of a page's top lines are worth a second reading."""
+``head_lines`` says which of a page's top lines are worth a second reading."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import re
 
 from casework.apps.documents.addresses import _PLACE_WORDS
 from casework.apps.documents.names import _NAME_WORDS
-from casework.apps.documents.patterns import edit_distance
+from casework.apps.documents.patterns import DATE, edit_distance
 
-__all__ = ["HEAD_MAX_LINES", "choose", "head_size", "plausibility"]
+__all__ = ["HEAD_MAX_LINES", "choose", "head_lines", "plausibility"]
 
 HEAD_MAX_LINES = 12
 """At most this many lines are read twice: a receipt's name and address take 2 to 8."""
 # the first contact, tax, registration-by-tax or date line ends the seller's block
 _ENDS_HEAD = re.compile(
     r"(?i)\b(?:tel|fax|phone|h/p|gst|sst|tax|invoice|receipt|cashier|date)\b"
-    r"|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}"
+    rf"|{DATE}"
 )
 HEAD_MIN_LINES = 3
 """A heading above the name (``TAX INVOICE``, a till's ``RECEIPT``) does not end the block
@@ -100,11 +100,16 @@ def _alike(a: str, b: str) -> bool:
     return edit_distance(x, y) <= max(1, max(len(x), len(y)) // 2)
 
 
-def head_size(lines: list[str]) -> int:
-    """How many of a page's lines (top first) make its seller's block: up to the first
-    contact, tax or date line after the first ``HEAD_MIN_LINES``, at most
-    ``HEAD_MAX_LINES``."""
+def head_lines(lines: list[str]) -> list[int]:
+    """Which of a page's lines (top first) make its seller's block: those before the first
+    contact, tax or date line that comes after the first ``HEAD_MIN_LINES`` (such a line among
+    those first ones, a heading, is left out but does not end the block), at most
+    ``HEAD_MAX_LINES`` down the page."""
+    head = []
     for index, line in enumerate(lines[:HEAD_MAX_LINES]):
-        if index >= HEAD_MIN_LINES and _ENDS_HEAD.search(line):
-            return index
-    return min(len(lines), HEAD_MAX_LINES)
+        if _ENDS_HEAD.search(line):
+            if index >= HEAD_MIN_LINES:
+                break
+            continue
+        head.append(index)
+    return head
