@@ -1,11 +1,13 @@
 """Documents in, text out: PDF text layers with pypdf, scanned pages and images through OCR.
 
 ``OcrProvider`` is the seam where a hosted OCR service plugs in: anything with a ``name`` and
-``read(image) -> str``. Three engines ship (``ENGINES``, chosen by the setting
+``read(image) -> str``. Four engines ship (``ENGINES``, chosen by the setting
 ``CASEWORK_DOCUMENTS__OCR_ENGINE``): ``rapidocr`` (rapidocr-onnxruntime, models inside the
 wheel), ``rapidocr-spaced`` (the same, with the spaces between words its recognizer drops put
-back from where each character sits: the default, by word error rate on SROIE scans) and
-``tesseract`` (Debian's tesseract-ocr through pytesseract). Every engine's words go through
+back from where each character sits: the default, by word error rate on SROIE scans),
+``tesseract`` (Debian's tesseract-ocr through pytesseract) and
+``rapidocr-spaced+tesseract-lines`` (RapidOCR's page, its head lines read again by Tesseract
+and the more plausible reading of each kept: ``readings``). Every engine's words go through
 ``boxes_to_text``, so the reading order and line breaks the field layer sees are the same
 whichever reads. Bad input raises one sentence (``InputError``) before anything is stored;
 work on long PDFs is bounded and reports progress per page.
