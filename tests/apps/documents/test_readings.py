@@ -25,10 +25,22 @@ def test_a_lexicon_word_misread_loses_to_its_right_reading() -> None:
     assert choose("L0T 1851-A & 1851-B,", 0.95, second) == "LOT 1851-A & 1851-B,"
 
 
-def test_a_postcode_read_with_a_letter_loses() -> None:
-    # page 000: "8110OJOHOR BAHRU" against Tesseract's "81100 JOHOR BAHRU,"
-    second = [("81100", 0.95), ("JOHOR", 0.91), ("BAHRU,", 0.9)]
-    assert choose("8110OJOHOR BAHRU", 0.96, second) == "81100 JOHOR BAHRU,"
+def test_word_by_word_where_the_two_disagree() -> None:
+    # page 397: each engine misreads one word of the name; each word's better reading is kept
+    second = [("eCGosway.com", 0.61), ("SDN", 0.85), ("BHD", 0.94), ("(5092134)", 0.23)]
+    assert choose("eCosWay.c0m SDN BHD (509213A)", 0.86, second) == "eCosWay.com SDN BHD (509213A)"
+    # page 423: a full stop inside LOT
+    second = [("Lot", 0.96), ("PTD", 0.96), ("182908", 0.93), ("&", 0.93)]
+    assert choose("L.ot PTD 182908 &", 0.94, second) == "Lot PTD 182908 &"
+
+
+def test_confidence_alone_does_not_swap_a_digit() -> None:
+    # page 390: "KPB 6" (right) against "KPB 4", Tesseract a little more confident
+    second = [("LOT", 0.93), ("1851-A", 0.9), ("&", 0.9), ("1851-B,", 0.9), ("JALAN", 0.93)]
+    second += [("KPB", 0.9), ("4", 0.97)]
+    assert choose("LOT 1851-A & 1851-B, JALAN KPB 6", 0.95, second).endswith("KPB 6")
+    # page 008: a registration number; Tesseract's "JMOS25956" opens with no postcode
+    assert choose("JM0325956-V", 0.9, [("JMOS25956-¥", 0.0)]) == "JM0325956-V"
 
 
 def test_a_tie_keeps_the_first_reading() -> None:
@@ -62,8 +74,9 @@ def test_a_reading_that_dropped_or_invented_text_is_no_candidate() -> None:
 def test_plausibility_counts_misread_shapes() -> None:
     assert plausibility("JALAN", 0.0) == 2
     assert plausibility("Ja1an", 0.0) == -2  # a digit between letters
-    assert plausibility("4O150", 0.0) == -2  # a letter between digits
+    assert plausibility("4O150", 0.0) == 2 - 2  # read as a postcode, but a letter between digits
     assert plausibility("40150", 0.0) == 2  # a postcode
+    assert plausibility("L.ot", 0.0) == 2 - 1  # LOT, spaces and stops aside, but a stop in it
     assert plausibility("PRiNT", 0.0) == -1  # a capital after a small letter
     assert plausibility("Jalan", 0.0) == 2
     assert plausibility("SHAH » ALAM", 0.5) == 2 + 2 - 1 + 0.5  # lexicon twice, one noise
