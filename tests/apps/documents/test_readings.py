@@ -34,6 +34,12 @@ def test_word_by_word_where_the_two_disagree() -> None:
     assert choose("L.ot PTD 182908 &", 0.94, second) == "Lot PTD 182908 &"
 
 
+def test_a_word_misread_in_three_letters_is_still_one_word() -> None:
+    # page 234: "40tso" for the postcode 40150, the words around it read alike
+    second = [("40150", 0.86), ("Shah", 0.92), ("Alam,", 0.95), ("Selangor", 0.76), ("0.E.", 0.34)]
+    assert choose("40tso Shah Alam, Selangor D.E", 0.9, second) == "40150 Shah Alam, Selangor D.E"
+
+
 def test_confidence_alone_does_not_swap_a_digit() -> None:
     # page 390: "KPB 6" (right) against "KPB 4", Tesseract a little more confident
     second = [("LOT", 0.93), ("1851-A", 0.9), ("&", 0.9), ("1851-B,", 0.9), ("JALAN", 0.93)]

@@ -114,7 +114,9 @@ def choose(
             start, end = runs_a[a1].start(), runs_a[a2 - 1].end()
             span_a, span_b = first[start:end], text[runs_b[b1].start() : runs_b[b2 - 1].end()]
             conf = sum(confidences[b1:b2]) / (b2 - b1)
-            if _alike(span_a, span_b) and (
+            # one word for one of the same length between agreeing words: one word ("40tso")
+            alike = _alike(span_a, span_b) or (a2 - a1 == 1 and len(span_a) == len(span_b))
+            if alike and (
                 plausibility(span_b, conf) > plausibility(span_a, first_confidence) + margin
             ):
                 out += [first[done:start], span_b]
