@@ -40,6 +40,13 @@ def test_a_word_misread_in_three_letters_is_still_one_word() -> None:
     assert choose("40tso Shah Alam, Selangor D.E", 0.9, second) == "40150 Shah Alam, Selangor D.E"
 
 
+def test_title_case_words_run_together_are_a_join_not_a_misreading() -> None:
+    # page 336: "JalanPelabur" against "Jalan@elabur"
+    second = [("Lot", 0.9), ("3,", 0.9), ("Jalan@elabur", 0.9), ("23/1,", 0.9)]
+    assert choose("Lot3 JalanPelabur 23/1,", 0.9, second) == "Lot3 JalanPelabur 23/1,"
+    assert plausibility("JalanPelabur", 0.0) == plausibility("Jalan Pelabur", 0.0) == 2
+
+
 def test_confidence_alone_does_not_swap_a_digit() -> None:
     # page 390: "KPB 6" (right) against "KPB 4", Tesseract a little more confident
     second = [("LOT", 0.93), ("1851-A", 0.9), ("&", 0.9), ("1851-B,", 0.9), ("JALAN", 0.93)]

@@ -34,12 +34,13 @@ _WORD = re.compile(r"[A-Za-z0-9]+")
 _POSTCODE = re.compile(r"^\d[\dOo]{4}(?![\dOo])")
 # a letter between digits or a digit between letters: OCR's misread "L0T", "Ja1an", "4O150"
 _MIXED = re.compile(r"[A-Za-z]\d+[A-Za-z]|\d[A-Za-z]\d")
-# a small letter before a capital inside a word ("JALAn" is fine read either way; "CoMPANY")
-_CASE_FLIP = re.compile(r"[a-z][A-Z]")
+# a lone small letter among capitals ("PRiNT", "CoMPANY"); title-case words run together
+# ("JalanPelabur") are a join, the rules' business
+_CASE_FLIP = re.compile(r"[A-Z][a-z][A-Z]")
 # a full stop or comma inside a word, before a small letter ("L.ot", "Ma,lay")
 _BROKEN = re.compile(r"[A-Za-z][.,][a-z]")
 # what a receipt's name and address lines print; anything else is a reader's noise ("|", "»")
-_PRINTED = re.compile(r"[A-Za-z0-9 .,&'()/:#@+%*-]")
+_PRINTED = re.compile(r"[A-Za-z0-9 .,&'()/:#+%*-]")
 MARGIN = 0.5
 """The second reading replaces a span only when more plausible by more than this: the two
 engines' confidences are on different scales, so they alone do not swap a digit."""
@@ -53,7 +54,7 @@ def plausibility(text: str, confidence: float) -> float:
     fall is the rules' business: ``SANYUSTATIONERYSHOP`` holds ``STATIONERY`` as its spaced
     reading does): +2 for each lexicon word in its letters; for each word (a run of letters
     and digits) +2 if it opens with a postcode, -2 if it mixes letters and digits the way
-    misreads do, -1 for a capital after a small letter in it; -1 for each character no such
+    misreads do, -1 for a lone small letter among capitals in it; -1 for each character no such
     line prints and each full stop or comma inside a word (``L.ot``); plus the engine's
     confidence (0 to 1)."""
     words = _WORD.findall(text)
