@@ -86,7 +86,7 @@ def test_an_unknown_engine_is_one_sentence(monkeypatch: pytest.MonkeyPatch) -> N
         ocr_engine()
     assert str(err.value) == (
         "Unknown OCR engine 'abbyy'; set CASEWORK_DOCUMENTS__OCR_ENGINE to one of "
-        "rapidocr-spaced, rapidocr, tesseract."
+        "rapidocr-spaced, rapidocr, tesseract, rapidocr-spaced+tesseract-lines."
     )
 
 
@@ -127,6 +127,57 @@ def test_tesseract_reads_the_photo_in_the_same_line_order(photo: Path) -> None:
     lines = read_file(photo, engine="tesseract").raw_text.splitlines()
     assert len(lines) == len(PHOTO_LINES) and lines[0] == "ABC HO TRADING"
     assert "31.00" in lines[5]
+
+
+# ---------------------------------------------------------------- a second reading of lines
+def test_boxes_are_grouped_in_lines_top_to_bottom_left_to_right() -> None:
+    def box(x: float, y: float, text: str) -> list[object]:
+        return [[[x, y], [x + 50, y], [x + 50, y + 20], [x, y + 20]], text, 0.9]
+
+    boxes = [box(200, 52, "BHD"), box(10, 100, "JALAN"), box(10, 50, "ABC SDN")]
+    assert ocr.line_groups(boxes) == [[2, 0], [1]]
+    assert ocr.boxes_to_text(boxes) == "ABC SDN BHD\nJALAN"
+
+
+def test_tesseract_reads_one_line_crop_with_its_confidences() -> None:
+    from PIL import Image, ImageDraw, ImageFont
+
+    # a page of two printed lines; the second line's box, small print scaled up for Tesseract
+    page = Image.new("L", (600, 120), 245)
+    draw = ImageDraw.Draw(page)
+    font = ImageFont.truetype("DejaVuSansMono.ttf", 18)
+    draw.text((20, 20), "TOTAL RM 31.00", fill=25, font=font)
+    draw.text((20, 70), "81100 JOHOR BAHRU JOHOR", fill=25, font=font)
+    left, top, right, bottom = draw.textbbox((20, 70), "81100 JOHOR BAHRU JOHOR", font=font)
+    crop = ocr.line_crop(page, [[left, top], [right, top], [right, bottom], [left, bottom]])
+    assert crop.height == ocr.LINE_HEIGHT
+    words = ocr.tesseract_line(crop)
+    assert [w for w, _ in words] == ["81100", "JOHOR", "BAHRU", "JOHOR"]
+    assert all(0 < conf <= 1 for _, conf in words)
+    assert ocr.tesseract_line(Image.new("L", (3, 3), 255)) == []
+
+
+def test_the_chosen_lines_engine_is_listed_and_needs_tesseract(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pytesseract
+
+    assert "rapidocr-spaced+tesseract-lines" in ocr.ENGINES
+    monkeypatch.setattr(pytesseract.pytesseract, "tesseract_cmd", "/nonexistent/tesseract")
+    with pytest.raises(ConfigError, match=r"^The tesseract OCR engine is not installed"):
+        ocr_engine("rapidocr-spaced+tesseract-lines")
+
+
+@pytest.mark.slow
+def test_the_chosen_lines_engine_reads_the_photo_in_the_same_lines(photo: Path) -> None:
+    read = read_file(photo, engine="rapidocr-spaced+tesseract-lines")
+    lines = read.raw_text.splitlines()
+    assert read.engine == "rapidocr-spaced+tesseract-lines" and len(lines) == len(PHOTO_LINES)
+    assert lines[0] == "ABC HO TRADING" and lines[1] == "NO.2&4 JALAN HARMONI 3/2"
+    # RapidOCR's "811OO" and Tesseract's "81100" are both a postcode as the rules read one:
+    # a tie, and the first reading stays
+    assert lines[2] == "811OO JOHOR BAHRU JOHOR"
+    assert lines[5].endswith("31.00")
 
 
 # ---------------------------------------------------------------- documents ocr FILE

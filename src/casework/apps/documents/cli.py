@@ -141,8 +141,8 @@ def ocr_cmd(
     engine: str | None = typer.Option(
         None,
         "--engine",
-        help="rapidocr-spaced, rapidocr or tesseract; default: CASEWORK_DOCUMENTS__OCR_ENGINE "
-        "(rapidocr-spaced).",
+        help="rapidocr-spaced, rapidocr, tesseract or rapidocr-spaced+tesseract-lines; default: "
+        "CASEWORK_DOCUMENTS__OCR_ENGINE (rapidocr-spaced).",
     ),
     as_json: bool = JSON,
 ) -> None:

@@ -18,5 +18,7 @@ class DocumentsSettings(BaseSettings):
 
     ocr_engine: str = DEFAULT_ENGINE
     """Which OCR reads scanned pages and images: ``rapidocr-spaced`` (the default: the lowest
-    word error rate on SROIE receipt scans), ``rapidocr`` or ``tesseract`` (needs Debian's
-    tesseract-ocr: ``bash scripts/ensure-tesseract.sh``)."""
+    word error rate on SROIE receipt scans), ``rapidocr``, ``tesseract`` (needs Debian's
+    tesseract-ocr: ``bash scripts/ensure-tesseract.sh``) or ``rapidocr-spaced+tesseract-lines``
+    (RapidOCR, the seller's name and address lines read again by Tesseract and the more
+    plausible reading kept; needs tesseract-ocr too)."""
