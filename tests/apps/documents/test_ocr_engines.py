@@ -13,7 +13,7 @@ import pytest
 from docs_fixtures import PHOTO_LINES, photo_receipt
 from typer.testing import CliRunner
 
-from casework.apps.documents import ocr
+from casework.apps.documents import engines, ocr
 from casework.apps.documents.cli import app
 from casework.apps.documents.service import ocr_engine, read_file
 from casework.bench.ocr import (
@@ -74,7 +74,7 @@ def test_the_engine_is_a_setting_with_the_measured_best_as_default(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("CASEWORK_DOCUMENTS__OCR_ENGINE", raising=False)
-    assert ocr_engine().name == "rapidocr-spaced" == ocr.DEFAULT_ENGINE
+    assert ocr_engine().name == "rapidocr-spaced" == engines.DEFAULT_ENGINE
     monkeypatch.setenv("CASEWORK_DOCUMENTS__OCR_ENGINE", "rapidocr")
     assert ocr_engine().name == "rapidocr"
     assert ocr_engine("tesseract").name == "tesseract"  # an argument wins over the setting
@@ -149,12 +149,12 @@ def test_tesseract_reads_one_line_crop_with_its_confidences() -> None:
     draw.text((20, 20), "TOTAL RM 31.00", fill=25, font=font)
     draw.text((20, 70), "81100 JOHOR BAHRU JOHOR", fill=25, font=font)
     left, top, right, bottom = draw.textbbox((20, 70), "81100 JOHOR BAHRU JOHOR", font=font)
-    crop = ocr.line_crop(page, [[left, top], [right, top], [right, bottom], [left, bottom]])
-    assert crop.height == ocr.LINE_HEIGHT
-    words = ocr.tesseract_line(crop)
+    crop = engines.line_crop(page, [[left, top], [right, top], [right, bottom], [left, bottom]])
+    assert crop.height == engines.LINE_HEIGHT
+    words = engines.tesseract_line(crop)
     assert [w for w, _ in words] == ["81100", "JOHOR", "BAHRU", "JOHOR"]
     assert all(0 < conf <= 1 for _, conf in words)
-    assert ocr.tesseract_line(Image.new("L", (3, 3), 255)) == []
+    assert engines.tesseract_line(Image.new("L", (3, 3), 255)) == []
 
 
 def test_the_chosen_lines_engine_is_listed_and_needs_tesseract(
@@ -162,7 +162,7 @@ def test_the_chosen_lines_engine_is_listed_and_needs_tesseract(
 ) -> None:
     import pytesseract
 
-    assert "rapidocr-spaced+tesseract-lines" in ocr.ENGINES
+    assert "rapidocr-spaced+tesseract-lines" in engines.ENGINES
     monkeypatch.setattr(pytesseract.pytesseract, "tesseract_cmd", "/nonexistent/tesseract")
     with pytest.raises(ConfigError, match=r"^The tesseract OCR engine is not installed"):
         ocr_engine("rapidocr-spaced+tesseract-lines")

@@ -29,7 +29,8 @@ def document_key(text: str) -> str:
 
 @lru_cache(maxsize=256)
 def _file_text(path: str, size: int, mtime: float) -> str:
-    from casework.apps.documents.ocr import ocr_provider, read_path
+    from casework.apps.documents.engines import ocr_provider
+    from casework.apps.documents.ocr import read_path
     from casework.apps.documents.settings import DocumentsSettings
 
     provider = ocr_provider(DocumentsSettings().ocr_engine)

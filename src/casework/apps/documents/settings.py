@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from casework.apps.documents.ocr import DEFAULT_ENGINE
+from casework.apps.documents.engines import DEFAULT_ENGINE
 
 __all__ = ["DocumentsSettings"]
 

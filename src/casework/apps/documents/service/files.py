@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from casework.apps.documents.deps import DocumentsDeps
+from casework.apps.documents.engines import ENGINES, ocr_provider
 from casework.apps.documents.intake import AddedFile, PageProgress, ReadTask, failed_file
 from casework.apps.documents.models import DocumentInfo
-from casework.apps.documents.ocr import ENGINES, OcrProvider, ReadResult, ocr_provider, read_path
+from casework.apps.documents.ocr import OcrProvider, ReadResult, read_path
 from casework.apps.documents.settings import DocumentsSettings
 from casework.errors import InputError
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
