@@ -27,6 +27,10 @@ def submit(query: str):
     return call("submit_answer", query=query, explanation="because", confidence=0.9)
 
 
+# a greedy query that does not validate: two agreeing samples decide, not a lone greedy one
+BROKEN = submit("SELECT nope FROM alerts")
+
+
 @pytest.fixture
 def local(monkeypatch):
     """A scripted model standing in for the bundled one (no remote layer in the run)."""
@@ -77,7 +81,7 @@ def test_a_verified_question_and_its_paraphrase_run_the_query_afresh_with_no_mod
 def test_a_loose_neighbour_goes_on_to_the_model_which_sees_it_as_a_demonstration(make_deps, local):
     deps, _, _, _ = make_deps()
     example = _verify(deps, QUESTION, COUNT)
-    _, config, seen = local([submit(ALL), submit(ALL)])
+    _, config, seen = local([BROKEN, submit(ALL), submit(ALL)])
     decision = STRATEGIES["cascade"](LOOSE, deps, config)
     assert decision.run.decided_by == "consistency" and decision.response.query == ALL
     memory = decision.run.layers[0]
@@ -111,7 +115,7 @@ def test_the_models_prompt_shows_only_the_linked_tables_and_those_of_its_example
 def test_another_databases_example_is_neither_recalled_nor_shown(make_deps, local):
     deps, _, _, _ = make_deps()
     _verify(deps, QUESTION, COUNT, schema="concert_singer")
-    _, config, seen = local([submit(COUNT), submit(SAME_ROWS)])
+    _, config, seen = local([BROKEN, submit(COUNT), submit(SAME_ROWS)])
     decision = STRATEGIES["cascade"](QUESTION, deps, config)
     assert decision.run.decided_by == "consistency" and examples_used(decision) == []
     assert "Questions a person answered" not in seen[0][0].content
@@ -141,14 +145,14 @@ def test_a_question_verified_as_one_to_refuse_is_refused_from_memory(make_deps, 
 
 def test_removing_the_example_restores_the_models_answer(make_deps, local):
     deps, _, _, _ = make_deps()
-    _, config, _ = local([submit(ALL), submit(ALL)])
+    _, config, _ = local([BROKEN, submit(ALL), submit(ALL)])
     before = STRATEGIES["cascade"](QUESTION, deps, config)
     assert before.response.query == ALL and before.run.decided_by == "consistency"
     example = _verify(deps, QUESTION, COUNT)  # a reviewer's correction
     learned = STRATEGIES["cascade"](QUESTION, deps, local([])[1])
     assert learned.response.query == COUNT and learned.run.decided_by == "memory"
     query_memory(deps, config).delete(example)
-    _, config, _ = local([submit(ALL), submit(ALL)])
+    _, config, _ = local([BROKEN, submit(ALL), submit(ALL)])
     after = STRATEGIES["cascade"](QUESTION, deps, config)
     assert after.response.query == ALL and after.run.decided_by == "consistency"
     assert examples_used(after) == []
