@@ -199,10 +199,15 @@ def test_bundled_model_answers_with_a_verified_question_of_the_database_in_its_p
 
 
 def test_a_learn_runs_stream_per_database_halves_repeats_and_memory_decisions():
-    from casework.apps.sql.data.learn_stream import per_database, stream_cases
+    from casework.apps.sql.data.learn_stream import (
+        median_decided_seconds,
+        per_database,
+        stream_cases,
+    )
 
-    def case(db, sql, right, calls, decided_by=None, memory=0.0):
+    def case(db, sql, right, calls, decided_by=None, memory=0.0, seconds=1.0):
         return {
+            "wall_seconds": seconds,
             "metadata": {"db_id": db},
             "expected": {"sql": sql},
             "domain": {
@@ -217,9 +222,9 @@ def test_a_learn_runs_stream_per_database_halves_repeats_and_memory_decisions():
 
     cases = [
         case("a", "SELECT 1", False, 2),
-        case("b", "SELECT 9", True, 3),
-        case("a", "SELECT 2", True, 3),
-        case("a", "select 1;", True, 0, "memory", 96.0),  # a paraphrase of the first
+        case("b", "SELECT 9", True, 3, "consistency", seconds=30.0),
+        case("a", "SELECT 2", True, 3, "consistency", seconds=12.0),
+        case("a", "select 1;", True, 0, "memory", 96.0, seconds=0.5),  # a paraphrase of the first
         case("a", "SELECT 3", False, 2, memory=40.0),
     ]
     rows = stream_cases(cases)
@@ -239,3 +244,6 @@ def test_a_learn_runs_stream_per_database_halves_repeats_and_memory_decisions():
         "repeats": 1,
         "memory_no_model": 1,
     }
+    # the undecided ones (to review) do not count: the median of 30, 12 and 0.5 s
+    assert median_decided_seconds(rows) == 12.0
+    assert median_decided_seconds(rows[:1]) is None
