@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from casework.apps.sql.consistency import Candidate, vote
+from casework.apps.sql.consistency import GREEDY_CONFIDENCE, Candidate, settled, vote
 from casework.apps.sql.models import SubmitAnswer
-from casework.apps.sql.strategies import STRATEGIES, run_self_consistent
+from casework.apps.sql.strategies import CONSISTENCY_THRESHOLD, STRATEGIES, run_self_consistent
 from casework.llm import RoleModels, ScriptedChatModel, call
 from casework.runtime import RunConfig
 
@@ -42,29 +42,61 @@ def test_vote_groups_equal_rows_and_ties_go_to_the_greedy_candidate():
     assert vote([broken]) == (None, 0)
 
 
-def test_two_agreeing_candidates_stop_the_sampling(make_deps):
-    deps, config, model, _ = make_deps(agent=[submit(COUNT), submit(SAME_ROWS), submit(OTHER)])
+def test_only_a_greedy_candidate_with_rows_settles_alone():
+    assert settled(Candidate(answer("q"), rows=[[0]]))
+    assert not settled(Candidate(answer("q"), rows=[]))  # ran, no rows
+    assert not settled(Candidate(answer("q"), error="not valid"))
+    assert not settled(Candidate(answer("")))  # a refusal asks for the samples' votes
+
+
+EMPTY = "SELECT COUNT(*) FROM alerts WHERE severity = 'none' GROUP BY severity"  # no rows
+
+
+def vote_step(response):
+    return next(s for s in response.reasoning_steps if s["kind"] == "vote")
+
+
+def test_a_greedy_query_that_runs_with_rows_is_the_answer_alone_in_one_call(make_deps):
+    deps, config, model, _ = make_deps(agent=[submit(COUNT), submit(OTHER), submit(OTHER)])
     response = run_self_consistent(deps, config, QUESTION).decision
-    assert model.calls == 2  # the third candidate could not change the majority
-    assert response.query == COUNT and response.model_calls == 2
-    assert response.confidence == round(2 / 3, 4) and response.confidence_source == "consistency"
-    step = next(s for s in response.reasoning_steps if s["kind"] == "vote")
-    assert step["agreeing"] == 2 and step["asked"] == 2 and step["winner"] == 0
+    assert model.calls == 1 and response.model_calls == 1  # no samples asked
+    assert response.query == COUNT
+    # one candidate claims no agreement: the measured share of such ones that are right
+    assert response.confidence == GREEDY_CONFIDENCE and response.confidence_source == "greedy"
+    step = vote_step(response)
+    assert step["alone"] is True and step["asked"] == 1 and step["agreeing"] == 1
 
 
-def test_disagreement_asks_every_sample_and_the_majority_wins(make_deps):
-    deps, config, model, _ = make_deps(agent=[submit(OTHER), submit(COUNT), submit(SAME_ROWS)])
-    response = run_self_consistent(deps, config, QUESTION).decision
-    assert model.calls == 3
-    assert response.query == COUNT and response.confidence == round(2 / 3, 4)
-
-
-def test_a_lone_answer_is_kept_with_a_third_of_the_confidence(make_deps):
-    deps, config, _, _ = make_deps(
-        agent=[submit(COUNT), submit(OTHER), submit("SELECT nope FROM x")]
+def test_a_greedy_query_that_does_not_validate_asks_for_samples(make_deps):
+    deps, config, model, _ = make_deps(
+        agent=[submit("SELECT nope FROM alerts"), submit(COUNT), submit(SAME_ROWS)]
     )
     response = run_self_consistent(deps, config, QUESTION).decision
-    assert response.query == COUNT and response.confidence == round(1 / 3, 4)
+    assert model.calls == 3 and response.model_calls == 3
+    assert response.query == COUNT
+    assert response.confidence == round(2 / 3, 4) and response.confidence_source == "consistency"
+    step = vote_step(response)
+    assert step["alone"] is False and step["agreeing"] == 2 and step["winner"] == 1
+
+
+def test_a_greedy_query_with_no_rows_asks_for_samples_and_two_agreeing_stop_them(make_deps):
+    deps, config, model, _ = make_deps(agent=[submit(EMPTY), submit(COUNT), submit(SAME_ROWS)])
+    response = run_self_consistent(deps, config, QUESTION).decision
+    assert model.calls == 3  # the empty greedy result is one vote, the two samples agree
+    assert response.query == COUNT and response.confidence == round(2 / 3, 4)
+    deps, config, model, _ = make_deps(agent=[submit(EMPTY), submit(EMPTY), submit(OTHER)])
+    response = run_self_consistent(deps, config, QUESTION).decision
+    assert model.calls == 2  # greedy and a sample agree on the empty result: a majority
+    assert response.query == EMPTY and response.confidence == round(2 / 3, 4)
+
+
+def test_a_lone_answer_after_samples_keeps_a_third_of_the_confidence(make_deps):
+    deps, config, model, _ = make_deps(
+        agent=[submit("SELECT nope FROM x"), submit(COUNT), submit(OTHER)]
+    )
+    response = run_self_consistent(deps, config, QUESTION).decision
+    assert model.calls == 3 and response.query == COUNT
+    assert response.confidence == round(1 / 3, 4) and vote_step(response)["alone"] is False
 
 
 @pytest.mark.parametrize(
@@ -85,7 +117,7 @@ def test_cascade_screen_refuses_without_a_model_call(make_deps, question, kind):
     assert decision.response.confidence == 0.0  # a refusal's answer confidence stays capped
 
 
-def test_cascade_keeps_an_agreed_answer_and_reviews_a_lone_one(
+def test_cascade_keeps_an_agreed_answer_and_reviews_a_lone_one_after_samples(
     make_deps, security, security_db, monkeypatch
 ):
     from casework.apps.sql.deps import SQLConfig, SQLDeps
@@ -107,15 +139,25 @@ def test_cascade_keeps_an_agreed_answer_and_reviews_a_lone_one(
         db_url=security_db,
         config=SQLConfig(retrieval_type="keyword"),
     )
-    agreed = STRATEGIES["cascade"](QUESTION, deps, run_with([submit(COUNT), submit(SAME_ROWS)]))
+    broken = submit("SELECT nope FROM alerts")
+    agreed = STRATEGIES["cascade"](
+        QUESTION, deps, run_with([broken, submit(COUNT), submit(SAME_ROWS)])
+    )
     assert agreed.verdict == "ANSWERED" and agreed.run.decided_by == "consistency"
     assert agreed.confidence == round(100 * 2 / 3, 2)
     assert [o.layer for o in agreed.run.layers] == ["memory", "rules", "consistency"]
     lone = STRATEGIES["cascade"](
-        QUESTION, deps, run_with([submit(COUNT), submit(OTHER), submit(OTHER + " LIMIT 0")])
+        QUESTION, deps, run_with([broken, submit(COUNT), submit(OTHER + " LIMIT 0")])
     )
     assert lone.verdict == "NEEDS_REVIEW" and lone.run.decided_by is None
+    assert lone.confidence == round(100 / 3, 2)
     assert lone.response.query == COUNT  # the draft a person reviews
+    # a greedy query that ran with rows: one call, the measured confidence, not an agreement
+    greedy = STRATEGIES["cascade"](QUESTION, deps, run_with([submit(COUNT)]))
+    assert greedy.response.model_calls == 1 and greedy.response.query == COUNT
+    assert greedy.confidence == round(100 * GREEDY_CONFIDENCE, 2)
+    sure = 100 * GREEDY_CONFIDENCE >= CONSISTENCY_THRESHOLD
+    assert (greedy.run.decided_by == "consistency") is sure
 
 
 def test_every_try_asking_for_missing_columns_is_an_unanswerable_refusal(make_deps):
@@ -157,7 +199,7 @@ def test_with_a_remote_model_the_agent_on_it_decides_what_the_vote_could_not(
         runtime_cascade, "is_local_model", lambda m: m.model_name == "scripted-local"
     )
     local = ScriptedChatModel(
-        steps=[submit(COUNT), submit(OTHER), submit(OTHER + " LIMIT 0")],
+        steps=[submit("SELECT nope FROM alerts"), submit(OTHER), submit(OTHER + " LIMIT 0")],
         model_name="scripted-local",
     )
     remote = ScriptedChatModel(

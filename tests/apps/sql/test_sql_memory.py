@@ -27,6 +27,10 @@ def submit(query: str):
     return call("submit_answer", query=query, explanation="because", confidence=0.9)
 
 
+# a greedy query that does not validate: two agreeing samples decide, not a lone greedy one
+BROKEN = submit("SELECT nope FROM alerts")
+
+
 @pytest.fixture
 def local(monkeypatch):
     """A scripted model standing in for the bundled one (no remote layer in the run)."""
@@ -77,7 +81,7 @@ def test_a_verified_question_and_its_paraphrase_run_the_query_afresh_with_no_mod
 def test_a_loose_neighbour_goes_on_to_the_model_which_sees_it_as_a_demonstration(make_deps, local):
     deps, _, _, _ = make_deps()
     example = _verify(deps, QUESTION, COUNT)
-    _, config, seen = local([submit(ALL), submit(ALL)])
+    _, config, seen = local([BROKEN, submit(ALL), submit(ALL)])
     decision = STRATEGIES["cascade"](LOOSE, deps, config)
     assert decision.run.decided_by == "consistency" and decision.response.query == ALL
     memory = decision.run.layers[0]
@@ -111,7 +115,7 @@ def test_the_models_prompt_shows_only_the_linked_tables_and_those_of_its_example
 def test_another_databases_example_is_neither_recalled_nor_shown(make_deps, local):
     deps, _, _, _ = make_deps()
     _verify(deps, QUESTION, COUNT, schema="concert_singer")
-    _, config, seen = local([submit(COUNT), submit(SAME_ROWS)])
+    _, config, seen = local([BROKEN, submit(COUNT), submit(SAME_ROWS)])
     decision = STRATEGIES["cascade"](QUESTION, deps, config)
     assert decision.run.decided_by == "consistency" and examples_used(decision) == []
     assert "Questions a person answered" not in seen[0][0].content
@@ -141,14 +145,14 @@ def test_a_question_verified_as_one_to_refuse_is_refused_from_memory(make_deps, 
 
 def test_removing_the_example_restores_the_models_answer(make_deps, local):
     deps, _, _, _ = make_deps()
-    _, config, _ = local([submit(ALL), submit(ALL)])
+    _, config, _ = local([BROKEN, submit(ALL), submit(ALL)])
     before = STRATEGIES["cascade"](QUESTION, deps, config)
     assert before.response.query == ALL and before.run.decided_by == "consistency"
     example = _verify(deps, QUESTION, COUNT)  # a reviewer's correction
     learned = STRATEGIES["cascade"](QUESTION, deps, local([])[1])
     assert learned.response.query == COUNT and learned.run.decided_by == "memory"
     query_memory(deps, config).delete(example)
-    _, config, _ = local([submit(ALL), submit(ALL)])
+    _, config, _ = local([BROKEN, submit(ALL), submit(ALL)])
     after = STRATEGIES["cascade"](QUESTION, deps, config)
     assert after.response.query == ALL and after.run.decided_by == "consistency"
     assert examples_used(after) == []
@@ -195,10 +199,15 @@ def test_bundled_model_answers_with_a_verified_question_of_the_database_in_its_p
 
 
 def test_a_learn_runs_stream_per_database_halves_repeats_and_memory_decisions():
-    from casework.apps.sql.data.learn_stream import per_database, stream_cases
+    from casework.apps.sql.data.learn_stream import (
+        median_decided_seconds,
+        per_database,
+        stream_cases,
+    )
 
-    def case(db, sql, right, calls, decided_by=None, memory=0.0):
+    def case(db, sql, right, calls, decided_by=None, memory=0.0, seconds=1.0):
         return {
+            "wall_seconds": seconds,
             "metadata": {"db_id": db},
             "expected": {"sql": sql},
             "domain": {
@@ -213,9 +222,9 @@ def test_a_learn_runs_stream_per_database_halves_repeats_and_memory_decisions():
 
     cases = [
         case("a", "SELECT 1", False, 2),
-        case("b", "SELECT 9", True, 3),
-        case("a", "SELECT 2", True, 3),
-        case("a", "select 1;", True, 0, "memory", 96.0),  # a paraphrase of the first
+        case("b", "SELECT 9", True, 3, "consistency", seconds=30.0),
+        case("a", "SELECT 2", True, 3, "consistency", seconds=12.0),
+        case("a", "select 1;", True, 0, "memory", 96.0, seconds=0.5),  # a paraphrase of the first
         case("a", "SELECT 3", False, 2, memory=40.0),
     ]
     rows = stream_cases(cases)
@@ -235,3 +244,6 @@ def test_a_learn_runs_stream_per_database_halves_repeats_and_memory_decisions():
         "repeats": 1,
         "memory_no_model": 1,
     }
+    # the undecided ones (to review) do not count: the median of 30, 12 and 0.5 s
+    assert median_decided_seconds(rows) == 12.0
+    assert median_decided_seconds(rows[:1]) is None

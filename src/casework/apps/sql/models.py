@@ -148,7 +148,14 @@ class SubmitAnswer(BaseModel):
 
 
 ConfidenceSource = Literal[
-    "judge", "validation", "validation_failed", "refusal", "no_answer", "consistency", "memory"
+    "judge",
+    "validation",
+    "validation_failed",
+    "refusal",
+    "no_answer",
+    "consistency",
+    "greedy",
+    "memory",
 ]
 
 

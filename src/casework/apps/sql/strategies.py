@@ -6,8 +6,9 @@ is a string, or a ``SQLQuestion`` naming the database it is asked of (benchmark 
 - ``keyword`` / ``semantic``: single pass with that retrieval mode.
 - ``v1``: ReAct with retrieval and structural validation.
 - ``v2``: ``v1`` plus the separate judge and the combined confidence (the spec's agent).
-- ``consistency``: execution-guided self-consistency (``consistency.py``): up to three
-  candidates, the majority on their result rows, the agreement as the confidence.
+- ``consistency``: execution-guided self-consistency (``consistency.py``): the greedy
+  candidate alone when it runs and returns rows, else up to three candidates, the majority on
+  their result rows, the agreement as the confidence.
 - ``memory``: the query a person verified for a question close enough to this one, on the
   same database, validated and run afresh (read-only); no model call.
 - ``cascade`` (the default): the memory, then the screen's refusals, then self-consistency on
@@ -35,7 +36,15 @@ from casework.apps.sql.agent import (
     single_pass_prompt,
     start_run,
 )
-from casework.apps.sql.consistency import MISSING_KINDS, SAMPLES, TEMPERATURE, Candidate, vote
+from casework.apps.sql.consistency import (
+    GREEDY_CONFIDENCE,
+    MISSING_KINDS,
+    SAMPLES,
+    TEMPERATURE,
+    Candidate,
+    settled,
+    vote,
+)
 from casework.apps.sql.database import execute_read_only
 from casework.apps.sql.decisions import decision_from_response
 from casework.apps.sql.deps import SQLDeps
@@ -291,10 +300,14 @@ def _screen_layer(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDe
 
 
 def _agreement(decided: SQLDecision) -> float:
-    """The share of candidates that agreed with the verdict (0-100), from the vote step."""
+    """How sure the vote is of the verdict (0-100), from the vote step: a greedy candidate
+    that settled alone has ``GREEDY_CONFIDENCE`` (measured, not an agreement); otherwise the
+    share of ``SAMPLES`` candidates that agreed."""
     vote = next((s for s in decided.response.reasoning_steps if s.get("kind") == "vote"), None)
     if not vote or not vote.get("asked"):
         return 0.0
+    if vote.get("alone"):
+        return round(100.0 * GREEDY_CONFIDENCE, 2)
     return round(100.0 * vote.get("agreeing", 0) / SAMPLES, 2)
 
 
@@ -411,8 +424,9 @@ def run_self_consistent(
     samples: int = SAMPLES,
     shown: Sequence[tuple[str, str]] = (),
 ) -> RunResult[SQLQueryResponse]:
-    """Up to ``samples`` candidates, the majority on their rows (see the module), in one
-    run of the harness (every candidate's call in its usage and trace); ``shown``: verified
+    """The greedy candidate alone when it settles (it runs and returns rows), else up to
+    ``samples`` candidates and the majority on their rows (see ``consistency``), in one run of
+    the harness (every candidate's call in its usage and trace); ``shown``: verified
     (question, query) pairs the prompt shows first."""
     refusal = screen(deps, question)
     if refusal is not None:
@@ -436,8 +450,9 @@ def run_self_consistent(
         endings.append((ended_by, detail))
         candidates.append(_candidate(deps, state, answer))
         winner, size = vote(candidates)
-        if size >= majority:
+        if size >= majority or (i == 0 and settled(candidates[0])):
             break
+    alone = len(candidates) == 1 and winner == 0
     # every try reached for tables or columns the database does not have: unanswerable
     unanswerable = (
         winner is None and len(candidates) == samples and all(c.missing for c in candidates)
@@ -455,6 +470,7 @@ def run_self_consistent(
         winner="unanswerable" if unanswerable else winner,
         agreeing=len(candidates) if unanswerable else size,
         asked=len(candidates),
+        alone=alone,
     )
     if unanswerable:
         return ended(run, _unanswerable(question, state, candidates, run.model))
@@ -469,7 +485,10 @@ def run_self_consistent(
         ended_by=ended_by,
         detail=detail,
     )
-    if winner is not None and response.query:  # a refusal keeps its capped confidence
+    if alone and response.query:  # one candidate: how often such a one is right, no vote
+        response.confidence = GREEDY_CONFIDENCE
+        response.confidence_source = "greedy"
+    elif winner is not None and response.query:  # a refusal keeps its capped confidence
         response.confidence = round(size / samples, 4)
         response.confidence_source = "consistency"
     response.model = run.model

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import statistics
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ class StreamCase:
     """The answer's rows are the gold query's."""
     model_calls: int
     decided_by: str | None
+    seconds: float
 
 
 def _normal(sql: str) -> str:
@@ -78,10 +80,18 @@ def stream_cases(cases: list[dict[str, Any]]) -> list[StreamCase]:
                     right=case["domain"].get("execution_accuracy") == 1.0,
                     model_calls=int(case["domain"].get("model_calls_per_question") or 0),
                     decided_by=case.get("decided_by"),
+                    seconds=float(case.get("wall_seconds") or 0.0),
                 )
             )
             seen.add(gold)
     return out
+
+
+def median_decided_seconds(rows: list[StreamCase]) -> float | None:
+    """The median seconds of the questions some layer decided (the wait for an answer), None
+    when none was decided."""
+    seconds = [r.seconds for r in rows if r.decided_by]
+    return round(statistics.median(seconds), 2) if seconds else None
 
 
 def per_database(rows: list[StreamCase]) -> dict[str, dict[str, Any]]:
@@ -122,6 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     second = [r for r in rows if r.second_half]
     right = sum(r.right for r in second)
     print(f"second halves: {right}/{len(second)} right; repeats {sum(r.repeat for r in rows)}")
+    decided = [r for r in rows if r.decided_by]
+    print(
+        f"decided {len(decided)}/{len(rows)}, median seconds per decided question "
+        f"{median_decided_seconds(rows)}; model calls {sum(r.model_calls for r in rows)}"
+    )
     halves = {}
     for name, half in (("first", False), ("second", True)):
         part = [r for r in rows if r.second_half is half]
