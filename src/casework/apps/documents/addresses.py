@@ -10,7 +10,7 @@ import re
 
 from casework.apps.documents.patterns import DATE, LEGAL_FORMS, edit_distance
 
-__all__ = ["read_address"]
+__all__ = ["PLACE_WORDS", "read_address"]
 
 _STREET = re.compile(
     r"(?i)\d+\s+[A-Za-z .'-]+\b(street|st|road|rd|avenue|ave|lane|ln|boulevard|blvd|drive|dr|way"
@@ -71,7 +71,7 @@ _PLACE_WORDS_TEXT = """
     KUANTAN WANGSA MAJU BUNGA RAYA LEVEL BANGUNAN BASEMENT PARADE SQUARE CENTRE UPTOWN
     AMAN MAKMUR RIDZUAN NAIM IMAN KHUSUS KELANG KELANA SUNGEI
 """
-_PLACE_WORDS = frozenset(_PLACE_WORDS_TEXT.split())
+PLACE_WORDS = frozenset(_PLACE_WORDS_TEXT.split())
 # street words OCR runs into the name after them ("JALANHARMONI", "TAMANDAYA")
 _GLUED_STREET = re.compile(
     r"(?i)^(jalan|taman|lorong|kampung|persiaran|kawasan|seksyen)([a-z]{3,})$"
@@ -83,7 +83,7 @@ _DIGIT_FOR_LETTER = str.maketrans("0158", "OISB")
 # share is left alone
 _LOOKALIKE = str.maketrans("1I|!05", "LLLLOS")
 _BY_LOOKS: dict[str, str | None] = {}
-for _word in sorted(_PLACE_WORDS):
+for _word in sorted(PLACE_WORDS):
     _looks = _word.translate(_LOOKALIKE)
     _BY_LOOKS[_looks] = None if _looks in _BY_LOOKS else _word
 
@@ -100,11 +100,11 @@ def _place_word(token: str) -> str:
     word = token.upper()
     if not re.fullmatch(r"[A-Z0158_]+", word) or not re.search(r"[A-Z]", word):
         return token
-    if word in _PLACE_WORDS:
+    if word in PLACE_WORDS:
         return token
-    if (seen := word.translate(_DIGIT_FOR_LETTER)) in _PLACE_WORDS:
+    if (seen := word.translate(_DIGIT_FOR_LETTER)) in PLACE_WORDS:
         return _in_case_of(seen, token)
-    if word[0] == "L" and "I" + word[1:] in _PLACE_WORDS:  # a capital I read as a small l
+    if word[0] == "L" and "I" + word[1:] in PLACE_WORDS:  # a capital I read as a small l
         return _in_case_of("I" + word[1:], token)
     if len(word) >= 4 and (alike := _BY_LOOKS.get(word.translate(_LOOKALIKE))):
         return _in_case_of(alike, token)
@@ -113,7 +113,7 @@ def _place_word(token: str) -> str:
     if apart := _lexicon_run(word):
         return _in_case_of(" ".join(apart), token)
     if "_" in word and len(word) >= 4:  # a letter it could not read, or a gap: "JA_AN", "JAL_AN"
-        fits = [w for w in _PLACE_WORDS if re.fullmatch(word.replace("_", "[A-Z]?"), w)]
+        fits = [w for w in PLACE_WORDS if re.fullmatch(word.replace("_", "[A-Z]?"), w)]
         return _in_case_of(fits[0], token) if len(fits) == 1 else token
     # a five-letter word is a letter away from others too often (ANGSA, JAPAN, BLOCK)
     if len(word) < 6 or not word.isalpha():
@@ -123,7 +123,7 @@ def _place_word(token: str) -> str:
     limit = 2 if len(word) >= 9 else 1
     close = [
         w
-        for w in _PLACE_WORDS
+        for w in PLACE_WORDS
         if abs(len(w) - len(word)) <= 1
         and edit_distance(word, w) <= (limit if len(w) == len(word) else 1)
     ]
@@ -134,9 +134,9 @@ def _lexicon_run(word: str, parts: int = 3) -> list[str] | None:
     """``word`` as two or three lexicon words of four letters or more run together
     ("KUALALUMPUR", "BANDARSETIAALAM"), else None."""
     for cut in range(4, len(word) - 3):
-        if word[:cut] not in _PLACE_WORDS:
+        if word[:cut] not in PLACE_WORDS:
             continue
-        if word[cut:] in _PLACE_WORDS:
+        if word[cut:] in PLACE_WORDS:
             return [word[:cut], word[cut:]]
         if parts > 2 and (rest := _lexicon_run(word[cut:], parts - 1)):
             return [word[:cut], *rest]
@@ -144,7 +144,7 @@ def _lexicon_run(word: str, parts: int = 3) -> list[str] | None:
 
 
 def _is_place_word(word: str) -> bool:
-    return word.upper() in _PLACE_WORDS or bool(_BY_LOOKS.get(word.upper().translate(_LOOKALIKE)))
+    return word.upper() in PLACE_WORDS or bool(_BY_LOOKS.get(word.upper().translate(_LOOKALIKE)))
 
 
 def _tidy_address(joined: str) -> str:

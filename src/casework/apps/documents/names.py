@@ -11,7 +11,7 @@ import re
 
 from casework.apps.documents.patterns import LEGAL_FORMS, edit_distance
 
-__all__ = ["read_company"]
+__all__ = ["NAME_WORDS", "read_company"]
 
 # a company's legal form at the end of its name: "SDN BHD", "S/B", "Ltd", "GmbH", "SARL", "Inc."
 # European forms a name ends with too ("Coolblue B.V.", "QualityHosting AG", "Free SAS"); not
@@ -64,10 +64,10 @@ def _name_word(word: str) -> str:
     """A trade word OCR misread by one letter (two in nine or more), when exactly one is that
     close."""
     upper = word.upper()
-    if upper in _NAME_WORDS or upper[:-1] in _NAME_WORDS:  # a plural: "RESTAURANTS"
+    if upper in NAME_WORDS or upper[:-1] in NAME_WORDS:  # a plural: "RESTAURANTS"
         return word
     limit = 2 if len(upper) >= 9 else 1
-    close = [w for w in _NAME_WORDS if abs(len(w) - len(upper)) <= limit]
+    close = [w for w in NAME_WORDS if abs(len(w) - len(upper)) <= limit]
     close = [w for w in close if edit_distance(upper, w) <= limit]
     if len(close) != 1 or _a_form_of(upper, close[0]):
         return word
@@ -94,7 +94,7 @@ _GLUED_TRADE_WORD = re.compile(
 _GLUED_SHOP = re.compile(rf"(?i)({_TRADE_WORDS})(shop|store|house)\b")
 # the trade words and a firm's words a name prints, for OCR's misread letters ("CONFECIEONERY",
 # "HAMDICRAFT", "COMFANY"), put back as the place words of an address are
-_NAME_WORDS = frozenset(
+NAME_WORDS = frozenset(
     [*re.sub(r"[?()]|s\?", "", _TRADE_WORDS).upper().split("|"), "COMPANY", "DISTRIBUTORS"]
 )
 # "SDN EHD", "Sdn.Rhd", "SDN 3HD", "SON BHD": the Malaysian legal form (Sendirian Berhad) with a letter misread

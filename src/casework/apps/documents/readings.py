@@ -10,8 +10,8 @@ from __future__ import annotations
 import difflib
 import re
 
-from casework.apps.documents.addresses import _PLACE_WORDS
-from casework.apps.documents.names import _NAME_WORDS
+from casework.apps.documents.addresses import PLACE_WORDS
+from casework.apps.documents.names import NAME_WORDS
 from casework.apps.documents.patterns import DATE, edit_distance
 
 __all__ = ["HEAD_MAX_LINES", "choose", "head_lines", "plausibility"]
@@ -28,7 +28,7 @@ HEAD_MIN_LINES = 3
 within the first lines."""
 
 # words of three letters or more: a shorter one ("NO", "CO") is found inside too many others
-_KNOWN = {w for w in _PLACE_WORDS | _NAME_WORDS | {"SDN", "BHD", "KEDAI"} if len(w) >= 3}
+_KNOWN = {w for w in PLACE_WORDS | NAME_WORDS | {"SDN", "BHD", "KEDAI"} if len(w) >= 3}
 _WORD = re.compile(r"[A-Za-z0-9]+")
 # a postcode opening a word, as the rules read one (a zero read as O, the town run into it)
 _POSTCODE = re.compile(r"^\d[\dOo]{4}(?![\dOo])")
