@@ -13,11 +13,10 @@ import pytest
 
 from casework.runtime.decision import Decision
 from casework.runtime.memory import Memory
-from casework.runtime.memory_layer import examples_used
+from casework.runtime.memory_layer import answer_key, examples_used
 from casework.runtime.memory_vote import (
     MIN_EXAMPLES,
     Calibration,
-    answer_key,
     calibrate,
     calibration_of,
     vote,

@@ -50,6 +50,7 @@ __all__ = [
     "NOVELTY_FLOOR",
     "Demonstration",
     "Recall",
+    "answer_key",
     "demonstration_evidence",
     "demonstrations",
     "examples_used",
@@ -107,7 +108,8 @@ class Recall:
     """Every example looked at (near or not)."""
 
 
-def _answer_key(answer: dict[str, Any]) -> str:
+def answer_key(answer: dict[str, Any]) -> str:
+    """An answer as the text votes compare (key order does not matter)."""
     return json.dumps(answer, sort_keys=True, ensure_ascii=False)
 
 
@@ -122,10 +124,10 @@ def recall(
         return Recall(None, 0.0, [], neighbours)
     votes: dict[str, float] = {}
     for example, sim in close:
-        key = _answer_key(example.answer)
+        key = answer_key(example.answer)
         votes[key] = votes.get(key, 0.0) + math.exp((sim - 1.0) / VOTE_TEMPERATURE)
     best = max(votes, key=lambda key: votes[key])
-    used = [(e, s) for e, s in close if _answer_key(e.answer) == best]
+    used = [(e, s) for e, s in close if answer_key(e.answer) == best]
     confidence = recall_confidence(used[0][1], len(used), votes[best] / sum(votes.values()))
     return Recall(dict(used[0][0].answer), confidence, used, neighbours)
 

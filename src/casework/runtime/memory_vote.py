@@ -34,7 +34,6 @@ addition makes a new one.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ import numpy as np
 
 from casework.runtime.decision import Decision, EndReason, RunInfo
 from casework.runtime.memory import Example, Memory
-from casework.runtime.memory_layer import memory_evidence
+from casework.runtime.memory_layer import answer_key, memory_evidence
 from casework.runtime.runconfig import RunConfig
 
 __all__ = [
@@ -90,11 +89,6 @@ class Vote:
     """The winning answer's share of the vote's weight, 0-1."""
     voters: list[int]
     """Indices (into the examples given) of the voters for the answer, nearest first."""
-
-
-def answer_key(answer: dict[str, Any]) -> str:
-    """An answer as the text the vote compares (key order does not matter)."""
-    return json.dumps(answer, sort_keys=True, ensure_ascii=False)
 
 
 def vote(
