@@ -25,7 +25,8 @@ from casework.evals import run_suite
 from casework.evals.cli import build_app
 from casework.evals.evalconfig import EvalConfig
 from casework.evals.learning import REVIEWER, run_learning
-from casework.evals.learning_curve import parts_of
+from casework.evals.learning_curve import curve_rows, parts_of
+from casework.evals.results import CaseResult
 from casework.evals.suite import EvalCase, EvalSuite
 from casework.runtime import memory as memory_module
 from casework.runtime.cascade import Cascade, Layer
@@ -178,6 +179,7 @@ def test_the_curve_per_tenth_is_pinned(suite: EvalSuite, settings: Settings) -> 
     assert [r["none"]["accuracy"] for r in rows] == [0, 0, 1, 0, 0, 0, 0, 0, 0, 1]
     assert [r["memory"]["model_share"] for r in rows] == [1, 0, 1, 1, 0, 1, 0, 1, 0, 1]
     assert [r["none"]["model_share"] for r in rows] == [1] * 10
+    assert [r["memory"]["memory_share"] for r in rows] == [0, 1, 0, 0, 1, 0, 1, 0, 1, 0]
     summary = learned.learning["summary"]
     assert summary["memory"]["second_half_accuracy"] == 0.6  # cases 6-10
     assert summary["none"]["second_half_accuracy"] == 0.2
@@ -185,6 +187,19 @@ def test_the_curve_per_tenth_is_pinned(suite: EvalSuite, settings: Settings) -> 
     assert learned.svg is not None and "<svg" in learned.svg.read_text(encoding="utf-8")
     html = (learned.memory.path / "report.html").read_text(encoding="utf-8")
     assert "Learning curve" in html and learned.baseline.run_id in html
+
+
+def test_memory_decided_is_unknown_outside_a_cascade() -> None:
+    """A single strategy records no deciding layer: its share is None ("–"), not 0."""
+    plain = CaseResult(case_id="a", index=0, verdict="ANSWERED")
+    layered = CaseResult(
+        case_id="b", index=1, decided_by="memory-vote", layers=[{"layer": "memory-vote"}]
+    )
+    by_model = CaseResult(case_id="c", index=2, decided_by="choice", layers=[{"layer": "choice"}])
+    rows = curve_rows({"memory": [plain, plain]}, None, parts=1)
+    assert rows[0]["memory"]["memory_share"] is None
+    rows = curve_rows({"memory": [layered, by_model, plain]}, None, parts=1)
+    assert rows[0]["memory"]["memory_share"] == 0.5
 
 
 def test_parts_of_cuts_the_stream_in_tenths() -> None:

@@ -56,12 +56,18 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return sum(kept) / len(kept) if kept else None
 
 
-def _share(flags: Sequence[bool]) -> float | None:
-    return sum(flags) / len(flags) if flags else None
+def _share(flags: Sequence[bool | None]) -> float | None:
+    """The share of true flags among those known (None: not known for that case)."""
+    known = [f for f in flags if f is not None]
+    return sum(known) / len(known) if known else None
 
 
-def _by_memory(case: CaseResult) -> bool:
-    """Decided by a memory layer: ``memory`` (a near repeat) or ``memory-vote`` (the vote)."""
+def _by_memory(case: CaseResult) -> bool | None:
+    """Decided by a memory layer: ``memory`` (a near repeat) or ``memory-vote`` (the vote).
+    None outside a cascade: a single strategy records no deciding layer, so a ``--strategy
+    memory`` run shows "–" there rather than a 0 that reads as "the memory decided nothing"."""
+    if not case.layers:
+        return None
     return case.decided_by is not None and case.decided_by.split("-")[0] == "memory"
 
 
