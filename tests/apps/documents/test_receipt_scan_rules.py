@@ -53,3 +53,80 @@ def test_receipt_totals_as_ocr_reads_them(text: str, total: float | None) -> Non
 
 def test_a_summary_total_is_kept_when_the_page_has_no_other() -> None:
     assert _field("GST Summary\nTotal : 12.00", "total") == 12.00
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        # the state line after a postcode line that does not end open: its short title, or
+        # its words run together; a zero at a word's end read as the O it is ("REK0")
+        (
+            "RESTORAN IBRAHIM MAJU SB\nNO.2, GROUND FLOOR, JALAN REKO SENTRAL 8\n"
+            "TAMAN REK0 SENTRAL, 43000 KAJANG\nSELANGOR DE\nTEL : 03-87342689",
+            "NO.2, GROUND FLOOR, JALAN REKO SENTRAL 8 TAMAN REKO SENTRAL, 43000 KAJANG SELANGOR DE",
+        ),
+        (
+            "LAN HING STATIONERY SDN BHD\n(162761-M)\nNO.32&33, JALAN SR 1/9, SEKSYEN9\n"
+            "TAMAN SERDANG RAYA\n43300 SERIKEMBANGAN.SELANGOR\nDARULEHSAN\nGSTID: 002139201536",
+            "NO.32&33, JALAN SR 1/9, SEKSYEN 9 TAMAN SERDANG RAYA 43300 SERI KEMBANGAN.SELANGOR "
+            "DARUL EHSAN",
+        ),
+        # the postcode run into the towns on both sides, or after a full stop
+        (
+            "UNIHAKKA INTERNATIONAL SDN BHD\n(867388-U)\n12, Jalan Tampoi7/4,KawasanPerindustrian\n"
+            "Tampoi81200JohorBahru,Johor\nTAXINVOICE",
+            "12, Jalan Tampoi 7/4, Kawasan Perindustrian Tampoi 81200 Johor Bahru, Johor",
+        ),
+        (
+            "UNIHAKKA INTERNATIONAL SDN BHD\n(867388-U)\n12, Jalan Tampoi 7/4,Kawasan Perindustrian\n"
+            "Tampoi.81200 Johor Bahru,Johor\nTAXINVOICE",
+            "12, Jalan Tampoi 7/4, Kawasan Perindustrian Tampoi. 81200 Johor Bahru, Johor",
+        ),
+        # a licensee's line as OCR reads it is no address line; zeros in words read as O's
+        (
+            "Gerbang Alaf Restaurants Sdn Bhd\n(65351-M)\nLicense2 of Hc0onalo 's\n"
+            "level 6, Bangunan TH, Damansara\nNo.3, Jalan SS21/39,47400 Petaling Jaya\nSelangor",
+            "level 6, Bangunan TH, Damansara No.3, Jalan SS21/39, 47400 Petaling Jaya Selangor",
+        ),
+        (
+            "NADEJE PRESTIGE SDN BHD\nLOT N0.:G1.116A,GR0UND FL00R\nBANDAR SUNWAY,47500 PETALING JAYA.",
+            "LOT NO.:G1.116A, GROUND FLOOR BANDAR SUNWAY, 47500 PETALING JAYA.",
+        ),
+        # a word run into the number after it, a half-spaced ampersand; not "ANG5A"
+        (
+            "MR. D.I.Y. (M) SDN BHD\nLOT 1851-A &1851-B, JALAN KPB6, KAWASAN PERINDUSTRIAN\n"
+            "43300 SERI KEMBANGAN, SELANGOR\n(GST ID NO:000306020352)",
+            "LOT 1851-A & 1851-B, JALAN KPB 6, KAWASAN PERINDUSTRIAN 43300 SERI KEMBANGAN, SELANGOR",
+        ),
+        (
+            "99 SPEED MART S/B\nLOT P.T 2811, JALAN ANG5A,\nTAMAN BERKELEY\n41150 KLANG, SELANGOR",
+            "LOT P.T 2811, JALAN ANG5A, TAMAN BERKELEY 41150 KLANG, SELANGOR",
+        ),
+        # a branch line whose code OCR read with letters; a state's title misread
+        (
+            "99 SPEED MART S/B (519537-X)\nLOT P.T. 2811, JALAN ANGSA,\nTAMAN BERKELEY\n"
+            "41150 KLANG, SELANGOR\n1SS8-TMN PUSAT KEPONG\nGST ID. N0:000181747712",
+            "LOT P.T. 2811, JALAN ANGSA, TAMAN BERKELEY 41150 KLANG, SELANGOR 1558-TMN PUSAT KEPONG",
+        ),
+        (
+            "Segi Cash & Carry Sdn Bhd\n(317041-W)\nPT17920, SEKSYEN U9,\n40150 SHAH ALAM,\n"
+            "SELANGOR IARUL EHSAN.\nGST ID : 001351946240",
+            "PT17920, SEKSYEN U9, 40150 SHAH ALAM, SELANGOR DARUL EHSAN.",
+        ),
+    ],
+)
+def test_receipt_addresses_as_ocr_reads_them(text: str, address: str) -> None:
+    assert _field(text, "address") == address
+
+
+@pytest.mark.parametrize(
+    ("text", "company"),
+    [
+        ("UNIHAKKAINTERNATIONALSDNBHD\n29 Mar201818:19", "UNIHAKKA INTERNATIONAL SDN BHD"),
+        ("Cash Sale\nSINNATHAMBY HOLDINGSSDN. BHD.(249336-T)", "SINNATHAMBY HOLDINGS SDN. BHD."),
+        ("BEMED (SP) SDN.BHZ.\nNo.49,Jalan Dinar G U3/G,", "BEMED (SP) SDN.BHD."),
+        ("99 SPEED MART 5/B (519537-X)\nLOT P.T 2811, JALAN ANGSA,", "99 SPEED MART S/B"),
+    ],
+)
+def test_receipt_companies_as_ocr_reads_them(text: str, company: str) -> None:
+    assert _field(text, "company") == company

@@ -185,17 +185,23 @@ def _an_amount_not_a_number(before: str, between: str, value: str) -> bool:
 def _names_the_total(before: str, between: str, value: str) -> bool:
     """Whether a line's "total" label is the amount to pay: not qualified away (``between``:
     the text from the label to the value), not a sub total, a tax only when included, and a
-    count ("TOTAL QTY: 4", "TOTAL ITEM(S): 10") only when an amount with cents follows it."""
+    count ("TOTAL QTY: 4", "Total Items = 1.00", "Item Total 3") only when an amount follows
+    the count ("TOTAL QTY: 5 44.73")."""
     if re.search(r"(?i)\bsub[\s-]*$", before) or _NOT_THE_TOTAL.search(between):
         return False
-    if _COUNTED.search(between) and not re.search(r"\d", _COUNTED.sub("", between)):
-        return False  # the count alone, with cents or not: "Total Items = 1.00"
-    if re.search(rf"(?i){_COUNT_WORDS}\s*$", before):
-        return False  # "Item Total 3"
-    if before.strip() == "(":
+    counted = _COUNTED.search(between) and not re.search(r"\d", _COUNTED.sub("", between))
+    if counted or re.search(rf"(?i){_COUNT_WORDS}\s*$", before) or before.strip() == "(":
         return False  # a note in brackets: "(TOTAL INCLUDED GST @ 6% : 0.42)" is the tax
     # "Inclusive" as OCR reads it too: "lnclusive of GsT"
     return not (_TAX_WORD.search(between) and not re.search(r"(?i)\b[il1]nc(?:l\w*)?\b", between))
+
+
+def _total_line(line: str) -> str:
+    """The total's label as OCR reads it ("Totai Amt Rounded", "T0TAL", "Tota! Inclusive GST",
+    "TOTALINCL.GST@6%"), a count apart from the amount after it ("Total Qty: 15 190.80")."""
+    line = re.sub(r"(?i)\bt[o0]ta(?:[il1](?=\b|incl|excl|amt)|!(?=\s))", "Total", line)
+    line = re.sub(r"(?i)(?<=total)(?=incl|excl|amo?u?nt|amt|due|rm\b)", " ", line)
+    return re.sub(rf"(?i)({_COUNT_WORDS}\s*[:=]?\s*\d+) (?=\d)", r"\1  ", line)
 
 
 def _total(lines: list[str]) -> str | None:
@@ -205,23 +211,11 @@ def _total(lines: list[str]) -> str | None:
     def first(among: list[str]) -> str | None:
         return _after_label(among, _LABELS["total"], _AMOUNT, last=True, accept=_names_the_total)
 
-    # OCR's readings of the label: "Totai Amt Rounded", "T0TAL", "Tota! Inclusive GST",
-    # "TOTALINCL.GST@6%"
-    lines = [
-        re.sub(r"(?i)(?<=total)(?=incl|excl|amo?u?nt|amt|due|rm\b)", " ", ln)
-        for ln in (
-            re.sub(r"(?i)\bt[o0]ta(?:[il1](?=\b|incl|excl|amt)|!(?=\s))", "Total", ln)
-            for ln in lines
-        )
-    ]
-    # a count is a number of its own, not an amount's thousands: "Total Qty: 15 190.80"
-    lines = [re.sub(rf"(?i)({_COUNT_WORDS}\s*[:=]?\s*\d+) (?=\d)", r"\1  ", ln) for ln in lines]
-    # the table of tax by rate under the amount paid ("GST Summary" / "Total: 234.00 14.04")
-    # totals the tax, not the sale
+    lines = [_total_line(ln) for ln in lines]
+    # the table of tax by rate under the amount paid ("Total: 234.00 14.04") is not the sale's
     summary = next((i for i, ln in enumerate(lines) if _TAX_SUMMARY.search(ln)), len(lines))
     if 0 < summary < len(lines) and (found := _total(lines[:summary])):
         return found
-
     rounding = next(
         (
             i

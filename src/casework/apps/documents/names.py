@@ -98,12 +98,16 @@ NAME_WORDS = frozenset(
     [*re.sub(r"[?()]|s\?", "", _TRADE_WORDS).upper().split("|"), "COMPANY", "DISTRIBUTORS"]
 )
 # "SDN EHD", "Sdn.Rhd", "SDN 3HD", "SON BHD": the Malaysian legal form (Sendirian Berhad) with a letter misread
-_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)(?:[e8r3d]hd\b|bh(?=\s*$))")
+_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)(?:[e8r3d]hd\b|bh[z2]\b|bh(?=\s*$))")
 _SDN = re.compile(r"(?i)\bs[o0]n(?=\.?\s*[be8r3d]hd\b)")
 
 
 def _repair_legal_form(line: str) -> str:
     line = re.sub(r"(?i)\b(sdn)(b)\s(hd)\b", r"\1 \2\3", line)  # "SDNB HD": a space moved
+    # the form run into the name and together ("HOLDINGSSDN. BHD.", "INTERNATIONALSDNBHD")
+    line = re.sub(r"(?<=[A-Z]{3})(?=SDN(?:\.?\s*BHD|BHD)\b)", " ", line)
+    line = re.sub(r"\bSDNBHD\b", "SDN BHD", line)
+    line = re.sub(r"(?<=[A-Z] )5/B\b", "S/B", line)  # "99 SFEED MART 5/B": Sdn Bhd short
     line = _SDN.sub(lambda m: "SDN" if m.group(0)[0].isupper() else "sdn", line)
     return _BHD.sub(lambda m: m.group(1) + ("BHD" if m.group(0)[-3:].isupper() else "Bhd"), line)
 
