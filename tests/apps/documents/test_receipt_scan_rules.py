@@ -130,3 +130,16 @@ def test_receipt_addresses_as_ocr_reads_them(text: str, address: str) -> None:
 )
 def test_receipt_companies_as_ocr_reads_them(text: str, company: str) -> None:
     assert _field(text, "company") == company
+
+
+@pytest.mark.parametrize(
+    ("text", "date"),
+    [
+        ("Invoice: 000-074020 Take Out\nDate: 2018/02/22 13:34:14", "2018-02-22"),  # year first
+        ("UNIHAKKA INTERNATIONAL SDN BHD\n29 Mar201818:19\n(867388-U)", "2018-03-29"),  # the time
+        ("66346 Date: 07/05/201 8 5:42:46 PM PAX NO: 1", "07/05/2018"),  # the year split
+        ("Order 2018/02/221", None),  # no date runs on into a number
+    ],
+)
+def test_receipt_dates_as_ocr_reads_them(text: str, date: str | None) -> None:
+    assert _field(text, "date") == date

@@ -396,7 +396,7 @@ def _first_date(lines: list[str]) -> str | None:
 def _month_apart(raw: str) -> str:
     """OCR runs a month name into the year ("05 Mar2018") or the day ("03Mar2018"), and its
     restored spaces split a year ("25/12/20 18"); the date reader wants them as printed."""
-    raw = re.sub(r"(?<=[/.-])(19|20) (\d{2})$", r"\1\2", raw.strip())  # "25/12/20 18"
+    raw = re.sub(r"(?<=[/.-])(19|20) ?(\d) ?(\d)$", r"\1\2\3", raw.strip())  # "25/12/20 18"
     raw = re.sub(rf"(?<=\d)({MONTH_ABBR})(?=\s?\d)", r" \1", raw)
     return re.sub(rf"(?<=\s)({MONTH_ABBR})(?=\d)", r"\1 ", raw)
 
@@ -448,8 +448,8 @@ def _value(name: str, raw: str | None) -> Any:
     if name in _AMOUNT_FIELDS:
         return as_amount(raw)
     if name in _DATE_FIELDS:
-        iso = sorted(date_candidates(_month_apart(raw)))
-        return iso[0] if len(iso) == 1 else raw
+        iso = sorted(date_candidates(printed := _month_apart(raw)))
+        return iso[0] if len(iso) == 1 else printed
     return raw.strip(" :")
 
 
