@@ -126,6 +126,12 @@ def test_receipt_addresses_as_ocr_reads_them(text: str, address: str) -> None:
         ("Cash Sale\nSINNATHAMBY HOLDINGSSDN. BHD.(249336-T)", "SINNATHAMBY HOLDINGS SDN. BHD."),
         ("BEMED (SP) SDN.BHZ.\nNo.49,Jalan Dinar G U3/G,", "BEMED (SP) SDN.BHD."),
         ("99 SPEED MART 5/B (519537-X)\nLOT P.T 2811, JALAN ANGSA,", "99 SPEED MART S/B"),
+        # the registration number before the name on its line
+        (
+            "Company Reg. No. : 725186-V ADVANCO COMPANY\nNO 1&3, Jalan Wangsa Delima 12,\n"
+            "Wangsa Link, Wangsa Maju,\n53300 Kuala Lumpur",
+            "ADVANCO COMPANY",
+        ),
     ],
 )
 def test_receipt_companies_as_ocr_reads_them(text: str, company: str) -> None:

@@ -146,6 +146,11 @@ _NOT_A_NAME = re.compile(
     r"(?i)\b(thank|tq|we[li1]come|please|simplified|tax\s*in[\w ]{0,4}ce|cash\s*(?:sale|bill)"
     r"|for\s+shopping)\b"
 )
+# a registration number before the name on its line ("Company Reg. No. : 725186-V ADVANCO
+# COMPANY")
+_REGISTRATION_BEFORE = re.compile(
+    r"(?i)^(?:co(?:mpany)?|roc)\.?\s*(?:reg\w*\.?\s*)?n[o0]\.?\s*[:.]?\s*\d{5,8}\s*-?\s*[A-Z]\s+"
+)
 # a registration number in brackets after the name on its line
 _REGISTRATION_AFTER = re.compile(r"\s*\(\d[\d-]{4,}\s*-?\s*[A-Z]?\)\s*$")
 
@@ -281,7 +286,7 @@ def read_company(lines: list[str]) -> tuple[str, bool, int] | None:
         return named
     for at, line in enumerate(lines[:4]):
         s = _REGISTRATION_LABEL.sub("", line.strip())
-        s = _REGISTRATION_AFTER.sub("", s)  # "KT WONG TRADING (001904043-H)"
+        s = _REGISTRATION_AFTER.sub("", _REGISTRATION_BEFORE.sub("", s))  # "KT WONG (001904043-H)"
         if at and lines[at - 1].rstrip().endswith(":"):
             continue  # a label's value on the line under it ("Guest Name:" / "Sanjay")
         if (
