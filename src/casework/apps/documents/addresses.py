@@ -315,6 +315,8 @@ def _may_be_address(line: str) -> bool:
 
 
 def _joined_address(block: list[str]) -> str:
+    # a lone letter after a postcode at a line's end is a speck, not a town ("43500 L")
+    block = [re.sub(r"(?<=\b\d{5}) [A-Za-z]$", "", line) for line in block]
     joined = _tidy_address(" ".join(" ".join(block).split()))
     joined = re.sub(r"\s+(?=[,.](?:\s|$))", "", joined)  # OCR's "KPB 6 ,"
     # OCR drops the space after a comma; SROIE's 625 gold addresses print one in 9 of 10
