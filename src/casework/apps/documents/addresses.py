@@ -20,7 +20,7 @@ _STREET = re.compile(
 # document's heading, a registration number in brackets, a line naming a company
 _NOT_ADDRESS = re.compile(
     r"(?i)\b(tel|fax|phone|mobile|whatsapps?|h/p|gst|sst|reg|registration|co\.?\s*no|company\s*n[o0]"
-    rf"|tax|invoice|receipt|cashier|date|www|e-?mail|licen[cs]ee|formerly|bill|roc|{LEGAL_FORMS})\b"
+    rf"|tax|invoice|receipt|cashier|date|www|e-?mail|licen[cs]\w*|formerly|bill|roc|{LEGAL_FORMS})\b"
     r"|\bco\.(\s|$)|@|^\(.*\)$|\d{5,}-[A-Z]\b|tax\s*invoice|owned\s+by|\.com\b"
     # a label with only a number after it: a petrol station's "Site: 2395", "Outlet: 12"
     r"|^(?!no\b)[A-Za-z]+\s*:\s*\d+$"
@@ -32,8 +32,9 @@ _POSTCODE = re.compile(
     r"\d[\dOo]{4}(?![\w-])"
     r"|(?<![\w.:#/-])\d[\dOo]{4}(?=[A-Z]{3})|(?<![\w.:#/-])\d\d \d{3}(?= [A-Za-z]{3})"
     r"|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b"
-    # the town before it run into it ("Tampoi81 200 JohorBahru")
-    r"|(?<=[a-z]{3})\d\d ?\d{3}(?= [A-Za-z]{3})"
+    # the town before it run into it ("Tampoi81 200 JohorBahru", "Tampoi81200JohorBahru"), or
+    # after its full stop ("Tampoi.81200 Johor")
+    r"|(?<=[a-z]{3})\.?\d\d ?\d{3}(?= ?[A-Za-z]{3})"
 )
 # a telephone or fax number run onto the address's last line ("Johor. Tel No.: 07-387 3322")
 _CONTACT_AFTER = re.compile(r"(?i)(?<=[a-z.,])\s+(?:tel|fax|phone|h/p)\b.*$")
@@ -41,7 +42,9 @@ _CONTACT_AFTER = re.compile(r"(?i)(?<=[a-z.,])\s+(?:tel|fax|phone|h/p)\b.*$")
 _LABEL = re.compile(r"(?i)^(?:[A-Z]{1,4}\s+)?(?:add|addr|address)\s*[:.]\s*")
 # a chain's branch under its head office's address: its number and name ("1245-DESA SRI
 # HARTAMAS", "1317 TRILLIUM S6 BESI")
-_BRANCH = re.compile(r"^\d{3,4}[- ][A-Z][A-Z0-9 ]+$")
+_BRANCH = re.compile(r"^\d[\dSOIl]{2,3}[- ][A-Z][A-Z0-9 ]+$")
+# the letters OCR reads for a branch code's digits ("1SS8-TMN PUSAT KEPONG")
+_CODE_DIGITS = str.maketrans("SOIl", "5011")
 _ONLY_WORDS = re.compile(r"^[A-Za-z][A-Za-z .,'-]*$")
 # the first line of a street address: a number, or a unit, lot or level word before one
 _OPENS_ADDRESS = re.compile(
@@ -143,6 +146,17 @@ def _lexicon_run(word: str, parts: int = 3) -> list[str] | None:
     return None
 
 
+# a state's title written short: "SELANGOR D.E." (Darul Ehsan), "JOHOR DT" (Darul Takzim)
+_STATE_SHORT = frozenset({"DE", "DT", "DK", "DR", "DA", "DM", "WP"})
+
+
+def _in_a_state_line(word: str) -> bool:
+    """A word of the line after a postcode's: a place, places run together ("DARULEHSAN"),
+    or a state's short title."""
+    word = word.strip(".").replace(".", "").upper()
+    return _is_place_word(word) or word in _STATE_SHORT or bool(_lexicon_run(word))
+
+
 def _is_place_word(word: str) -> bool:
     return word.upper() in PLACE_WORDS or bool(_BY_LOOKS.get(word.upper().translate(_LOOKALIKE)))
 
@@ -152,7 +166,13 @@ def _tidy_address(joined: str) -> str:
     (``_place_word``), a word split in two by a wrong space joined when it makes one ("L ot"),
     a letter O in a postcode read as the zero it is ("8110O"), the town run into it apart."""
     joined = re.sub(r"(?<=[a-z])(?=[A-Z][a-z])", " ", joined)  # "OffBatu", "LotF1-01"
-    joined = re.sub(r"(?<=[a-z]{3})(?=\d\d ?\d{3} [A-Za-z]{3})", " ", joined)  # "Tampoi81 200"
+    # the postcode run into the town before it ("Tampoi81 200", "Tampoi81200Johor") or after
+    # its full stop ("Tampoi.81200")
+    joined = re.sub(r"(?<=[a-z]{3})\.?(?=\d\d ?\d{3} ?[A-Za-z]{3})", lambda m: m[0] + " ", joined)
+    # zeros read for O's between letters ("SENT0SA", "GR0UND FL00R"), at a word's end
+    # ("REK0") and in "N0." before the digit runs are split from words
+    joined = re.sub(r"(?<=[A-Za-z])0+(?=[A-Za-z])", lambda m: "O" * len(m[0]), joined)
+    joined = re.sub(r"(?<=\b[A-Z]{3})0\b|\bN0(?=[.:\s]|\d|$)", lambda m: m[0][:-1] + "O", joined)
     joined = re.sub(
         r"(?<![\w.:#/-])(\d[\dOo]{4})(?=[A-Za-z]{3}|\W|$)",
         lambda m: m[1].replace("O", "0").replace("o", "0"),
@@ -164,12 +184,24 @@ def _tidy_address(joined: str) -> str:
     # a letter read for a digit inside a number ("28I1", "7/i18B", "4O150")
     joined = re.sub(r"(?<=\d)[Il|](?=\d)|(?<=\d/)[Iil|](?=\d)", "1", joined)
     joined = re.sub(r"(?<=\d)[Oo](?=\d)|(?<=[A-Z]-)O(?=\d)", "0", joined)
-    joined = re.sub(r"(?<=[A-Za-z])0(?=[A-Za-z])", "O", joined)  # and back: "SENT0SA"
     # after the digit-run split, which reads "Peta1 ing" as a number and a word
     joined = _join_split_words(joined)
     joined = re.sub(r"(?i)\b(lot|no|batu)(?=\d|[A-Z]\d)", r"\1 ", joined)  # "Lot3", "LotF1-01"
+    joined = re.sub(r"(?<= )&(?=\w)", "& ", joined)  # "LOT 1851-A &1851-B"
     parts = re.split(r"([\s,.]+)", joined)
-    return " ".join("".join(_place_word(p) for p in parts).split())
+    tidied = " ".join("".join(_place_word(p) for p in parts).split())
+    # a word run into the number after it ("JASA3", "KPB6", "AXIS40400": SROIE's 313
+    # development addresses print a space there 344 times, none 6), not a letter misread as a
+    # digit inside a word ("ANG5A")
+    tidied = re.sub(r"\b([A-Za-z]{3,})(?=\d)(?![0158][A-Za-z])", r"\1 ", tidied)
+    # the title before a state's name ("IARUL EHSAN": Darul Ehsan)
+    return _TITLE_MISREAD.sub(lambda m: _in_case_of("DARUL", m[0]), tidied)
+
+
+_TITLE_MISREAD = re.compile(
+    r"(?i)\b(?!darul)(?:[a-z]arul|d[a-z]rul|da[a-z]ul|dar[a-z]l|daru[a-z])"
+    r"(?=\s+(?:ehsan|takzim|makmur|aman|ridzuan|naim|khusus)\b)"
+)
 
 
 def _join_split_words(text: str) -> str:
@@ -227,11 +259,12 @@ def read_address(lines: list[str], after: int = 0) -> tuple[str, bool] | None:
         open_end = bool(re.search(r"(\b\d{5}|,)\s*$", top[at]))
         for following in top[at + 1 : at + 3]:
             if _BRANCH.match(following):
-                block.append(following)  # "1245-DESA SRI HARTAMAS", the shop's branch
+                code, rest = re.split(r"(?=[- ])", following, maxsplit=1)
+                block.append(code.translate(_CODE_DIGITS) + rest)  # "1245-DESA SRI HARTAMAS"
                 break
             if not _ONLY_WORDS.match(following) or _NOT_ADDRESS.search(following):
                 break
-            if not open_end and not all(_is_place_word(w) for w in re.findall(r"\w+", following)):
+            if not open_end and not all(map(_in_a_state_line, re.findall(r"[\w.]+", following))):
                 break  # a branch's name after "..., Malaysia" ("SUNWAY VELOCITY")
             block.append(following)  # "SELANGOR", "MALAYSIA", "SEMENYIH, SELANGOR"
             if not open_end or following.endswith("."):
@@ -282,6 +315,8 @@ def _may_be_address(line: str) -> bool:
 
 
 def _joined_address(block: list[str]) -> str:
+    # a lone letter after a postcode at a line's end is a speck, not a town ("43500 L")
+    block = [re.sub(r"(?<=\b\d{5}) [A-Za-z]$", "", line) for line in block]
     joined = _tidy_address(" ".join(" ".join(block).split()))
     joined = re.sub(r"\s+(?=[,.](?:\s|$))", "", joined)  # OCR's "KPB 6 ,"
     # OCR drops the space after a comma; SROIE's 625 gold addresses print one in 9 of 10

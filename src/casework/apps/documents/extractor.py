@@ -101,7 +101,7 @@ _LABELS: dict[str, tuple[str, ...]] = {
         "summe inkl",
         "net à payer",
     ),
-    "subtotal": ("subtotal", "sub-total", "sub total", "net amount", "net total"),
+    "subtotal": ("subtotal", "sub-total", "sub total", "net amount", "net amt", "net total"),
     "tax": ("vat", "sales tax", "tax", "gst"),
     "invoice_number": ("invoice number", "invoice no", "invoice #", "inv no", "invoice"),
     "receipt_number": ("receipt number", "receipt no", "receipt #", "transaction"),
@@ -160,14 +160,17 @@ _TYPES = (
 _TILL = re.compile(r"(?im)^\s*(?:change(?:\s*due)?\b[^\n]*\d|cashier\b)")
 # "TOTAL ITEM DISCOUNT 0.00", "TOTAL SALES (EXCLUDING GST)", "TOTAL GST", "SUB TOTAL", "Total
 # HT" (French: before tax), "Gesamtbetrag der Zuschläge" (German: of the charges), "ohne USt."
-# (without tax): a total
-# line that names something other than the amount to pay
+# (without tax), "Total 0% supplies: -9.62" (the sales of one GST rate): a total line that
+# names something other than the amount to pay
 _NOT_THE_TOTAL = re.compile(
     r"(?i)\b(discounts?|savings?|saved|excl\w*|exempt|tender\w*|points?|weight|change|ht"
-    r"|ohne|netto|zuschl\w*|abschl\w*)\b"
+    r"|ohne|netto|zuschl\w*|abschl\w*|suppl\w*)\b"
 )
-_COUNTED = re.compile(r"(?i)\b(qty|quantity|items?|item\(s\)|pcs|units?|count)\b")
+_COUNT_WORDS = r"\b(?:qty|quantity|items?|item\(s\)|pcs|units?|count)\b"
+_COUNTED = re.compile(rf"(?i){_COUNT_WORDS}")
 _TAX_WORD = re.compile(r"(?i)\b(tax|gst|vat)\b")
+# the heading of a till's table of tax by rate: "GST Summary", "Tax Code % Amt(RM) Tax(RM)"
+_TAX_SUMMARY = re.compile(r"(?i)\b(?:gst|tax)\s*summary\b|^\s*tax\s*code\b")
 
 
 def _an_amount_not_a_number(before: str, between: str, value: str) -> bool:
@@ -182,14 +185,23 @@ def _an_amount_not_a_number(before: str, between: str, value: str) -> bool:
 def _names_the_total(before: str, between: str, value: str) -> bool:
     """Whether a line's "total" label is the amount to pay: not qualified away (``between``:
     the text from the label to the value), not a sub total, a tax only when included, and a
-    count ("TOTAL QTY: 4", "TOTAL ITEM(S): 10") only when an amount with cents follows it."""
+    count ("TOTAL QTY: 4", "Total Items = 1.00", "Item Total 3") only when an amount follows
+    the count ("TOTAL QTY: 5 44.73")."""
     if re.search(r"(?i)\bsub[\s-]*$", before) or _NOT_THE_TOTAL.search(between):
         return False
-    if _COUNTED.search(between) and not re.search(r"\d[.,]\d{2}\)?$", value):
-        return False
-    if before.strip() == "(":
+    counted = _COUNTED.search(between) and not re.search(r"\d", _COUNTED.sub("", between))
+    if counted or re.search(rf"(?i){_COUNT_WORDS}\s*$", before) or before.strip() == "(":
         return False  # a note in brackets: "(TOTAL INCLUDED GST @ 6% : 0.42)" is the tax
-    return not (_TAX_WORD.search(between) and not re.search(r"(?i)\binc(?:l\w*)?\b", between))
+    # "Inclusive" as OCR reads it too: "lnclusive of GsT"
+    return not (_TAX_WORD.search(between) and not re.search(r"(?i)\b[il1]nc(?:l\w*)?\b", between))
+
+
+def _total_line(line: str) -> str:
+    """The total's label as OCR reads it ("Totai Amt Rounded", "T0TAL", "Tota! Inclusive GST",
+    "TOTALINCL.GST@6%"), a count apart from the amount after it ("Total Qty: 15 190.80")."""
+    line = re.sub(r"(?i)\bt[o0]ta(?:[il1](?=\b|incl|excl|amt)|!(?=\s))", "Total", line)
+    line = re.sub(r"(?i)(?<=total)(?=incl|excl|amo?u?nt|amt|due|rm\b)", " ", line)
+    return re.sub(rf"(?i)({_COUNT_WORDS}\s*[:=]?\s*\d+) (?=\d)", r"\1  ", line)
 
 
 def _total(lines: list[str]) -> str | None:
@@ -199,12 +211,11 @@ def _total(lines: list[str]) -> str | None:
     def first(among: list[str]) -> str | None:
         return _after_label(among, _LABELS["total"], _AMOUNT, last=True, accept=_names_the_total)
 
-    # OCR's readings of the label: "Totai Amt Rounded", "T0TAL", "TOTALINCL.GST@6%"
-    lines = [
-        re.sub(r"(?i)(?<=total)(?=incl|excl|amo?u?nt|amt|due|rm\b)", " ", ln)
-        for ln in (re.sub(r"(?i)\bt[o0]ta[il1](?=\b|incl|excl|amt)", "Total", ln) for ln in lines)
-    ]
-
+    lines = [_total_line(ln) for ln in lines]
+    # the table of tax by rate under the amount paid ("Total: 234.00 14.04") is not the sale's
+    summary = next((i for i, ln in enumerate(lines) if _TAX_SUMMARY.search(ln)), len(lines))
+    if 0 < summary < len(lines) and (found := _total(lines[:summary])):
+        return found
     rounding = next(
         (
             i
@@ -385,7 +396,7 @@ def _first_date(lines: list[str]) -> str | None:
 def _month_apart(raw: str) -> str:
     """OCR runs a month name into the year ("05 Mar2018") or the day ("03Mar2018"), and its
     restored spaces split a year ("25/12/20 18"); the date reader wants them as printed."""
-    raw = re.sub(r"(?<=[/.-])(19|20) (\d{2})$", r"\1\2", raw.strip())  # "25/12/20 18"
+    raw = re.sub(r"(?<=[/.-])(19|20) ?(\d) ?(\d)$", r"\1\2\3", raw.strip())  # "25/12/20 18"
     raw = re.sub(rf"(?<=\d)({MONTH_ABBR})(?=\s?\d)", r" \1", raw)
     return re.sub(rf"(?<=\s)({MONTH_ABBR})(?=\d)", r"\1 ", raw)
 
@@ -437,8 +448,8 @@ def _value(name: str, raw: str | None) -> Any:
     if name in _AMOUNT_FIELDS:
         return as_amount(raw)
     if name in _DATE_FIELDS:
-        iso = sorted(date_candidates(_month_apart(raw)))
-        return iso[0] if len(iso) == 1 else raw
+        iso = sorted(date_candidates(printed := _month_apart(raw)))
+        return iso[0] if len(iso) == 1 else printed
     return raw.strip(" :")
 
 

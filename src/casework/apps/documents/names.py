@@ -98,12 +98,16 @@ NAME_WORDS = frozenset(
     [*re.sub(r"[?()]|s\?", "", _TRADE_WORDS).upper().split("|"), "COMPANY", "DISTRIBUTORS"]
 )
 # "SDN EHD", "Sdn.Rhd", "SDN 3HD", "SON BHD": the Malaysian legal form (Sendirian Berhad) with a letter misread
-_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)(?:[e8r3d]hd\b|bh(?=\s*$))")
+_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)(?:[e8r3d]hd\b|bh[z2]\b|bh(?=\s*$))")
 _SDN = re.compile(r"(?i)\bs[o0]n(?=\.?\s*[be8r3d]hd\b)")
 
 
 def _repair_legal_form(line: str) -> str:
     line = re.sub(r"(?i)\b(sdn)(b)\s(hd)\b", r"\1 \2\3", line)  # "SDNB HD": a space moved
+    # the form run into the name and together ("HOLDINGSSDN. BHD.", "INTERNATIONALSDNBHD")
+    line = re.sub(r"(?<=[A-Z]{3})(?=SDN(?:\.?\s*BHD|BHD)\b)", " ", line)
+    line = re.sub(r"\bSDNBHD\b", "SDN BHD", line)
+    line = re.sub(r"(?<=[A-Z] )5/B\b", "S/B", line)  # "99 SFEED MART 5/B": Sdn Bhd short
     line = _SDN.sub(lambda m: "SDN" if m.group(0)[0].isupper() else "sdn", line)
     return _BHD.sub(lambda m: m.group(1) + ("BHD" if m.group(0)[-3:].isupper() else "Bhd"), line)
 
@@ -141,6 +145,11 @@ _REGISTRATION_LINE = re.compile(
 _NOT_A_NAME = re.compile(
     r"(?i)\b(thank|tq|we[li1]come|please|simplified|tax\s*in[\w ]{0,4}ce|cash\s*(?:sale|bill)"
     r"|for\s+shopping)\b"
+)
+# a registration number before the name on its line ("Company Reg. No. : 725186-V ADVANCO
+# COMPANY")
+_REGISTRATION_BEFORE = re.compile(
+    r"(?i)^(?:co(?:mpany)?|roc)\.?\s*(?:reg\w*\.?\s*)?n[o0]\.?\s*[:.]?\s*\d{5,8}\s*-?\s*[A-Z]\s+"
 )
 # a registration number in brackets after the name on its line
 _REGISTRATION_AFTER = re.compile(r"\s*\(\d[\d-]{4,}\s*-?\s*[A-Z]?\)\s*$")
@@ -277,7 +286,7 @@ def read_company(lines: list[str]) -> tuple[str, bool, int] | None:
         return named
     for at, line in enumerate(lines[:4]):
         s = _REGISTRATION_LABEL.sub("", line.strip())
-        s = _REGISTRATION_AFTER.sub("", s)  # "KT WONG TRADING (001904043-H)"
+        s = _REGISTRATION_AFTER.sub("", _REGISTRATION_BEFORE.sub("", s))  # "KT WONG (001904043-H)"
         if at and lines[at - 1].rstrip().endswith(":"):
             continue  # a label's value on the line under it ("Guest Name:" / "Sanjay")
         if (

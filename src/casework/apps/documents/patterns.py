@@ -9,13 +9,15 @@ __all__ = ["DATE", "LEGAL_FORMS", "MONTH_ABBR", "edit_distance"]
 MONTH_ABBR = r"(?i:jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)"
 DATE = (
     # one separator throughout ("MI11/3-21" is a code, not a date); "25/FEB/2017", "24 MAR 18"
-    # OCR's restored spaces can split the year ("25/12/20 18", not a time: "25/12/20 18:30")
+    # OCR's restored spaces can split the year ("25/12/20 18", "07/05/201 8", not a time:
+    # "25/12/20 18:30")
     r"(?<![\w/.-])(?:\d{1,2}/\d{1,2}/|\d{1,2}\.\d{1,2}\.|\d{1,2}-\d{1,2}-)"
-    r"(?:(?:19|20) \d{2}(?![\d:])|\d{2,4})"
-    # "03Mar2018": OCR runs the day, month and year together
+    r"(?:(?:19|20) \d{2}(?![\d:])|(?:19|20)\d \d(?![\d:])|\d{2,4})"
+    # "03Mar2018": OCR runs the day, month and year together, and the time ("Mar201818:19")
     rf"|(?<![\w/.-])\d{{1,2}}(?:/{MONTH_ABBR}/|-{MONTH_ABBR}-| ?{MONTH_ABBR} ?)"
-    r"(?:(?:19|20) \d{2}(?![\d:])|\d{2}(?:\d{2})?\b)"
-    r"|\d{4}-\d{2}-\d{2}"
+    r"(?:(?:19|20) \d{2}(?![\d:])|\d{2}(?:\d{2})?(?:\b|(?=\d{1,2}:\d\d)))"
+    # the year first: "2018-02-22", "2018/02/22"
+    r"|\d{4}-\d{2}-\d{2}|(?<![\d/])\d{4}/\d{2}/\d{2}(?![\d/])"
     # "7. Mai 2014" (German), "29 maart 2014", "August 3 , 2014" as a text layer spaces it
     r"|\d{1,2}(?:st|nd|rd|th|\.)?\s+[A-Za-zÀ-ÿ]{3,9}\.?,?\s+\d{4}"
     r"|[A-Za-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?\s?,?\s+\d{4}"

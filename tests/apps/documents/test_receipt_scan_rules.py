@@ -1,0 +1,159 @@
+"""The field rules on receipts as OCR reads them: each case is a development receipt's reading
+(SROIE's second and third held-out sets, development since) shortened to the lines that
+decide the field."""
+
+from __future__ import annotations
+
+import pytest
+
+from casework.apps.documents.extractor import extract
+
+
+def _field(text: str, name: str) -> object:
+    return extract(text, [name])[0][name]
+
+
+@pytest.mark.parametrize(
+    ("text", "total"),
+    [
+        # a count is not the total, with cents or not, nor before the label
+        ("Total Items = 1.00\nSub Total RM 15.00\nRounding Total Incl.6 GST RM 15.00", 15.00),
+        ("Total Inclusive of Tax 11.25\nRounding Adjustment 00'0\nItem Total 3", 11.25),
+        # a count and the amount on one line: the count is no thousands group
+        ("Total Qty: 15 190.80\nRounding : 0.00\nCASH : 190.80", 190.80),
+        # the sales of one GST rate are not the amount to pay
+        (
+            "Total 0% supplies: -9.62\nTotal 6% supplies (Inc. GST): 15.52\nTotal Payal te: 5.90",
+            5.90,
+        ),
+        # the label as OCR reads it: "Tota!", "lnclusive"
+        ("Rounding Adj: 0.00\nTota! Inclusive GST: 217.00\nGST Summary: Amount Tax", 217.00),
+        (
+            "Total Sales (Excluding GST  12.00\nRounding : 0.00\n"
+            "Total Sales (lnclusive of GsT) 12.00\nCASH 20.00",
+            12.00,
+        ),
+        # the tax table under the amount paid totals the tax, not the sale
+        (
+            "Total Qty: 15 190.80\nRounding : 0.00\nTotaySales (Inclusive of GsT) : 190.80\n"
+            "GST SUMMARY\nTax Code % Amt(RM) Tax(RM)\nTotal : 180.00 10.80",
+            190.80,
+        ),
+        (
+            "Total Sales 12.00\nRounding : 0.00\nTax Code % Amt(RM) Tax (RM)\nTotal: 12.00 0.00",
+            12.00,
+        ),
+        # a till that prints no total: its net amount, as a subtotal
+        ("Cashier : ash\nGross Amt : 36.00\nNet Amt : 36.00\nReceived 36.00", 36.00),
+    ],
+)
+def test_receipt_totals_as_ocr_reads_them(text: str, total: float | None) -> None:
+    assert _field(text, "total") == total
+
+
+def test_a_summary_total_is_kept_when_the_page_has_no_other() -> None:
+    assert _field("GST Summary\nTotal : 12.00", "total") == 12.00
+
+
+def test_a_speck_after_the_postcode_is_no_town() -> None:
+    text = (
+        "ANN GIAP TRADING SDN BHD SE\nNO. 135, JALAN BANGI, 43500 L\nSEMENYIH, SELANGOR\n"
+        "TEL: 03-87238214 FAX : 03-87230508"
+    )
+    assert _field(text, "address") == "NO. 135, JALAN BANGI, 43500 SEMENYIH, SELANGOR"
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        # the state line after a postcode line that does not end open: its short title, or
+        # its words run together; a zero at a word's end read as the O it is ("REK0")
+        (
+            "RESTORAN IBRAHIM MAJU SB\nNO.2, GROUND FLOOR, JALAN REKO SENTRAL 8\n"
+            "TAMAN REK0 SENTRAL, 43000 KAJANG\nSELANGOR DE\nTEL : 03-87342689",
+            "NO.2, GROUND FLOOR, JALAN REKO SENTRAL 8 TAMAN REKO SENTRAL, 43000 KAJANG SELANGOR DE",
+        ),
+        (
+            "LAN HING STATIONERY SDN BHD\n(162761-M)\nNO.32&33, JALAN SR 1/9, SEKSYEN9\n"
+            "TAMAN SERDANG RAYA\n43300 SERIKEMBANGAN.SELANGOR\nDARULEHSAN\nGSTID: 002139201536",
+            "NO.32&33, JALAN SR 1/9, SEKSYEN 9 TAMAN SERDANG RAYA 43300 SERI KEMBANGAN.SELANGOR "
+            "DARUL EHSAN",
+        ),
+        # the postcode run into the towns on both sides, or after a full stop
+        (
+            "UNIHAKKA INTERNATIONAL SDN BHD\n(867388-U)\n12, Jalan Tampoi7/4,KawasanPerindustrian\n"
+            "Tampoi81200JohorBahru,Johor\nTAXINVOICE",
+            "12, Jalan Tampoi 7/4, Kawasan Perindustrian Tampoi 81200 Johor Bahru, Johor",
+        ),
+        (
+            "UNIHAKKA INTERNATIONAL SDN BHD\n(867388-U)\n12, Jalan Tampoi 7/4,Kawasan Perindustrian\n"
+            "Tampoi.81200 Johor Bahru,Johor\nTAXINVOICE",
+            "12, Jalan Tampoi 7/4, Kawasan Perindustrian Tampoi. 81200 Johor Bahru, Johor",
+        ),
+        # a licensee's line as OCR reads it is no address line; zeros in words read as O's
+        (
+            "Gerbang Alaf Restaurants Sdn Bhd\n(65351-M)\nLicense2 of Hc0onalo 's\n"
+            "level 6, Bangunan TH, Damansara\nNo.3, Jalan SS21/39,47400 Petaling Jaya\nSelangor",
+            "level 6, Bangunan TH, Damansara No.3, Jalan SS21/39, 47400 Petaling Jaya Selangor",
+        ),
+        (
+            "NADEJE PRESTIGE SDN BHD\nLOT N0.:G1.116A,GR0UND FL00R\nBANDAR SUNWAY,47500 PETALING JAYA.",
+            "LOT NO.:G1.116A, GROUND FLOOR BANDAR SUNWAY, 47500 PETALING JAYA.",
+        ),
+        # a word run into the number after it, a half-spaced ampersand; not "ANG5A"
+        (
+            "MR. D.I.Y. (M) SDN BHD\nLOT 1851-A &1851-B, JALAN KPB6, KAWASAN PERINDUSTRIAN\n"
+            "43300 SERI KEMBANGAN, SELANGOR\n(GST ID NO:000306020352)",
+            "LOT 1851-A & 1851-B, JALAN KPB 6, KAWASAN PERINDUSTRIAN 43300 SERI KEMBANGAN, SELANGOR",
+        ),
+        (
+            "99 SPEED MART S/B\nLOT P.T 2811, JALAN ANG5A,\nTAMAN BERKELEY\n41150 KLANG, SELANGOR",
+            "LOT P.T 2811, JALAN ANG5A, TAMAN BERKELEY 41150 KLANG, SELANGOR",
+        ),
+        # a branch line whose code OCR read with letters; a state's title misread
+        (
+            "99 SPEED MART S/B (519537-X)\nLOT P.T. 2811, JALAN ANGSA,\nTAMAN BERKELEY\n"
+            "41150 KLANG, SELANGOR\n1SS8-TMN PUSAT KEPONG\nGST ID. N0:000181747712",
+            "LOT P.T. 2811, JALAN ANGSA, TAMAN BERKELEY 41150 KLANG, SELANGOR 1558-TMN PUSAT KEPONG",
+        ),
+        (
+            "Segi Cash & Carry Sdn Bhd\n(317041-W)\nPT17920, SEKSYEN U9,\n40150 SHAH ALAM,\n"
+            "SELANGOR IARUL EHSAN.\nGST ID : 001351946240",
+            "PT17920, SEKSYEN U9, 40150 SHAH ALAM, SELANGOR DARUL EHSAN.",
+        ),
+    ],
+)
+def test_receipt_addresses_as_ocr_reads_them(text: str, address: str) -> None:
+    assert _field(text, "address") == address
+
+
+@pytest.mark.parametrize(
+    ("text", "company"),
+    [
+        ("UNIHAKKAINTERNATIONALSDNBHD\n29 Mar201818:19", "UNIHAKKA INTERNATIONAL SDN BHD"),
+        ("Cash Sale\nSINNATHAMBY HOLDINGSSDN. BHD.(249336-T)", "SINNATHAMBY HOLDINGS SDN. BHD."),
+        ("BEMED (SP) SDN.BHZ.\nNo.49,Jalan Dinar G U3/G,", "BEMED (SP) SDN.BHD."),
+        ("99 SPEED MART 5/B (519537-X)\nLOT P.T 2811, JALAN ANGSA,", "99 SPEED MART S/B"),
+        # the registration number before the name on its line
+        (
+            "Company Reg. No. : 725186-V ADVANCO COMPANY\nNO 1&3, Jalan Wangsa Delima 12,\n"
+            "Wangsa Link, Wangsa Maju,\n53300 Kuala Lumpur",
+            "ADVANCO COMPANY",
+        ),
+    ],
+)
+def test_receipt_companies_as_ocr_reads_them(text: str, company: str) -> None:
+    assert _field(text, "company") == company
+
+
+@pytest.mark.parametrize(
+    ("text", "date"),
+    [
+        ("Invoice: 000-074020 Take Out\nDate: 2018/02/22 13:34:14", "2018-02-22"),  # year first
+        ("UNIHAKKA INTERNATIONAL SDN BHD\n29 Mar201818:19\n(867388-U)", "2018-03-29"),  # the time
+        ("66346 Date: 07/05/201 8 5:42:46 PM PAX NO: 1", "07/05/2018"),  # the year split
+        ("Order 2018/02/221", None),  # no date runs on into a number
+    ],
+)
+def test_receipt_dates_as_ocr_reads_them(text: str, date: str | None) -> None:
+    assert _field(text, "date") == date
