@@ -229,9 +229,12 @@ def literal_disagreements(question: str, sql: str, remembered: str | None = None
     unsaid_values = [v for v in values if v and v not in text]
     if not unsaid_values and said == names:
         return out
-    # The values are in another language than the question (a translated database): the
-    # remembered question, verified with this query, must name the same things.
-    if remembered is None or _names(remembered) != names:
+    # A value the verified question said and this one does not is another question; one
+    # neither says is in another language (a translated database): the verified question
+    # must then name the same things.
+    if dropped := [v for v in unsaid_values if v in (remembered or "").lower()]:
+        out.append(f"the verified question says {', '.join(dropped)}, this one does not")
+    elif remembered is None or _names(remembered) != names:
         theirs = ", ".join(sorted(names - said) or unsaid_values)
         out.append(f"the question's names and the query's values differ ({theirs})")
     return out

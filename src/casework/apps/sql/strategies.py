@@ -197,11 +197,10 @@ def _memory_response(question: str, reason: str, **fields: Any) -> SQLQueryRespo
 def remembered(
     question: str, deps: SQLDeps, found: Recall | None, doubts: Sequence[str] = ()
 ) -> SQLDecision:
-    """The memory layer's decision on what ``agreed_recall`` found: the verified query
-    validated again and run read-only on the deps' database (ANSWERED with its rows), a
-    verified refusal (REFUSED), or NEEDS_REVIEW (no example near, or the query no longer
-    validates or runs: the case goes on). Its confidence is the recall's (``doubts``: why the
-    question does not ask what the query answers); it cites the examples it used."""
+    """The memory layer's decision on what ``agreed_recall`` found (``doubts``: why the query
+    may not answer the question): the verified query validated again and run read-only
+    (ANSWERED with its rows), a verified refusal (REFUSED), or NEEDS_REVIEW (nothing near, or
+    the query no longer validates or runs). Its confidence is the recall's; it cites them."""
     if found is None or found.answer is None:
         nearest = found.neighbours[0][1] if found and found.neighbours else None
         said = f" (the nearest at {nearest:.2f})" if nearest is not None else ""
@@ -211,8 +210,7 @@ def remembered(
     ids = ", ".join(str(e.id) for e, _ in found.used)
     example, similarity = found.used[0]
     source = f"example {ids}: {example.key_text!r} at similarity {similarity:.2f}"
-    if doubts:
-        source += f"; not sure, {doubts[0]}"
+    source += f"; not sure, {doubts[0]}" if doubts else ""
     step: dict[str, Any] = {"step": 1, "kind": "memory", "examples": ids}
     if found.answer.get("refuse"):
         response = refusal_response(
@@ -278,9 +276,8 @@ def _run_remembered(
 
 
 def run_memory(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
-    """Answer from the verified questions of the question's database whose query the question
-    agrees with (``paraphrase.agreed_recall``; see ``remembered``); an empty memory answers at
-    once (no embedding)."""
+    """Answer from the verified queries of the database the question agrees with
+    (``paraphrase.agreed_recall``, ``remembered``); an empty memory answers at once."""
     started = time.perf_counter()
     text, deps = _on(question, deps)
     memory = query_memory(deps, config)
