@@ -72,7 +72,7 @@ CUES: tuple[Cue, ...] = (
     _cue("sum", r"total\b|sum\b|summe|insgesamt|gesamt", "SUM COUNT"),
     _cue("most", r"most\b|highest|largest|maximum|max\b|top\b|biggest|greatest|longest|latest|höchst|größt|meist|maximal|längst|neuest", "MAX TOP"),
     _cue("least", r"least\b|lowest|minimum|min\b|smallest|fewest|shortest|earliest|niedrigst|kleinst|wenigst|minimal|kürzest|frühest", "MIN BOTTOM"),
-    _cue("extreme", r"oldest|youngest|älteste|jüngste", "MAX MIN TOP BOTTOM"),
+    _cue("extreme", r"oldest|youngest|älteste|jüngste|older|younger|älter|jünger", "MAX MIN TOP BOTTOM"),
     _cue("above", r"more than\b|greater than\b|larger than\b|bigger than\b|higher than\b|at least\b|over\b|above\b|exceed|after\b|mehr als\b|größer als\b|höher als\b|mindestens\b", "GT"),
     _cue("below", r"less than\b|fewer than\b|smaller than\b|lower than\b|at most\b|under\b|below\b|before\b|weniger als\b|kleiner als\b|niedriger als\b|höchstens\b", "LT"),
     _cue("than", r"older than\b|younger than\b|älter als\b|jünger als\b", "GT LT"),
@@ -175,13 +175,22 @@ def _cues(question: str) -> set[str]:
     return asked
 
 
+_AGE_WORDS = r"\b(oldest|youngest|older|younger|älteste\w*|jüngste\w*|älter|jünger)\b"
 _AGGREGATES = frozenset({"COUNT", "AVG", "SUM", "MIN", "MAX"})
 
 
-def cue_disagreements(question: str, sql: str) -> list[str]:
+def _ages(text: str) -> set[str]:
+    return {"old" if w[0] in "oä" else "young" for w in re.findall(_AGE_WORDS, text.lower())}
+
+
+def cue_disagreements(question: str, sql: str, remembered: str | None = None) -> list[str]:
     """What the question asks for that the query does not do, and the aggregates the query
     computes that the question does not ask for (an empty list: they agree). "each" over a
-    query with no aggregate is every row, not a group."""
+    query with no aggregate is every row, not a group. "Oldest" and "youngest" sort either
+    way (age or birth date), so they must be the verified question's ``remembered``."""
+    theirs = _ages(remembered or "")
+    if theirs and _ages(question) and theirs != _ages(question):
+        return ["the question asks for the other end of the ages than the verified one"]
     done = query_constructs(sql)
     grouped = done if done & _AGGREGATES else done | {"GROUP"}
     asked = _cues(question)
@@ -254,7 +263,7 @@ haben sind wird werden wurde wurden nach dass diese dieser dieses alle allen jed
 jedes jeder zeige zeigen liste listen gebe geben finde finden sowie auch sowohl beide
 insgesamt anzahl verschiedene verschiedenen durchschnitt sortiert reihenfolge absteigend
 aufsteigend lauten lautet heißen heißt heisst aller alles zurück hoch jahr jahre jahren
-nenne nennen zähle gebt welchem kommen
+nenne nennen zähle gebt welchem kommen come comes came make made belong belongs
 """
 _FRAME = frozenset(_FRAME_WORDS.split())
 
@@ -266,8 +275,21 @@ def _words(text: str, shortest: int = MIN_PREFIX) -> list[str]:
 def _stem(word: str) -> str:
     """Enough of a word to match its plural ("countries", "country")."""
     if len(word) > 4:
-        return re.sub(r"(ies|es|s|ed|ing|en|e|n)$", "", word)
+        return re.sub(r"(y|ies|es|s|ed|ing|en|e|n)$", "", word)
     return word[:-1] if len(word) >= 3 and word.endswith("s") else word
+
+
+_SQL_KEYWORDS = """
+select distinct from where group order having limit join inner left outer cross union
+intersect except count avg sum min max and or not in like between is null asc desc as on
+by case when then else end exists all any cast
+"""
+_SQL_WORDS = frozenset(_SQL_KEYWORDS.split())
+
+
+def _identifiers(sql: str, shortest: int = MIN_PREFIX) -> set[str]:
+    """The words of the names a query reads (keywords and values left out)."""
+    return set(_words(_unquoted(sql).replace("_", " "), shortest)) - _SQL_WORDS
 
 
 def _cued(word: str) -> bool:
@@ -276,11 +298,12 @@ def _cued(word: str) -> bool:
 
 
 def _names_one(word: str, terms: Iterable[str]) -> bool:
-    """``word`` is one of ``terms``, or starts one, or starts with one (plurals, -ed)."""
+    """``word`` is one of ``terms``, or starts or ends one (a German compound), or starts with
+    one, or has its stem (plurals, -ed)."""
     return any(
         word == t
         or (len(t) >= MIN_PREFIX and word.startswith(t))
-        or (len(word) >= MIN_PREFIX and t.startswith(word))
+        or (len(word) >= MIN_PREFIX and (t.startswith(word) or t.endswith(word)))
         or _stem(word) == _stem(t)
         for t in terms
     )
@@ -305,7 +328,7 @@ def name_disagreements(
         for name in (table.name, *(c.name for c in table.fields))
         for w in _words(name.replace("_", " "))
     }
-    read = set(_words(_unquoted(sql).replace("_", " ")))
+    read = _identifiers(sql)
     theirs = set(_words(remembered)) if remembered is not None else set()
     out = []
     for word in dict.fromkeys(_words(question)):
@@ -318,7 +341,7 @@ def name_disagreements(
     # What the verified question asked of the query ("id" of "id and type code") and this
     # one does not ask is a column too many.
     mine = set(_words(question, 2))
-    read_short = set(_words(_unquoted(sql).replace("_", " "), 2))
+    read_short = _identifiers(sql, 2)
     for word in dict.fromkeys(_words(remembered or "", 2)):
         if _names_one(word, read_short) and not _names_one(word, mine):
             out.append(f"the verified question asks for {word!r}, this one does not")
@@ -337,7 +360,7 @@ def agreement(
     query answers."""
     return [
         *literal_disagreements(question, sql, remembered),
-        *cue_disagreements(question, sql),
+        *cue_disagreements(question, sql, remembered),
         *name_disagreements(question, sql, schema, remembered),
     ]
 
