@@ -275,7 +275,7 @@ def _words(text: str, shortest: int = MIN_PREFIX) -> list[str]:
 def _stem(word: str) -> str:
     """Enough of a word to match its plural ("countries", "country")."""
     if len(word) > 4:
-        return re.sub(r"(y|ies|es|s|ed|ing|en|e|n)$", "", word)
+        return re.sub(r"(y|ies|es|s|ed|ing|en|e|n|a)$", "", word)
     return word[:-1] if len(word) >= 3 and word.endswith("s") else word
 
 
@@ -365,19 +365,21 @@ def agreement(
     ]
 
 
-AGREED_SIMILARITY = 0.70
+AGREED_SIMILARITY = 0.60
 """The similarity at which a verified question whose query the question agrees with reaches
-the memory layer's threshold (90); fitted on the first halves of Spider's databases (see the
-README's table)."""
+the memory layer's threshold (90). Fitted on the first halves of Spider's databases (English
+and German, the README's table): an agreeing query was right 89 of 91 and 53 of 53 times at
+any similarity from ``AGREED_NEAR`` up, so every agreeing one is answered."""
 AGREED_NEAR = 0.60
-"""How similar a verified question must be for its query to be checked at all."""
+"""How similar a verified question must be for its query to be checked at all (below it,
+no verified question is near)."""
 NOT_SURE = 50.0
 """The memory's confidence at most when no near verified query agrees with the question."""
 
 
 def agreed_confidence(similarity: float, floor: float = AGREED_SIMILARITY) -> float:
     """0-100 for a verified question at ``similarity`` whose query the question agrees with:
-    90 at ``floor``, 100 at 1.0, linear between (and below: 87.5 at 0.75 with floor 0.8)."""
+    90 at ``floor``, 100 at 1.0, linear (92.5 at 0.70 with the fitted floor 0.60)."""
     return round(max(0.0, min(100.0, 100.0 - 10.0 * (1.0 - similarity) / (1.0 - floor))), 2)
 
 
