@@ -293,8 +293,13 @@ def _identifiers(sql: str, shortest: int = MIN_PREFIX) -> set[str]:
 
 
 def _cued(word: str) -> bool:
-    """``word`` is an operation's cue ("greater", "oldest"): ``cue_disagreements`` checks it."""
-    return any(re.match(w, word) for c in CUES for w in c.words)
+    """``word`` is an operation's cue ("oldest"), or the first word of one ("greater" of
+    "greater than"): ``cue_disagreements`` checks it."""
+    return any(
+        re.fullmatch(w.split(" ")[0], word) if " " in w else re.match(w, word)
+        for c in CUES
+        for w in c.words
+    )
 
 
 def _names_one(word: str, terms: Iterable[str]) -> bool:
