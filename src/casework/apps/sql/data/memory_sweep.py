@@ -37,7 +37,7 @@ from casework.stores import open_stores
 
 __all__ = ["THRESHOLDS", "demonstration_reach", "main", "split_cases", "sweep", "with_model"]
 
-THRESHOLDS = (50.0, 75.0, 85.0, 87.5, 90.0, 92.5, 95.0, 97.5, 99.0)
+THRESHOLDS = (50.0, 60.0, 70.0, 75.0, 80.0, 85.0, 90.0, 95.0, 99.0)
 
 
 def split_cases(
