@@ -57,6 +57,7 @@ from casework.apps.sql.models import (
     SQLQuestion,
     SubmitAnswer,
 )
+from casework.apps.sql.paraphrase import agreed_recall
 from casework.apps.sql.retrieval import retrieve_tables
 from casework.apps.sql.tools import validate
 from casework.apps.sql.validation import validate_sql
@@ -72,7 +73,6 @@ from casework.runtime.memory_layer import (
     demonstration_evidence,
     demonstrations,
     memory_evidence,
-    recall,
 )
 from casework.runtime.usage import Usage
 from casework.stores import open_stores
@@ -194,11 +194,13 @@ def _memory_response(question: str, reason: str, **fields: Any) -> SQLQueryRespo
     return SQLQueryResponse(question=question, explanation=reason[:1200], **(values | fields))
 
 
-def remembered(question: str, deps: SQLDeps, found: Recall | None) -> SQLDecision:
-    """The memory layer's decision on what ``recall`` found: the verified query validated
-    again and run read-only on the deps' database (ANSWERED with its rows), a verified refusal
-    (REFUSED), or NEEDS_REVIEW (no example near, or the query no longer validates or runs:
-    the case goes on). Its confidence is the recall's; it cites the examples it used."""
+def remembered(
+    question: str, deps: SQLDeps, found: Recall | None, doubts: Sequence[str] = ()
+) -> SQLDecision:
+    """The memory layer's decision on what ``agreed_recall`` found (``doubts``: why the query
+    may not answer the question): the verified query validated again and run read-only
+    (ANSWERED with its rows), a verified refusal (REFUSED), or NEEDS_REVIEW (nothing near, or
+    the query no longer validates or runs). Its confidence is the recall's; it cites them."""
     if found is None or found.answer is None:
         nearest = found.neighbours[0][1] if found and found.neighbours else None
         said = f" (the nearest at {nearest:.2f})" if nearest is not None else ""
@@ -208,6 +210,7 @@ def remembered(question: str, deps: SQLDeps, found: Recall | None) -> SQLDecisio
     ids = ", ".join(str(e.id) for e, _ in found.used)
     example, similarity = found.used[0]
     source = f"example {ids}: {example.key_text!r} at similarity {similarity:.2f}"
+    source += f"; not sure, {doubts[0]}" if doubts else ""
     step: dict[str, Any] = {"step": 1, "kind": "memory", "examples": ids}
     if found.answer.get("refuse"):
         response = refusal_response(
@@ -273,12 +276,13 @@ def _run_remembered(
 
 
 def run_memory(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
-    """Answer from the verified questions of the question's database (see ``remembered``);
-    an empty memory answers at once (no embedding)."""
+    """Answer from the verified queries of the database the question agrees with
+    (``paraphrase.agreed_recall``, ``remembered``); an empty memory answers at once."""
     started = time.perf_counter()
     text, deps = _on(question, deps)
     memory = query_memory(deps, config)
-    decision = remembered(text, deps, recall(memory, text) if memory.count() else None)
+    found, doubts = agreed_recall(memory, text, deps.schema) if memory.count() else (None, [])
+    decision = remembered(text, deps, found, doubts)
     decision.response.seconds = round(time.perf_counter() - started, 3)
     if decision.run is not None:
         decision.run.usage = Usage(wall_seconds=decision.response.seconds)

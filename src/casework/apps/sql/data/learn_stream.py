@@ -27,7 +27,7 @@ from casework.runtime.memory_layer import lowest_threshold, threshold_table
 
 __all__ = ["THRESHOLDS", "StreamCase", "main", "per_database", "stream_cases"]
 
-THRESHOLDS = (50.0, 60.0, 70.0, 75.0, 80.0, 85.0, 90.0, 95.0)
+THRESHOLDS = (50.0, 60.0, 70.0, 75.0, 80.0, 85.0, 90.0, 92.5, 95.0, 97.5)
 
 
 @dataclass(frozen=True)
