@@ -342,3 +342,33 @@ def test_the_threshold_sweep_counts_the_memorys_own_readings():
         {"inputs": {"file": "r.jpg"}, "expected": {"gold": GOLD}, "layers": []},  # no memory
     ]
     assert memory_outcomes(cases) == [(92.5, True), (81.0, False), (0.0, False)]
+
+
+def test_the_field_sweep_and_the_case_list_read_a_learning_run():
+    from casework.apps.documents.data.memory_sweep import case_rows, field_outcomes
+
+    memory = {
+        "layer": "memory",
+        "model_calls": 0,
+        "confidence": 62.0,
+        "output": {
+            "verdict": "completed",
+            "reasoning": "Read from 2 verified example(s) (1, 2); the nearest at similarity 0.93.",
+            "fields": {"company": GOLD["company"], "date": "12/01/2018", "total": "4.90"},
+            "confidence_scores": {"company": 0.62, "date": 0.93, "total": 0.88},
+        },
+    }
+    fields = {"layer": "fields", "model_calls": 1, "kept": True}
+    case = {
+        "case_id": "sroie-1",
+        "inputs": {"file": "r.jpg"},
+        "expected": {"gold": GOLD},
+        "layers": [memory, {"layer": "rules", "model_calls": 0}, fields],
+        "decided_by": "fields",
+        "domain": {"document_f1": 2 / 3},
+    }
+    assert field_outcomes([case]) == [(62.0, True), (93.0, True), (88.0, False)]
+    learned = [{"case_id": "sroie-1", "reviewed": False, "example_id": 4}]
+    assert case_rows([case], learned)[2] == (
+        "| 1 | sroie-1 | fields | yes | 62 / 0.93 | 0.67 | spot check |"
+    )
