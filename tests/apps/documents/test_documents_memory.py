@@ -199,7 +199,8 @@ def test_removing_the_examples_restores_the_answer_without_them(settings):
 def test_the_field_layer_is_shown_the_nearest_verified_documents(settings):
     deps = _deps(settings)
     memory = documents_memory(deps, _no_model_config())
-    shown_id = _verify(memory, receipt("12/01/2018", "4.80"), {**GOLD, "branch": "SHAH ALAM"})
+    # a branch the new receipt does not print: the memory cannot read it, the model is asked
+    shown_id = _verify(memory, receipt("12/01/2018", "4.80"), {**GOLD, "branch": "OUTLET 7"})
     seen: list[list[str]] = []
 
     def read(messages, tools):
@@ -217,10 +218,77 @@ def test_the_field_layer_is_shown_the_nearest_verified_documents(settings):
     # system, the verified document's task and its confirmed answer, then this document
     assert len(messages) == 4
     assert "12/01/2018" in messages[1] and "3/11/2019" not in messages[1]
-    assert messages[2] == '{"branch": "SHAH ALAM"}'
+    assert messages[2] == '{"branch": "OUTLET 7"}'
     assert "3/11/2019" in messages[3]
     assert examples_used(decision) == [shown_id]
     assert decision.fields["branch"] == "SHAH ALAM"
+
+
+def _two_verified(memory: Memory, gold: dict[str, str]) -> list[int]:
+    return [
+        _verify(memory, receipt("12/01/2018", "4.80"), gold),
+        _verify(
+            memory,
+            receipt("15/01/2018", "6.30", "KAYA BUN"),
+            {**gold, "date": "15/01/2018", "total": "6.30"},
+        ),
+    ]
+
+
+def test_the_field_layer_asks_the_model_only_what_the_memory_is_not_sure_of(settings):
+    deps = _deps(settings)
+    memory = documents_memory(deps, _no_model_config())
+    ids = _two_verified(memory, GOLD)
+    asked: list[str] = []
+
+    def read(messages, tools):
+        asked.append(str(messages[-1].content))
+        return call("FieldValues", branch="SHAH ALAM")
+
+    new = receipt("3/11/2019", "17.25")
+    # no verified receipt names a branch: the memory layer cannot decide the whole document
+    decision = STRATEGIES["cascade"](
+        ExtractionInput(document_id=_doc(deps, new), user_id=ALICE, fields=[*WANTED, "branch"]),
+        deps,
+        on(ScriptedChatModel(responder=read)),
+    )
+    assert decision.run is not None and decision.run.decided_by == "fields"
+    (task,) = asked
+    assert "- branch:" in task and "- total:" not in task and "- company:" not in task
+    assert decision.fields == {
+        "company": "GARDENIA BAKERIES (KL) SDN BHD",
+        "date": "3/11/2019",
+        "total": "17.25",
+        "branch": "SHAH ALAM",
+    }
+    # the memory's own confidence on the fields it read, not the rules' 0.8
+    assert decision.confidence_scores["total"] == 0.927
+    assert set(ids) <= set(examples_used(decision))
+    assert decision.run.usage.model_calls == 1
+
+
+def test_a_known_vendor_in_auto_mode_is_read_for_its_verified_fields_without_the_model(
+    settings,
+):
+    deps = _deps(settings)
+    ask = ExtractionInput(document_id=_doc(deps, receipt("3/11/2019", "17.25")), user_id=ALICE)
+    # the address printed on this branch's receipt is not the verified one: the memory cannot
+    # read it and the bundled model is not trusted with addresses (the shipped readings)
+    gold = {**GOLD, "address": "NO 5, JALAN KLANG LAMA, 58000 KUALA LUMPUR"}
+    counted: list[int] = []
+
+    def count(messages, tools):
+        counted.append(1)
+        return call("FieldValues", tax=None, currency=None, company=None, date=None, total=None)
+
+    unlearned = STRATEGIES["cascade"](ask, deps, on(ScriptedChatModel(responder=count)))
+    assert unlearned.run is not None and unlearned.run.usage.model_calls == 1  # tax, currency
+    _two_verified(documents_memory(deps, _no_model_config()), gold)
+    decision = STRATEGIES["cascade"](ask, deps, _no_model_config())
+    assert decision.run is not None and decision.run.decided_by == "fields"
+    assert [o.layer for o in decision.run.layers] == ["memory", "rules", "fields"]
+    assert decision.run.usage.model_calls == 0
+    assert decision.fields["total"] == "17.25" and decision.fields["date"] == "3/11/2019"
 
 
 def test_a_corrected_failed_extraction_becomes_an_example_the_next_receipt_is_read_from(
@@ -274,3 +342,33 @@ def test_the_threshold_sweep_counts_the_memorys_own_readings():
         {"inputs": {"file": "r.jpg"}, "expected": {"gold": GOLD}, "layers": []},  # no memory
     ]
     assert memory_outcomes(cases) == [(92.5, True), (81.0, False), (0.0, False)]
+
+
+def test_the_field_sweep_and_the_case_list_read_a_learning_run():
+    from casework.apps.documents.data.memory_sweep import case_rows, field_outcomes
+
+    memory = {
+        "layer": "memory",
+        "model_calls": 0,
+        "confidence": 62.0,
+        "output": {
+            "verdict": "completed",
+            "reasoning": "Read from 2 verified example(s) (1, 2); the nearest at similarity 0.93.",
+            "fields": {"company": GOLD["company"], "date": "12/01/2018", "total": "4.90"},
+            "confidence_scores": {"company": 0.62, "date": 0.93, "total": 0.88},
+        },
+    }
+    fields = {"layer": "fields", "model_calls": 1, "kept": True}
+    case = {
+        "case_id": "sroie-1",
+        "inputs": {"file": "r.jpg"},
+        "expected": {"gold": GOLD},
+        "layers": [memory, {"layer": "rules", "model_calls": 0}, fields],
+        "decided_by": "fields",
+        "domain": {"document_f1": 2 / 3},
+    }
+    assert field_outcomes([case]) == [(62.0, True), (93.0, True), (88.0, False)]
+    learned = [{"case_id": "sroie-1", "reviewed": False, "example_id": 4}]
+    assert case_rows([case], learned)[2] == (
+        "| 1 | sroie-1 | fields | yes | 62 / 0.93 | 0.67 | spot check |"
+    )

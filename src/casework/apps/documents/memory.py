@@ -60,6 +60,7 @@ __all__ = [
     "read_at",
     "recall_fields",
     "shows",
+    "sure_fields",
     "value_shape",
 ]
 
@@ -281,6 +282,17 @@ def recall_fields(
             used.setdefault(example.id, (example, sim))
     out.used = sorted(used.values(), key=lambda pair: -pair[1])
     return out
+
+
+def sure_fields(found: FieldRecall, threshold: float) -> dict[str, str]:
+    """The fields the memory read at confidence ``threshold`` (0-100) or more: what a later
+    layer takes as read rather than asking a model for, when another field of the document
+    kept the memory from deciding the whole of it."""
+    return {
+        name: value
+        for name, value in found.values.items()
+        if value is not None and found.confidences.get(name, 0.0) >= threshold
+    }
 
 
 # -- demonstrations for the field layer -------------------------------------------------

@@ -23,7 +23,13 @@ from casework.apps.documents.fields import (
     grounded,
     stored_readings,
 )
-from casework.apps.documents.memory import DEMONSTRATIONS, ask_fields_shown, recall_fields
+from casework.apps.documents.memory import (
+    DEMONSTRATIONS,
+    FieldRecall,
+    ask_fields_shown,
+    recall_fields,
+    sure_fields,
+)
 from casework.apps.documents.models import ROLES, ExtractionDecision, ExtractionInput
 from casework.errors import InputError, ModelError, NotFoundError
 from casework.llm.roles import LOCAL_ROLE
@@ -59,6 +65,14 @@ def documents_memory(deps: DocumentsDeps, config: RunConfig) -> Memory:
     return Memory(open_stores(deps.settings).engine, "documents", config.caller)
 
 
+def _row(input: ExtractionInput, deps: DocumentsDeps) -> int:
+    """The extraction the layer writes: the request's (a cascade's), else a new one."""
+    return (
+        input.extraction_id
+        or deps.repo.create_extraction(input.user_id, input.document_id, requested=input.fields).id
+    )
+
+
 def run_memory(
     input: ExtractionInput, deps: DocumentsDeps, config: RunConfig
 ) -> ExtractionDecision:
@@ -66,28 +80,23 @@ def run_memory(
     its confidence is its least sure field's. With no example yet it reads nothing and
     computes no embedding."""
     repo = deps.repo
-    ext_id = (
-        input.extraction_id
-        or repo.create_extraction(input.user_id, input.document_id, requested=input.fields).id
-    )
-    memory = documents_memory(deps, config)
+    ext_id = _row(input, deps)
     text = _text_of(input, deps)
-    if memory.count() == 0:
-        found, said = None, "No verified example yet."
+    found = _recall(documents_memory(deps, config), text, input.fields)
+    if found is None:
+        said = "No verified example yet."
+    elif not found.used:
+        near = f" (the nearest at {found.nearest:.2f})" if found.nearest is not None else ""
+        said = f"No verified example of this vendor reads its fields{near}."
     else:
-        found = recall_fields(memory, text, document_key(text), input.fields)
-        if not found.used:
-            near = f" (the nearest at {found.nearest:.2f})" if found.nearest is not None else ""
-            said = f"No verified example of this vendor reads its fields{near}."
-        else:
-            unread = sorted(n for n, v in found.values.items() if v is None)
-            ids = ", ".join(str(e.id) for e, _ in found.used)
-            said = (
-                f"Read from {len(found.used)} verified example(s) ({ids}); the nearest at "
-                f"similarity {found.used[0][1]:.2f}"
-                + (f"; not read: {', '.join(unread)}" if unread else "")
-                + "."
-            )
+        unread = sorted(n for n, v in found.values.items() if v is None)
+        ids = ", ".join(str(e.id) for e, _ in found.used)
+        said = (
+            f"Read from {len(found.used)} verified example(s) ({ids}); the nearest at "
+            f"similarity {found.used[0][1]:.2f}"
+            + (f"; not read: {', '.join(unread)}" if unread else "")
+            + "."
+        )
     fields = {n: v for n, v in (found.values if found else {}).items() if v is not None}
     if fields:
         confidences = {n: round(found.confidences[n] / 100, 3) for n in fields} if found else {}
@@ -114,10 +123,7 @@ def run_memory(
 def run_rules(input: ExtractionInput, deps: DocumentsDeps, config: RunConfig) -> ExtractionDecision:
     """The rules extractor writes the extraction; completed when it found a field, else failed."""
     repo = deps.repo
-    ext_id = (
-        input.extraction_id
-        or repo.create_extraction(input.user_id, input.document_id, requested=input.fields).id
-    )
+    ext_id = _row(input, deps)
     found = repo.document_text(input.user_id, input.document_id)
     if found is None:
         raise NotFoundError(f"No document {input.document_id}.")
@@ -142,11 +148,33 @@ def run_agent(input: ExtractionInput, deps: DocumentsDeps, config: RunConfig) ->
     return run_extraction(input, deps, config)
 
 
+def _recall(memory: Memory, text: str, requested: list[str] | None) -> FieldRecall | None:
+    """What the memory reads of the document; None with no example yet (no embedding)."""
+    if memory.count() == 0:
+        return None
+    return recall_fields(memory, text, document_key(text), requested)
+
+
 def _text_of(input: ExtractionInput, deps: DocumentsDeps) -> str:
     found = deps.repo.document_text(input.user_id, input.document_id)
     if found is None:
         raise NotFoundError(f"No document {input.document_id}.")
     return found[0]
+
+
+def _take_known(
+    found: FieldRecall | None, fields: dict[str, Any], confidences: dict[str, float]
+) -> dict[str, str]:
+    """The fields the memory is sure of (issue 32), written over the rules' ``fields`` and
+    ``confidences``: one unsure field kept the memory layer from deciding the document, which
+    is no reason to pay the model for the others."""
+    if found is None:
+        return {}
+    known = sure_fields(found, MEMORY_THRESHOLD)
+    for name, value in known.items():
+        fields[name] = value
+        confidences[name] = round(found.confidences[name] / 100, 3)
+    return known
 
 
 def run_fields(
@@ -155,12 +183,15 @@ def run_fields(
     """The rules' labelled values, and the bundled model's reading for every other field of
     the document's type (auto mode) or of the request (custom mode)."""
     repo = deps.repo
-    ext_id = (
-        input.extraction_id
-        or repo.create_extraction(input.user_id, input.document_id, requested=input.fields).id
-    )
+    ext_id = _row(input, deps)
     text = _text_of(input, deps)
     fields, confidences = extractor.extract(text, input.fields)
+    memory = documents_memory(deps, config)
+    found = _recall(memory, text, input.fields)
+    known = _take_known(found, fields, confidences)
+    # auto mode, a known vendor: read for the fields a person verified on its documents (as
+    # the memory layer reads it), not for every field of the type
+    verified = list(found.values) if found is not None and not input.fields else []
     model = config.models(LOCAL_ROLE)
     kind = extractor.classify(text)
     typing = not input.fields and kind == "document"  # auto mode, no cue word: ask the model
@@ -168,12 +199,14 @@ def run_fields(
     readings = stored_readings(deps.settings.home)
 
     def unsure() -> list[str]:
-        """The fields the rules are not sure of and the model reads well enough."""
-        wanted = extractor.wanted_fields(text, input.fields, kind)
+        """The fields neither the memory nor the rules are sure of, the model reads well."""
+        wanted = verified or extractor.wanted_fields(text, input.fields, kind)
         return [
             n
             for n in wanted
-            if confidences.get(n, 0.0) < extractor.CONF_LABELLED and readings.trusted(n)
+            if n not in known
+            and confidences.get(n, 0.0) < extractor.CONF_LABELLED
+            and readings.trusted(n)
         ]
 
     asked = unsure()
@@ -194,9 +227,7 @@ def run_fields(
             asked = unsure()
         if asked:
             # the most similar verified documents first (kNN demonstrations, issue 32)
-            shown = demonstrations(
-                documents_memory(deps, config), document_key(text), DEMONSTRATIONS
-            )
+            shown = demonstrations(memory, document_key(text), DEMONSTRATIONS)
             values, usage = (
                 ask_fields_shown(model, text, asked, shown)
                 if shown
@@ -221,7 +252,8 @@ def run_fields(
         repo.set_fields(input.user_id, ext_id, {}, {}, method="fields")
         repo.fail(input.user_id, ext_id, "Neither the rules nor the model found a field.")
     decision = decision_for(deps, input.user_id, ext_id)
-    decision.evidence = [*demonstration_evidence(shown), *decision.evidence]
+    read_from = memory_evidence(found.used) if found is not None and known else []
+    decision.evidence = [*read_from, *demonstration_evidence(shown), *decision.evidence]
     run.end(decision, ended_by, detail)  # fills decision.run
     return decision
 
