@@ -52,6 +52,7 @@ from casework.runtime.usage import Usage
 __all__ = [
     "DEMONSTRATIONS",
     "DEMO_LINES",
+    "DEMO_SIMILARITY",
     "Anchor",
     "FieldRecall",
     "anchors_of",
@@ -69,6 +70,12 @@ DEMONSTRATIONS = 2
 as many prompt tokens as the document itself, at ~56 prompt tokens a second on 2 cores)."""
 DEMO_LINES = 40
 """Lines of a demonstration document shown (its header and totals carry the fields)."""
+DEMO_SIMILARITY = NEAR_SIMILARITY
+"""The least similarity of a verified document shown to the model: the memory's "same
+vendor" (0.75). Another vendor's receipt taught the model its formats: on SROIE stream 2 with
+the bundled model, receipts shown examples at 0.49-0.69 took their date formats (AEON's
+22/04/2018 read as 2018042210100080567, MR. D.I.Y.'s 25-01-16 as 16-01-16: four receipts,
+each read right in the run without memory, where no example was shown)."""
 
 _PER_DOCUMENT_WORDS = ("date", "total", "amount", "number", "tax", "time", "reference", "due")
 

@@ -24,6 +24,7 @@ from casework.apps.documents.fields import (
     stored_readings,
 )
 from casework.apps.documents.memory import (
+    DEMO_SIMILARITY,
     DEMONSTRATIONS,
     FieldRecall,
     ask_fields_shown,
@@ -226,8 +227,9 @@ def run_fields(
                 run.count(typed)  # scored outside LangChain, like the fields call
             asked = unsure()
         if asked:
-            # the most similar verified documents first (kNN demonstrations, issue 32)
-            shown = demonstrations(memory, document_key(text), DEMONSTRATIONS)
+            # the most similar verified documents of the same vendor (kNN demonstrations)
+            nearest = demonstrations(memory, document_key(text), DEMONSTRATIONS)
+            shown = [d for d in nearest if d.similarity >= DEMO_SIMILARITY]
             values, usage = (
                 ask_fields_shown(model, text, asked, shown)
                 if shown
