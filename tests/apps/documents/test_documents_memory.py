@@ -224,6 +224,64 @@ def test_the_field_layer_is_shown_the_nearest_verified_documents(settings):
     assert decision.fields["branch"] == "SHAH ALAM"
 
 
+OTHER_VENDOR = """AEON CO. (M) BHD (126926-H)
+3RD FLR, AEON TAMAN MALURI SC, JLN JEJAKA, 55100 KUALA LUMPUR
+GST ID: 002017394688
+SHOPPING HOURS 10:00 AM - 10:00 PM
+22/04/2018 10:10
+1X BLACK PEPPER SAUCE 3.99
+ROUNDING ADJ 0.01
+TOTAL 4.00
+CASH 10.00 CHANGE 6.00"""
+
+
+def test_another_vendors_receipt_is_not_shown_to_the_model(settings):
+    deps = _deps(settings)
+    memory = documents_memory(deps, _no_model_config())
+    _verify(memory, OTHER_VENDOR, {"company": "AEON CO. (M) BHD", "branch": "MALURI"})
+    seen: list[int] = []
+
+    def read(messages, tools):
+        seen.append(len(messages))
+        return call("FieldValues", branch="SHAH ALAM")
+
+    new = receipt("3/11/2019", "17.25")
+    (found,) = memory.nearest(document_key(new), 1)
+    assert found[1] < 0.75  # another vendor: below the memory's "same vendor"
+    decision = STRATEGIES["fields"](
+        ExtractionInput(document_id=_doc(deps, new), user_id=ALICE, fields=["branch"]),
+        deps,
+        on(ScriptedChatModel(responder=read)),
+    )
+    assert seen == [2]  # the system prompt and this document: no demonstration
+    assert examples_used(decision) == []
+    assert decision.fields["branch"] == "SHAH ALAM"
+
+
+@pytest.mark.slow
+@pytest.mark.local_model
+def test_bundled_model_reads_with_a_verified_receipt_as_its_example(settings):
+    """The bundled model, shown a verified receipt of the same vendor, is asked only what the
+    memory cannot read (a branch the receipt does not print); the decision cites the example."""
+    pytest.importorskip("xllamacpp")
+    from casework.llm import resolve_model
+
+    deps = _deps(settings)
+    memory = documents_memory(deps, _no_model_config())
+    shown_id = _verify(memory, receipt("12/01/2018", "4.80"), {**GOLD, "branch": "OUTLET 7"})
+    model = resolve_model("local:qwen2.5-coder-1.5b", settings=deps.settings)
+    decision = STRATEGIES["fields"](
+        ExtractionInput(
+            document_id=_doc(deps, receipt("3/11/2019", "17.25")), user_id=ALICE, fields=["branch"]
+        ),
+        deps,
+        on(model),
+    )
+    assert decision.run is not None and decision.run.usage.model_calls == 1
+    assert examples_used(decision) == [shown_id]
+    assert set(decision.fields) <= {"branch"}
+
+
 def _two_verified(memory: Memory, gold: dict[str, str]) -> list[int]:
     return [
         _verify(memory, receipt("12/01/2018", "4.80"), gold),
