@@ -17,6 +17,7 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +35,21 @@ def _memory(case: dict[str, Any]) -> dict[str, Any] | None:
     return next((o for o in case.get("layers") or [] if o["layer"] == "memory"), None)
 
 
+def _memory_readings(
+    cases: list[dict[str, Any]],
+) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """(case, the memory layer's outcome) of every document case the memory layer ran on."""
+    for case in cases:
+        memory = _memory(case)
+        if memory is not None:
+            yield case, memory
+
+
 def memory_outcomes(cases: list[dict[str, Any]]) -> list[tuple[float, bool]]:
     """(confidence, right) of the memory layer's reading of every document case; a case the
     memory read nothing for has confidence 0 (``threshold_table`` leaves it unanswered)."""
     out = []
-    for case in cases:
-        memory = _memory(case)
-        if memory is None:
-            continue
+    for case, memory in _memory_readings(cases):
         output = memory.get("output") or {}
         scores = field_scores(case.get("expected") or {}, output)
         right = output.get("verdict") == "completed" and all(scores["exact"].values())
@@ -52,10 +60,7 @@ def memory_outcomes(cases: list[dict[str, Any]]) -> list[tuple[float, bool]]:
 def field_outcomes(cases: list[dict[str, Any]]) -> list[tuple[float, bool]]:
     """(confidence 0-100, right) of every gold field the memory layer read, in every case."""
     out = []
-    for case in cases:
-        memory = _memory(case)
-        if memory is None:
-            continue
+    for case, memory in _memory_readings(cases):
         output = memory.get("output") or {}
         read, sure = output.get("fields") or {}, output.get("confidence_scores") or {}
         for name, gold in ((case.get("expected") or {}).get("gold") or {}).items():
