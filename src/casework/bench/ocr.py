@@ -158,12 +158,13 @@ def run_ocr_bench(
         raise InputError(
             f"Unknown OCR engine {unknown[0]!r}; choose among {', '.join(documents.ENGINE_NAMES)}."
         )
+    for name in engines:
+        documents.ocr_engine(name)  # one not installed: one sentence before any page is read
     pages = split_pages(load_pages(folder), split, limit)
     references = [reference_text(p.transcript) for p in pages]
     rows = []
     with progress(enabled=show_progress) as bar:
         for name in engines:
-            documents.ocr_engine(name)  # not installed: one sentence before any page is read
             task = bar.add_task(f"ocr {name}", total=len(pages))
             documents.read_file(pages[0].image, engine=name)  # loads the engine's models
             texts, seconds, cpu = [], [], []

