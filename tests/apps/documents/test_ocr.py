@@ -145,7 +145,7 @@ def test_a_bug_in_one_file_does_not_stop_the_batch(
 @pytest.mark.slow
 def test_real_ocr_reads_a_scanned_receipt() -> None:
     read = ocr.read_document((DATA / "receipt-38.png").read_bytes(), "receipt-38.png")
-    assert read.engine == "rapidocr-spaced"
+    assert read.engine == "rapidocr-v6-spaced"
     assert "Cable ties 11.98" in read.raw_text and "Sourdough loaf 16.70" in read.raw_text
     assert "85.62" in read.raw_text
     assert read.ocr_seconds_per_page is not None and read.ocr_seconds_per_page < 60

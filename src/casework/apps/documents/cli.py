@@ -141,8 +141,9 @@ def ocr_cmd(
     engine: str | None = typer.Option(
         None,
         "--engine",
-        help="rapidocr-spaced, rapidocr, tesseract or rapidocr-spaced+tesseract-lines; default: "
-        "CASEWORK_DOCUMENTS__OCR_ENGINE (rapidocr-spaced).",
+        help="rapidocr-v6-spaced, rapidocr-v6, rapidocr-spaced, rapidocr, tesseract or "
+        "rapidocr-spaced+tesseract-lines; default: CASEWORK_DOCUMENTS__OCR_ENGINE "
+        "(rapidocr-v6-spaced).",
     ),
     as_json: bool = JSON,
 ) -> None:

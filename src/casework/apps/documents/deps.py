@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from casework.apps.documents.ocr import OcrProvider, RapidOcrProvider
+from casework.apps.documents.engines import DEFAULT_ENGINE, ocr_provider
+from casework.apps.documents.ocr import OcrProvider
 from casework.apps.documents.repository import DocumentsRepository
 from casework.config import Settings
 
@@ -17,4 +18,4 @@ __all__ = ["DocumentsDeps"]
 class DocumentsDeps:
     repo: DocumentsRepository
     settings: Settings
-    ocr: OcrProvider = field(default_factory=lambda: RapidOcrProvider(spaced=True))
+    ocr: OcrProvider = field(default_factory=lambda: ocr_provider(DEFAULT_ENGINE))

