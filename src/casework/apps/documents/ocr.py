@@ -142,7 +142,9 @@ class RapidOcrProvider:
             raise ConfigError(f"Unknown RapidOCR recognizer {recognizer!r}; choose v4 or v6.")
         self.spaced = spaced
         self.recognizer = recognizer
-        self.name = "rapidocr" + ("-v6" if recognizer == "v6" else "") + ("-spaced" if spaced else "")
+        self.name = (
+            "rapidocr" + ("-v6" if recognizer == "v6" else "") + ("-spaced" if spaced else "")
+        )
         if recognizer == "v6":
             ppocrv6_recognizer()  # not installed: one sentence now, not on the first page
 
