@@ -12,6 +12,7 @@ from PIL import Image
 
 from casework.apps.documents import ocr
 from casework.apps.documents.deps import DocumentsDeps
+from casework.apps.documents.engines import DEFAULT_ENGINE, ocr_provider
 from casework.apps.documents.service import add_files
 from casework.errors import InputError
 from casework.runtime.batch import BatchConfig
@@ -144,7 +145,11 @@ def test_a_bug_in_one_file_does_not_stop_the_batch(
 
 @pytest.mark.slow
 def test_real_ocr_reads_a_scanned_receipt() -> None:
-    read = ocr.read_document((DATA / "receipt-38.png").read_bytes(), "receipt-38.png")
+    read = ocr.read_document(
+        (DATA / "receipt-38.png").read_bytes(),
+        "receipt-38.png",
+        provider=ocr_provider(DEFAULT_ENGINE),
+    )
     assert read.engine == "rapidocr-v6-spaced"
     assert "Cable ties 11.98" in read.raw_text and "Sourdough loaf 16.70" in read.raw_text
     assert "85.62" in read.raw_text

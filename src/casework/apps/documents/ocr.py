@@ -376,17 +376,14 @@ def read_document(
     data: bytes,
     name: str,
     *,
-    provider: OcrProvider | None = None,
+    provider: OcrProvider,
     progress: Progress | None = None,
 ) -> ReadResult:
-    """Text of every page of a PDF or image, or ``InputError`` with one sentence."""
+    """Text of every page of a PDF or image, or ``InputError`` with one sentence; scanned
+    pages and images are read by ``provider`` (``engines.ocr_provider`` names them)."""
     if len(data) > MAX_BYTES:
         raise InputError(f"{name} is larger than {MAX_BYTES // (1024 * 1024)} MB; split it.")
     media_type = media_type_of(data, name)
-    if provider is None:
-        from casework.apps.documents.engines import DEFAULT_ENGINE, ocr_provider  # imports this
-
-        provider = ocr_provider(DEFAULT_ENGINE)
     if media_type == "application/pdf":
         return _read_pdf(data, name, provider, progress)
     image = _open_image(data, name)
