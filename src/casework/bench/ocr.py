@@ -159,18 +159,22 @@ def run_ocr_bench(
             f"Unknown OCR engine {unknown[0]!r}; choose among {', '.join(documents.ENGINE_NAMES)}."
         )
     for name in engines:
-        documents.ocr_engine(name)  # one not installed: one sentence before any page is read
+        documents.ocr_engine(
+            name, cached=False
+        )  # one not installed: one sentence before any page is read
     pages = split_pages(load_pages(folder), split, limit)
     references = [reference_text(p.transcript) for p in pages]
     rows = []
     with progress(enabled=show_progress) as bar:
         for name in engines:
             task = bar.add_task(f"ocr {name}", total=len(pages))
-            documents.read_file(pages[0].image, engine=name)  # loads the engine's models
+            documents.read_file(
+                pages[0].image, engine=name, cached=False
+            )  # loads the engine's models
             texts, seconds, cpu = [], [], []
             for page in pages:
                 started, cpu_started = time.perf_counter(), _cpu()
-                texts.append(documents.read_file(page.image, engine=name).raw_text)
+                texts.append(documents.read_file(page.image, engine=name, cached=False).raw_text)
                 seconds.append(time.perf_counter() - started)
                 cpu.append(_cpu() - cpu_started)
                 bar.advance(task)

@@ -29,11 +29,11 @@ def document_key(text: str) -> str:
 
 @lru_cache(maxsize=256)
 def _file_text(path: str, size: int, mtime: float) -> str:
-    from casework.apps.documents.engines import ocr_provider
     from casework.apps.documents.ocr import read_path
-    from casework.apps.documents.settings import DocumentsSettings
+    from casework.apps.documents.ocr_cache import configured_ocr
+    from casework.config import get_settings
 
-    provider = ocr_provider(DocumentsSettings().ocr_engine)
+    provider = configured_ocr(None, get_settings().home)
     return read_path(Path(path), provider=provider).raw_text
 
 

@@ -25,3 +25,7 @@ class DocumentsSettings(BaseSettings):
     tesseract-ocr: ``bash scripts/ensure-tesseract.sh``) or ``rapidocr-spaced+tesseract-lines``
     (RapidOCR, the seller's name and address lines read again by Tesseract and the more
     plausible reading kept; needs tesseract-ocr too)."""
+
+    ocr_cache: bool = True
+    """Keep each page's OCR text under the home folder (``.casework/ocr-cache``), keyed by the
+    page's pixels, the engine and its code, so the same scan is read once (``ocr_cache``)."""

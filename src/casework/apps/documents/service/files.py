@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from casework.apps.documents.deps import DocumentsDeps
-from casework.apps.documents.engines import ENGINES, ocr_provider
+from casework.apps.documents.engines import ENGINES
 from casework.apps.documents.intake import AddedFile, PageProgress, ReadTask, failed_file
 from casework.apps.documents.models import DocumentInfo
 from casework.apps.documents.ocr import OcrProvider, ReadResult, read_path
-from casework.apps.documents.settings import DocumentsSettings
+from casework.apps.documents.ocr_cache import configured_ocr
+from casework.config import get_settings
 from casework.errors import InputError
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
 
@@ -37,18 +38,27 @@ ENGINE_NAMES = tuple(ENGINES)
 """The OCR engines ``CASEWORK_DOCUMENTS__OCR_ENGINE`` may name, the default first."""
 
 
-def ocr_engine(name: str | None = None) -> OcrProvider:
+def ocr_engine(
+    name: str | None = None, *, home: Path | None = None, cached: bool = True
+) -> OcrProvider:
     """The OCR engine of that name, else the one the settings name
-    (``CASEWORK_DOCUMENTS__OCR_ENGINE``); unknown or not installed is one sentence."""
-    return ocr_provider(name or DocumentsSettings().ocr_engine)
+    (``CASEWORK_DOCUMENTS__OCR_ENGINE``), its readings kept under ``home`` (the settings'
+    home by default; ``ocr_cache``) unless ``cached`` is off; unknown or not installed is one
+    sentence."""
+    return configured_ocr(name, home or get_settings().home, cached=cached)
 
 
 def read_file(
-    path: Path, *, engine: str | None = None, progress: Callable[[int, int], None] | None = None
+    path: Path,
+    *,
+    engine: str | None = None,
+    cached: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ReadResult:
     """The text a file yields, page by page, as an extraction would see it; nothing is stored
-    (``documents ocr FILE``: what the rules and the model read)."""
-    return read_path(path, provider=ocr_engine(engine), progress=progress)
+    (``documents ocr FILE``: what the rules and the model read). ``cached=False`` reads every
+    page afresh (``bench ocr`` times the engines)."""
+    return read_path(path, provider=ocr_engine(engine, cached=cached), progress=progress)
 
 
 def add_files(

@@ -208,7 +208,7 @@ def build_deps(
     deps = DocumentsDeps(
         repo=DocumentsRepository(stores.engine),
         settings=settings,
-        ocr=ocr or ocr_engine(),
+        ocr=ocr or ocr_engine(home=settings.home),
     )
     recover_stale_runs(deps)  # a killed process must not leave an extraction in_progress
     return deps

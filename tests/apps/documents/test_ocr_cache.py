@@ -1,0 +1,89 @@
+"""The OCR cache: a page read once is served from disk, keyed by its pixels, the engine and
+the reading code; a failed read or an unwritable folder stores nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from casework.apps.documents import ocr_cache
+from casework.apps.documents.ocr_cache import CachedOcr
+from casework.apps.documents.service import ocr_engine
+
+
+class CountingOcr:
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def read(self, image: Image.Image) -> str:
+        self.calls += 1
+        return f"TOTAL {image.getpixel((0, 0))}"
+
+
+def _page(value: int = 255) -> Image.Image:
+    return Image.new("L", (40, 20), value)
+
+
+def test_the_same_page_is_read_once(tmp_path: Path) -> None:
+    engine = CountingOcr()
+    cached = CachedOcr(engine, tmp_path)
+    assert cached.read(_page()) == "TOTAL 255"
+    assert cached.read(_page()) == "TOTAL 255"  # a new image object with the same pixels
+    assert (engine.calls, cached.hits, cached.misses) == (1, 1, 1)
+    # a second process (a new wrapper on the same folder) reads it from disk too
+    again = CachedOcr(CountingOcr(), tmp_path)
+    assert again.read(_page()) == "TOTAL 255" and again.provider.calls == 0  # type: ignore[attr-defined]
+
+
+def test_other_pixels_or_another_size_are_read_afresh(tmp_path: Path) -> None:
+    engine = CountingOcr()
+    cached = CachedOcr(engine, tmp_path)
+    cached.read(_page())
+    assert cached.read(_page(254)) == "TOTAL 254"
+    cached.read(Image.new("L", (20, 40), 255))  # the same bytes, another shape
+    assert engine.calls == 3
+
+
+def test_changed_reading_code_reads_afresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = CountingOcr()
+    CachedOcr(engine, tmp_path).read(_page())
+    monkeypatch.setattr(ocr_cache, "reading_fingerprint", lambda: "another-version")
+    CachedOcr(engine, tmp_path).read(_page())
+    assert engine.calls == 2
+
+
+def test_a_failed_read_stores_nothing(tmp_path: Path) -> None:
+    class Broken:
+        name = "broken"
+
+        def read(self, image: Image.Image) -> str:
+            raise RuntimeError("model crashed")
+
+    with pytest.raises(RuntimeError):
+        CachedOcr(Broken(), tmp_path).read(_page())
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_an_unwritable_folder_only_costs_a_reread(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    engine = CountingOcr()
+    cached = CachedOcr(engine, blocker)  # folders cannot be made under a file
+    assert cached.read(_page()) == cached.read(_page()) == "TOTAL 255"
+    assert engine.calls == 2
+
+
+def test_the_engines_users_get_are_cached_unless_turned_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CASEWORK_DOCUMENTS__OCR_ENGINE", raising=False)
+    engine = ocr_engine("rapidocr", home=tmp_path)
+    assert isinstance(engine, CachedOcr) and engine.name == "rapidocr"
+    assert engine.folder.parent == tmp_path / "ocr-cache" / "rapidocr"
+    assert not isinstance(ocr_engine("rapidocr", home=tmp_path, cached=False), CachedOcr)
+    monkeypatch.setenv("CASEWORK_DOCUMENTS__OCR_CACHE", "false")
+    assert not isinstance(ocr_engine("rapidocr", home=tmp_path), CachedOcr)
