@@ -19,7 +19,7 @@ _STREET = re.compile(
 # what is not part of a sender's address block: contact, registration and tax lines, the
 # document's heading, a registration number in brackets, a line naming a company
 _NOT_ADDRESS = re.compile(
-    r"(?i)\b(tel|fax|phone|mobile|whatsapps?|h/p|gst|sst|reg|registration|co\.?\s*no|company\s*n[o0]"
+    r"(?i)\b(tel|fax|phone|mobile|whatsapps?|h/p|gst(?:id)?|sst|reg|registration|co\.?\s*no|company\s*n[o0]"
     rf"|tax|invoice|receipt|cashier|date|www|e-?mail|licen[cs]\w*|formerly|bill|roc|{LEGAL_FORMS})\b"
     r"|\bco\.(\s|$)|@|^\(.*\)$|\d{5,}-[A-Z]\b|tax\s*invoice|owned\s+by|\.com\b"
     # a label with only a number after it: a petrol station's "Site: 2395", "Outlet: 12"
@@ -37,7 +37,7 @@ _POSTCODE = re.compile(
     r"|(?<=[a-z]{3})\.?\d\d ?\d{3}(?= ?[A-Za-z]{3})"
 )
 # a telephone or fax number run onto the address's last line ("Johor. Tel No.: 07-387 3322")
-_CONTACT_AFTER = re.compile(r"(?i)(?<=[a-z.,])\s+(?:tel|fax|phone|h/p)\b.*$")
+_CONTACT_AFTER = re.compile(r"(?i)(?<=[a-z.,])\s+(?:te[l1]|fax|phone|h/p)\b.*$")
 # a label before the address on its first line ("HQ ADD: LOT 11995, ...", "Address:")
 _LABEL = re.compile(r"(?i)^(?:[A-Z]{1,4}\s+)?(?:add|addr|address)\s*[:.]\s*")
 # a chain's branch under its head office's address: its number and name ("1245-DESA SRI
@@ -55,7 +55,7 @@ _REGISTRATION = re.compile(r"^\(?[A-Z]{0,3}\d[\d-]{4,}\s*-?\s*[A-Z]?\)?$")
 _ADDRESS_WORD = re.compile(
     r"(?i)^no\b|\b(jalan|jln|lorong|lrg|industrial|park|lot|taman|tmn|bandar|kampung|kg|persiaran|lebuh|mall|plaza"
     r"|floor|tingkat|wisma|menara|kompleks|street|road|avenue|lane|tower|unit|block|blk|level"
-    r"|suite|medan|building)\b"
+    r"|suite|medan|building|seksyen|sek)\b"
 )
 
 # Words Malaysian addresses print, written from general knowledge of them (streets, area
@@ -178,12 +178,20 @@ def _tidy_address(joined: str) -> str:
         lambda m: m[1].replace("O", "0").replace("o", "0"),
         joined,
     )
+    joined = re.sub(r"(?<![\w.:#/-])(\d{3})([OU0]{2})(?= [A-Z]{3})", lambda m: m[1] + "00", joined)
     joined = re.sub(r"(?<=\d)(?=[A-Za-z]{3})", " ", joined)  # "81100JOHOR"
     # "81 100", "Tampoi,81 200"
     joined = re.sub(r"(?<![\w./-])(\d\d) (\d{3})(?= [A-Za-z]{3})", r"\1\2", joined)
     # a letter read for a digit inside a number ("28I1", "7/i18B", "4O150")
     joined = re.sub(r"(?<=\d)[Il|](?=\d)|(?<=\d/)[Iil|](?=\d)", "1", joined)
     joined = re.sub(r"(?<=\d)[Oo](?=\d)|(?<=[A-Z]-)O(?=\d)", "0", joined)
+    # a house number's last zero read as O ("NO 29O", "1O-G"), a B read for an 8 ("2B11")
+    joined = re.sub(r"(?<=\b\d\d)O\b|(?<=\b\d)O(?=-[A-Z0-9])", "0", joined)
+    joined = re.sub(r"(?<=\d)B(?=\d)", "8", joined)
+    # a section code's 5 read as S ("JALAN NOVA US/N, SEKSYEN US")
+    joined = re.sub(
+        r"\bUS(?=/[A-Z]{1,2}\b)|(?i:(?<=seksyen )|(?<=sek\. )|(?<=sek ))US\b", "U5", joined
+    )
     # after the digit-run split, which reads "Peta1 ing" as a number and a word
     joined = _join_split_words(joined)
     joined = re.sub(r"(?i)\b(lot|no|batu)(?=\d|[A-Z]\d)", r"\1 ", joined)  # "Lot3", "LotF1-01"
@@ -194,12 +202,13 @@ def _tidy_address(joined: str) -> str:
     # development addresses print a space there 344 times, none 6), not a letter misread as a
     # digit inside a word ("ANG5A")
     tidied = re.sub(r"\b([A-Za-z]{3,})(?=\d)(?![0158][A-Za-z])", r"\1 ", tidied)
+    tidied = re.sub(r"(?i)(?<=\bshah )alan\b", lambda m: _in_case_of("ALAM", m[0]), tidied)
     # the title before a state's name ("IARUL EHSAN": Darul Ehsan)
     return _TITLE_MISREAD.sub(lambda m: _in_case_of("DARUL", m[0]), tidied)
 
 
 _TITLE_MISREAD = re.compile(
-    r"(?i)\b(?!darul)(?:[a-z]arul|d[a-z]rul|da[a-z]ul|dar[a-z]l|daru[a-z])"
+    r"(?i)\b(?!darul)(?:[a-z]arul|[il]{2}arul|d[a-z]rul|da[a-z]ul|dar[a-z]l|daru[a-z])"
     r"(?=\s+(?:ehsan|takzim|makmur|aman|ridzuan|naim|khusus)\b)"
 )
 
@@ -258,6 +267,8 @@ def read_address(lines: list[str], after: int = 0) -> tuple[str, bool] | None:
         # ("..., 44300" / "BATANG KALI, SELANGOR"); otherwise only a one- or two-word state
         open_end = bool(re.search(r"(\b\d{5}|,)\s*$", top[at]))
         for following in top[at + 1 : at + 3]:
+            # a speck after the state ("SELANGOR DARUL EHSAN V")
+            following = re.sub(r"(?<=[A-Za-z]{4}) [A-Za-z]$", "", following)
             if _BRANCH.match(following):
                 code, rest = re.split(r"(?=[- ])", following, maxsplit=1)
                 block.append(code.translate(_CODE_DIGITS) + rest)  # "1245-DESA SRI HARTAMAS"
@@ -319,6 +330,11 @@ def _joined_address(block: list[str]) -> str:
     block = [re.sub(r"(?<=\b\d{5}) [A-Za-z]$", "", line) for line in block]
     joined = _tidy_address(" ".join(" ".join(block).split()))
     joined = re.sub(r"\s+(?=[,.](?:\s|$))", "", joined)  # OCR's "KPB 6 ,"
+    # a speck before the first word (". No.1,"), a house number split ("1 2, Jalan"), a
+    # telephone number run on at the end ("... TASIK DAMAI 016-5498845,")
+    joined = re.sub(r"^[.,:;'\s]+", "", joined)
+    joined = re.sub(r"^(\d) (\d{1,3}),", r"\1\2,", joined)
+    joined = re.sub(r"\s+\(?0\d{1,2}\)?[- ]?\d{3,4}[- ]?\d{4}[,.]?$", "", joined)
     # OCR drops the space after a comma; SROIE's 625 gold addresses print one in 9 of 10
     return re.sub(r",(?=[A-Za-z0-9])", ", ", joined)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 
 from casework.apps.documents.patterns import LEGAL_FORMS, edit_distance
 
@@ -32,6 +33,10 @@ def _tidy_name(name: str) -> str:
     them ("BAKERIES(KL)SDN BHD"), a till's code before it dropped ("#000002 BAIFU (M)"), a
     trade word run into the word before it ("UNIHAKKAINTERNATIONAL")."""
     name = re.sub(r"^#\d+\s+", "", name)
+    # OCR's underscores for spaces ("Segi_Cash_& Carry"), a logo's stars ("**Royaltea**"),
+    # a hyphen before a full stop ("D.I.Y-.")
+    name = " ".join(name.replace("_", " ").strip("*~= ").split())
+    name = re.sub(r"(?<=\w)-\.", ".", name)
     name = _GLUED_SHOP.sub(r"\1 \2", name)
     name = _GLUED_TRADE_WORD.sub(r"\1 \2", name)
     name = re.sub(r"[A-Za-z]{6,}", lambda m: _name_word(m[0]), name)
@@ -57,6 +62,10 @@ def _tidy_name(name: str) -> str:
     # an ampersand run into one word of two spaced ones ("CASH& CARRY"), not "F&B"
     name = re.sub(r"(?<=\w)&(?= )|(?<= )&(?=\w)", " & ", name).replace("  ", " ")
     name = re.sub(r"\b1(?=[A-Z]{3,}\b)", "I", name)
+    # an ampersand read as G between two words ("STATIONERY G BOOKS"); a region's letter
+    # read as 1 in brackets ("(K1)": KL)
+    name = re.sub(r"(?<=[A-Za-z]{4}) G (?=[A-Za-z]{4})", " & ", name)
+    name = re.sub(r"\(([A-Z])1\)", r"(\1L)", name)
     return re.sub(r"(?<=[A-Za-z.])\((?=\w)", " (", re.sub(r"\)(?=[A-Za-z])", ") ", name))
 
 
@@ -95,10 +104,29 @@ _GLUED_SHOP = re.compile(rf"(?i)({_TRADE_WORDS})(shop|store|house)\b")
 # the trade words and a firm's words a name prints, for OCR's misread letters ("CONFECIEONERY",
 # "HAMDICRAFT", "COMFANY"), put back as the place words of an address are
 NAME_WORDS = frozenset(
-    [*re.sub(r"[?()]|s\?", "", _TRADE_WORDS).upper().split("|"), "COMPANY", "DISTRIBUTORS"]
+    [
+        *re.sub(r"[?()]|s\?", "", _TRADE_WORDS).upper().split("|"),
+        *[
+            "COMPANY",
+            "DISTRIBUTORS",
+            "NETWORK",
+            "SOLUTIONS",
+            "TECHNOLOGY",
+            "SYSTEMS",
+            "MANAGEMENT",
+            "CONSTRUCTION",
+            "FURNITURE",
+            "ELECTRONICS",
+            "PETROLEUM",
+            "TRANSPORT",
+            "LOGISTICS",
+            "CATERING",
+            "PRINTING",
+        ],
+    ]
 )
 # "SDN EHD", "Sdn.Rhd", "SDN 3HD", "SON BHD": the Malaysian legal form (Sendirian Berhad) with a letter misread
-_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)(?:[e8r3d]hd\b|bh[z2]\b|bh(?=\s*$))")
+_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)(?:[e8r3d]hd\b|bh[z2]\b|bnd\b|bh(?=\s*$))")
 _SDN = re.compile(r"(?i)\bs[o0]n(?=\.?\s*[be8r3d]hd\b)")
 
 
@@ -107,7 +135,8 @@ def _repair_legal_form(line: str) -> str:
     # the form run into the name and together ("HOLDINGSSDN. BHD.", "INTERNATIONALSDNBHD")
     line = re.sub(r"(?<=[A-Z]{3})(?=SDN(?:\.?\s*BHD|BHD)\b)", " ", line)
     line = re.sub(r"\bSDNBHD\b", "SDN BHD", line)
-    line = re.sub(r"(?<=[A-Z] )5/B\b", "S/B", line)  # "99 SFEED MART 5/B": Sdn Bhd short
+    # "99 SFEED MART 5/B", "S/8", "S/3": Sdn Bhd short, a letter misread
+    line = re.sub(r"(?<=[A-Z)] )(?:5/B|S/[38])(?=\s|$)", "S/B", line)
     line = _SDN.sub(lambda m: "SDN" if m.group(0)[0].isupper() else "sdn", line)
     return _BHD.sub(lambda m: m.group(1) + ("BHD" if m.group(0)[-3:].isupper() else "Bhd"), line)
 
@@ -134,11 +163,18 @@ _CONTINUES_NAME = re.compile(r"(?i)^(?:co\b|&|and\b|[^(]*\))")
 _NAME_PART = re.compile(r"^\s*[A-Za-z][A-Za-z .,&'()-]*$")
 
 
+def _bare_form(name: str) -> bool:
+    """A legal form with no name before it but trade words ("SDN BHD", "STATIONERY SDN.BHD"):
+    the name began on the line above."""
+    words = re.findall(r"[A-Za-z]+", re.sub(rf"(?i)\b(?:{LEGAL_FORMS})\b\.?", " ", name))
+    return all(w.upper() in NAME_WORDS for w in words)
+
+
 # a company's registration number on its own line ("(317041-W)", "REG. N0:00168397-H",
 # "Co. No. 113825-W"): the name is printed just above it
 _REGISTRATION_LINE = re.compile(
     r"(?i)^\(?\s*(?:(?:co(?:mpany)?|reg(?:istration)?|roc)\.?\s*(?:n[o0]|reg)?\.?\s*[:.]?\s*)?"
-    r"\d{5,8}\s*-\s*[A-Z]\s*\)?$"
+    r"\d{5,12}\s*-\s*[A-Z]\s*\)?$"
 )
 # a till's greeting or heading, not a name: "Thank You. Please come again", "Weicome to ...",
 # "SIMPLIFIED TAX INYOICE" as OCR reads it
@@ -160,14 +196,19 @@ def _name_above_registration(lines: list[str]) -> tuple[str, bool, int] | None:
     name (a guess)."""
     for at, line in enumerate(lines[1:], 1):
         if _REGISTRATION_LINE.match(line.strip()):
-            above = _repair_legal_form(lines[at - 1].strip())
+            above = _repair_legal_form(lines[at - 1].strip().strip("*~=_ "))
             if (
                 re.match(r"[A-Za-z]", above)
                 and not re.search(r"\d{2}|:", above)
                 and not _NOT_A_NAME.search(above)
             ):
                 form = _LEGAL_FORM.match(above)
-                return _tidy_name(form["name"] if form else above), False, at - 1
+                name = form["name"] if form else above
+                # a name over two lines: "MUN HENG ELECTRICAL &" / "HARDWARE SUPPLY"
+                first = lines[at - 2].strip() if at >= 2 else ""
+                if re.search(r"(?i)(?:&|\band)$", first) and _NAME_PART.match(first):
+                    return _tidy_name(f"{first} {name}"), False, at - 2
+                return _tidy_name(name), False, at - 1
             return None
     return None
 
@@ -253,6 +294,69 @@ def _labelled_seller(lines: list[str]) -> tuple[str, bool, int] | None:
 
 
 def read_company(lines: list[str]) -> tuple[str, bool, int] | None:
+    """``_read_company``'s answer with the words OCR split or accented put back
+    (``_rejoined``, ``_unaccented``)."""
+    found = _read_company(lines)
+    if found is None:
+        return None
+    name, marked, at = found
+    return _unaccented(_rejoined(name, lines)), marked, at
+
+
+_PIECE = re.compile(r"[A-Za-z]{1,2}")
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def _rejoined(name: str, lines: list[str]) -> str:
+    """Words the spacing repair split on a wide header joined: a run of one- and two-letter
+    pieces with a lone letter among them ("F I VE STAR"), or a word and a piece of one or two
+    letters that together make a word the page prints whole elsewhere ("G ARDENIA" under
+    "Gardenia's products") or a trade word ("BAKERI ES")."""
+    page = {w.upper() for line in lines for w in re.findall(r"[A-Za-z]{4,}", line)}
+    tokens = name.split(" ")
+    out: list[str] = []
+    at = 0
+    while at < len(tokens):
+        end = at
+        while end < len(tokens) and _PIECE.fullmatch(tokens[end]):
+            end += 1
+        run = tokens[at:end]
+        if len(run) >= 2 and min(map(len, run)) == 1 and sum(map(len, run)) >= 3:
+            out.append("".join(run))
+            at = end
+            continue
+        pair = tokens[at : at + 2]
+        if len(pair) == 2 and all(_WORD.fullmatch(t) for t in pair) and min(map(len, pair)) <= 2:
+            raw = "".join(pair)
+            joined = _name_word(raw)
+            joined = joined if len(joined) == len(raw) else raw  # not "AA PHARMACY"
+            # a lone letter (not "A" or "I") only when the page prints the word whole: a two-
+            # letter piece is often a word ("YIN MA", "MY MYDIN" over a logo's "MyMydin")
+            lone = min(map(len, pair)) == 1 and not any(t.upper() in ("A", "I") for t in pair)
+            if joined.upper() in NAME_WORDS or (lone and joined.upper() in page):
+                out.append(joined)
+                at += 2
+                continue
+        out.append(tokens[at])
+        at += 1
+    return " ".join(out)
+
+
+def _unaccented(name: str) -> str:
+    """A word with an accent OCR put on it that is a legal form or a trade word without it
+    ("ŚDN BHD"); other accents stay (a German invoice's "Müller" is real)."""
+
+    def fold(m: re.Match[str]) -> str:
+        plain = unicodedata.normalize("NFKD", m[0]).encode("ascii", "ignore").decode()
+        known = plain.upper() in NAME_WORDS | {"SDN", "BHD"} or re.fullmatch(
+            rf"(?i){LEGAL_FORMS}", plain
+        )
+        return plain if known and len(plain) == len(m[0]) else m[0]
+
+    return re.sub(r"\w*[^\W\d_a-zA-Z]\w*", fold, name)
+
+
+def _read_company(lines: list[str]) -> tuple[str, bool, int] | None:
     """The first line near the top that names a company by its legal form (cut after it: a
     registration number may follow on the line), as sure as a labelled value (on the SROIE
     development receipts the bundled model's re-reading turned 8 such right names wrong and
@@ -278,14 +382,16 @@ def read_company(lines: list[str]) -> tuple[str, bool, int] | None:
                 rest := _AFTER_CO.match(line.strip()[m.end() :])
             ):
                 name += rest.group(0)
-            if _CONTINUES_NAME.match(name):  # "POPULAR BOOK" / "CO. (M) SDN BHD"
+            if _CONTINUES_NAME.match(name) or _bare_form(name):
+                # "POPULAR BOOK" / "CO. (M) SDN BHD"; "PASARAYA BORONG PINTAR" / "SDN BHD"
                 above = list(itertools.takewhile(_NAME_PART.match, reversed(lines[:at])))[:2]
+                above = list(itertools.takewhile(lambda ln: not _NOT_A_NAME.search(ln), above))
                 name = " ".join([*(ln.strip() for ln in reversed(above)), name])
             return _with_its_full_stop(_tidy_name(name), lines), True, at
     if named := _name_above_registration(lines[:10]) or _payee(lines) or _named_by_site(lines):
         return named
     for at, line in enumerate(lines[:4]):
-        s = _REGISTRATION_LABEL.sub("", line.strip())
+        s = _REGISTRATION_LABEL.sub("", line.strip().strip("*~=_ "))
         s = _REGISTRATION_AFTER.sub("", _REGISTRATION_BEFORE.sub("", s))  # "KT WONG (001904043-H)"
         if at and lines[at - 1].rstrip().endswith(":"):
             continue  # a label's value on the line under it ("Guest Name:" / "Sanjay")
