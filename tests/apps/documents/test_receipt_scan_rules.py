@@ -277,3 +277,45 @@ def test_test_set_addresses_as_ocr_reads_them(text: str, address: str) -> None:
 )
 def test_test_set_companies_as_ocr_reads_them(text: str, company: str) -> None:
     assert _field(text, "company") == company
+
+
+@pytest.mark.parametrize(
+    ("text", "total"),
+    [
+        # the label run into its currency or the word after it
+        (
+            "Total (Incl GST, 0%) RM14.98\nRounding RM0.02\nGrand TotalRM15.00\nTotal Paid RM20.00",
+            15.00,
+        ),
+        (
+            "Total GST 5.34\nRounding 0.00\nTotalSales (Inclusive of GST) : 94.34\nCASH : 94.34",
+            94.34,
+        ),
+        # a hyphen read for the decimal point; the label misread "TOIAL"; "INGL" for INCL
+        ("SUB-TOTAL 44.94\nROUNDING 0.00\nTOTAL 46-20\nCHANGE 0-00", 46.20),
+        ("TOIAL INCL . GST06Z RM 26.70\nCASH RN 50.00\nCHANGE RM 23.30", 26.70),
+        ("TOTAL (GST INGL) 9.95\nCHANGE DUE 0.05", 9.95),
+        # the tax's total is not the sale's
+        ("CASHIER : USER\nSUB-TOTAL 9.43\nROUNDING 0.00\nCASH 10.00\nTAX TOTAL: 0.57", 9.43),
+    ],
+)
+def test_test_set_totals_as_ocr_reads_them(text: str, total: float) -> None:
+    assert _field(text, "total") == total
+
+
+@pytest.mark.parametrize(
+    ("text", "date"),
+    [
+        # an offer's dates above the sale's, which the till prints with its time
+        (
+            "Mega Bookfair @ SPCC 2017\n25 AUG - 3 Sept 2017\n20/08/17 12:48 Slip No.: 90",
+            "2017-08-20",
+        ),
+        ("Card Expiry: 31/08/20\n20/08/17 12:48", "2017-08-20"),
+        ("Printed 20/08/17\nCard Expiry: 31/08/20", "2017-08-20"),  # no time: the first
+        # a zero read as U
+        ("RECEIPT #: CSP04D7141 DATE: 22/U9/2017", "2017-09-22"),
+    ],
+)
+def test_test_set_dates_as_ocr_reads_them(text: str, date: str) -> None:
+    assert _field(text, "date") == date

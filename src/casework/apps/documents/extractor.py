@@ -12,9 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 from casework.apps.documents.addresses import read_address
+from casework.apps.documents.dates import date_digits, first_date, month_apart
 from casework.apps.documents.names import read_company
 from casework.apps.documents.normalize import as_amount, date_candidates
-from casework.apps.documents.patterns import DATE, MONTH_ABBR
+from casework.apps.documents.patterns import DATE
 
 __all__ = [
     "CONF_COMPLETE",
@@ -187,20 +188,27 @@ def _names_the_total(before: str, between: str, value: str) -> bool:
     the text from the label to the value), not a sub total, a tax only when included, and a
     count ("TOTAL QTY: 4", "Total Items = 1.00", "Item Total 3") only when an amount follows
     the count ("TOTAL QTY: 5 44.73")."""
-    if re.search(r"(?i)\bsub[\s-]*$", before) or _NOT_THE_TOTAL.search(between):
+    # "SUB TOTAL", "TAX TOTAL: 0.57" (the tax, not the sale)
+    if re.search(r"(?i)\b(?:sub|tax|gst|vat)[\s-]*$", before) or _NOT_THE_TOTAL.search(between):
         return False
     counted = _COUNTED.search(between) and not re.search(r"\d", _COUNTED.sub("", between))
     if counted or re.search(rf"(?i){_COUNT_WORDS}\s*$", before) or before.strip() == "(":
         return False  # a note in brackets: "(TOTAL INCLUDED GST @ 6% : 0.42)" is the tax
     # "Inclusive" as OCR reads it too: "lnclusive of GsT"
-    return not (_TAX_WORD.search(between) and not re.search(r"(?i)\b[il1]nc(?:l\w*)?\b", between))
+    return not (
+        _TAX_WORD.search(between) and not re.search(r"(?i)\b[il1]n[cg](?:[l1]\w*)?\b", between)
+    )
 
 
 def _total_line(line: str) -> str:
     """The total's label as OCR reads it ("Totai Amt Rounded", "T0TAL", "Tota! Inclusive GST",
     "TOTALINCL.GST@6%"), a count apart from the amount after it ("Total Qty: 15 190.80")."""
-    line = re.sub(r"(?i)\bt[o0]ta(?:[il1](?=\b|incl|excl|amt)|!(?=\s))", "Total", line)
-    line = re.sub(r"(?i)(?<=total)(?=incl|excl|amo?u?nt|amt|due|rm\b)", " ", line)
+    line = re.sub(
+        r"(?i)\bt[o0]ta(?:[il1](?=\b|incl|excl|amt)|!(?=\s))|\bto[il1]al\b", "Total", line
+    )
+    line = re.sub(r"(?i)(?<=total)(?=incl|excl|amo?u?nt|amt|due|sales|rm(?:\b|\d))", " ", line)
+    # a hyphen read for the decimal point of the amount ending the line ("TOTAL 46-20")
+    line = re.sub(r"(?i)(\btotal\b\D*\d+)-(\d\d)\s*$", r"\1.\2", line)
     return re.sub(rf"(?i)({_COUNT_WORDS}\s*[:=]?\s*\d+) (?=\d)", r"\1  ", line)
 
 
@@ -384,23 +392,6 @@ def _currency(text: str) -> str | None:
     return min(seen, key=lambda c: (-len(seen[c]), seen[c][0]))
 
 
-def _first_date(lines: list[str]) -> str | None:
-    """The first written date that is a real date, on any line (no label said which)."""
-    for line in lines:
-        for m in re.finditer(DATE, line):
-            if date_candidates(_month_apart(m.group(0))):
-                return _value("date", m.group(0))
-    return None
-
-
-def _month_apart(raw: str) -> str:
-    """OCR runs a month name into the year ("05 Mar2018") or the day ("03Mar2018"), and its
-    restored spaces split a year ("25/12/20 18"); the date reader wants them as printed."""
-    raw = re.sub(r"(?<=[/.-])(19|20) ?(\d) ?(\d)$", r"\1\2\3", raw.strip())  # "25/12/20 18"
-    raw = re.sub(rf"(?<=\d)({MONTH_ABBR})(?=\s?\d)", r" \1", raw)
-    return re.sub(rf"(?<=\s)({MONTH_ABBR})(?=\d)", r"\1 ", raw)
-
-
 _TAX_NAME = (
     r"(?i)(?<![a-z])(?:vat|tva|btw|mwst|ust|iva|gst|igst|sst|sales tax|tax(?:es)?"
     r"|(?:umsatz)?steuer(?:satz)?)\b"
@@ -448,7 +439,7 @@ def _value(name: str, raw: str | None) -> Any:
     if name in _AMOUNT_FIELDS:
         return as_amount(raw)
     if name in _DATE_FIELDS:
-        iso = sorted(date_candidates(printed := _month_apart(raw)))
+        iso = sorted(date_candidates(printed := month_apart(raw)))
         return iso[0] if len(iso) == 1 else printed
     return raw.strip(" :")
 
@@ -476,7 +467,8 @@ def extract(
             raw = _total(lines)
         else:
             accept = _an_amount_not_a_number if name in _AMOUNT_FIELDS else None
-            raw = _after_label(lines, labels, pattern, last=name in _AMOUNT_FIELDS, accept=accept)
+            among = [date_digits(ln) for ln in lines] if name in _DATE_FIELDS else lines
+            raw = _after_label(among, labels, pattern, last=name in _AMOUNT_FIELDS, accept=accept)
         value = _value(name, raw)
         if value is not None:
             found[name] = (value, CONF_LABELLED)
@@ -486,8 +478,11 @@ def extract(
         found["total"] = (found["subtotal"][0], CONF_GUESSED)
     if rate := _tax_rate(lines):
         found["tax_rate"] = rate
-    if "date" not in found and (unlabelled := _first_date(lines)):
-        found["date"] = (unlabelled, CONF_GUESSED)  # receipts print "19/01/17 10:48" unlabelled
+    if "date" not in found and (unlabelled := first_date(lines)):
+        found["date"] = (
+            _value("date", unlabelled),
+            CONF_GUESSED,
+        )  # receipts print "19/01/17 10:48" unlabelled
     if requested is None:
         return {k: v for k, (v, _) in found.items()}, {k: c for k, (_, c) in found.items()}
     fields: dict[str, Any] = {}
