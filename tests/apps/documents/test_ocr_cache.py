@@ -87,3 +87,24 @@ def test_the_engines_users_get_are_cached_unless_turned_off(
     assert not isinstance(ocr_engine("rapidocr", home=tmp_path, cached=False), CachedOcr)
     monkeypatch.setenv("CASEWORK_DOCUMENTS__OCR_CACHE", "false")
     assert not isinstance(ocr_engine("rapidocr", home=tmp_path), CachedOcr)
+
+
+def test_the_ocr_command_reads_a_scan_once_unless_fresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings
+) -> None:
+    from typer.testing import CliRunner
+
+    from casework.apps.documents.cli import app
+
+    engine = CountingOcr()
+    monkeypatch.setattr(ocr_cache, "ocr_provider", lambda name: engine)
+    scan = tmp_path / "scan.png"
+    _page(128).save(scan)
+    runner = CliRunner()
+    for args in (["ocr", str(scan)], ["ocr", str(scan)]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0 and res.stdout == "TOTAL 128\n"
+    assert engine.calls == 1
+    assert list((settings.home / "ocr-cache" / "counting").rglob("*.txt"))  # under the home
+    assert runner.invoke(app, ["ocr", str(scan), "--fresh"]).exit_code == 0
+    assert engine.calls == 2

@@ -177,6 +177,11 @@ def test_receipt_dates_as_ocr_reads_them(text: str, date: str | None) -> None:
             "SELANGOR DARUL EHSAN V\nTEL:03-3271 9872 FAX :03-3271 9481",
             "NO. 53, JALAN BESAR, 45600 BATANG BERJUNTAI SELANGOR DARUL EHSAN",
         ),
+        # a speck between two words
+        (
+            "AA PHARMACY\nNO.47, JALAN 3/36, BUKIT'SRI BINTANG\nKEPONG 52100, KUALA LUMPUR\nTEL",
+            "NO.47, JALAN 3/36, BUKIT SRI BINTANG KEPONG 52100, KUALA LUMPUR",
+        ),
         # a house number's zero read as O
         (
             "KEDAI PAPAN YEW CHUAN\nNO 29O, JALAN AIR PANAS, SETAPAK, 53200, KUALA LUMPUR\nTEL: 03-40",
@@ -240,6 +245,7 @@ def test_test_set_addresses_as_ocr_reads_them(text: str, address: str) -> None:
             "GARDENIA BAKERIES (KL) SDN BHD",
         ),
         ("GARDENIA BAKERI ES (KL) SDN BHD (139386 X)", "GARDENIA BAKERIES (KL) SDN BHD"),
+        ("GARDENIA BAKERIES (KL SDN BHD (139386 X)", "GARDENIA BAKERIES (KL) SDN BHD"),
         # ... but not two words a logo prints together, nor a short word before a trade word
         ("MyMydin Subang Bestari 2300\nMY MYDIN SDN BHD (257229-K)", "MY MYDIN SDN BHD"),
         ("AA PHARMACY\nNO.47, JALAN 3/36,", "AA PHARMACY"),

@@ -166,6 +166,7 @@ def _tidy_address(joined: str) -> str:
     (``_place_word``), a word split in two by a wrong space joined when it makes one ("L ot"),
     a letter O in a postcode read as the zero it is ("8110O"), the town run into it apart."""
     joined = re.sub(r"(?<=[a-z])(?=[A-Z][a-z])", " ", joined)  # "OffBatu", "LotF1-01"
+    joined = re.sub(r"(?<=[A-Z]{3})'(?=[A-Z]{3})", " ", joined)  # a speck: "BUKIT'SRI BINTANG"
     # the postcode run into the town before it ("Tampoi81 200", "Tampoi81200Johor") or after
     # its full stop ("Tampoi.81200")
     joined = re.sub(r"(?<=[a-z]{3})\.?(?=\d\d ?\d{3} ?[A-Za-z]{3})", lambda m: m[0] + " ", joined)

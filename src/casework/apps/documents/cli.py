@@ -145,13 +145,18 @@ def ocr_cmd(
         "rapidocr-spaced+tesseract-lines; default: CASEWORK_DOCUMENTS__OCR_ENGINE "
         "(rapidocr-v6-spaced).",
     ),
+    fresh: bool = typer.Option(
+        False, "--fresh", help="OCR every page again rather than take it from the OCR cache."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Print the text a file yields, page by page, as the extraction sees it (a PDF's text
-    layer, OCR for scanned pages and images); nothing is stored."""
+    layer, OCR for scanned pages and images); no document is stored, only the OCR cache's
+    copy of each page's text (``.casework/ocr-cache``; off with
+    CASEWORK_DOCUMENTS__OCR_CACHE=false)."""
     from casework.apps.documents.service import read_file
 
-    read = read_file(file, engine=engine)
+    read = read_file(file, engine=engine, cached=not fresh)
     if as_json:
         _json(
             {

@@ -66,6 +66,8 @@ def _tidy_name(name: str) -> str:
     # read as 1 in brackets ("(K1)": KL)
     name = re.sub(r"(?<=[A-Za-z]{4}) G (?=[A-Za-z]{4})", " & ", name)
     name = re.sub(r"\(([A-Z])1\)", r"(\1L)", name)
+    # a bracket OCR lost before the legal form ("BAKERIES (KL SDN BHD")
+    name = re.sub(r"\(([A-Z]{1,3})(?= (?:SDN|S/B|BHD)\b)(?![^(]*\))", r"(\1)", name)
     return re.sub(r"(?<=[A-Za-z.])\((?=\w)", " (", re.sub(r"\)(?=[A-Za-z])", ") ", name))
 
 
