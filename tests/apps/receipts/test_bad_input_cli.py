@@ -135,3 +135,78 @@ def test_index_with_a_broken_vector_store(run, tmp_path):
         "error: The vector store is unavailable: vector store could not be opened"
     )
     assert "FileExistsError" in line
+
+
+def _receipt(key: str, box: str = "[0, 0, 10, 10]") -> str:
+    return (
+        f'{{"tokens": ["SHOP", "2.00"], "bboxes": [{box}, [20, 0, 40, 10]], '
+        f'"ner_tags": ["B-MERCHANT_NAME", "B-GRAND_TOTAL"], "receipt_key": "{key}"}}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        (
+            {"nan.json": _receipt("nan#1", box="[NaN, 0, 10, 10]")},
+            "error: nan.json: bbox 0 is not four finite numbers [x0, y0, x1, y1].",
+        ),
+        (
+            {"two.jsonl": _receipt("a#1") + "\n" + _receipt("b#1") + "\n"},
+            "error: two.jsonl holds more than one JSON document (another starts on line 2); "
+            "write one receipt object, or a JSON list of them, per file.",
+        ),
+        (
+            {"empty.json": "\n"},
+            "error: empty.json is empty; write one receipt object, or a JSON list of them, "
+            "per file.",
+        ),
+        (
+            {"list.json": f"[{_receipt('dup#1')}, {_receipt('dup#1')}]"},
+            "error: list.json[1]: receipt key dup#1 is also list.json[0]'s; give each "
+            "receipt its own receipt_key.",
+        ),
+        (
+            {"a.json": _receipt("same#1"), "b.json": _receipt("same#1")},
+            "error: b.json: receipt key same#1 is also a.json's; give each receipt its own "
+            "receipt_key.",
+        ),
+    ],
+)
+def test_an_import_that_cannot_be_read_whole_is_one_sentence(
+    run, tmp_path, monkeypatch, home, files, message
+):
+    monkeypatch.chdir(tmp_path)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    before = build_deps(Settings(home=home), with_vectors=False).repo.list_receipts()
+    code, out, err = run("import", *files, "--no-index")
+    assert code == 2 and out == ""
+    assert _one_sentence(err) == message
+    after = build_deps(Settings(home=home), with_vectors=False).repo.list_receipts()
+    assert [r.key for r in after] == [r.key for r in before]  # nothing written
+
+
+def test_a_file_named_twice_is_refused(run, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "shop.json").write_text(_receipt("shop#1"))
+    code, _, err = run("import", "shop.json", "./shop.json", "--no-index")
+    assert code == 2
+    assert _one_sentence(err) == "error: shop.json is named twice; name each file once."
+
+
+def test_a_verified_example_with_a_label_outside_the_taxonomy_is_refused(
+    run, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "verified.jsonl").write_text(
+        '{"id": "x", "inputs": {"word": "6.80", "merchant": "Corner Market", '
+        '"line": "TOTAL 6.80"}, "expected": {"gold_label": "grand_totl"}}\n'
+    )
+    code, out, err = run("examples", "import", "verified.jsonl")
+    assert code == 2 and out == ""
+    assert _one_sentence(err).startswith(
+        "error: Line 1: expected.gold_label GRAND_TOTL is not a label of the taxonomy "
+        "(ADDRESS_LINE, BUSINESS_NAME,"
+    )
+    assert err.strip().endswith("UNIT_PRICE, WEBSITE); nothing was stored.")

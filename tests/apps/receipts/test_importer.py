@@ -105,7 +105,14 @@ def test_missing_key_and_merchant_are_derived(tmp_path, write_receipt):
             {"tokens": ["a", "b"], "bboxes": [[0, 0, 1, 1]], "ner_tags": ["O", "O"]},
             "differ in length",
         ),
-        ({"tokens": ["a"], "bboxes": [[0, 0, 1]], "ner_tags": ["O"]}, "bbox 0 is not four numbers"),
+        (
+            {"tokens": ["a"], "bboxes": [[0, 0, 1]], "ner_tags": ["O"]},
+            "bbox 0 is not four finite numbers",
+        ),
+        (
+            {"tokens": ["a"], "bboxes": [[0, 0, float("inf"), 1]], "ner_tags": ["O"]},
+            "bbox 0 is not four finite numbers",
+        ),
         (
             {"tokens": ["a"], "bboxes": [[0, 0, 1, 1]], "ner_tags": ["B-total"]},
             "is not O, B-LABEL or I-LABEL",

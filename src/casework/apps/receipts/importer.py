@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import statistics
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ __all__ = [
     "build_lines",
     "derive_place",
     "parse_file",
+    "parse_files",
     "parse_record",
 ]
 
@@ -211,20 +213,16 @@ def parse_record(
     for i, (tok, box, tag) in enumerate(zip(tokens, boxes, tags, strict=True)):
         if not isinstance(tok, str) or not tok.strip():
             raise _fail(source, f"token {i} is empty or not a string.")
-        if (
-            not isinstance(box, list)
-            or len(box) != 4
-            or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in box)
-        ):
-            raise _fail(source, f"bbox {i} is not four numbers [x0, y0, x1, y1].")
+        parsed_box = _box(box)
+        if parsed_box is None:
+            raise _fail(source, f"bbox {i} is not four finite numbers [x0, y0, x1, y1].")
         if not isinstance(tag, str) or not _TAG.fullmatch(tag):
             raise _fail(source, f"ner_tag {i} ({tag!r}) is not O, B-LABEL or I-LABEL.")
-        x0, y0, x1, y1 = (float(v) for v in box)
         words.append(
             ParsedWord(
                 token_index=i,
                 text=tok.strip()[:400],
-                box=Box(x0=min(x0, x1), y0=min(y0, y1), x1=max(x0, x1), y1=max(y0, y1)),
+                box=parsed_box,
                 label=None if tag == "O" else (rename or {}).get(tag[2:], tag[2:]),
             )
         )
@@ -252,6 +250,19 @@ def parse_record(
     )
 
 
+def _box(value: Any) -> Box | None:
+    """``[x0, y0, x1, y1]`` as a Box with its corners in order; None unless four finite
+    numbers (JSON's NaN and Infinity, which Python reads, are no coordinates)."""
+    if not isinstance(value, list) or len(value) != 4:
+        return None
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        return None
+    x0, y0, x1, y1 = (float(v) for v in value)
+    if not all(math.isfinite(v) for v in (x0, y0, x1, y1)):
+        return None
+    return Box(x0=min(x0, x1), y0=min(y0, y1), x1=max(x0, x1), y1=max(y0, y1))
+
+
 def _receipt_key(value: Any, tokens: list[Any], boxes: list[Any]) -> tuple[str, int]:
     if isinstance(value, str):
         m = re.fullmatch(r"\s*([A-Za-z0-9_\-.]{1,80})#(\d{1,6})\s*", value)
@@ -265,14 +276,7 @@ def parse_file(path: Path, rename: Mapping[str, str] | None = None) -> list[Pars
     """Every receipt in one file (an object, or a list of objects), labels renamed by
     ``rename``."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path} is not a file.")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path} is not UTF-8 text.") from exc
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}).") from exc
+    data = _read_json(path)
     records = data if isinstance(data, list) else [data]
     if not records:
         raise InputError(f"{path} holds an empty list.")
@@ -285,3 +289,49 @@ def parse_file(path: Path, rename: Mapping[str, str] | None = None) -> list[Pars
         )
         for i, rec in enumerate(records)
     ]
+
+
+_ONE_DOCUMENT = "write one receipt object, or a JSON list of them, per file"
+
+
+def _read_json(path: Path) -> Any:
+    """The file's one JSON document; InputError in one sentence for anything else."""
+    if not path.is_file():
+        raise InputError(f"{path} is not a file.")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 text.") from exc
+    if not text.strip():
+        raise InputError(f"{path} is empty; {_ONE_DOCUMENT}.")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":  # JSON Lines, or two documents one after the other
+            raise InputError(
+                f"{path} holds more than one JSON document (another starts on line "
+                f"{exc.lineno}); {_ONE_DOCUMENT}."
+            ) from None
+        raise InputError(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}).") from exc
+
+
+def parse_files(
+    paths: Sequence[Path], rename: Mapping[str, str] | None = None
+) -> list[ParsedReceipt]:
+    """Every receipt of every file, in order; a file named twice, or a receipt key given
+    twice, is refused (the second receipt would be dropped as if imported already)."""
+    named: set[Path] = set()
+    for path in map(Path, paths):
+        if path.resolve() in named:
+            raise InputError(f"{path} is named twice; name each file once.")
+        named.add(path.resolve())
+    parsed = [rec for path in paths for rec in parse_file(Path(path), rename)]
+    first: dict[str, ParsedReceipt] = {}
+    for rec in parsed:
+        if rec.key in first:
+            raise InputError(
+                f"{rec.source}: receipt key {rec.key} is also {first[rec.key].source}'s; "
+                "give each receipt its own receipt_key."
+            )
+        first[rec.key] = rec
+    return parsed

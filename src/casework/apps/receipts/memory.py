@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine
 
 from casework.apps.receipts.labels import resolve_input
-from casework.apps.receipts.models import LabelDecision, LabelInput, WordRef
+from casework.apps.receipts.models import LABEL_DEFINITIONS, LabelDecision, LabelInput, WordRef
 from casework.apps.receipts.rules import word_shape
 from casework.apps.receipts.vectors import Neighbour
 from casework.runtime.context import Caller
@@ -77,6 +77,16 @@ def _marked_line(inputs: dict[str, Any]) -> str:
     return " ".join(f"[{t}]" if i == at else t for i, t in enumerate(tokens))
 
 
+def _taxonomy_label(label: str, field: str) -> str:
+    """A verified label, upper-cased; ValueError when the taxonomy has no such label (a typo
+    would otherwise be remembered as the right label of every word like this one)."""
+    name = label.strip().upper()
+    if name not in LABEL_DEFINITIONS:
+        known = ", ".join(sorted(LABEL_DEFINITIONS))
+        raise ValueError(f"expected.{field} {name} is not a label of the taxonomy ({known})")
+    return name
+
+
 class LabelExamples:
     """``AppSpec.examples``: a receipts example is a word on a receipt and its right label."""
 
@@ -89,12 +99,13 @@ class LabelExamples:
         return f"{merchant} | {line} | {word}" if line else f"{merchant} | {word}"
 
     def answer_of(self, expected: dict[str, Any]) -> dict[str, Any]:
-        label = expected.get("gold_label") or expected.get("label")
+        field = "gold_label" if expected.get("gold_label") else "label"
+        label = expected.get(field)
         if isinstance(label, str) and label.strip():
-            return {"label": label.strip().upper()}
+            return {"label": _taxonomy_label(label, field)}
         rejected = expected.get("not_label")
         if expected.get("verdict") == "INVALID" and isinstance(rejected, str) and rejected:
-            return {"not": rejected.strip().upper()}
+            return {"not": _taxonomy_label(rejected, "not_label")}
         raise ValueError(
             "expected.gold_label must be the word's right label "
             "(or expected.verdict INVALID with the rejected label as expected.not_label)"

@@ -19,7 +19,7 @@ from casework.apps.receipts.agent import agent_for, decision_from_run, render_ta
 from casework.apps.receipts.deps import ReceiptsDeps, build_deps
 from casework.apps.receipts.harmonizer import HarmonizeReport, Outlier
 from casework.apps.receipts.harmonizer import harmonize as harmonize_labels
-from casework.apps.receipts.importer import parse_file
+from casework.apps.receipts.importer import parse_files
 from casework.apps.receipts.labels import check_label, resolve_input
 from casework.apps.receipts.memory import review_example
 from casework.apps.receipts.models import (
@@ -110,7 +110,7 @@ def import_files(
                 f"--map {old}={new}: {new} is not a label of the taxonomy "
                 f"({', '.join(sorted(LABEL_DEFINITIONS))})."
             )
-    parsed = [rec for path in paths for rec in parse_file(Path(path), rename)]
+    parsed = parse_files(paths, rename)
     added, skipped = deps.repo.add_receipts(parsed, status=status)
     report = ImportReport(added=added, skipped=skipped)
     for rec in parsed:
