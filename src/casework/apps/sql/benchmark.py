@@ -77,6 +77,8 @@ def benchmark_case(entry: Any, db_dir: Path, default_id: str) -> dict[str, Any]:
     db_path = db_dir / entry["db_id"] / f"{entry['db_id']}.sqlite"
     if not db_path.is_file():
         raise ValueError(f"No database for db_id {entry['db_id']!r}: expected {db_path}")
+    if not _is_sqlite(db_path):
+        raise ValueError(f"{db_path} (db_id {entry['db_id']!r}) is not a SQLite database")
     question = entry["question"]
     if entry.get("evidence"):
         question = f"{question} (Hint: {entry['evidence']})"
@@ -96,6 +98,12 @@ def benchmark_case(entry: Any, db_dir: Path, default_id: str) -> dict[str, Any]:
             "difficulty": entry.get("difficulty") or entry.get("hardness") or "",
         },
     }
+
+
+def _is_sqlite(path: Path) -> bool:
+    """Whether the file starts as every SQLite database does."""
+    with path.open("rb") as fh:
+        return fh.read(16) == b"SQLite format 3\x00"
 
 
 def spider_line(record: dict[str, Any], path: Path) -> dict[str, Any]:

@@ -36,6 +36,7 @@ __all__ = [
     "execute_read_only",
     "metadata_for",
     "sqlite_path",
+    "stored_url",
 ]
 
 DEFAULT_MAX_ROWS = 200
@@ -51,6 +52,19 @@ def sqlite_path(url: str) -> Path | None:
     if url.startswith("sqlite:///"):
         return Path(url.removeprefix("sqlite:///"))
     return None
+
+
+def stored_url(url: str, *, exists: bool = True) -> str:
+    """A database URL as it is stored with a schema: SQLite or PostgreSQL only, a SQLite file's
+    path made absolute (so a later command run from another folder finds the same file) and,
+    with ``exists``, the file there; one sentence of InputError otherwise."""
+    dialect_of(url)
+    path = sqlite_path(url)
+    if path is None or str(path) == ":memory:":
+        return url
+    if exists and not path.is_file():
+        raise InputError(f"No SQLite database at {path}.")
+    return f"sqlite:///{path.resolve().as_posix()}"
 
 
 def metadata_for(schema: DatabaseSchema) -> sa.MetaData:

@@ -64,7 +64,8 @@ class SchemaRepository:
                 if row is None:
                     known = ", ".join(self.names()) or "none"
                     raise NotFoundError(f"No schema named {name!r}; loaded schemas: {known}.")
-            tables = parse_schema_document(json.loads(row.document), origin=row.name)
+            document = json.loads(row.document)
+            tables = parse_schema_document(document, origin=row.name, quoted=True)
             schema = DatabaseSchema(name=row.name, tables=tables, source=row.source)
             return StoredSchema(schema, row.db_url, row.loaded_at)
 

@@ -109,8 +109,26 @@ def sqlalchemy_type(text: str) -> sa.types.TypeEngine:
     return _TYPES[parts[0]](parts[1])
 
 
-def parse_schema_document(data: Any, *, origin: str = "schema") -> dict[str, TableSpec]:
-    """Tables from one parsed JSON document; every error names what to fix."""
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_QUOTABLE = re.compile(r'[^"\x00-\x1f]{1,128}')
+
+
+def _name_issue(name: str, quoted: bool) -> str | None:
+    """Why ``name`` cannot be a table's or a column's name; None when it can. A schema file's
+    names are plain identifiers; a live database's (``quoted``) are queried in double quotes,
+    so only a double quote or a control character in them is refused."""
+    if not quoted:
+        return None if _PLAIN.fullmatch(name) else "is not a plain SQL identifier"
+    if _QUOTABLE.fullmatch(name):
+        return None
+    return "cannot be quoted in SQL (a double quote, a control character, or over 128 characters)"
+
+
+def parse_schema_document(
+    data: Any, *, origin: str = "schema", quoted: bool = False
+) -> dict[str, TableSpec]:
+    """Tables from one parsed JSON document; every error names what to fix. ``quoted``: the
+    names are a live database's own (reflected), which may hold spaces."""
     if not isinstance(data, dict) or not data:
         raise InputError(
             f"{origin} must be a JSON object mapping table names to "
@@ -118,8 +136,8 @@ def parse_schema_document(data: Any, *, origin: str = "schema") -> dict[str, Tab
         )
     tables: dict[str, TableSpec] = {}
     for name, body in data.items():
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(name)):
-            raise InputError(f"{origin}: table name {name!r} is not a plain SQL identifier.")
+        if issue := _name_issue(str(name), quoted):
+            raise InputError(f"{origin}: table name {name!r} {issue}.")
         if not isinstance(body, dict) or not isinstance(body.get("fields"), list):
             raise InputError(f'{origin}: table {name!r} needs a "fields" list.')
         if not body["fields"]:
@@ -140,8 +158,8 @@ def parse_schema_document(data: Any, *, origin: str = "schema") -> dict[str, Tab
             ) from exc
         seen: set[str] = set()
         for col in table.fields:
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", col.name):
-                raise InputError(f"{origin}: field {name}.{col.name!r} is not a plain identifier.")
+            if issue := _name_issue(col.name, quoted):
+                raise InputError(f"{origin}: field {name}.{col.name!r} {issue}.")
             if col.name.lower() in seen:
                 raise InputError(f"{origin}: field {name}.{col.name} is defined twice.")
             seen.add(col.name.lower())
@@ -227,8 +245,9 @@ def engine_url(url: str) -> str:
 
 
 def reflect_schema(url: str, *, name: str | None = None) -> DatabaseSchema:
-    """The schema of a live database (SQLAlchemy inspection); comments become descriptions."""
-    from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+    """The schema of a live database (SQLAlchemy inspection); comments become descriptions.
+    Its names are checked as a stored schema reads them back, so what is stored loads."""
+    from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError, OperationalError
 
     from casework.stores.sql import external_engine
 
@@ -237,32 +256,49 @@ def reflect_schema(url: str, *, name: str | None = None) -> DatabaseSchema:
         engine = external_engine(engine_url(url))
     except (ArgumentError, NoSuchModuleError) as exc:
         raise InputError(f"{url!r} is not a database URL SQLAlchemy can open ({exc}).") from None
-    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
-        raise InputError(f"No SQLite database at {url.removeprefix('sqlite:///')}.")
+    path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else None
+    if path is not None and not Path(path).is_file():
+        raise InputError(f"No SQLite database at {path}.")
     try:
-        inspector = sa.inspect(engine)
-        tables: dict[str, TableSpec] = {}
-        for table_name in inspector.get_table_names():
-            try:
-                comment = (inspector.get_table_comment(table_name) or {}).get("text") or ""
-            except NotImplementedError:  # SQLite keeps no comments
-                comment = ""
-            fields = [
-                ColumnSpec(
-                    name=c["name"], type=_type_text(c["type"]), description=c.get("comment") or ""
-                )
-                for c in inspector.get_columns(table_name)
-            ]
-            tables[table_name] = TableSpec(
-                name=table_name, category="", description=comment, fields=fields
-            )
+        tables = _inspect_tables(engine)
     except OperationalError as exc:
         raise ConfigError(
             f"The database at {url} is not reachable: {first_line(exc.orig)}."
         ) from None
+    except DatabaseError as exc:
+        if path is not None:
+            raise InputError(_not_sqlite(path, exc.orig)) from None
+        raise InputError(f"The database at {url} cannot be read: {first_line(exc.orig)}.") from None
     if not tables:
         raise InputError(f"The database at {url} has no tables to reflect.")
-    return DatabaseSchema(name=name or _name_from_url(url), tables=tables, source=url)
+    schema = DatabaseSchema(name=name or _name_from_url(url), tables=tables, source=url)
+    parse_schema_document(schema.to_document(), origin=url, quoted=True)
+    return schema
+
+
+def _not_sqlite(path: str, error: object) -> str:
+    return f"{path} is not a SQLite database ({first_line(error)}); give a SQLite file."
+
+
+def _inspect_tables(engine: sa.Engine) -> dict[str, TableSpec]:
+    """Every table of the database behind ``engine`` (views are not tables)."""
+    inspector = sa.inspect(engine)
+    tables: dict[str, TableSpec] = {}
+    for table_name in inspector.get_table_names():
+        try:
+            comment = (inspector.get_table_comment(table_name) or {}).get("text") or ""
+        except NotImplementedError:  # SQLite keeps no comments
+            comment = ""
+        fields = [
+            ColumnSpec(
+                name=c["name"], type=_type_text(c["type"]), description=c.get("comment") or ""
+            )
+            for c in inspector.get_columns(table_name)
+        ]
+        tables[table_name] = TableSpec(
+            name=table_name, category="", description=comment, fields=fields
+        )
+    return tables
 
 
 def _name_from_url(url: str) -> str:

@@ -13,6 +13,7 @@ from casework.apps.sql.database import (
     default_db_url,
     execute_read_only,
     sqlite_path,
+    stored_url,
 )
 from casework.apps.sql.deps import BUNDLED_SCHEMA, SQLConfig, SQLDeps, build_deps, open_repository
 from casework.apps.sql.models import (
@@ -72,12 +73,14 @@ def load_schema_file(
 ) -> DatabaseSchema:
     """Check a schema file (or folder of them) and store it, with the database it describes."""
     schema = load_schema(path, name=name)
+    db_url = stored_url(db_url) if db_url is not None else None
     open_repository(settings).save(schema, db_url=db_url)
     return schema
 
 
 def reflect_database(settings: Settings, url: str, *, name: str | None = None) -> DatabaseSchema:
     """Build a schema from a live database and store it with its URL."""
+    url = stored_url(url, exists=False)  # a missing file is reflect_schema's sentence
     schema = reflect_schema(url, name=name)
     open_repository(settings).save(schema, db_url=url)
     return schema
@@ -104,7 +107,7 @@ def create_database_from(
     """Create a schema file's tables (SQLite under the home unless ``url``), fill them with
     deterministic synthetic rows, and store the schema with the database's URL."""
     schema = load_schema(schema_path, name=name)
-    url = url or default_db_url(settings.home, schema.name)
+    url = stored_url(url, exists=False) if url else default_db_url(settings.home, schema.name)
     counts = create_database(schema, url, rows=rows, seed=seed, replace=replace)
     open_repository(settings).save(schema, db_url=url)
     return CreatedDatabase(schema=schema, url=url, rows=counts)
