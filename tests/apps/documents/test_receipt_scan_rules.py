@@ -233,6 +233,57 @@ def test_test_set_addresses_as_ocr_reads_them(text: str, address: str) -> None:
     assert _field(text, "address") == address
 
 
+# SROIE development receipts (the training set's even positions) as rapidocr-v6-spaced reads them
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        # LOT and JALAN misread at the street's head, JLN and BLK with a 1 or I for the L
+        (
+            "GARDENIA BAKERIES (KL) SDN BHD\n1.ot 3, Jalau Pelabur 23/1,\n40300 Shah Alam, Selangor.",
+            "Lot 3, Jalan Pelabur 23/1, 40300 Shah Alam, Selangor.",
+        ),
+        (
+            "MR. D.I.Y. (M) SDN BHD\n10T 1851-A & 1851-B, JALAN KPB 6, KAWASAN PERINDUSTRIAN\n"
+            "BALAKONG 43300 SERI KEMBANGAN, SELANGOR\nGST ID",
+            "LOT 1851-A & 1851-B, JALAN KPB 6, KAWASAN PERINDUSTRIAN BALAKONG 43300 SERI "
+            "KEMBANGAN, SELANGOR",
+        ),
+        (
+            "SYARIKAT PERNIAGAAN GIN KEE\nNO.12, JA:AN SS4C/5,\nPETALING JAYA\n"
+            "SELANGOR DARUL EHSAN\nTEL : 03-78",
+            "NO.12, JALAN SS4C/5, PETALING JAYA SELANGOR DARUL EHSAN",
+        ),
+        (
+            "MYNEWS RETAIL SB\nNo: G3, BIk G, JIn PJU 1A/3, Ara Damansara,\n"
+            "47301 Petaling Jaya, Selangor Darul Ehsan\nTel",
+            "No: G3, Blk G, Jln PJU 1A/3, Ara Damansara, 47301 Petaling Jaya, Selangor Darul Ehsan",
+        ),
+        # a place word misread beside the one it is printed with; a postcode's 0 read as D
+        (
+            "UNIHAKKA INTERNATIONAL SDN BHD\n12, Jalan Tampoi 7/4, Kawasan Perindustrian Tampoi,\n"
+            "81200 Johor Bahtu, Johor\nTAX INVOICE",
+            "12, Jalan Tampoi 7/4, Kawasan Perindustrian Tampoi, 81200 Johor Bahru, Johor",
+        ),
+        (
+            "AIK HUAT HARDWARE ENTERPRISE (SETIA ALAM) SDN BHD\n"
+            "NO. 17-G, JALAN SETIA INDAH (X) U13/X, SETIA ALAN\nSEKSYEN U13, 4017D SHAH ALAM.\nTel",
+            "NO. 17-G, JALAN SETIA INDAH (X) U13/X, SETIA ALAM SEKSYEN U13, 40170 SHAH ALAM.",
+        ),
+        # accents OCR put on a Malay address; a colon for the last full stop
+        (
+            "TEO HENG\nNo 7, Simpàng Off Batu Village, Jalan Ipoh Batu 5,\n51200 Kuala Lumpur\nTel",
+            "No 7, Simpang Off Batu Village, Jalan Ipoh Batu 5, 51200 Kuala Lumpur",
+        ),
+        (
+            "KEDAI\nNO.15, JLN TSJ 2, TMN SUBANG JASA,\n40000 SHAH ALAM, SEL:\nTEL",
+            "NO.15, JLN TSJ 2, TMN SUBANG JASA, 40000 SHAH ALAM, SEL.",
+        ),
+    ],
+)
+def test_development_addresses_as_ocr_reads_them(text: str, address: str) -> None:
+    assert _field(text, "address") == address
+
+
 @pytest.mark.parametrize(
     ("text", "company"),
     [
@@ -325,3 +376,12 @@ def test_test_set_totals_as_ocr_reads_them(text: str, total: float) -> None:
 )
 def test_test_set_dates_as_ocr_reads_them(text: str, date: str) -> None:
     assert _field(text, "date") == date
+
+
+def test_accents_of_addresses_not_in_malay_stay() -> None:
+    assert _field("Muster GmbH\nMüllerstraße 5\n80331 München\nTel: 089", "address") == (
+        "Müllerstraße 5 80331 München"
+    )
+    assert _field("Café Lumière SARL\n12 rue de l'Église\n75001 Paris\nTél", "address") == (
+        "12 rue de l'Église 75001 Paris"
+    )

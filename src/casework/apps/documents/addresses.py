@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 
 from casework.apps.documents.patterns import DATE, LEGAL_FORMS, edit_distance
 
@@ -161,12 +162,59 @@ def _is_place_word(word: str) -> bool:
     return word.upper() in PLACE_WORDS or bool(_BY_LOOKS.get(word.upper().translate(_LOOKALIKE)))
 
 
+# the words a Malaysian street address opens with, as OCR misreads them: "1.OT", "Eot", "Loi",
+# "LUT", "10T", "L.ot" (LOT); "JA:AN", "Jalau", "J ALA N" (JALAN); "J1n", "BIk" (Jln, Blk)
+_LOT = re.compile(r"^(?:[1lIE]\.?[oO0][tT]|L\.?[oO0U][tTiI1]|[1l]0T)(?= [A-Z]{0,3}\d)")
+_JALAN = re.compile(r"(?i)\bj ?a ?[l:;|] ?a ?[nu]\b|\bjala[u]\b")
+_SHORT = {"J1N": "JLN", "JIN": "JLN", "BIK": "BLK", "B1K": "BLK"}
+# two place words printed together, one misread by a letter ("Johor Bahtu", "Setia Alan")
+_PAIRS = (("JOHOR", "BAHRU"), ("KUALA", "LUMPUR"), ("SHAH", "ALAM"), ("SETIA", "ALAM"))
+# an address in Malay has no accents: OCR's "Selāngor", "Simpàng"
+_MALAY = re.compile(r"(?i)\b(?:jalan|jln|taman|tmn|lorong|selangor|johor|malaysia|kuala|seksyen)\b")
+
+
+def _street_words(joined: str) -> str:
+    """The misread forms of LOT, JALAN, JLN and BLK put back, and accents OCR put on an
+    address written in Malay dropped."""
+    if _MALAY.search(joined):
+        joined = unicodedata.normalize("NFKD", joined).encode("ascii", "ignore").decode()
+    joined = _LOT.sub(lambda m: "Lot" if m[0][-1].islower() else "LOT", joined)
+    joined = _JALAN.sub(lambda m: "Jalan" if m[0][-1].islower() else "JALAN", joined)
+    return re.sub(r"\b(?:J[1I][nN]|B[1I][kK])\b", _short_word, joined)
+
+
+def _short_word(m: re.Match[str]) -> str:
+    word = _SHORT[m[0].upper()]
+    return word if m[0].isupper() else word.title()
+
+
+def _paired(tidied: str) -> str:
+    """A place word misread by one letter beside the word it is printed with."""
+    for first, second in _PAIRS:
+        for right, wrong_at in ((first, 1), (second, 0)):
+            pattern = rf"(?i)\b{right}\s+(\w+)" if wrong_at else rf"(?i)\b(\w+)\s+{right}\b"
+            other = second if wrong_at else first
+
+            def put_back(m: re.Match[str], other: str = other) -> str:
+                word = m[1]
+                if word.upper() == other or len(word) != len(other):
+                    return m[0]
+                if edit_distance(word.upper(), other) != 1:
+                    return m[0]
+                return m[0].replace(word, _in_case_of(other, word))
+
+            tidied = re.sub(pattern, put_back, tidied)
+    return tidied
+
+
 def _tidy_address(joined: str) -> str:
     """An address as printed from OCR's reading of it: lexicon words put back
     (``_place_word``), a word split in two by a wrong space joined when it makes one ("L ot"),
     a letter O in a postcode read as the zero it is ("8110O"), the town run into it apart."""
+    joined = _street_words(joined)
     joined = re.sub(r"(?<=[a-z])(?=[A-Z][a-z])", " ", joined)  # "OffBatu", "LotF1-01"
-    joined = re.sub(r"(?<=[A-Z]{3})'(?=[A-Z]{3})", " ", joined)  # a speck: "BUKIT'SRI BINTANG"
+    # a speck: "BUKIT'SRI BINTANG", "Level'6"
+    joined = re.sub(r"(?<=[A-Z]{3})'(?=[A-Z]{3})|(?<=[A-Za-z])'(?=\d)", " ", joined)
     # the postcode run into the town before it ("Tampoi81 200", "Tampoi81200Johor") or after
     # its full stop ("Tampoi.81200")
     joined = re.sub(r"(?<=[a-z]{3})\.?(?=\d\d ?\d{3} ?[A-Za-z]{3})", lambda m: m[0] + " ", joined)
@@ -179,7 +227,11 @@ def _tidy_address(joined: str) -> str:
         lambda m: m[1].replace("O", "0").replace("o", "0"),
         joined,
     )
-    joined = re.sub(r"(?<![\w.:#/-])(\d{3})([OU0]{2})(?= [A-Z]{3})", lambda m: m[1] + "00", joined)
+    joined = re.sub(
+        r"(?<![\w.:#/-])(\d{3})([OUD0]{2})(?= [A-Z]{3})|(?<![\w.:#/-])(\d{4})D(?= [A-Z]{3})",
+        lambda m: (m[1] + "00") if m[1] else m[3] + "0",
+        joined,
+    )
     joined = re.sub(r"(?<=\d)(?=[A-Za-z]{3})", " ", joined)  # "81100JOHOR"
     # "81 100", "Tampoi,81 200"
     joined = re.sub(r"(?<![\w./-])(\d\d) (\d{3})(?= [A-Za-z]{3})", r"\1\2", joined)
@@ -203,7 +255,7 @@ def _tidy_address(joined: str) -> str:
     # development addresses print a space there 344 times, none 6), not a letter misread as a
     # digit inside a word ("ANG5A")
     tidied = re.sub(r"\b([A-Za-z]{3,})(?=\d)(?![0158][A-Za-z])", r"\1 ", tidied)
-    tidied = re.sub(r"(?i)(?<=\bshah )alan\b", lambda m: _in_case_of("ALAM", m[0]), tidied)
+    tidied = _paired(tidied)
     # the title before a state's name ("IARUL EHSAN": Darul Ehsan)
     return _TITLE_MISREAD.sub(lambda m: _in_case_of("DARUL", m[0]), tidied)
 
@@ -336,6 +388,7 @@ def _joined_address(block: list[str]) -> str:
     joined = re.sub(r"^[.,:;'\s]+", "", joined)
     joined = re.sub(r"^(\d) (\d{1,3}),", r"\1\2,", joined)
     joined = re.sub(r"\s+\(?0\d{1,2}\)?[- ]?\d{3,4}[- ]?\d{4}[,.]?$", "", joined)
+    joined = re.sub(r"(?<=\w):$", ".", joined)  # "SEL:" at the end: its full stop
     # OCR drops the space after a comma; SROIE's 625 gold addresses print one in 9 of 10
     return re.sub(r",(?=[A-Za-z0-9])", ", ", joined)
 

@@ -37,6 +37,10 @@ def _tidy_name(name: str) -> str:
     # a hyphen before a full stop ("D.I.Y-.")
     name = " ".join(name.replace("_", " ").strip("*~= ").split())
     name = re.sub(r"(?<=\w)-\.", ".", name)
+    name = re.sub(r"(?<=\b[A-Z]\.)1(?=\.)", "I", name)  # "MR. D.1.Y."
+    name = re.sub(
+        r"(?i)^(?:owned|own|operated|managed)\s+by\s*:?\s*", "", name
+    )  # "OWN BY: CHEF LEE"
     name = _GLUED_SHOP.sub(r"\1 \2", name)
     name = _GLUED_TRADE_WORD.sub(r"\1 \2", name)
     name = re.sub(r"[A-Za-z]{6,}", lambda m: _name_word(m[0]), name)
@@ -128,12 +132,14 @@ NAME_WORDS = frozenset(
     ]
 )
 # "SDN EHD", "Sdn.Rhd", "SDN 3HD", "SON BHD": the Malaysian legal form (Sendirian Berhad) with a letter misread
-_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)(?:[e8r3d]hd\b|bh[z2]\b|bnd\b|bh(?=\s*$))")
-_SDN = re.compile(r"(?i)\bs[o0]n(?=\.?\s*[be8r3d]hd\b)")
+_BHD = re.compile(r"(?i)(?<=sdn)(\.?\s*)(?:[e8r3d]hd\b|bh[z2u]\b|bnd\b|bh(?=\s*$))")
+# "SON BHD", "SUN BHD", "SBN 3HD"
+_SDN = re.compile(r"(?i)\bs[o0ub]n(?=\.?\s*[be8r3d]h[du]\b)")
 
 
 def _repair_legal_form(line: str) -> str:
     line = re.sub(r"(?i)\b(sdn)(b)\s(hd)\b", r"\1 \2\3", line)  # "SDNB HD": a space moved
+    line = re.sub(r"(?<=[A-Z]{3})-(?=SDN\b)", " ", line)  # "INTERNATIONAL-SDN BHD"
     # the form run into the name and together ("HOLDINGSSDN. BHD.", "INTERNATIONALSDNBHD")
     line = re.sub(r"(?<=[A-Z]{3})(?=SDN(?:\.?\s*BHD|BHD)\b)", " ", line)
     line = re.sub(r"\bSDNBHD\b", "SDN BHD", line)
@@ -168,6 +174,7 @@ _NAME_PART = re.compile(r"^\s*[A-Za-z][A-Za-z .,&'()-]*$")
 def _bare_form(name: str) -> bool:
     """A legal form with no name before it but trade words ("SDN BHD", "STATIONERY SDN.BHD"):
     the name began on the line above."""
+    name = re.sub(r"\([^()]*\)", " ", name)  # a branch in brackets: "(SEMENYIH) SDN BHD"
     words = re.findall(r"[A-Za-z]+", re.sub(rf"(?i)\b(?:{LEGAL_FORMS})\b\.?", " ", name))
     return all(w.upper() in NAME_WORDS for w in words)
 
