@@ -361,6 +361,32 @@ def test_test_set_totals_as_ocr_reads_them(text: str, total: float) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "total"),
+    [
+        # "Inci", "Indl" for Incl; the total after the rounding adjustment
+        (
+            "Sub-total 42.48\nTotal Sales Inci GST 42.48\nRounding Adj 0.02\n"
+            "Total After Adj Inci GST 42.50\nCASH 50.00",
+            42.50,
+        ),
+        ("Subtotal : 148.00\nTotal Excl. ofGST 139.62\nTotal Indl. of GST 148.00", 148.00),
+        # a colon for the decimal point, a space inside the amount after its sign
+        ("TOTAL RM5:00\nCASH RM5.00", 5.00),
+        ("Item Qty Total\nTotal Amount: $1 1.20\nNett Total: $11.20\nCASH $11.20", 11.20),
+        # a count misread "Oty"; a charges line is not the total
+        ("Total Oty 3\nTotal RM 12.37\nCASH RM 20.00", 12.37),
+        (
+            "TOTAL 19.99\nRounding Adj 0.01\nRounding 20.00\nCASH 20.00\nCHANGE 0.00\n"
+            "TOTAL LOADING CHARGES 0.00",
+            20.00,
+        ),
+    ],
+)
+def test_development_totals_as_ocr_reads_them(text: str, total: float) -> None:
+    assert _field(text, "total") == total
+
+
+@pytest.mark.parametrize(
     ("text", "date"),
     [
         # an offer's dates above the sale's, which the till prints with its time

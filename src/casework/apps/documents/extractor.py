@@ -165,9 +165,9 @@ _TILL = re.compile(r"(?im)^\s*(?:change(?:\s*due)?\b[^\n]*\d|cashier\b)")
 # names something other than the amount to pay
 _NOT_THE_TOTAL = re.compile(
     r"(?i)\b(discounts?|savings?|saved|excl\w*|exempt|tender\w*|points?|weight|change|ht"
-    r"|ohne|netto|zuschl\w*|abschl\w*|suppl\w*)\b"
+    r"|ohne|netto|zuschl\w*|abschl\w*|suppl\w*|charges?)\b"
 )
-_COUNT_WORDS = r"\b(?:qty|quantity|items?|item\(s\)|pcs|units?|count)\b"
+_COUNT_WORDS = r"\b(?:[qo0]ty|quantity|items?|item\(s\)|pcs|units?|count)\b"
 _COUNTED = re.compile(rf"(?i){_COUNT_WORDS}")
 _TAX_WORD = re.compile(r"(?i)\b(tax|gst|vat)\b")
 # the heading of a till's table of tax by rate: "GST Summary", "Tax Code % Amt(RM) Tax(RM)"
@@ -196,7 +196,7 @@ def _names_the_total(before: str, between: str, value: str) -> bool:
         return False  # a note in brackets: "(TOTAL INCLUDED GST @ 6% : 0.42)" is the tax
     # "Inclusive" as OCR reads it too: "lnclusive of GsT"
     return not (
-        _TAX_WORD.search(between) and not re.search(r"(?i)\b[il1]n[cg](?:[l1]\w*)?\b", between)
+        _TAX_WORD.search(between) and not re.search(r"(?i)\b[il1]n[cgd](?:[l1i]\w*)?\b", between)
     )
 
 
@@ -207,8 +207,12 @@ def _total_line(line: str) -> str:
         r"(?i)\bt[o0]ta(?:[il1](?=\b|incl|excl|amt)|!(?=\s))|\bto[il1]al\b", "Total", line
     )
     line = re.sub(r"(?i)(?<=total)(?=incl|excl|amo?u?nt|amt|due|sales|rm(?:\b|\d))", " ", line)
-    # a hyphen read for the decimal point of the amount ending the line ("TOTAL 46-20")
-    line = re.sub(r"(?i)(\btotal\b\D*\d+)-(\d\d)\s*$", r"\1.\2", line)
+    line = re.sub(r"(?i)\btota(?=rm\d)", "Total ", line)  # "Grand TotaRM14.20"
+    # a hyphen or colon read for the decimal point of the amount ending the line ("TOTAL
+    # 46-20", "TOTAL RM5:00"), a space inside it after its currency ("$1 1.20"), an I for a 1
+    line = re.sub(r"(?i)(\btotal\b\D*\d+)[-:](\d\d)\s*$", r"\1.\2", line)
+    line = re.sub(r"(?:(?<=\$)|(?<=RM))(\d) (?=\d+\.\d\d\b)", r"\1", line)
+    line = re.sub(r"(?<=RM)[I|l](?=\d)", "1", line)
     return re.sub(rf"(?i)({_COUNT_WORDS}\s*[:=]?\s*\d+) (?=\d)", r"\1  ", line)
 
 
