@@ -108,3 +108,33 @@ def test_the_ocr_command_reads_a_scan_once_unless_fresh(
     assert list((settings.home / "ocr-cache" / "counting").rglob("*.txt"))  # under the home
     assert runner.invoke(app, ["ocr", str(scan), "--fresh"]).exit_code == 0
     assert engine.calls == 2
+
+
+def test_each_owner_has_a_cache_of_their_own(tmp_path: Path) -> None:
+    """A page another user added is not served faster to this one: that would tell them
+    someone had added that very scan."""
+    engine = CountingOcr()
+    shared = CachedOcr(engine, tmp_path)
+    alice, bob = ocr_cache.for_owner(shared, 1), ocr_cache.for_owner(shared, 2)
+    alice.read(_page())
+    assert (engine.calls, alice.misses) == (1, 1)
+    bob.read(_page())  # bob's first read of the same scan is a real read
+    assert (engine.calls, bob.misses, bob.hits) == (2, 1, 0)
+    ocr_cache.for_owner(shared, 1).read(_page())  # alice again: from her cache
+    assert engine.calls == 2
+    assert ocr_cache.for_owner(engine, 1) is engine  # no cache: the engine as it is
+
+
+def test_documents_added_by_two_users_are_read_for_each(tmp_path: Path, settings, repo) -> None:
+    from casework.apps.documents.deps import DocumentsDeps
+    from casework.apps.documents.service import add_file, add_files
+
+    engine = CountingOcr()
+    deps = DocumentsDeps(repo=repo, settings=settings, ocr=CachedOcr(engine, tmp_path))
+    scan = tmp_path / "scan.png"
+    _page(77).save(scan)
+    add_file(deps, 1, scan)
+    add_file(deps, 1, scan)
+    assert engine.calls == 1
+    assert [a.error for a in add_files(deps, 2, [scan])] == [None]
+    assert engine.calls == 2

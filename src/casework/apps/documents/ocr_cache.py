@@ -29,7 +29,7 @@ from casework.apps.documents.engines import ocr_provider
 from casework.apps.documents.ocr import OcrProvider
 from casework.apps.documents.settings import DocumentsSettings
 
-__all__ = ["CACHE_FOLDER", "CachedOcr", "configured_ocr", "reading_fingerprint"]
+__all__ = ["CACHE_FOLDER", "CachedOcr", "configured_ocr", "for_owner", "reading_fingerprint"]
 
 CACHE_FOLDER = "ocr-cache"
 """Under the platform's home (``.casework``): one folder per engine and fingerprint."""
@@ -61,9 +61,19 @@ class CachedOcr:
     def __init__(self, provider: OcrProvider, folder: Path) -> None:
         self.provider = provider
         self.name = provider.name
+        self.root = folder
         self.folder = folder / provider.name / reading_fingerprint()
         self.hits = 0
         self.misses = 0
+
+    def scoped(self, owner: str) -> CachedOcr:
+        """The same engine with one owner's readings kept apart from everyone else's: on a
+        server a page another user's upload put in the cache would come back faster, and so
+        tell that someone had added that very scan."""
+        private = CachedOcr(self.provider, self.root)
+        digest = hashlib.sha256(owner.encode()).hexdigest()[:16]
+        private.folder = self.folder / "owners" / digest
+        return private
 
     def _path(self, image: Image.Image) -> Path:
         digest = hashlib.sha256(f"{image.mode}:{image.width}x{image.height}:".encode())
@@ -99,6 +109,11 @@ class CachedOcr:
             os.replace(tmp, path)
         except OSError:
             Path(tmp).unlink(missing_ok=True)
+
+
+def for_owner(provider: OcrProvider, owner: int) -> OcrProvider:
+    """``provider`` with its cache kept to one owner's documents (no cache: as it is)."""
+    return provider.scoped(str(owner)) if isinstance(provider, CachedOcr) else provider
 
 
 def configured_ocr(name: str | None, home: Path, *, cached: bool = True) -> OcrProvider:

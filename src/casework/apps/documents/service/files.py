@@ -13,7 +13,7 @@ from casework.apps.documents.engines import ENGINES
 from casework.apps.documents.intake import AddedFile, PageProgress, ReadTask, failed_file
 from casework.apps.documents.models import DocumentInfo
 from casework.apps.documents.ocr import OcrProvider, ReadResult, read_path
-from casework.apps.documents.ocr_cache import configured_ocr
+from casework.apps.documents.ocr_cache import configured_ocr, for_owner
 from casework.config import get_settings
 from casework.errors import InputError
 from casework.runtime.batch import BatchConfig, BatchResult, run_batch
@@ -30,7 +30,7 @@ def add_file(
 ) -> DocumentInfo:
     """Read one file (text layer, or OCR page by page), then store it and its text in one
     transaction: a file that cannot be read stores nothing (one sentence why)."""
-    read = read_path(path, provider=deps.ocr, progress=progress)
+    read = read_path(path, provider=for_owner(deps.ocr, user_id), progress=progress)
     return deps.repo.add_document(user_id, filename=path.name, data=path.read_bytes(), read=read)
 
 
@@ -102,5 +102,5 @@ def add_files(
             outer(r)
 
     config.progress = read_one
-    run_batch(paths, ReadTask(deps.ocr, progress), config)
+    run_batch(paths, ReadTask(for_owner(deps.ocr, user_id), progress), config)
     return added
