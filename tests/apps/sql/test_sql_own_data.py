@@ -111,3 +111,36 @@ def test_a_benchmark_database_that_is_no_sqlite_file_is_refused_before_the_run(t
         f"{dev} entry 0: {tmp_path}/database/shop/shop.sqlite (db_id 'shop') is not a SQLite "
         "database."
     )
+
+
+def test_spider_entries_one_a_line_are_read_with_db_dir_too(tmp_path):
+    sample = Path(__file__).parents[3] / "src/casework/apps/sql/data/spider_sample"
+    cases = read_benchmark(sample / "dev.jsonl", sample / "database")
+    assert [c["inputs"] for c in cases] == [
+        c["inputs"] for c in read_benchmark(sample / "dev.json", sample / "database")
+    ]
+    bad = tmp_path / "dev.jsonl"
+    first = (sample / "dev.jsonl").read_text().splitlines()[0]
+    bad.write_text(f'{first}\n\n{{"db_id": "school", "question": "oops"\n')
+    with pytest.raises(InputError) as refused:
+        read_benchmark(bad, sample / "database")
+    assert str(refused.value) == (
+        f"{bad} line 3 is not valid JSON (Expecting ',' delimiter at column 39)."
+    )
+    bad.write_text(f'{first}\n{{"db_id": "school", "question": "no query"}}\n')
+    with pytest.raises(InputError) as refused:
+        read_benchmark(bad, sample / "database")
+    assert str(refused.value) == f"{bad} line 2: needs question, query (or SQL) and db_id."
+
+
+def test_a_verified_query_that_writes_is_refused_at_import(settings, tmp_path, capfd):
+    cases = tmp_path / "verified.jsonl"
+    cases.write_text(
+        '{"id": "w1", "inputs": {"question": "Remove the open orders", "schema": "shop"}, '
+        '"expected": {"sql": "DELETE FROM orders WHERE status = \'open\'"}}\n'
+    )
+    line = _error(capfd, "sql", "examples", "import", str(cases))
+    assert line == (
+        "error: Line 1: expected.sql writes (DELETE); a verified query only reads "
+        "(SELECT, or WITH ... SELECT); nothing was stored."
+    )

@@ -50,22 +50,48 @@ def gold_tables(sql: str) -> list[str]:
 
 
 def read_benchmark(path: Path, db_dir: Path) -> list[dict[str, Any]]:
-    """Spider/BIRD entries as cases; every ``db_id`` must have its SQLite file."""
-    try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"Dataset {path} does not exist.") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}).") from None
-    if not isinstance(entries, list):
-        raise InputError(f"{path} must be a JSON list of Spider/BIRD entries.")
+    """Spider/BIRD entries (a JSON list, or one entry a line) as cases; every ``db_id`` must
+    have its SQLite file."""
     cases = []
-    for i, entry in enumerate(entries):
+    for i, (where, entry) in enumerate(_entries(path)):
         try:
             cases.append(benchmark_case(entry, db_dir, str(i)))
         except ValueError as exc:
-            raise InputError(f"{path} entry {i}: {exc}.") from None
+            raise InputError(f"{path} {where}: {exc}.") from None
     return cases
+
+
+def _entries(path: Path) -> list[tuple[str, Any]]:
+    """(where, entry) of every entry of a JSON list, or of JSON Lines (``line N``)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"Dataset {path} does not exist.") from None
+    try:
+        entries = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg != "Extra data":
+            raise InputError(
+                f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})."
+            ) from None
+        return _lines(path, text)
+    if not isinstance(entries, list):
+        raise InputError(f"{path} must be a JSON list of Spider/BIRD entries.")
+    return [(f"entry {i}", entry) for i, entry in enumerate(entries)]
+
+
+def _lines(path: Path, text: str) -> list[tuple[str, Any]]:
+    entries = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entries.append((f"line {number}", json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{path} line {number} is not valid JSON ({exc.msg} at column {exc.colno})."
+            ) from None
+    return entries
 
 
 def benchmark_case(entry: Any, db_dir: Path, default_id: str) -> dict[str, Any]:

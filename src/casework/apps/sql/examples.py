@@ -42,8 +42,15 @@ class QueryExamples:
         return example_schema(inputs) or ""
 
     def answer_of(self, expected: dict[str, Any]) -> dict[str, Any]:
+        from casework.apps.sql.validation import write_keywords
+
         sql = expected.get("sql")
         if isinstance(sql, str) and sql.strip():
+            if writes := write_keywords(sql):
+                raise ValueError(
+                    f"expected.sql writes ({', '.join(writes)}); a verified query only reads "
+                    "(SELECT, or WITH ... SELECT)"
+                )
             return {"sql": sql.strip()}
         if expected.get("refuse") is True or expected.get("verdict") == "REFUSED":
             return {"refuse": True}  # a question verified as one to refuse

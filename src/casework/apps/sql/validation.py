@@ -31,6 +31,7 @@ __all__ = [
     "is_sensitive",
     "suggest",
     "validate_sql",
+    "write_keywords",
 ]
 
 MAX_QUERY_CHARS = 20_000
@@ -136,6 +137,13 @@ def _first_keyword(statement: str) -> str:
 
 def _split_statements(query: str) -> list[str]:
     return [s for s in re.split(r";\s*", query.strip()) if s.strip()]
+
+
+def write_keywords(query: str) -> list[str]:
+    """The keywords of the statements in ``query`` that write (DELETE, DROP, ATTACH, ...),
+    found without a schema; none for a query that only reads."""
+    statements = _split_statements(query)
+    return sorted({k for s in statements if (k := _first_keyword(s)) in _WRITE_KEYWORDS})
 
 
 def _read_only_issues(tree: exp.Expr) -> list[ValidationIssue]:
@@ -339,8 +347,7 @@ def _text_issue(text: str) -> ValidationIssue | None:
         return ValidationIssue(
             kind="syntax", message=f"The query is longer than {MAX_QUERY_CHARS} characters."
         )
-    statements = _split_statements(text)
-    blocked = sorted({k for s in statements if (k := _first_keyword(s)) in _WRITE_KEYWORDS})
+    blocked = write_keywords(text)
     if blocked:
         return ValidationIssue(
             kind="read_only",
