@@ -144,3 +144,24 @@ def test_a_verified_query_that_writes_is_refused_at_import(settings, tmp_path, c
         "error: Line 1: expected.sql writes (DELETE); a verified query only reads "
         "(SELECT, or WITH ... SELECT); nothing was stored."
     )
+
+
+def test_reflect_and_db_create_never_print_a_password(settings, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from casework.apps.sql import service
+    from casework.apps.sql.cli import app
+    from casework.apps.sql.deps import BUNDLED_SCHEMA
+
+    url = "postgresql://analyst:s3cret-pw@db.internal:5432/shop"
+    schema = service.bundled_schema()
+    monkeypatch.setattr(service, "reflect_database", lambda settings, url, name=None: schema)
+    created = service.CreatedDatabase(schema=schema, url=url, rows={"alerts": 5})
+    monkeypatch.setattr(service, "create_database_from", lambda *a, **kw: created)
+    runner = CliRunner()
+    out = runner.invoke(app, ["schema", "reflect", url]).output
+    assert "from postgresql://analyst:***@db.internal:5432/shop" in out, out
+    for args in (["--url", url], ["--url", url, "--json"]):
+        out = runner.invoke(app, ["db", "create", "--schema", str(BUNDLED_SCHEMA), *args]).output
+        assert "postgresql://analyst:***@db.internal:5432/shop" in out, out
+        assert "s3cret-pw" not in out

@@ -69,6 +69,7 @@ def schema_reflect(
 ) -> None:
     """Build a schema from a live database (SQLAlchemy inspection) and store it with its URL."""
     from casework.apps.sql.service import reflect_database
+    from casework.redact import scrub  # a URL's password is never printed
 
     schema = reflect_database(_settings(), url, name=name)
     if out is not None:
@@ -77,7 +78,7 @@ def schema_reflect(
         print_json(schema.to_document())
         return
     console.print(
-        f"reflected schema [bold]{schema.name}[/]: {len(schema.tables)} tables from {url}"
+        f"reflected schema [bold]{schema.name}[/]: {len(schema.tables)} tables from {scrub(url)}"
     )
 
 
@@ -120,6 +121,7 @@ def db_create(
 ) -> None:
     """Create the schema's tables and fill them with deterministic synthetic rows."""
     from casework.apps.sql.service import create_database_from
+    from casework.redact import scrub  # a URL's password is never printed
 
     with err_console.status(f"creating the tables of {schema_path.name}, {rows} rows each"):
         created = create_database_from(
@@ -127,10 +129,11 @@ def db_create(
         )
     name, url, counts = created.schema.name, created.url, created.rows
     if as_json:
-        print_json({"schema": name, "url": url, "rows": counts})
+        print_json({"schema": name, "url": scrub(url), "rows": counts})
         return
     console.print(
-        f"created [bold]{name}[/] at {url}: {len(counts)} tables, {sum(counts.values())} rows"
+        f"created [bold]{name}[/] at {scrub(url)}: {len(counts)} tables, "
+        f"{sum(counts.values())} rows"
     )
 
 
