@@ -81,6 +81,17 @@ def test_a_bad_line_is_named_and_nothing_is_stored(settings, tmp_path, capsys) -
     assert memory_for(settings, "vanpool", None).count() == 0
 
 
+def test_a_file_that_is_not_utf8_is_one_sentence(settings, tmp_path, capsys) -> None:
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(
+        '{"inputs": {"reply": "Ça va"}, "expected": {"bucket": "update"}}\n'.encode("latin-1")
+    )
+    code, _, err = _run(["vanpool", "examples", "import", str(latin)], capsys)
+    assert code == 2 and "Traceback" not in err
+    assert "latin.jsonl is not UTF-8 text; save it as UTF-8 JSON Lines" in err
+    assert memory_for(settings, "vanpool", None).count() == 0
+
+
 @pytest.fixture
 def served(tmp_path):
     settings = Settings(home=tmp_path / "home", allow_network_models=False)

@@ -94,17 +94,23 @@ def read_jsonl(path: Path) -> list[tuple[int, Any]]:
     if not path.is_file():
         raise InputError(f"No file at {path}: give a JSONL file with one case per line.")
     records = []
-    with path.open(encoding="utf-8") as fh:
-        for number, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                records.append((number, _files_beside(json.loads(raw), path.parent)))
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"Line {number} of {path.name} is not valid JSON ({exc.msg} at column "
-                    f"{exc.colno}); nothing was stored."
-                ) from None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(
+            f"{path.name} is not UTF-8 text; save it as UTF-8 JSON Lines, one case per line; "
+            "nothing was stored."
+        ) from None
+    for number, raw in enumerate(text.split("\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            records.append((number, _files_beside(json.loads(raw), path.parent)))
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"Line {number} of {path.name} is not valid JSON ({exc.msg} at column "
+                f"{exc.colno}); nothing was stored."
+            ) from None
     return records
 
 
