@@ -140,3 +140,21 @@ def test_summary_counts() -> None:
     assert summary["tags"] == {"x": 2, "y": 1}
     assert summary["verdict"] == {"INVALID": 1, "VALID": 1}
     assert summary["with_reference_tools"] == 1
+
+
+def test_a_json_list_or_a_file_not_in_utf8_is_named_as_such(tmp_path: Path) -> None:
+    spider = tmp_path / "dev.json"
+    spider.write_text(json.dumps([{"db_id": "pets_1", "question": "How many pets?"}], indent=2))
+    with pytest.raises(InputError) as err:
+        load_dataset(spider)
+    assert str(err.value) == (
+        "dev.json is one JSON list, not JSON Lines: write one case per line "
+        "(`casework eval sql` reads a Spider or BIRD list with --db-dir)."
+    )
+    spider.write_text(json.dumps([{"db_id": "pets_1", "question": "How many pets?"}]))
+    with pytest.raises(InputError, match=r"^dev.json is one JSON list, not JSON Lines"):
+        load_dataset(spider)  # the list on one line
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes('{"id": "a", "inputs": {"reply": "Ça va"}}\n'.encode("latin-1"))
+    with pytest.raises(InputError, match=r"^latin.jsonl is not UTF-8 text; save it as UTF-8"):
+        load_dataset(latin)

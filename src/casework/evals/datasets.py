@@ -102,34 +102,62 @@ def load_dataset(
         raise InputError(f"No dataset at {path}: give a JSONL file with one case per line.")
     cases: list[EvalCase] = []
     seen: dict[str, int] = {}
-    with path.open(encoding="utf-8") as fh:
-        for number, raw in enumerate(fh, start=1):
-            text = raw.strip()
-            if not text:
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"{path.name} line {number} is not valid JSON ({exc.msg} at column {exc.colno})."
-                ) from None
-            try:
-                if read_case is not None and isinstance(record, dict):
-                    record = read_case(record, path)
-                case = parse_case(record, line=number)
-            except ValueError as exc:
-                raise InputError(f"{path.name} line {number}: {exc}.") from None
-            if case.id in seen:
-                raise InputError(
-                    f"{path.name} line {number}: case id {case.id!r} is already used on line {seen[case.id]}."
-                )
-            seen[case.id] = number
-            cases.append(case)
-            if limit is not None and len(cases) >= limit:
-                break
+    content = _text_of(path)
+    for number, raw in enumerate(content.split("\n"), start=1):
+        text = raw.strip()
+        if not text:
+            continue
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(_not_json_lines(path, content, number, exc)) from None
+        if isinstance(record, list) and text == content.strip():
+            raise InputError(_ONE_LIST.format(name=path.name))  # the list on one line
+        try:
+            if read_case is not None and isinstance(record, dict):
+                record = read_case(record, path)
+            case = parse_case(record, line=number)
+        except ValueError as exc:
+            raise InputError(f"{path.name} line {number}: {exc}.") from None
+        if case.id in seen:
+            raise InputError(
+                f"{path.name} line {number}: case id {case.id!r} is already used on line {seen[case.id]}."
+            )
+        seen[case.id] = number
+        cases.append(case)
+        if limit is not None and len(cases) >= limit:
+            break
     if not cases:
         raise InputError(f"The dataset {path} has no cases.")
     return cases
+
+
+def _text_of(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(
+            f"{path.name} is not UTF-8 text; save it as UTF-8 JSON Lines, one case per line."
+        ) from None
+
+
+_ONE_LIST = (
+    "{name} is one JSON list, not JSON Lines: write one case per line "
+    "(`casework eval sql` reads a Spider or BIRD list with --db-dir)."
+)
+
+
+def _not_json_lines(path: Path, content: str, number: int, exc: json.JSONDecodeError) -> str:
+    """The sentence for a line that does not decode; a whole file that is one JSON list (a
+    Spider or BIRD question file) says so rather than blame its first line."""
+    if content.lstrip().startswith("["):
+        try:
+            whole = json.loads(content)
+        except json.JSONDecodeError:
+            whole = None
+        if isinstance(whole, list):
+            return _ONE_LIST.format(name=path.name)
+    return f"{path.name} line {number} is not valid JSON ({exc.msg} at column {exc.colno})."
 
 
 def dump_dataset(cases: Iterable[EvalCase], path: str | Path) -> Path:
