@@ -5,6 +5,7 @@ of common Malaysian address words put back (a small lexicon written from general
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
@@ -188,23 +189,26 @@ def _short_word(m: re.Match[str]) -> str:
     return word if m[0].isupper() else word.title()
 
 
+_PAIR_WORDS = [
+    *((re.compile(rf"(?i)\b{first}\s+(\w+)"), second) for first, second in _PAIRS),
+    *((re.compile(rf"(?i)\b(\w+)\s+{second}\b"), first) for first, second in _PAIRS),
+]
+"""Each pair's word as a pattern that captures the word beside it, and what that word is."""
+
+
 def _paired(tidied: str) -> str:
     """A place word misread by one letter beside the word it is printed with."""
-    for first, second in _PAIRS:
-        for right, wrong_at in ((first, 1), (second, 0)):
-            pattern = rf"(?i)\b{right}\s+(\w+)" if wrong_at else rf"(?i)\b(\w+)\s+{right}\b"
-            other = second if wrong_at else first
-
-            def put_back(m: re.Match[str], other: str = other) -> str:
-                word = m[1]
-                if word.upper() == other or len(word) != len(other):
-                    return m[0]
-                if edit_distance(word.upper(), other) != 1:
-                    return m[0]
-                return m[0].replace(word, _in_case_of(other, word))
-
-            tidied = re.sub(pattern, put_back, tidied)
+    for pattern, partner in _PAIR_WORDS:
+        tidied = pattern.sub(functools.partial(_put_back, partner=partner), tidied)
     return tidied
+
+
+def _put_back(m: re.Match[str], partner: str) -> str:
+    word = m[1]
+    if len(word) != len(partner) or edit_distance(word.upper(), partner) != 1:
+        return m[0]
+    start, end = m.start(1) - m.start(), m.end(1) - m.start()
+    return m[0][:start] + _in_case_of(partner, word) + m[0][end:]
 
 
 def _tidy_address(joined: str) -> str:

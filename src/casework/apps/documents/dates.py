@@ -13,12 +13,12 @@ __all__ = ["date_digits", "first_date", "month_apart"]
 
 
 def first_date(lines: list[str]) -> str | None:
-    """The first written date that is a real date, on any line (no label said which), as
-    printed; one printed with a time first: a till prints the sale's date so, above it an
+    """The first written date that is a real date, on any line (no label said which; the
+    lines as ``date_digits`` gives them), as printed; one printed with a time first: a till prints the sale's date so, above it an
     offer's dates ("Mega Bookfair 25 AUG - 3 Sept 2017" / "20/08/17 12:48")."""
     dates = [
         (m.group(0), bool(re.match(r"\s+\d{1,2}:\d\d", line[m.end() :])))
-        for line in map(date_digits, lines)
+        for line in lines
         for m in re.finditer(DATE, line)
         if date_candidates(month_apart(m.group(0)))
     ]

@@ -463,6 +463,7 @@ def extract(
         found["address"] = (text_read, CONF_LABELLED if labelled else CONF_GUESSED)
     if currency := _currency(text):
         found["currency"] = (currency, CONF_GUESSED)
+    dated = [date_digits(ln) for ln in lines]  # a date's zero read as U or O, put back
     for name, labels in _LABELS.items():
         pattern = _AMOUNT if name in _AMOUNT_FIELDS else DATE if name in _DATE_FIELDS else None
         if name in {"invoice_number", "receipt_number"}:
@@ -471,7 +472,7 @@ def extract(
             raw = _total(lines)
         else:
             accept = _an_amount_not_a_number if name in _AMOUNT_FIELDS else None
-            among = [date_digits(ln) for ln in lines] if name in _DATE_FIELDS else lines
+            among = dated if name in _DATE_FIELDS else lines
             raw = _after_label(among, labels, pattern, last=name in _AMOUNT_FIELDS, accept=accept)
         value = _value(name, raw)
         if value is not None:
@@ -482,7 +483,7 @@ def extract(
         found["total"] = (found["subtotal"][0], CONF_GUESSED)
     if rate := _tax_rate(lines):
         found["tax_rate"] = rate
-    if "date" not in found and (unlabelled := first_date(lines)):
+    if "date" not in found and (unlabelled := first_date(dated)):
         found["date"] = (
             _value("date", unlabelled),
             CONF_GUESSED,

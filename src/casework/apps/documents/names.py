@@ -35,7 +35,7 @@ def _tidy_name(name: str) -> str:
     name = re.sub(r"^#\d+\s+", "", name)
     # OCR's underscores for spaces ("Segi_Cash_& Carry"), a logo's stars ("**Royaltea**"),
     # a hyphen before a full stop ("D.I.Y-.")
-    name = " ".join(name.replace("_", " ").strip("*~= ").split())
+    name = " ".join(_undecorated(name.replace("_", " ")).split())
     name = re.sub(r"(?<=\w)-\.", ".", name)
     name = re.sub(r"(?<=\b[A-Z]\.)1(?=\.)", "I", name)  # "MR. D.1.Y."
     name = re.sub(
@@ -73,6 +73,11 @@ def _tidy_name(name: str) -> str:
     # a bracket OCR lost before the legal form ("BAKERIES (KL SDN BHD")
     name = re.sub(r"\(([A-Z]{1,3})(?= (?:SDN|S/B|BHD)\b)(?![^(]*\))", r"(\1)", name)
     return re.sub(r"(?<=[A-Za-z.])\((?=\w)", " (", re.sub(r"\)(?=[A-Za-z])", ") ", name))
+
+
+def _undecorated(line: str) -> str:
+    """A line without the stars, tildes, rules and underscores a logo prints around a name."""
+    return line.strip("*~=_ \t")
 
 
 def _name_word(word: str) -> str:
@@ -205,7 +210,7 @@ def _name_above_registration(lines: list[str]) -> tuple[str, bool, int] | None:
     name (a guess)."""
     for at, line in enumerate(lines[1:], 1):
         if _REGISTRATION_LINE.match(line.strip()):
-            above = _repair_legal_form(lines[at - 1].strip().strip("*~=_ "))
+            above = _repair_legal_form(_undecorated(lines[at - 1]))
             if (
                 re.match(r"[A-Za-z]", above)
                 and not re.search(r"\d{2}|:", above)
@@ -400,7 +405,7 @@ def _read_company(lines: list[str]) -> tuple[str, bool, int] | None:
     if named := _name_above_registration(lines[:10]) or _payee(lines) or _named_by_site(lines):
         return named
     for at, line in enumerate(lines[:4]):
-        s = _REGISTRATION_LABEL.sub("", line.strip().strip("*~=_ "))
+        s = _REGISTRATION_LABEL.sub("", _undecorated(line))
         s = _REGISTRATION_AFTER.sub("", _REGISTRATION_BEFORE.sub("", s))  # "KT WONG (001904043-H)"
         if at and lines[at - 1].rstrip().endswith(":"):
             continue  # a label's value on the line under it ("Guest Name:" / "Sanjay")

@@ -58,11 +58,13 @@ def reading_fingerprint() -> str:
 class CachedOcr:
     """``provider`` with its readings kept under ``folder`` (one file a page)."""
 
-    def __init__(self, provider: OcrProvider, folder: Path) -> None:
+    def __init__(self, provider: OcrProvider, folder: Path, owner: str | None = None) -> None:
         self.provider = provider
         self.name = provider.name
         self.root = folder
         self.folder = folder / provider.name / reading_fingerprint()
+        if owner is not None:
+            self.folder = self.folder / "owners" / hashlib.sha256(owner.encode()).hexdigest()[:16]
         self.hits = 0
         self.misses = 0
 
@@ -70,10 +72,7 @@ class CachedOcr:
         """The same engine with one owner's readings kept apart from everyone else's: on a
         server a page another user's upload put in the cache would come back faster, and so
         tell that someone had added that very scan."""
-        private = CachedOcr(self.provider, self.root)
-        digest = hashlib.sha256(owner.encode()).hexdigest()[:16]
-        private.folder = self.folder / "owners" / digest
-        return private
+        return CachedOcr(self.provider, self.root, owner)
 
     def _path(self, image: Image.Image) -> Path:
         digest = hashlib.sha256(f"{image.mode}:{image.width}x{image.height}:".encode())
