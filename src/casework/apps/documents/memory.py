@@ -60,6 +60,7 @@ __all__ = [
     "per_document",
     "read_at",
     "recall_fields",
+    "respelled",
     "shows",
     "sure_fields",
     "value_shape",
@@ -233,6 +234,9 @@ class FieldRecall:
     """The near examples that gave a value, with their similarity, nearest first."""
     nearest: float | None = None
     """The similarity of the nearest example (near or not)."""
+    verified: dict[str, str] = field(default_factory=dict)
+    """Per vendor's constant field, the value a person verified on the nearest near example
+    that has it, read or not (``respelled`` compares a rules reading with it)."""
 
     @property
     def confidence(self) -> float:
@@ -260,6 +264,11 @@ def recall_fields(
     names = list(wanted) if wanted else list(close[0][0].answer.get("fields") or {})
     used: dict[int, tuple[Example, float]] = {}
     for name in names:
+        if not per_document(name):
+            mine = [(e.answer.get("fields") or {}).get(name) for e, _ in close]
+            kept = next((v for v in mine if isinstance(v, str) and v.strip()), None)
+            if kept is not None:
+                out.verified[name] = kept
         votes: dict[str, float] = {}
         first: dict[str, str] = {}
         backers: dict[str, list[tuple[Example, float]]] = {}
@@ -288,6 +297,33 @@ def recall_fields(
         for example, sim in agreeing:
             used.setdefault(example.id, (example, sim))
     out.used = sorted(used.values(), key=lambda pair: -pair[1])
+    return out
+
+
+RESPELL_RATIO = 0.85
+"""A rules reading and a verified value are the same words when their sorted words are this
+alike (``difflib`` ratio): ``HARIWAKE`` for ``HARDWARE``, a comma read as a full stop."""
+
+
+def _words(value: str) -> str:
+    return " ".join(sorted(re.findall(r"[a-z0-9]+", value.lower())))
+
+
+def respelled(found: FieldRecall, fields: dict[str, Any]) -> dict[str, str]:
+    """The vendor's constant fields the rules read as a person verified them on this vendor's
+    documents, up to OCR slips and punctuation: the verified spelling, per field. The same
+    numbers are required (a branch's address differs from the next branch's in its lot or
+    postcode, which no slip should carry over)."""
+    out: dict[str, str] = {}
+    for name, verified in found.verified.items():
+        read = fields.get(name)
+        if not isinstance(read, str) or read == verified:
+            continue
+        if sorted(re.findall(r"\d+", read)) != sorted(re.findall(r"\d+", verified)):
+            continue
+        alike = SequenceMatcher(None, _words(read), _words(verified), autojunk=False).ratio()
+        if alike >= RESPELL_RATIO:
+            out[name] = verified
     return out
 
 
