@@ -160,6 +160,10 @@ reads ``Total 5ales`` on one receipt and ``Total Sales`` on the next."""
 SHOWN_COVERAGE = 0.8
 """A constant value counts as shown when this share of its letters and digits appears in the
 text in runs of three or more, in order (an OCR slip does not hide a vendor's name)."""
+SHOWN_GAP = 4
+"""...and no more than this many of its letters and digits in a row are missing: a slip
+loses a letter or two, another branch's address loses its mall's name (``AMPANG POINT
+CENTRE``, 17)."""
 
 
 def _label_match(label: str, seen: str) -> float:
@@ -179,8 +183,15 @@ def shows(value: str, text: str) -> bool:
     want, have = _plain(value), _plain(text)
     if len(want) < 6:  # too short to tell a slip from another value
         return False
-    blocks = SequenceMatcher(None, want, have, autojunk=False).get_matching_blocks()
-    return sum(b.size for b in blocks if b.size >= 3) / len(want) >= SHOWN_COVERAGE
+    blocks = [
+        b
+        for b in SequenceMatcher(None, want, have, autojunk=False).get_matching_blocks()
+        if b.size >= 3
+    ]
+    if sum(b.size for b in blocks) / len(want) < SHOWN_COVERAGE:
+        return False
+    ends = [0, *(e for b in blocks for e in (b.a, b.a + b.size)), len(want)]
+    return all(ends[i + 1] - ends[i] <= SHOWN_GAP for i in range(0, len(ends) - 1, 2))
 
 
 def read_at(text: str, anchor: Anchor, shape: re.Pattern[str]) -> str | None:

@@ -28,11 +28,13 @@ from casework.apps.documents.memory import (
     DEMONSTRATIONS,
     FieldRecall,
     ask_fields_shown,
+    per_document,
     recall_fields,
     respelled,
     sure_fields,
 )
 from casework.apps.documents.models import ROLES, ExtractionDecision, ExtractionInput
+from casework.apps.documents.normalize import values_match
 from casework.errors import InputError, ModelError, NotFoundError
 from casework.llm.roles import LOCAL_ROLE
 from casework.runtime.cascade import Cascade, Layer
@@ -162,10 +164,21 @@ def run_agent(input: ExtractionInput, deps: DocumentsDeps, config: RunConfig) ->
 
 
 def _recall(memory: Memory, text: str, requested: list[str] | None) -> FieldRecall | None:
-    """What the memory reads of the document; None with no example yet (no embedding)."""
+    """What the memory reads of the document; None with no example yet (no embedding). A
+    per-document field the memory read at its anchor that the rules find after its own label
+    as another value is not sure (confidence 0): the anchor landed on another number, an
+    item's price or a rounding line, where the label names the field on this document."""
     if memory.count() == 0:
         return None
-    return recall_fields(memory, text, document_key(text), requested)
+    found = recall_fields(memory, text, document_key(text), requested)
+    labelled, sure = extractor.extract(text, requested)
+    for name, value in found.values.items():
+        ruled = labelled.get(name)
+        if value is None or ruled is None or not per_document(name):
+            continue
+        if sure.get(name, 0.0) >= extractor.CONF_LABELLED and not values_match(ruled, value):
+            found.confidences[name] = 0.0
+    return found
 
 
 def _text_of(input: ExtractionInput, deps: DocumentsDeps) -> str:
