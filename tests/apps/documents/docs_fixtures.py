@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import math
 from typing import Any
 
 from casework.apps.documents.ocr import PageText, ReadResult
@@ -89,3 +91,19 @@ def photo_receipt(path: Any, lines: list[str] = PHOTO_LINES, seed: int = 7) -> l
     noisy = np.clip(np.asarray(page, dtype=np.float64) + grain, 0, 255).astype(np.uint8)
     Image.fromarray(noisy).convert("RGB").save(path, "JPEG", quality=70)
     return boxes
+
+
+EMBED_DIM = 256
+
+
+def words(texts: list[str]) -> list[list[float]]:
+    """A bag-of-words embedder for the memory's tests: words hashed into ``EMBED_DIM``
+    buckets, normalised; texts sharing words are similar."""
+    out = []
+    for text in texts:
+        v = [0.0] * EMBED_DIM
+        for w in text.lower().split():
+            v[int(hashlib.md5(w.encode()).hexdigest(), 16) % EMBED_DIM] += 1.0
+        n = math.sqrt(sum(x * x for x in v)) or 1.0
+        out.append([x / n for x in v])
+    return out

@@ -5,12 +5,10 @@ removing the examples restores the answer the cascade gave without them."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 
 import pytest
-from docs_fixtures import ALICE, FakeOcr, on, text_read
+from docs_fixtures import ALICE, FakeOcr, on, text_read, words
 
 from casework.apps.documents.deps import DocumentsDeps
 from casework.apps.documents.examples import EXAMPLES, document_key
@@ -29,20 +27,6 @@ from casework.runtime import memory as memory_module
 from casework.runtime.memory import Memory
 from casework.runtime.memory_layer import examples_used
 from casework.stores import open_stores
-
-DIM = 256
-
-
-def words(texts: list[str]) -> list[list[float]]:
-    """Normalised bag of words hashed into DIM buckets: texts sharing words are similar."""
-    out = []
-    for text in texts:
-        v = [0.0] * DIM
-        for w in text.lower().split():
-            v[int(hashlib.md5(w.encode()).hexdigest(), 16) % DIM] += 1.0
-        n = math.sqrt(sum(x * x for x in v)) or 1.0
-        out.append([x / n for x in v])
-    return out
 
 
 @pytest.fixture(autouse=True)
