@@ -178,3 +178,21 @@ def test_documents_novelty_bounds_sit_between_known_and_new_vendors():
     # measured on SROIE training receipts (strategies.NOVELTY_NEAR): a known vendor's nearest
     # receipt is usually above NEAR, another vendor's usually below it
     assert NOVELTY_FAR < NOVELTY_NEAR
+
+
+def test_respelled_keeps_the_reading_when_the_verified_value_has_other_words():
+    found = FieldRecall(
+        verified={
+            "address": "NO 8, JALAN 7/118B, DESA TUN RAZAK 56000 KUALA LUMPUR, MALAYSIA KSL CITY"
+        }
+    )
+    read = {"address": "No 8, Jalan 7/118B, Desa Tun Razak 56000 Kuala Lumpur, Malaysia"}
+    assert respelled(found, read) == {}
+
+
+def test_a_memory_reading_must_be_of_its_fields_kind():
+    from casework.apps.documents.strategies import _of_its_kind
+
+    assert _of_its_kind("date", "06/02/18") and not _of_its_kind("date", "3-1708032")
+    assert _of_its_kind("total", "14.65") and not _of_its_kind("total", "TABLE 5A")
+    assert _of_its_kind("invoice_number", "3-1708032")

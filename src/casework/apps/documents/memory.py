@@ -323,8 +323,8 @@ def _words(value: str) -> str:
 def respelled(found: FieldRecall, fields: dict[str, Any]) -> dict[str, str]:
     """The vendor's constant fields the rules read as a person verified them on this vendor's
     documents, up to OCR slips and punctuation: the verified spelling, per field. The same
-    numbers are required (a branch's address differs from the next branch's in its lot or
-    postcode, which no slip should carry over)."""
+    numbers and as many words are required: a branch's address differs from the next
+    branch's in its lot, postcode or mall, which no slip should carry over."""
     out: dict[str, str] = {}
     for name, verified in found.verified.items():
         read = fields.get(name)
@@ -332,6 +332,8 @@ def respelled(found: FieldRecall, fields: dict[str, Any]) -> dict[str, str]:
             continue
         if sorted(re.findall(r"\d+", read)) != sorted(re.findall(r"\d+", verified)):
             continue
+        if len(_words(read).split()) != len(_words(verified).split()):
+            continue  # a slip changes letters, not words: ``KSL CITY`` is another branch
         alike = SequenceMatcher(None, _words(read), _words(verified), autojunk=False).ratio()
         if alike >= RESPELL_RATIO:
             out[name] = verified

@@ -34,7 +34,7 @@ from casework.apps.documents.memory import (
     sure_fields,
 )
 from casework.apps.documents.models import ROLES, ExtractionDecision, ExtractionInput
-from casework.apps.documents.normalize import values_match
+from casework.apps.documents.normalize import as_amount, date_candidates, values_match
 from casework.errors import InputError, ModelError, NotFoundError
 from casework.llm.roles import LOCAL_ROLE
 from casework.runtime.cascade import Cascade, Layer
@@ -173,12 +173,28 @@ def _recall(memory: Memory, text: str, requested: list[str] | None) -> FieldReca
     found = recall_fields(memory, text, document_key(text), requested)
     labelled, sure = extractor.extract(text, requested)
     for name, value in found.values.items():
-        ruled = labelled.get(name)
-        if value is None or ruled is None or not per_document(name):
+        if value is None or not per_document(name):
             continue
-        if sure.get(name, 0.0) >= extractor.CONF_LABELLED and not values_match(ruled, value):
+        ruled = labelled.get(name)
+        disagrees = (
+            ruled is not None
+            and sure.get(name, 0.0) >= extractor.CONF_LABELLED
+            and not values_match(ruled, value)
+        )
+        if disagrees or not _of_its_kind(name, value):
             found.confidences[name] = 0.0
     return found
+
+
+def _of_its_kind(name: str, value: str) -> bool:
+    """Whether a value the memory read at its anchor is a date where a date is asked and an
+    amount where an amount is: a shape match can land on a receipt number (``3-1708032``)."""
+    low = name.lower()
+    if "date" in low:
+        return bool(date_candidates(value))
+    if any(word in low for word in ("total", "amount", "tax")) and "rate" not in low:
+        return as_amount(value) is not None
+    return True
 
 
 def _text_of(input: ExtractionInput, deps: DocumentsDeps) -> str:
