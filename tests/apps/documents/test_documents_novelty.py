@@ -196,3 +196,13 @@ def test_a_memory_reading_must_be_of_its_fields_kind():
     assert _of_its_kind("date", "06/02/18") and not _of_its_kind("date", "3-1708032")
     assert _of_its_kind("total", "14.65") and not _of_its_kind("total", "TABLE 5A")
     assert _of_its_kind("invoice_number", "3-1708032")
+
+
+def test_a_verified_value_is_shown_in_one_place_not_pieced_from_the_text():
+    verified = "NO 8, JALAN 7/118B, DESA TAN RAZAH 56000 KUALA LUMPUR, MALAYSIA KSL CITY"
+    printed = (
+        "No 8, Jalan 7/1l8B, Desa Tun Razak\n56000 Kuala Lumpur, Malaysia\nSUNWAY VELOCITY\n"
+        "Tel : 03-9201 6281/6920"
+    )
+    assert not shows(verified, printed)
+    assert shows("GARDENIA BAKERIES (KL) SDN BHD", "GARDENIA BAKERIES(KL)SDN EHD(139386 X)")

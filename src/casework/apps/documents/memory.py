@@ -161,9 +161,9 @@ SHOWN_COVERAGE = 0.8
 """A constant value counts as shown when this share of its letters and digits appears in the
 text in runs of three or more, in order (an OCR slip does not hide a vendor's name)."""
 SHOWN_GAP = 4
-"""...and no more than this many of its letters and digits in a row are missing: a slip
-loses a letter or two, another branch's address loses its mall's name (``AMPANG POINT
-CENTRE``, 17)."""
+"""...and no more than this many of its letters and digits in a row are missing, nor this
+many of the text's between two of its runs: a slip loses or adds a letter or two, another
+branch's address loses its mall's name (``AMPANG POINT CENTRE``, 17)."""
 
 
 def _label_match(label: str, seen: str) -> float:
@@ -191,7 +191,11 @@ def shows(value: str, text: str) -> bool:
     if sum(b.size for b in blocks) / len(want) < SHOWN_COVERAGE:
         return False
     ends = [0, *(e for b in blocks for e in (b.a, b.a + b.size)), len(want)]
-    return all(ends[i + 1] - ends[i] <= SHOWN_GAP for i in range(0, len(ends) - 1, 2))
+    if any(ends[i + 1] - ends[i] > SHOWN_GAP for i in range(0, len(ends) - 1, 2)):
+        return False
+    # ...and in one place: the text between two matched runs is a slip, not other words
+    # (``KSL CITY`` matched as the ``CITY`` of ``SUNWAY VELOCITY`` below the address)
+    return all(b.b - (a.b + a.size) <= SHOWN_GAP for a, b in zip(blocks, blocks[1:]))
 
 
 def read_at(text: str, anchor: Anchor, shape: re.Pattern[str]) -> str | None:

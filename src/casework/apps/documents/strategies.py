@@ -5,7 +5,14 @@ model), ``fields`` (the rules, then the bundled model for the fields they are no
 extraction agent) and ``cascade`` (the default): the memory when it is sure, else the rules
 when their calibrated confidence is high enough, else ``fields``, else, with a remote model
 configured (``--model``), the agent on it. The layers of one run write the same extraction row; the
-layer that decides writes last (under ``--all-layers`` the row holds the last layer's)."""
+layer that decides writes last (under ``--all-layers`` the row holds the last layer's).
+
+In the cascade the rules and the field layer are as sure as the vendor is known
+(``_familiar``): once the caller has verified documents, one far from all of them (a vendor no
+person has checked yet) keeps only part of its confidence and reaches a person, whose answer
+is the example the memory reads that vendor's next documents by. Both layers also take what
+the memory is sure of, and a known vendor's name or address in its verified spelling when the
+rules read it with an OCR slip (``memory.respelled``)."""
 
 from __future__ import annotations
 
