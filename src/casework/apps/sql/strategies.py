@@ -14,7 +14,10 @@ is a string, or a ``SQLQuestion`` naming the database it is asked of (benchmark 
 - ``cascade`` (the default): the memory, then the screen's refusals, then self-consistency on
   the bundled model (``models.local``, shown the nearest verified questions of the database as
   demonstrations), then, when a remote model is configured (``--model``), ``v2`` on it; the
-  first layer sure of its verdict decides, else the best answer goes to a person.
+  first layer sure of its verdict decides, else the best answer goes to a person. Once the
+  caller has verified questions, both model layers are less sure of a question far from every
+  verified question of its database (``_familiar``), so such questions reach a person and
+  become examples.
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ from casework.runtime.memory_layer import (
     demonstration_evidence,
     demonstrations,
     memory_evidence,
+    novelty_confidence,
 )
 from casework.runtime.usage import Usage
 from casework.stores import open_stores
@@ -315,14 +319,83 @@ def _agreement(decided: SQLDecision) -> float:
     return round(100.0 * vote.get("agreeing", 0) / SAMPLES, 2)
 
 
+NOVELTY_NEAR = 0.80
+"""A question whose nearest verified question of its database is this similar keeps its model
+layer's confidence. Measured with MiniLM on MachineSpider dev (fec4cdd), German questions of
+the 13 databases no evaluation of this app uses (789 questions; not ``poker_player``,
+``singer``, ``battle_death``, ``concert_singer``, ``pets_1``, ``employee_hire_evaluation``,
+``course_teach``): a question's paraphrase (the same gold query) is at 0.58 / 0.69 / 0.79 /
+0.87 / 0.91 (10th / 25th / 50th / 75th / 90th percentile), the nearest of the up to 6 earlier
+questions of the database with another query at 0.39 / 0.46 / 0.58 / 0.69 / 0.81; 0.80 is
+about the paraphrases' median and the others' 90th percentile. English questions sit higher
+(paraphrase 0.75 / 0.81 / 0.86 / 0.91 / 0.94, others 0.40 / 0.54 / 0.65 / 0.76 / 0.86): the
+German values are the ones MiniLM, an English model, needs for German questions to be near."""
+NOVELTY_FAR = 0.58
+"""At or below this (the median nearest of the up to 6 earlier German questions of the
+database with another query, above) a question is unlike every verified one of its database:
+its model layer keeps ``NOVELTY_FLOOR`` of its confidence. A greedy answer (67) reaches a
+person below a nearest of about 0.75, a unanimous vote (100) below about 0.62."""
+NO_EXAMPLE = -1.0
+"""The nearest similarity of a question whose database has no verified question (the caller
+has others): as far as it gets."""
+
+
+def _nearest(question: Question, deps: SQLDeps, config: RunConfig) -> float | None:
+    """The similarity of the question's nearest verified question of its database (its
+    ``SchemaMemory``); None when the caller has no verified sql question at all, and
+    ``NO_EXAMPLE`` when it has some, but none of this database."""
+    text, deps = _on(question, deps)
+    memory = query_memory(deps, config)
+    if memory.count() == 0:
+        return None
+    found = memory.nearest(text, 1)
+    return found[0][1] if found else NO_EXAMPLE
+
+
+def _familiar(
+    decided: SQLDecision, question: Question, deps: SQLDeps, config: RunConfig
+) -> SQLDecision:
+    """A model layer's decision, less sure when the caller has verified questions and none of
+    the question's database is near it (``novelty_confidence`` with sql's ``NOVELTY_NEAR`` and
+    ``NOVELTY_FAR``): a database's early questions reach a person and become the examples its
+    later paraphrases are answered from (``run_memory``).
+
+    A caller without any verified sql question keeps the layer's confidence (the runtime's
+    convention: the cascade behaves as before until someone reviews). A caller with verified
+    questions, none of them of this database, gets the floor: a verified query is evidence only
+    for its own database (``SchemaMemory``), so another database's questions say nothing about
+    this one, and its first questions are the ones a person should see. (``SchemaMemory`` looks
+    at the 100 nearest examples of every database: one of this database further down counts as
+    none, which is less similar than 100 others.)"""
+    nearest = _nearest(question, deps, config)
+    scaled = novelty_confidence(decided.confidence, nearest, near=NOVELTY_NEAR, far=NOVELTY_FAR)
+    if nearest is None or scaled == decided.confidence:
+        return decided
+    where = (
+        f"the nearest verified question of this database is at similarity {nearest:.2f}"
+        if nearest != NO_EXAMPLE
+        else "no question of this database has been verified"
+    )
+    said = f" Confidence {decided.confidence:g} -> {scaled:g}: {where}."
+    decided.reasoning = (decided.reasoning + said)[:1200]
+    decided.confidence = scaled
+    return decided
+
+
 def _local_consistency(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
     """Self-consistency on the bundled (``local``) model (its prompt shows the database's
     nearest verified questions); the decision's confidence is the candidates' agreement on its
-    verdict (a refusal's answer confidence stays capped)."""
+    verdict (a refusal's answer confidence stays capped), as sure as the question is familiar
+    (``_familiar``)."""
     on_local = replace(config, models=config.models.routed({ROLES["agent"]: LOCAL_ROLE}))
     decided = run_consistency(question, deps, on_local)
     decided.confidence = _agreement(decided)
-    return decided
+    return _familiar(decided, question, deps, config)
+
+
+def _remote_agent(question: Question, deps: SQLDeps, config: RunConfig) -> SQLDecision:
+    """``v2`` on the remote model, as sure as the question is familiar (``_familiar``)."""
+    return _familiar(run_v2(question, deps, config), question, deps, config)
 
 
 def _no_answer(said: str, outcomes: list[LayerOutcome]) -> SQLDecision:
@@ -346,7 +419,7 @@ cascade: Cascade[SQLDecision] = Cascade(
         Layer(MEMORY_SOURCE, run_memory, default_threshold=SQL_MEMORY_THRESHOLD),
         Layer("rules", _screen_layer, default_threshold=100.0),
         Layer("consistency", _local_consistency, default_threshold=CONSISTENCY_THRESHOLD),
-        Layer("agent", run_v2, default_threshold=CONSISTENCY_THRESHOLD, remote=True),
+        Layer("agent", _remote_agent, default_threshold=CONSISTENCY_THRESHOLD, remote=True),
     ],
     decision=SQLDecision,
     role=ROLES["agent"],
