@@ -7,7 +7,8 @@ import pytest
 
 from casework.apps.sql.consistency import GREEDY_CONFIDENCE, Candidate, settled, vote
 from casework.apps.sql.models import SubmitAnswer
-from casework.apps.sql.strategies import CONSISTENCY_THRESHOLD, STRATEGIES, run_self_consistent
+from casework.apps.sql.strategies import CONSISTENCY_THRESHOLD, STRATEGIES
+from casework.apps.sql.strategies.self_consistent import run_self_consistent
 from casework.llm import RoleModels, ScriptedChatModel, call
 from casework.runtime import RunConfig
 

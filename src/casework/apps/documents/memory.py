@@ -31,6 +31,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from itertools import pairwise
 from typing import Any
 
 from casework.apps.documents.fields import (
@@ -195,7 +196,7 @@ def shows(value: str, text: str) -> bool:
         return False
     # ...and in one place: the text between two matched runs is a slip, not other words
     # (``KSL CITY`` matched as the ``CITY`` of ``SUNWAY VELOCITY`` below the address)
-    return all(b.b - (a.b + a.size) <= SHOWN_GAP for a, b in zip(blocks, blocks[1:]))
+    return all(b.b - (a.b + a.size) <= SHOWN_GAP for a, b in pairwise(blocks))
 
 
 def read_at(text: str, anchor: Anchor, shape: re.Pattern[str]) -> str | None:

@@ -15,7 +15,7 @@ confidence the cascade can calibrate (SLM-SQL, CHESS and others report +2–4 po
 1.5B models on Spider and BIRD with it).
 
 Here are the candidates and the vote; the run that asks for them is
-``strategies.run_self_consistent``.
+``strategies.self_consistent.run_self_consistent``.
 """
 
 from __future__ import annotations
