@@ -1,6 +1,8 @@
 """hed's memory of verified annotations (issue 32): a description close enough to one a
 person verified takes its annotation, validated again (the ``memory`` layer, first in the
-cascade); the bundled model's prompt shows the nearest verified annotations as its examples
+cascade); a description that differs from a verified one by a word or two takes its
+annotation with those words' tags swapped (the ``analogy`` layer, next; ``analogy.py``); the
+bundled model's prompt shows the nearest verified annotations as its examples
 (``DEMONSTRATIONS``)."""
 
 from __future__ import annotations
@@ -8,23 +10,42 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from casework.apps.hed.analogy import analogy
 from casework.apps.hed.decisions import checked_once, initial_state, to_decision
 from casework.apps.hed.models import HedDecision, HedInput
 from casework.apps.hed.rules import check_description
 from casework.apps.hed.validation import validate_many
+from casework.apps.hed.vocabulary import load_vocabulary
 from casework.runtime import EndReason, RunConfig, RunInfo
-from casework.runtime.memory import Memory
-from casework.runtime.memory_layer import MEMORY_SOURCE, Recall, memory_evidence, recall
+from casework.runtime.memory import Example, Memory
+from casework.runtime.memory_layer import (
+    MEMORY_SOURCE,
+    NEIGHBOURS,
+    Recall,
+    memory_evidence,
+    recall,
+)
 from casework.runtime.usage import Usage
 from casework.stores import open_stores
 
 if TYPE_CHECKING:
     from casework.apps.hed.deps import HedDeps
 
-__all__ = ["DEMONSTRATIONS", "HED_MEMORY_THRESHOLD", "annotation_memory", "memory", "remembered"]
+__all__ = [
+    "ANALOGY_THRESHOLD",
+    "DEMONSTRATIONS",
+    "HED_MEMORY_THRESHOLD",
+    "annotation_memory",
+    "memory",
+    "remembered",
+    "sibling",
+]
 
 HED_MEMORY_THRESHOLD = 90.0
 """The memory layer's threshold until a policy is fitted (see the README's table)."""
+ANALOGY_THRESHOLD = 85.0
+"""The analogy layer's threshold until a policy is fitted: a sibling at similarity 0.85 with
+every differing word's tag swapped (see the README's table)."""
 DEMONSTRATIONS = 2
 """Verified (description, annotation) pairs shown to the bundled model."""
 
@@ -51,25 +72,47 @@ def remembered(input: HedInput, deps: HedDeps, found: Recall | None) -> HedDecis
                 "final_status": "no verified description near",
             }
         )
-    annotation = str(found.answer["hed"])
+    return _verified(
+        input,
+        deps,
+        str(found.answer["hed"]),
+        found.used,
+        found.confidence,
+        f"The annotation a person verified for example {_ids(found.used)} (similarity "
+        f"{found.used[0][1]:.2f})",
+    )
+
+
+def _ids(used: list[tuple[Example, float]]) -> str:
+    return ", ".join(str(e.id) for e, _ in used)
+
+
+def _verified(
+    input: HedInput,
+    deps: HedDeps,
+    annotation: str,
+    used: list[tuple[Example, float]],
+    confidence: float,
+    said: str,
+) -> HedDecision:
+    """A decision on an annotation taken from verified examples, validated again against the
+    input's schema and definitions: ``confidence`` when valid, 0 (the case goes on) when not."""
+    state = initial_state(input, deps, evaluation=False, attempts=1, iterations=0)
     result = validate_many(
         [annotation],
         state["schema_version"],
         validator=deps.validator,
         definitions=input.definitions,
     )[0]
-    ids = ", ".join(str(e.id) for e, _ in found.used)
     state.update(
-        checked_once(annotation, result, result.valid, {"step": "memory", "examples": ids})
+        checked_once(annotation, result, result.valid, {"step": "memory", "examples": _ids(used)})
     )
     decision = to_decision(state)
-    decision.confidence = found.confidence if result.valid else 0.0
-    decision.reasoning = (
-        f"The annotation a person verified for example {ids} (similarity "
-        f"{found.used[0][1]:.2f}), "
-        + ("valid against the schema." if result.valid else "no longer valid: not used.")
+    decision.confidence = confidence if result.valid else 0.0
+    decision.reasoning = f"{said}, " + (
+        "valid against the schema." if result.valid else "no longer valid: not used."
     )
-    decision.evidence = [*memory_evidence(found.used), *decision.evidence]
+    decision.evidence = [*memory_evidence(used), *decision.evidence]
     return decision
 
 
@@ -83,6 +126,50 @@ def memory(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     decision.run = RunInfo(
         ended_by=EndReason.RULES,
         strategy=MEMORY_SOURCE,
+        usage=Usage(wall_seconds=round(time.perf_counter() - started, 3)),
+    )
+    return decision
+
+
+def sibling(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
+    """The analogy layer: the nearest verified description that differs from this one by a
+    word or two (``analogy``) lends its annotation, those words' tags swapped, validated
+    again; its confidence is the similarity, less for each differing pair the annotation does
+    not name. No such sibling: NEEDS_REVIEW at 0 (the case goes on)."""
+    started = time.perf_counter()
+    store = annotation_memory(deps, config)
+    description = check_description(input.description)
+    state = initial_state(input, deps, evaluation=False, attempts=1, iterations=0)
+    vocab = load_vocabulary(state["schema_version"])
+    decision: HedDecision | None = None
+    for example, similarity in store.nearest(description, NEIGHBOURS) if store.count() else []:
+        found = analogy(description, example.key_text, str(example.answer["hed"]), vocab)
+        if found is None:
+            continue
+        swapped = "; ".join(f"{old} -> {new}" for old, new in found.swaps) or "no tag"
+        unsaid = "".join(f"; {o or '-'} / {n or '-'} not annotated" for o, n in found.kept)
+        decision = _verified(
+            input,
+            deps,
+            found.annotation,
+            [(example, similarity)],
+            found.confidence(similarity),
+            f"By analogy with example {example.id} (similarity {similarity:.2f}): "
+            f"{swapped}{unsaid}",
+        )
+        break
+    if decision is None:
+        decision = to_decision(state).model_copy(
+            update={
+                "verdict": "NEEDS_REVIEW",
+                "confidence": 0.0,
+                "reasoning": "No verified description differs from this one by a word or two.",
+                "final_status": "no verified sibling",
+            }
+        )
+    decision.run = RunInfo(
+        ended_by=EndReason.RULES,
+        strategy="analogy",
         usage=Usage(wall_seconds=round(time.perf_counter() - started, 3)),
     )
     return decision

@@ -5,8 +5,10 @@
 run the same graph with different limits and switches, so what is compared is the loop.
 ``rules`` is the no-model floor: the vocabulary look-up baseline, validated. ``memory``
 takes the annotation a person verified for a description close enough to this one, validated
-again. ``cascade`` (the default) answers from the memory when it is sure, else keeps the
-look-up where it accounts for the description's words, else asks the bundled model once under
+again. ``analogy`` takes the annotation of a verified description that differs from this one
+by a word or two, those words' tags swapped. ``cascade`` (the default) answers from the memory
+when it is sure, else by analogy with a verified sibling, else keeps the look-up where it
+accounts for the description's words, else asks the bundled model once under
 the schema's grammar (a short prompt: the rules and the schema entries the case points to;
 the look-up shown as a draft, the nearest verified annotations as its examples), else, when
 a remote model is configured (``--model``), runs the full loop on it. Once the caller has verified annotations, the look-up and the models are less sure of a
@@ -30,10 +32,12 @@ from casework.apps.hed.baseline import coverage, lookup_annotation
 from casework.apps.hed.decisions import checked_once, end_reason, initial_state, to_decision
 from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.memory import (
+    ANALOGY_THRESHOLD,
     DEMONSTRATIONS,
     HED_MEMORY_THRESHOLD,
     annotation_memory,
     memory,
+    sibling,
 )
 from casework.apps.hed.models import ROLES, HedAnnotationState, HedDecision, HedInput
 from casework.apps.hed.rules import check_description, split_top_level
@@ -346,6 +350,7 @@ cascade: Cascade[HedDecision] = Cascade(
     "hed",
     [
         Layer(MEMORY_SOURCE, memory, default_threshold=HED_MEMORY_THRESHOLD),
+        Layer("analogy", sibling, default_threshold=ANALOGY_THRESHOLD),
         Layer("rules", _rules_layer, default_threshold=RULES_THRESHOLD),
         Layer("local", _local_layer, default_threshold=LOCAL_THRESHOLD),
         Layer("agent", loop, default_threshold=LOCAL_THRESHOLD, remote=True),
@@ -363,6 +368,7 @@ STRATEGIES: dict[str, Any] = {
     "loop-no-eval": loop_no_eval,
     "rules": rules,
     "memory": memory,
+    "analogy": sibling,
     "cascade": cascade,
 }
 GRAPH_STRATEGIES = ("loop", "loop-no-eval", "one-shot")

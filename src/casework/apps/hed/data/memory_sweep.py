@@ -6,6 +6,9 @@ is right as the evaluation counts it: valid, with tag F1 >= 0.5 against the case
 string (``evalsuite.USABLE_F1``). The table says, per threshold on the memory's confidence,
 how many descriptions it would answer and how many of those rightly.
 
+``--strategy analogy`` sweeps the analogy layer the same way (a verified sibling's
+annotation, the differing words' tags swapped).
+
 ``--demonstrations K --limit N`` measures the model layer instead: the first N measured
 descriptions annotated once by the bundled model under the grammar with the look-up's draft
 (the cascade's ``local`` layer), its prompt's examples the K nearest verified annotations
@@ -60,9 +63,9 @@ def _scores(record: dict[str, Any], decision: Any) -> dict[str, float]:
     )
 
 
-def sweep(records: Records, home: Path) -> list[dict[str, Any]]:
-    """One row per measured description: the memory's confidence (0: not answered), whether
-    its annotation was right, its tag F1."""
+def sweep(records: Records, home: Path, strategy: str = "memory") -> list[dict[str, Any]]:
+    """One row per measured description: the layer's confidence (0: not answered), whether
+    its annotation was right, its tag F1 (``strategy``: ``memory`` or ``analogy``)."""
     settings = Settings(home=home)
     stored, measured = split_records(records)
     drafts = read_drafts(hook_of(get_app("hed")), stored)
@@ -71,7 +74,7 @@ def sweep(records: Records, home: Path) -> list[dict[str, Any]]:
     config = RunConfig.of(settings)
     rows = []
     for _, record in measured:
-        decision = annotate(HedInput(**record["inputs"]), deps, config, strategy="memory")
+        decision = annotate(HedInput(**record["inputs"]), deps, config, strategy=strategy)
         answered = decision.verdict == "VALID" and decision.confidence > 0
         scores = _scores(record, decision)
         rows.append(
@@ -81,6 +84,7 @@ def sweep(records: Records, home: Path) -> list[dict[str, Any]]:
                 "right": bool(answered and scores["valid"] and scores["tag_f1"] >= RIGHT_F1),
                 "tag_f1": round(scores["tag_f1"], 3),
                 "exact": scores["exact_match"],
+                "annotation": decision.annotation,
                 "reasoning": decision.reasoning,
             }
         )
@@ -124,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("cases", type=Path, help="JSONL: inputs.description, expected.hed")
     parser.add_argument("--out", type=Path, help="write the per-description rows here (JSONL)")
+    parser.add_argument(
+        "--strategy", choices=("memory", "analogy"), default="memory", help="the layer swept"
+    )
     parser.add_argument("--demonstrations", type=int, metavar="K", help="measure the model")
     parser.add_argument("--limit", type=int, default=6, help="descriptions for the model")
     args = parser.parse_args(argv)
@@ -133,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.demonstrations is not None:
                 rows = with_model(records, Path(home), args.demonstrations, args.limit)
             else:
-                rows = sweep(records, Path(home))
+                rows = sweep(records, Path(home), args.strategy)
     except CaseworkError as exc:
         print(exc, file=sys.stderr)
         return 2
