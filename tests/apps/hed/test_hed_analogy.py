@@ -183,3 +183,22 @@ def test_removing_the_sibling_removes_the_analogy(settings) -> None:
         0.0,
         "no verified sibling",
     )
+
+
+def test_the_memory_leaves_a_near_sibling_to_the_analogy(settings) -> None:
+    # MiniLM puts "light blue" and "dark blue" squares at 0.98: the memory alone took the
+    # dark one's DarkBlue for the light one (confidence 95, the 7 Dec learning run)
+    deps, config, model = _deps_config()
+    description, verified, annotation, expected = SIBLINGS[1]
+    example = annotation_memory(deps, config).add(
+        verified, {"description": verified}, {"hed": annotation}, verified_by="ana", source="api"
+    )
+    decision = STRATEGIES["cascade"](HedInput(description=description), deps, config)
+    memory = decision.run.layers[0]
+    assert (memory.layer, memory.verdict, memory.confidence) == ("memory", "NEEDS_REVIEW", 0.0)
+    assert memory.output["reasoning"] == (
+        f"Example {example.id} is near but differs in words its annotation names "
+        "(LightBlue -> DarkBlue): the analogy layer's case."
+    )
+    assert model.calls == 0 and decision.run.decided_by == "analogy"
+    assert decision.annotation == expected

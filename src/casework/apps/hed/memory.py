@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from casework.apps.hed.analogy import analogy
 from casework.apps.hed.decisions import checked_once, initial_state, to_decision
-from casework.apps.hed.models import HedDecision, HedInput
+from casework.apps.hed.models import HedAnnotationState, HedDecision, HedInput
 from casework.apps.hed.rules import check_description
 from casework.apps.hed.validation import validate_many
 from casework.apps.hed.vocabulary import load_vocabulary
@@ -63,23 +63,42 @@ def remembered(input: HedInput, deps: HedDeps, found: Recall | None) -> HedDecis
     if found is None or found.answer is None:
         nearest = found.neighbours[0][1] if found and found.neighbours else None
         said = f" (the nearest at {nearest:.2f})" if nearest is not None else ""
-        decision = to_decision(state)
-        return decision.model_copy(
-            update={
-                "verdict": "NEEDS_REVIEW",
-                "confidence": 0.0,
-                "reasoning": f"No verified description is near{said}.",
-                "final_status": "no verified description near",
-            }
+        return _unsure(
+            state, f"No verified description is near{said}.", "no verified description near"
+        )
+    annotation = str(found.answer["hed"])
+    example = found.used[0][0]
+    vocab = load_vocabulary(state["schema_version"])
+    rewrite = analogy(state["input_description"], example.key_text, annotation, vocab)
+    if rewrite is not None and rewrite.swaps:
+        # "incorrect" sits at 0.94 from "correct": near, but a word its annotation names differs
+        swapped = "; ".join(f"{old} -> {new}" for old, new in rewrite.swaps)
+        return _unsure(
+            state,
+            f"Example {example.id} is near but differs in words its annotation names "
+            f"({swapped}): the analogy layer's case.",
+            "a verified sibling, not a repeat",
         )
     return _verified(
         input,
         deps,
-        str(found.answer["hed"]),
+        annotation,
         found.used,
         found.confidence,
         f"The annotation a person verified for example {_ids(found.used)} (similarity "
         f"{found.used[0][1]:.2f})",
+    )
+
+
+def _unsure(state: HedAnnotationState, reasoning: str, status: str) -> HedDecision:
+    """The layer answers nothing (NEEDS_REVIEW at 0): the case goes on."""
+    return to_decision(state).model_copy(
+        update={
+            "verdict": "NEEDS_REVIEW",
+            "confidence": 0.0,
+            "reasoning": reasoning,
+            "final_status": status,
+        }
     )
 
 
@@ -159,13 +178,10 @@ def sibling(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
         )
         break
     if decision is None:
-        decision = to_decision(state).model_copy(
-            update={
-                "verdict": "NEEDS_REVIEW",
-                "confidence": 0.0,
-                "reasoning": "No verified description differs from this one by a word or two.",
-                "final_status": "no verified sibling",
-            }
+        decision = _unsure(
+            state,
+            "No verified description differs from this one by a word or two.",
+            "no verified sibling",
         )
     decision.run = RunInfo(
         ended_by=EndReason.RULES,
