@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from casework.apps.hed.analogy import analogy, content_words
+from casework.apps.hed.analogy import analogy, content_words, negations
 from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.memory import annotation_memory
 from casework.apps.hed.models import HedInput
@@ -202,3 +202,29 @@ def test_the_memory_leaves_a_near_sibling_to_the_analogy(settings) -> None:
     )
     assert model.calls == 0 and decision.run.decided_by == "analogy"
     assert decision.annotation == expected
+
+
+def test_the_memory_does_not_take_a_negated_description_for_a_repeat(settings) -> None:
+    # an AOMIC working-memory sidecar's levels: MiniLM puts them at 0.97, and the memory took
+    # Label/Active-change for the unchanged display (confidence 97, the 7 Dec learning run)
+    deps, config, _ = _deps_config()
+    verified = "display with oriented bars, which changed relative to the first display"
+    example = annotation_memory(deps, config).add(
+        verified,
+        {"description": verified},
+        {"hed": "Label/Active-change"},
+        verified_by="ana",
+        source="api",
+    )
+    description = "display with oriented bars, which DIDN'T change relative to the first display"
+    decision = STRATEGIES["memory"](HedInput(description=description), deps, config)
+    assert (decision.verdict, decision.confidence) == ("NEEDS_REVIEW", 0.0)
+    assert decision.reasoning == (
+        f"Example {example.id} is near but one of the two negates where the other does not: "
+        "not a repeat."
+    )
+    assert [negations(t) for t in (verified, description, "No display, never without")] == [
+        0,
+        1,
+        3,
+    ]

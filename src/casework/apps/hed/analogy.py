@@ -26,7 +26,7 @@ from difflib import SequenceMatcher
 
 from casework.apps.hed.vocabulary import Vocabulary
 
-__all__ = ["MAX_CHANGED", "Analogy", "analogy", "content_words"]
+__all__ = ["MAX_CHANGED", "Analogy", "analogy", "content_words", "negations"]
 
 MAX_CHANGED = 2
 """At most this many words may be replaced: beyond it the descriptions are not siblings."""
@@ -42,6 +42,7 @@ _STOP = frozenset(
     )
 )
 _NEGATION = "not"
+_NEGATIONS = re.compile(r"\b(?:not|no|never|without)\b|n['’]t\b")
 _TOKEN = re.compile(r"[^,()]+")
 _CAMEL = re.compile(r"[A-Z][a-z0-9]*|[a-z0-9]+")
 
@@ -68,6 +69,12 @@ def content_words(text: str) -> list[str]:
         if word not in _STOP:
             seen.setdefault(word, None)
     return list(seen)
+
+
+def negations(text: str) -> int:
+    """How many times the text negates ("not", "no", "never", "without", "didn't"): MiniLM
+    puts "which changed" and "which DIDN'T change" at 0.97, so the memory compares these."""
+    return len(_NEGATIONS.findall(text.lower()))
 
 
 def _parts(name: str) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from casework.apps.hed.analogy import analogy
+from casework.apps.hed.analogy import analogy, negations
 from casework.apps.hed.decisions import checked_once, initial_state, to_decision
 from casework.apps.hed.models import HedAnnotationState, HedDecision, HedInput
 from casework.apps.hed.rules import check_description
@@ -70,6 +70,13 @@ def remembered(input: HedInput, deps: HedDeps, found: Recall | None) -> HedDecis
     example = found.used[0][0]
     vocab = load_vocabulary(state["schema_version"])
     rewrite = analogy(state["input_description"], example.key_text, annotation, vocab)
+    if negations(state["input_description"]) != negations(example.key_text):
+        return _unsure(
+            state,
+            f"Example {example.id} is near but one of the two negates where the other does "
+            "not: not a repeat.",
+            "a verified description negated",
+        )
     if rewrite is not None and rewrite.swaps:
         # "incorrect" sits at 0.94 from "correct": near, but a word its annotation names differs
         swapped = "; ".join(f"{old} -> {new}" for old, new in rewrite.swaps)
