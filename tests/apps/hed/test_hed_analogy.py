@@ -153,7 +153,7 @@ def test_the_cascade_answers_a_sibling_by_analogy_with_no_model_call(settings) -
         verified, {"description": verified}, {"hed": annotation}, verified_by="ana", source="api"
     )
     decision = STRATEGIES["cascade"](HedInput(description=description), deps, config)
-    assert model.calls == 0 and decision.run.decided_by == "analogy"
+    assert model.calls == 0 and decision.run.decided_by == "memory-analogy"
     assert decision.verdict == "VALID" and decision.annotation == "(Feedback, Incorrect-action)"
     assert examples_used(decision) == [example.id]
     assert (
@@ -171,9 +171,9 @@ def test_removing_the_sibling_removes_the_analogy(settings) -> None:
     example = store.add(
         verified, {"description": verified}, {"hed": annotation}, verified_by="ana", source="api"
     )
-    before = STRATEGIES["analogy"](HedInput(description=description), deps, config)
+    before = STRATEGIES["memory-analogy"](HedInput(description=description), deps, config)
     store.delete(example.id)
-    after = STRATEGIES["analogy"](HedInput(description=description), deps, config)
+    after = STRATEGIES["memory-analogy"](HedInput(description=description), deps, config)
     assert (before.verdict, before.annotation) == (
         "VALID",
         "Agent-action, (Press, Push-button), (Deny, Label/Area_access)",
@@ -200,7 +200,7 @@ def test_the_memory_leaves_a_near_sibling_to_the_analogy(settings) -> None:
         f"Example {example.id} is near but differs in words its annotation names "
         "(LightBlue -> DarkBlue): the analogy layer's case."
     )
-    assert model.calls == 0 and decision.run.decided_by == "analogy"
+    assert model.calls == 0 and decision.run.decided_by == "memory-analogy"
     assert decision.annotation == expected
 
 

@@ -81,7 +81,7 @@ def test_annotate_route_and_model_header() -> None:
     )
     assert [(o["layer"], o["kept"], "output" in o) for o in body["run"]["layers"]] == [
         ("memory", False, False),  # no verified example yet: it answers at once, unsure
-        ("analogy", False, False),
+        ("memory-analogy", False, False),
         ("rules", True, False),
     ]
     empty = client().post("/hed/annotate", json={"description": ""})

@@ -71,11 +71,11 @@ def test_the_app_registers_its_suite_strategies_and_router() -> None:
     spec = get_app("hed")
     assert spec.eval_suite is not None and spec.router is not None and spec.strategies
     assert sorted(spec.strategies()) == [
-        "analogy",
         "cascade",
         "loop",
         "loop-no-eval",
         "memory",
+        "memory-analogy",
         "one-shot",
         "rules",
     ]

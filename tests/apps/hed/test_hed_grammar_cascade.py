@@ -106,7 +106,7 @@ def test_the_cascade_asks_the_model_with_the_look_up_as_a_draft_when_it_is_not_s
     description = "A checkerboard pattern slowly fills the whole screen."
     decision = STRATEGIES["cascade"](HedInput(description=description), *deps_with(model))
     layers = decision.run.layers
-    assert [o.layer for o in layers][:4] == ["memory", "analogy", "rules", "local"]
+    assert [o.layer for o in layers][:4] == ["memory", "memory-analogy", "rules", "local"]
     assert layers[2].confidence == 33.3 and not layers[2].kept  # under half the words
     assert "A word look-up found: Sensory-event, Visual-presentation" in seen[0]
     assert decision.annotation == "Sensory-event, Visual-presentation, (Pattern, Computer-screen)"
@@ -123,7 +123,7 @@ def test_an_invalid_model_annotation_never_replaces_the_valid_look_up():
     decision = STRATEGIES["cascade"](HedInput(description=description), *deps_with(model))
     assert [(o.layer, o.verdict) for o in decision.run.layers][:4] == [
         ("memory", "NEEDS_REVIEW"),
-        ("analogy", "NEEDS_REVIEW"),
+        ("memory-analogy", "NEEDS_REVIEW"),
         ("rules", "VALID"),
         ("local", "INVALID"),
     ]

@@ -1,7 +1,7 @@
 """hed's memory of verified annotations (issue 32): a description close enough to one a
 person verified takes its annotation, validated again (the ``memory`` layer, first in the
 cascade); a description that differs from a verified one by a word or two takes its
-annotation with those words' tags swapped (the ``analogy`` layer, next; ``analogy.py``); the
+annotation with those words' tags swapped (the ``memory-analogy`` layer, next; ``analogy.py``); the
 bundled model's prompt shows the nearest verified annotations as its examples
 (``DEMONSTRATIONS``)."""
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from casework.apps.hed.deps import HedDeps
 
 __all__ = [
+    "ANALOGY_SOURCE",
     "ANALOGY_THRESHOLD",
     "DEMONSTRATIONS",
     "HED_MEMORY_THRESHOLD",
@@ -43,6 +44,9 @@ __all__ = [
 
 HED_MEMORY_THRESHOLD = 90.0
 """The memory layer's threshold until a policy is fitted (see the README's table)."""
+ANALOGY_SOURCE = "memory-analogy"
+"""The analogy layer's name: a memory layer (the learning curve counts what it decides as the
+memory's)."""
 ANALOGY_THRESHOLD = 85.0
 """The analogy layer's threshold until a policy is fitted: a sibling at similarity 0.85 with
 every differing word's tag swapped (see the README's table)."""
@@ -192,7 +196,7 @@ def sibling(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
         )
     decision.run = RunInfo(
         ended_by=EndReason.RULES,
-        strategy="analogy",
+        strategy=ANALOGY_SOURCE,
         usage=Usage(wall_seconds=round(time.perf_counter() - started, 3)),
     )
     return decision

@@ -5,7 +5,7 @@
 run the same graph with different limits and switches, so what is compared is the loop.
 ``rules`` is the no-model floor: the vocabulary look-up baseline, validated. ``memory``
 takes the annotation a person verified for a description close enough to this one, validated
-again. ``analogy`` takes the annotation of a verified description that differs from this one
+again. ``memory-analogy`` takes the annotation of a verified description that differs from this one
 by a word or two, those words' tags swapped. ``cascade`` (the default) answers from the memory
 when it is sure, else by analogy with a verified sibling, else keeps the look-up where it
 accounts for the description's words, else asks the bundled model once under
@@ -32,6 +32,7 @@ from casework.apps.hed.baseline import coverage, lookup_annotation
 from casework.apps.hed.decisions import checked_once, end_reason, initial_state, to_decision
 from casework.apps.hed.deps import HedDeps
 from casework.apps.hed.memory import (
+    ANALOGY_SOURCE,
     ANALOGY_THRESHOLD,
     DEMONSTRATIONS,
     HED_MEMORY_THRESHOLD,
@@ -350,7 +351,7 @@ cascade: Cascade[HedDecision] = Cascade(
     "hed",
     [
         Layer(MEMORY_SOURCE, memory, default_threshold=HED_MEMORY_THRESHOLD),
-        Layer("analogy", sibling, default_threshold=ANALOGY_THRESHOLD),
+        Layer(ANALOGY_SOURCE, sibling, default_threshold=ANALOGY_THRESHOLD),
         Layer("rules", _rules_layer, default_threshold=RULES_THRESHOLD),
         Layer("local", _local_layer, default_threshold=LOCAL_THRESHOLD),
         Layer("agent", loop, default_threshold=LOCAL_THRESHOLD, remote=True),
@@ -368,7 +369,7 @@ STRATEGIES: dict[str, Any] = {
     "loop-no-eval": loop_no_eval,
     "rules": rules,
     "memory": memory,
-    "analogy": sibling,
+    ANALOGY_SOURCE: sibling,
     "cascade": cascade,
 }
 GRAPH_STRATEGIES = ("loop", "loop-no-eval", "one-shot")

@@ -6,7 +6,7 @@ is right as the evaluation counts it: valid, with tag F1 >= 0.5 against the case
 string (``evalsuite.USABLE_F1``). The table says, per threshold on the memory's confidence,
 how many descriptions it would answer and how many of those rightly.
 
-``--strategy analogy`` sweeps the analogy layer the same way (a verified sibling's
+``--strategy memory-analogy`` sweeps the analogy layer the same way (a verified sibling's
 annotation, the differing words' tags swapped).
 
 ``--demonstrations K --limit N`` measures the model layer instead: the first N measured
@@ -65,7 +65,7 @@ def _scores(record: dict[str, Any], decision: Any) -> dict[str, float]:
 
 def sweep(records: Records, home: Path, strategy: str = "memory") -> list[dict[str, Any]]:
     """One row per measured description: the layer's confidence (0: not answered), whether
-    its annotation was right, its tag F1 (``strategy``: ``memory`` or ``analogy``)."""
+    its annotation was right, its tag F1 (``strategy``: ``memory`` or ``memory-analogy``)."""
     settings = Settings(home=home)
     stored, measured = split_records(records)
     drafts = read_drafts(hook_of(get_app("hed")), stored)
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("cases", type=Path, help="JSONL: inputs.description, expected.hed")
     parser.add_argument("--out", type=Path, help="write the per-description rows here (JSONL)")
     parser.add_argument(
-        "--strategy", choices=("memory", "analogy"), default="memory", help="the layer swept"
+        "--strategy", choices=("memory", "memory-analogy"), default="memory", help="the layer swept"
     )
     parser.add_argument("--demonstrations", type=int, metavar="K", help="measure the model")
     parser.add_argument("--limit", type=int, default=6, help="descriptions for the model")
