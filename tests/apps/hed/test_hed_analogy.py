@@ -12,7 +12,7 @@ from casework.apps.hed.models import HedInput
 from casework.apps.hed.strategies import STRATEGIES
 from casework.apps.hed.vocabulary import load_vocabulary
 from casework.config import get_settings
-from casework.llm import RoleModels, ScriptedChatModel
+from casework.llm import RoleModels, ScriptedChatModel, say
 from casework.runtime import RunConfig
 from casework.runtime.memory_layer import examples_used
 
@@ -228,3 +228,28 @@ def test_the_memory_does_not_take_a_negated_description_for_a_repeat(settings) -
         1,
         3,
     ]
+
+
+def test_a_negated_neighbour_makes_the_model_no_surer(settings) -> None:
+    # the same AOMIC pair: the memory passes the case on, and the bundled model's valid answer
+    # (60, its threshold) is scaled as far from every verified description, so a person sees it
+    model = ScriptedChatModel(steps=[say("Label/Passive-display")], model_name="scripted-local")
+    deps = HedDeps(settings=get_settings(), validator="python")
+    config = RunConfig(models=RoleModels.given(model))
+    verified = "display with oriented bars, which changed relative to the first display"
+    annotation_memory(deps, config).add(
+        verified,
+        {"description": verified},
+        {"hed": "Label/Active-change"},
+        verified_by="ana",
+        source="api",
+    )
+    description = "display with oriented bars, which DIDN'T change relative to the first display"
+    decision = STRATEGIES["cascade"](HedInput(description=description), deps, config)
+    local = next(o for o in decision.run.layers if o.layer == "local")
+    assert model.calls == 1 and (local.verdict, local.confidence) == ("VALID", 30.0)
+    assert local.output["reasoning"].endswith(
+        "Confidence 60 -> 30: each of the nearest verified descriptions negates where this "
+        "one does not."
+    )
+    assert decision.verdict == "NEEDS_REVIEW" and decision.annotation == "Label/Passive-display"

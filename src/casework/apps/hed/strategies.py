@@ -28,6 +28,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from casework.apps.hed.agent import build_graph
+from casework.apps.hed.analogy import negations
 from casework.apps.hed.baseline import coverage, lookup_annotation
 from casework.apps.hed.decisions import checked_once, end_reason, initial_state, to_decision
 from casework.apps.hed.deps import HedDeps
@@ -55,11 +56,12 @@ from casework.runtime import (
     RunResult,
 )
 from casework.runtime.cascade import Cascade, Layer, LayerOutcome, mark_for_review
+from casework.runtime.memory import Memory
 from casework.runtime.memory_layer import (
     MEMORY_SOURCE,
+    NEIGHBOURS,
     demonstration_evidence,
     demonstrations,
-    nearest_similarity,
     novelty_confidence,
 )
 from casework.runtime.usage import Usage
@@ -300,15 +302,38 @@ def _familiar(
     near this description (``novelty_confidence``): early unfamiliar cases reach a person
     and become examples. Without any verified annotation the confidence is as it was."""
     description = check_description(input.description)
-    nearest = nearest_similarity(annotation_memory(deps, config), description)
+    nearest, negated = _nearest_alike(annotation_memory(deps, config), description)
     scaled = novelty_confidence(decided.confidence, nearest)
     if scaled != decided.confidence:
+        why = f"the nearest verified description is at similarity {nearest:.2f}"
+        if negated:
+            why = (
+                f"the nearest verified description that negates as this one does is at "
+                f"similarity {nearest:.2f}"
+                if nearest
+                else "each of the nearest verified descriptions negates where this one does not"
+            )
         decided.reasoning = (
-            f"{decided.reasoning} Confidence {decided.confidence:g} -> {scaled:g}: the nearest "
-            f"verified description is at similarity {nearest:.2f}."
+            f"{decided.reasoning} Confidence {decided.confidence:g} -> {scaled:g}: {why}."
         )[:1200]
         decided.confidence = scaled
     return decided
+
+
+def _nearest_alike(store: Memory, description: str) -> tuple[float | None, bool]:
+    """(The similarity of the nearest verified description that negates as often as this
+    one, whether nearer ones were passed over for negating otherwise); None: no verified
+    annotation. MiniLM puts "which DIDN'T change" at 0.97 from "which changed": a negated
+    neighbour makes a description no more familiar, and when all of the nearest are negated,
+    it counts as far from everything (0)."""
+    if store.count() == 0:
+        return None, False
+    said = negations(description)
+    nearest = store.nearest(description, NEIGHBOURS)
+    alike = [s for e, s in nearest if negations(e.key_text) == said]
+    if not alike:
+        return 0.0, True
+    return alike[0], alike[0] != nearest[0][1]
 
 
 def _local_layer(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
