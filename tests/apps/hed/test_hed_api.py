@@ -17,8 +17,12 @@ from casework.config import get_settings
 from casework.llm import RoleModels, ScriptedChatModel, call, say
 from casework.runtime import RunConfig
 from casework.runtime.context import Caller, Role
+from casework.runtime.memory import Memory
+from casework.stores import open_stores
 
 GOOD = "Sensory-event, Visual-presentation, (Red, Circle)"
+ANA = Caller(1, "ana", Role.USER)
+BEA = Caller(2, "bea", Role.REVIEWER)
 
 
 def responder(messages, tools):
@@ -30,7 +34,7 @@ def responder(messages, tools):
     return say(GOOD)
 
 
-def client(seen_models: list | None = None) -> TestClient:
+def client(seen_models: list | None = None, caller: Caller = ANA) -> TestClient:
     model = ScriptedChatModel(responder=responder)
 
     def factory(choice):
@@ -44,7 +48,7 @@ def client(seen_models: list | None = None) -> TestClient:
     app = FastAPI()
     app.state.settings = settings.model_copy(update={"server": offered})
     app.include_router(router(get_settings(), factory), prefix="/hed")
-    app.dependency_overrides[current_caller] = lambda: Caller(1, "ana", Role.USER)
+    app.dependency_overrides[current_caller] = lambda: caller
     add_error_handler(app)  # the server's error table
     return TestClient(app)
 
@@ -59,6 +63,22 @@ def test_validate_route() -> None:
     bad = client().post("/hed/validate", json={"hed": ["Red"], "schema_version": "9.0.0"})
     assert bad.status_code == 422 and "Unknown HED schema version" in bad.json()["error"]
     assert bad.json()["kind"] == "InputError"
+
+
+def test_annotate_reads_only_the_callers_own_verified_annotations(settings) -> None:
+    # bea verified a description; ana's request for the same words must not read bea's memory
+    # (the routes once ran without the caller, as the operator, who sees every example)
+    description = "Three red dots appear on the screen."
+    hers = "Sensory-event, Visual-presentation, (Red, Square), Computer-screen"
+    memory = Memory(open_stores(get_settings()).engine, "hed", BEA)
+    memory.add(
+        description, {"description": description}, {"hed": hers}, verified_by="bea", source="api"
+    )
+    for caller, decided_by in ((BEA, "memory"), (ANA, "rules")):
+        r = client(caller=caller).post("/hed/annotate", json={"description": description})
+        assert r.status_code == 200, r.text
+        assert r.json()["run"]["decided_by"] == decided_by
+        assert (r.json()["annotation"] == hers) is (caller is BEA)
 
 
 def test_annotate_route_and_model_header() -> None:

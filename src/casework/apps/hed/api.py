@@ -16,7 +16,7 @@ import base64
 import binascii
 import tempfile
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -48,6 +48,7 @@ from casework.apps.hed.models import (
 from casework.config import Settings
 from casework.errors import InputError, ModelError
 from casework.runtime import EndReason, RunConfig
+from casework.runtime.context import Caller
 
 __all__ = ["AnnotateRequest", "ModelChoice", "ValidateRequest", "router"]
 
@@ -197,10 +198,20 @@ def _validate_routes(api: APIRouter) -> None:
         return report.to_dict()
 
 
+def _as_caller(
+    factory: RunFactory, choice: ModelChoice, caller: Caller
+) -> tuple[HedDeps, RunConfig]:
+    """A request's deps and run config, run as its caller: the memory's answers, the model's
+    demonstrations and the novelty scaling read the caller's own verified annotations (and
+    shared ones), never another user's."""
+    deps, config = factory(choice)
+    return deps, replace(config, caller=caller)
+
+
 def _annotate_events_routes(api: APIRouter, factory: RunFactory) -> None:
     """Annotate an uploaded events file: its sidecar's HED, validated with it."""
 
-    @api.post("/annotate/events", dependencies=[allow("hed.annotation.run")])
+    @api.post("/annotate/events")
     async def annotate_events_route(
         events: UploadFile = File(..., description="A BIDS events file (events.tsv)."),
         sidecar: UploadFile | None = File(
@@ -209,10 +220,11 @@ def _annotate_events_routes(api: APIRouter, factory: RunFactory) -> None:
         schema_version: str = Form(DEFAULT_SCHEMA),
         strategy: Strategy = Form("cascade"),
         choice: ModelChoice = Depends(_choice),
+        caller: Caller = allow("hed.annotation.run"),
     ) -> Any:
         """The sidecar's HED for the uploaded events file's categorical levels, validated
         with the events file; 422 with the validation (``result``) when it is not valid."""
-        deps, config = await run_in_threadpool(factory, choice)
+        deps, config = await run_in_threadpool(_as_caller, factory, choice, caller)
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             table = await _save(events, folder, "events.tsv")
@@ -245,11 +257,15 @@ def _annotate_events_routes(api: APIRouter, factory: RunFactory) -> None:
 def _annotate_routes(api: APIRouter, factory: RunFactory) -> None:
     """Annotate a description or an image: the whole state back, or streamed as SSE."""
 
-    @api.post("/annotate", dependencies=[allow("hed.annotation.run")])
-    def annotate_route(body: AnnotateRequest, choice: ModelChoice = Depends(_choice)) -> Any:
+    @api.post("/annotate")
+    def annotate_route(
+        body: AnnotateRequest,
+        choice: ModelChoice = Depends(_choice),
+        caller: Caller = allow("hed.annotation.run"),
+    ) -> Any:
         """Annotate a description (or a base64 image) with a strategy; the whole state back.
         A model that fails mid-run answers 502 with the state reached (nothing is stored)."""
-        deps, config = factory(choice)
+        deps, config = _as_caller(factory, choice, caller)
         input, image_text = _prepare(body, config)
         decision = service.annotate(input, deps, config, strategy=body.strategy)
         data = decision_json(decision)
@@ -264,14 +280,16 @@ def _annotate_routes(api: APIRouter, factory: RunFactory) -> None:
             )
         return data
 
-    @api.post("/annotate/stream", dependencies=[allow("hed.annotation.run")])
+    @api.post("/annotate/stream")
     async def annotate_stream(
-        body: AnnotateRequest, choice: ModelChoice = Depends(_choice)
+        body: AnnotateRequest,
+        choice: ModelChoice = Depends(_choice),
+        caller: Caller = allow("hed.annotation.run"),
     ) -> EventSourceResponse:
         """SSE from LangGraph's ``astream_events``: ``model`` (an agent's model starts),
         ``token`` (streamed text), ``step`` (a node finished, with the state it left), then
         ``complete`` with the decision (or ``error``)."""
-        deps, config = await run_in_threadpool(factory, choice)
+        deps, config = await run_in_threadpool(_as_caller, factory, choice, caller)
         input, image_text = await run_in_threadpool(_prepare, body, config)
         stream = service.annotation_stream(input, deps, config, body.strategy)
 
