@@ -146,12 +146,22 @@ def _deps_config():
     return deps, RunConfig(models=RoleModels.given(model)), model
 
 
+def _verify(deps, config, description: str, hed: str):
+    """A verified annotation in the caller's memory (as a reviewer's API call stores it)."""
+    return annotation_memory(deps, config).add(
+        description, {"description": description}, {"hed": hed}, verified_by="ana", source="api"
+    )
+
+
+# An AOMIC working-memory sidecar's two levels: MiniLM puts them at 0.97.
+CHANGED = "display with oriented bars, which changed relative to the first display"
+UNCHANGED = "display with oriented bars, which DIDN'T change relative to the first display"
+
+
 def test_the_cascade_answers_a_sibling_by_analogy_with_no_model_call(settings) -> None:
     deps, config, model = _deps_config()
     verified, description, annotation = SIBLINGS[0][1], SIBLINGS[0][0], SIBLINGS[0][2]
-    example = annotation_memory(deps, config).add(
-        verified, {"description": verified}, {"hed": annotation}, verified_by="ana", source="api"
-    )
+    example = _verify(deps, config, verified, annotation)
     decision = STRATEGIES["cascade"](HedInput(description=description), deps, config)
     assert model.calls == 0 and decision.run.decided_by == "memory-analogy"
     assert decision.verdict == "VALID" and decision.annotation == "(Feedback, Incorrect-action)"
@@ -167,12 +177,9 @@ def test_the_cascade_answers_a_sibling_by_analogy_with_no_model_call(settings) -
 def test_removing_the_sibling_removes_the_analogy(settings) -> None:
     deps, config, _ = _deps_config()
     verified, description, annotation = SIBLINGS[4][1], SIBLINGS[4][0], SIBLINGS[4][2]
-    store = annotation_memory(deps, config)
-    example = store.add(
-        verified, {"description": verified}, {"hed": annotation}, verified_by="ana", source="api"
-    )
+    example = _verify(deps, config, verified, annotation)
     before = STRATEGIES["memory-analogy"](HedInput(description=description), deps, config)
-    store.delete(example.id)
+    annotation_memory(deps, config).delete(example.id)
     after = STRATEGIES["memory-analogy"](HedInput(description=description), deps, config)
     assert (before.verdict, before.annotation) == (
         "VALID",
@@ -190,9 +197,7 @@ def test_the_memory_leaves_a_near_sibling_to_the_analogy(settings) -> None:
     # dark one's DarkBlue for the light one (confidence 95, the 7 Dec learning run)
     deps, config, model = _deps_config()
     description, verified, annotation, expected = SIBLINGS[1]
-    example = annotation_memory(deps, config).add(
-        verified, {"description": verified}, {"hed": annotation}, verified_by="ana", source="api"
-    )
+    example = _verify(deps, config, verified, annotation)
     decision = STRATEGIES["cascade"](HedInput(description=description), deps, config)
     memory = decision.run.layers[0]
     assert (memory.layer, memory.verdict, memory.confidence) == ("memory", "NEEDS_REVIEW", 0.0)
@@ -208,22 +213,14 @@ def test_the_memory_does_not_take_a_negated_description_for_a_repeat(settings) -
     # an AOMIC working-memory sidecar's levels: MiniLM puts them at 0.97, and the memory took
     # Label/Active-change for the unchanged display (confidence 97, the 7 Dec learning run)
     deps, config, _ = _deps_config()
-    verified = "display with oriented bars, which changed relative to the first display"
-    example = annotation_memory(deps, config).add(
-        verified,
-        {"description": verified},
-        {"hed": "Label/Active-change"},
-        verified_by="ana",
-        source="api",
-    )
-    description = "display with oriented bars, which DIDN'T change relative to the first display"
-    decision = STRATEGIES["memory"](HedInput(description=description), deps, config)
+    example = _verify(deps, config, CHANGED, "Label/Active-change")
+    decision = STRATEGIES["memory"](HedInput(description=UNCHANGED), deps, config)
     assert (decision.verdict, decision.confidence) == ("NEEDS_REVIEW", 0.0)
     assert decision.reasoning == (
         f"Example {example.id} is near but one of the two negates where the other does not: "
         "not a repeat."
     )
-    assert [negations(t) for t in (verified, description, "No display, never without")] == [
+    assert [negations(t) for t in (CHANGED, UNCHANGED, "No display, never without")] == [
         0,
         1,
         3,
@@ -236,16 +233,8 @@ def test_a_negated_neighbour_makes_the_model_no_surer(settings) -> None:
     model = ScriptedChatModel(steps=[say("Label/Passive-display")], model_name="scripted-local")
     deps = HedDeps(settings=get_settings(), validator="python")
     config = RunConfig(models=RoleModels.given(model))
-    verified = "display with oriented bars, which changed relative to the first display"
-    annotation_memory(deps, config).add(
-        verified,
-        {"description": verified},
-        {"hed": "Label/Active-change"},
-        verified_by="ana",
-        source="api",
-    )
-    description = "display with oriented bars, which DIDN'T change relative to the first display"
-    decision = STRATEGIES["cascade"](HedInput(description=description), deps, config)
+    _verify(deps, config, CHANGED, "Label/Active-change")
+    decision = STRATEGIES["cascade"](HedInput(description=UNCHANGED), deps, config)
     local = next(o for o in decision.run.layers if o.layer == "local")
     assert model.calls == 1 and (local.verdict, local.confidence) == ("VALID", 30.0)
     assert local.output["reasoning"].endswith(

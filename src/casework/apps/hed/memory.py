@@ -72,8 +72,6 @@ def remembered(input: HedInput, deps: HedDeps, found: Recall | None) -> HedDecis
         )
     annotation = str(found.answer["hed"])
     example = found.used[0][0]
-    vocab = load_vocabulary(state["schema_version"])
-    rewrite = analogy(state["input_description"], example.key_text, annotation, vocab)
     if negations(state["input_description"]) != negations(example.key_text):
         return _unsure(
             state,
@@ -81,6 +79,8 @@ def remembered(input: HedInput, deps: HedDeps, found: Recall | None) -> HedDecis
             "not: not a repeat.",
             "a verified description negated",
         )
+    vocab = load_vocabulary(state["schema_version"])
+    rewrite = analogy(state["input_description"], example.key_text, annotation, vocab)
     if rewrite is not None and rewrite.swaps:
         # "incorrect" sits at 0.94 from "correct": near, but a word its annotation names differs
         swapped = "; ".join(f"{old} -> {new}" for old, new in rewrite.swaps)
@@ -91,7 +91,7 @@ def remembered(input: HedInput, deps: HedDeps, found: Recall | None) -> HedDecis
             "a verified sibling, not a repeat",
         )
     return _verified(
-        input,
+        state,
         deps,
         annotation,
         found.used,
@@ -118,7 +118,7 @@ def _ids(used: list[tuple[Example, float]]) -> str:
 
 
 def _verified(
-    input: HedInput,
+    state: HedAnnotationState,
     deps: HedDeps,
     annotation: str,
     used: list[tuple[Example, float]],
@@ -126,13 +126,12 @@ def _verified(
     said: str,
 ) -> HedDecision:
     """A decision on an annotation taken from verified examples, validated again against the
-    input's schema and definitions: ``confidence`` when valid, 0 (the case goes on) when not."""
-    state = initial_state(input, deps, evaluation=False, attempts=1, iterations=0)
+    state's schema and definitions: ``confidence`` when valid, 0 (the case goes on) when not."""
     result = validate_many(
         [annotation],
         state["schema_version"],
         validator=deps.validator,
-        definitions=input.definitions,
+        definitions=state["definitions"],
     )[0]
     state.update(
         checked_once(annotation, result, result.valid, {"step": "memory", "examples": _ids(used)})
@@ -167,19 +166,18 @@ def sibling(input: HedInput, deps: HedDeps, config: RunConfig) -> HedDecision:
     again; its confidence is the similarity, less for each differing pair the annotation does
     not name. No such sibling: NEEDS_REVIEW at 0 (the case goes on)."""
     started = time.perf_counter()
-    store = annotation_memory(deps, config)
-    description = check_description(input.description)
     state = initial_state(input, deps, evaluation=False, attempts=1, iterations=0)
+    description = state["input_description"]
     vocab = load_vocabulary(state["schema_version"])
     decision: HedDecision | None = None
-    for example, similarity in store.nearest(description, NEIGHBOURS) if store.count() else []:
+    for example, similarity in annotation_memory(deps, config).nearest(description, NEIGHBOURS):
         found = analogy(description, example.key_text, str(example.answer["hed"]), vocab)
         if found is None:
             continue
         swapped = "; ".join(f"{old} -> {new}" for old, new in found.swaps) or "no tag"
-        unsaid = "".join(f"; {o or '-'} / {n or '-'} not annotated" for o, n in found.kept)
+        unsaid = "".join(f"; {old} / {new} not annotated" for old, new in found.kept)
         decision = _verified(
-            input,
+            state,
             deps,
             found.annotation,
             [(example, similarity)],

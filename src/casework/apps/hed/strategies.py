@@ -326,10 +326,10 @@ def _nearest_alike(store: Memory, description: str) -> tuple[float | None, bool]
     annotation. MiniLM puts "which DIDN'T change" at 0.97 from "which changed": a negated
     neighbour makes a description no more familiar, and when all of the nearest are negated,
     it counts as far from everything (0)."""
-    if store.count() == 0:
+    nearest = store.nearest(description, NEIGHBOURS)  # no example: no embedding, []
+    if not nearest:
         return None, False
     said = negations(description)
-    nearest = store.nearest(description, NEIGHBOURS)
     alike = [s for e, s in nearest if negations(e.key_text) == said]
     if not alike:
         return 0.0, True
